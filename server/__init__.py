@@ -1,0 +1,1 @@
+"""keygraph server: the GraphQL API over the generated data layer."""

@@ -1,0 +1,42 @@
+"""The per-request context every resolver sees: the caller's tenant, the data-layer session
+and the request's DataLoaders."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import strawberry
+from strawberry.dataloader import DataLoader
+
+from generated.runtime.store import Session
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+@dataclass
+class Context:
+    """Built once per request from a verified token; the tenant never comes from arguments."""
+
+    tenant: str
+    subject: str | None
+    session: Session
+    request_id: str
+    dev: bool = False
+    _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
+
+    def loader(
+        self, name: str, load: Callable[[Sequence[K]], Awaitable[Sequence[V | BaseException]]]
+    ) -> DataLoader[K, V]:
+        """The request's DataLoader called `name`, created on first use: identical keys
+        within a request load once, and keys asked for in one tick go out in one batch."""
+        existing = self._loaders.get(name)
+        if existing is None:
+            existing = DataLoader(load_fn=load)
+            self._loaders[name] = existing
+        return cast(DataLoader[K, V], existing)
+
+
+Info = strawberry.Info[Context, None]

@@ -1,0 +1,43 @@
+"""Errors the API shows clients, each with its `extensions.code` (DESIGN §6)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class ApiError(Exception):
+    """An error meant for the client: its message is shown, its code goes in extensions."""
+
+    code: ClassVar[str] = "INTERNAL"
+
+    def __init__(self, message: str, **extensions: Any) -> None:
+        super().__init__(message)
+        self.extensions: dict[str, Any] = {"code": self.code, **extensions}
+
+
+class Unauthenticated(ApiError):
+    code = "UNAUTHENTICATED"
+
+
+class BadUserInput(ApiError):
+    code = "BAD_USER_INPUT"
+
+
+class NotFound(ApiError):
+    code = "NOT_FOUND"
+
+
+class Conflict(ApiError):
+    code = "CONFLICT"
+
+
+class InvalidCursorError(ApiError):
+    code = "INVALID_CURSOR"
+
+
+class QueryTooComplex(ApiError):
+    code = "QUERY_TOO_COMPLEX"
+
+
+class StoreUnavailableError(ApiError):
+    code = "STORE_UNAVAILABLE"
