@@ -25,6 +25,8 @@ class Context:
     session: Session
     request_id: str
     dev: bool = False
+    batching: bool = True
+    """Off only to measure the naive baseline: every load is its own store call."""
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
 
     def loader(
@@ -34,7 +36,11 @@ class Context:
         within a request load once, and keys asked for in one tick go out in one batch."""
         existing = self._loaders.get(name)
         if existing is None:
-            existing = DataLoader(load_fn=load)
+            existing = (
+                DataLoader(load_fn=load)
+                if self.batching
+                else DataLoader(load_fn=load, max_batch_size=1, cache=False)
+            )
             self._loaders[name] = existing
         return cast(DataLoader[K, V], existing)
 
