@@ -1,0 +1,1 @@
+"""Root query and mutation fields, one module per domain."""

@@ -1,0 +1,1 @@
+"""GraphQL object types, one module per domain."""
