@@ -1,0 +1,161 @@
+"""Great-circle distance and the geohash cells that cover a circle on the Earth.
+
+Shops sit in GSI2 under their geohash's first 3 characters (the `geo_cell` partition) and
+sort by their full geohash, so the shops inside one geohash cell of precision p ≥ 3 are one
+Query: partition = its first 3 characters, begins_with = the cell. `cover_circle` picks the
+cells whose union contains every point within the radius, correct across the antimeridian
+(the longitude range is split in two) and near the poles (a circle containing a pole covers
+every longitude).
+
+Cells are enumerated on the geohash grid by index: at precision p the grid has
+2 ** (5p // 2) rows of latitude and 2 ** ((5p + 1) // 2) columns of longitude. Each cell is
+named by pygeohash's encoding of its centre, which lies far from any cell edge, so the name
+is exact; the box is padded by a hair so that a point on a cell edge, wherever the encoder
+puts it, is covered.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pygeohash
+
+EARTH_RADIUS_KM = 6371.0088
+"""The mean Earth radius (IUGG), as the distance filter and the covering both use it."""
+
+MAX_RADIUS_KM = 50.0
+MIN_PRECISION = 3
+MAX_PRECISION = 7
+TARGET_CELLS = 16
+SHOP_PRECISION = 9
+GEO_CELL_LENGTH = 3
+
+_PAD_DEGREES = 1e-9
+"""Widens the box beyond rounding error (1e-9 degrees is about 0.1 mm)."""
+
+
+def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
+    """The great-circle distance in km between two points given in degrees."""
+    phi1, phi2 = math.radians(lat1), math.radians(lat2)
+    dphi = phi2 - phi1
+    dlmb = math.radians(lng2 - lng1)
+    h = math.sin(dphi / 2) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(dlmb / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+
+
+def shop_geohash(lat: float, lng: float) -> str:
+    """A shop's geohash: 9 characters (about 5 m)."""
+    return str(pygeohash.encode(lat, lng, SHOP_PRECISION))
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """A latitude band and one or two longitude ranges (two when it crosses 180°)."""
+
+    min_lat: float
+    max_lat: float
+    lng_ranges: tuple[tuple[float, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Covering:
+    """Cells of one precision covering a circle, grouped by their 3-character geo_cell."""
+
+    precision: int
+    cells: dict[str, list[str]]
+    """geo_cell → the cells (prefixes to begins_with on) inside it, sorted."""
+
+    def __len__(self) -> int:
+        return sum(len(prefixes) for prefixes in self.cells.values())
+
+
+def circle_box(lat: float, lng: float, radius_km: float) -> Box:
+    """The smallest latitude/longitude box holding every point within radius_km.
+
+    The latitude band is lat ± the angular radius. Away from the poles the longitude
+    half-width is asin(sin δ / cos φ), the meridians tangent to the circle; when the band
+    reaches a pole the circle contains it and every longitude is covered.
+    """
+    delta = math.degrees(radius_km / EARTH_RADIUS_KM) + _PAD_DEGREES
+    min_lat, max_lat = lat - delta, lat + delta
+    if min_lat <= -90.0 or max_lat >= 90.0:
+        return Box(max(min_lat, -90.0), min(max_lat, 90.0), ((-180.0, 180.0),))
+    ratio = math.sin(math.radians(delta)) / math.cos(math.radians(lat))
+    if ratio >= 1.0:
+        return Box(min_lat, max_lat, ((-180.0, 180.0),))
+    half = math.degrees(math.asin(ratio)) + _PAD_DEGREES
+    west, east = lng - half, lng + half
+    if west < -180.0:
+        return Box(min_lat, max_lat, ((west + 360.0, 180.0), (-180.0, east)))
+    if east > 180.0:
+        return Box(min_lat, max_lat, ((west, 180.0), (-180.0, east - 360.0)))
+    return Box(min_lat, max_lat, ((west, east),))
+
+
+def _grid(precision: int) -> tuple[int, int]:
+    """(rows, columns) of the geohash grid at a precision: longitude takes the odd bit."""
+    bits = 5 * precision
+    return 1 << (bits // 2), 1 << ((bits + 1) // 2)
+
+
+def _index(value: float, low: float, span: float, count: int) -> int:
+    """The grid index holding value on an axis [low, low + span) cut into count parts."""
+    return min(count - 1, max(0, math.floor((value - low) / span * count)))
+
+
+def _spans(box: Box, precision: int) -> tuple[range, list[range]]:
+    rows, cols = _grid(precision)
+    row_span = range(
+        _index(box.min_lat, -90.0, 180.0, rows), _index(box.max_lat, -90.0, 180.0, rows) + 1
+    )
+    col_spans = [
+        range(_index(west, -180.0, 360.0, cols), _index(east, -180.0, 360.0, cols) + 1)
+        for west, east in box.lng_ranges
+    ]
+    return row_span, col_spans
+
+
+def cell_count(box: Box, precision: int) -> int:
+    """How many cells of a precision the box touches, without enumerating them."""
+    row_span, col_spans = _spans(box, precision)
+    return len(row_span) * sum(len(span) for span in col_spans)
+
+
+def cells_in_box(box: Box, precision: int) -> list[str]:
+    """Every cell of the precision that the box touches, sorted."""
+    rows, cols = _grid(precision)
+    lat_size, lng_size = 180.0 / rows, 360.0 / cols
+    row_span, col_spans = _spans(box, precision)
+    cells = {
+        str(
+            pygeohash.encode(
+                -90.0 + (row + 0.5) * lat_size, -180.0 + (col + 0.5) * lng_size, precision
+            )
+        )
+        for row in row_span
+        for span in col_spans
+        for col in span
+    }
+    return sorted(cells)
+
+
+def choose_precision(box: Box) -> int:
+    """The finest precision in [3, 7] covering the box with at most TARGET_CELLS cells,
+    else 3 (the coarsest a geo_cell partition allows)."""
+    for precision in range(MAX_PRECISION, MIN_PRECISION - 1, -1):
+        if cell_count(box, precision) <= TARGET_CELLS:
+            return precision
+    return MIN_PRECISION
+
+
+def cover_circle(lat: float, lng: float, radius_km: float) -> Covering:
+    """The cells whose union holds every point within radius_km of (lat, lng)."""
+    if not 0.0 < radius_km <= MAX_RADIUS_KM:
+        raise ValueError(f"radius must be in (0, {MAX_RADIUS_KM:g}] km, got {radius_km}")
+    box = circle_box(lat, lng, radius_km)
+    precision = choose_precision(box)
+    grouped: dict[str, list[str]] = {}
+    for cell in cells_in_box(box, precision):
+        grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
+    return Covering(precision, grouped)

@@ -1,0 +1,166 @@
+"""The haversine distance and the geohash covering of a circle."""
+
+from __future__ import annotations
+
+import math
+
+import pygeohash
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from server.geo import (
+    EARTH_RADIUS_KM,
+    MAX_PRECISION,
+    MIN_PRECISION,
+    TARGET_CELLS,
+    Box,
+    cell_count,
+    cells_in_box,
+    circle_box,
+    cover_circle,
+    haversine_km,
+    shop_geohash,
+)
+
+GEO_SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
+)
+
+
+def destination(lat: float, lng: float, bearing_deg: float, km: float) -> tuple[float, float]:
+    """The point km away from (lat, lng) along a bearing (the direct geodesic problem)."""
+    delta = km / EARTH_RADIUS_KM
+    phi, lmb, theta = math.radians(lat), math.radians(lng), math.radians(bearing_deg)
+    phi2 = math.asin(
+        math.sin(phi) * math.cos(delta) + math.cos(phi) * math.sin(delta) * math.cos(theta)
+    )
+    lmb2 = lmb + math.atan2(
+        math.sin(theta) * math.sin(delta) * math.cos(phi),
+        math.cos(delta) - math.sin(phi) * math.sin(phi2),
+    )
+    lng2 = (math.degrees(lmb2) + 540.0) % 360.0 - 180.0
+    return max(-90.0, min(90.0, math.degrees(phi2))), lng2
+
+
+def test_haversine_known_distances() -> None:
+    # One degree of arc along a great circle is R * pi / 180.
+    one_degree = EARTH_RADIUS_KM * math.pi / 180
+    assert haversine_km(0, 0, 0, 1) == pytest.approx(one_degree, rel=1e-12)
+    assert haversine_km(10, 20, 11, 20) == pytest.approx(one_degree, rel=1e-12)
+    # Pole to pole is half the circumference, across the antimeridian too.
+    assert haversine_km(90, 0, -90, 0) == pytest.approx(EARTH_RADIUS_KM * math.pi, rel=1e-12)
+    assert haversine_km(0, 179.5, 0, -179.5) == pytest.approx(one_degree, rel=1e-12)
+    # Berlin (52.52, 13.405) to Paris (48.8566, 2.3522): about 878 km on this sphere.
+    assert haversine_km(52.52, 13.405, 48.8566, 2.3522) == pytest.approx(877.5, abs=1.0)
+    assert haversine_km(52.52, 13.405, 52.52, 13.405) == 0.0
+
+
+def test_circle_box_splits_at_the_antimeridian() -> None:
+    box = circle_box(0.0, 179.9, 50.0)
+    assert len(box.lng_ranges) == 2
+    (west, east_edge), (west_edge, east) = box.lng_ranges
+    assert east_edge == 180.0
+    assert west_edge == -180.0
+    assert 179.4 < west < 179.9
+    assert -180.0 < east < -179.5
+
+
+def test_circle_box_containing_a_pole_covers_every_longitude() -> None:
+    box = circle_box(89.9, 45.0, 20.0)
+    assert box.max_lat == 90.0
+    assert box.lng_ranges == ((-180.0, 180.0),)
+    box = circle_box(-89.9, 45.0, 20.0)
+    assert box.min_lat == -90.0
+    assert box.lng_ranges == ((-180.0, 180.0),)
+
+
+def test_precision_follows_the_radius() -> None:
+    small = cover_circle(52.52, 13.405, 0.1)
+    large = cover_circle(52.52, 13.405, 50.0)
+    assert small.precision > large.precision == MIN_PRECISION
+    assert len(small) <= TARGET_CELLS
+    for geo_cell, prefixes in small.cells.items():
+        assert all(p.startswith(geo_cell) and len(p) == small.precision for p in prefixes)
+
+
+@pytest.mark.parametrize("radius", [0.0, -1.0, 50.0001, math.inf, math.nan])
+def test_radius_out_of_range_is_refused(radius: float) -> None:
+    with pytest.raises(ValueError, match="radius"):
+        cover_circle(0.0, 0.0, radius)
+
+
+@given(
+    st.floats(-80.0, 80.0),
+    st.floats(-179.0, 179.0),
+    st.floats(0.01, 20.0),
+    st.floats(0.01, 20.0),
+    st.integers(MIN_PRECISION, MAX_PRECISION - 2),
+)
+@GEO_SETTINGS
+def test_cells_in_box_include_pygeohash_enumeration(
+    lat: float, lng: float, height: float, width: float, precision: int
+) -> None:
+    # pygeohash counts a cell that only touches the box's edge; ours do not (a point on a
+    # shared edge belongs to one cell), so ours lie between its answers for the box shrunk
+    # by a hair and for the box itself.
+    east = min(180.0, lng + width / 10)
+    box = Box(lat, lat + height / 10, ((lng, east),))
+    assume(cell_count(box, precision) <= 300)
+    ours = set(cells_in_box(box, precision))
+    assert len(ours) == cell_count(box, precision)
+    hair = 1e-7
+    inner = pygeohash.BoundingBox(lat + hair, lng + hair, box.max_lat - hair, east - hair)
+    outer = pygeohash.BoundingBox(lat, lng, box.max_lat, east)
+    assert set(pygeohash.geohashes_in_box(inner, precision)) <= ours
+    assert ours <= set(pygeohash.geohashes_in_box(outer, precision))
+
+
+def assert_covered(lat: float, lng: float, radius: float, bearing: float, frac: float) -> None:
+    covering = cover_circle(lat, lng, radius)
+    plat, plng = destination(lat, lng, bearing, radius * frac)
+    assume(haversine_km(lat, lng, plat, plng) <= radius)
+    cell = shop_geohash(plat, plng)[: covering.precision]
+    assert cell in covering.cells.get(cell[:3], [])
+
+
+@given(
+    st.floats(-85.0, 85.0),
+    st.floats(-180.0, 180.0),
+    st.floats(0.05, 50.0),
+    st.floats(0.0, 360.0),
+    st.floats(0.0, 1.0),
+)
+@GEO_SETTINGS
+def test_covering_holds_every_point_within_the_radius(
+    lat: float, lng: float, radius: float, bearing: float, frac: float
+) -> None:
+    assert_covered(lat, lng, radius, bearing, frac)
+
+
+@given(
+    st.floats(-85.0, 85.0),
+    st.one_of(st.floats(179.0, 180.0), st.floats(-180.0, -179.0)),
+    st.floats(0.05, 50.0),
+    st.floats(0.0, 360.0),
+    st.floats(0.9, 1.0),
+)
+@GEO_SETTINGS
+def test_covering_holds_points_across_the_antimeridian(
+    lat: float, lng: float, radius: float, bearing: float, frac: float
+) -> None:
+    assert_covered(lat, lng, radius, bearing, frac)
+
+
+@given(
+    st.one_of(st.floats(89.5, 90.0), st.floats(-90.0, -89.5)),
+    st.floats(-180.0, 180.0),
+    st.floats(0.05, 50.0),
+    st.floats(0.0, 360.0),
+    st.floats(0.0, 1.0),
+)
+@GEO_SETTINGS
+def test_covering_holds_points_near_the_poles(
+    lat: float, lng: float, radius: float, bearing: float, frac: float
+) -> None:
+    assert_covered(lat, lng, radius, bearing, frac)
