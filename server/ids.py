@@ -19,7 +19,12 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_id() -> str:
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    return ulid(time.time_ns() // 1_000_000, int.from_bytes(os.urandom(10), "big"))
+
+
+def ulid(millis: int, entropy: int) -> str:
+    """The ULID of a millisecond timestamp and 80 bits of entropy (seed data picks both)."""
+    value = millis << 80 | entropy & ((1 << 80) - 1)
     chars = []
     for _ in range(26):
         chars.append(_CROCKFORD[value & 31])
