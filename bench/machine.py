@@ -1,0 +1,52 @@
+"""What the benchmark ran on, and the memory a process used (Linux /proc)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def _proc_field(path: Path, name: str) -> str | None:
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == name:
+            return value.strip()
+    return None
+
+
+def _kib_to_mib(value: str | None) -> float | None:
+    if value is None:
+        return None
+    number, _, unit = value.partition(" ")
+    if unit.strip() != "kB":
+        return None
+    return int(number) / 1024
+
+
+def peak_rss_mib(pid: int | None = None) -> float | None:
+    """A process's peak resident set size (VmHWM) in MiB; None once the process is gone."""
+    return _kib_to_mib(_proc_field(Path(f"/proc/{pid or os.getpid()}/status"), "VmHWM"))
+
+
+def rss_mib(pid: int | None = None) -> float | None:
+    """A process's current resident set size (VmRSS) in MiB."""
+    return _kib_to_mib(_proc_field(Path(f"/proc/{pid or os.getpid()}/status"), "VmRSS"))
+
+
+def machine_info() -> dict[str, Any]:
+    mem = _kib_to_mib(_proc_field(Path("/proc/meminfo"), "MemTotal"))
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": _proc_field(Path("/proc/cpuinfo"), "model name") or platform.processor(),
+        "ram_gib": round(mem / 1024, 1) if mem is not None else None,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }

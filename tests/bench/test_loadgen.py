@@ -1,0 +1,78 @@
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bench.loadgen import LoadSpec, run_load
+
+
+async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: bytes):
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            await reader.readexactly(length)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionResetError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _server(body: bytes) -> AsyncIterator[int]:
+    server = await asyncio.start_server(lambda r, w: _answer(r, w, body), host="127.0.0.1", port=0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield port
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.fixture
+async def ok_port():
+    async for port in _server(json.dumps({"data": {"ok": True}}).encode()):
+        yield port
+
+
+@pytest.fixture
+async def failing_port():
+    async for port in _server(json.dumps({"errors": [{"message": "no"}]}).encode()):
+        yield port
+
+
+async def test_stops_at_the_request_budget(ok_port):
+    spec = LoadSpec(port=ok_port, body=b"{}", concurrency=3, duration_s=10.0, max_requests=25)
+    started = time.perf_counter()
+    summary, first_error = await run_load(spec)
+    assert summary.requests == 25
+    assert summary.errors == 0
+    assert first_error is None
+    assert time.perf_counter() - started < 5.0
+
+
+async def test_stops_at_the_time_budget(ok_port):
+    spec = LoadSpec(port=ok_port, body=b"{}", concurrency=2, duration_s=0.3, max_requests=10**9)
+    summary, _ = await run_load(spec)
+    assert 0.3 <= summary.seconds < 2.0
+    assert summary.requests > 2
+    assert summary.p50_ms <= summary.p99_ms
+
+
+async def test_counts_graphql_errors_as_failures(failing_port):
+    spec = LoadSpec(port=failing_port, body=b"{}", concurrency=1, duration_s=5.0, max_requests=4)
+    summary, first_error = await run_load(spec)
+    assert summary.errors == 4
+    assert first_error is not None
+    assert "no" in first_error
