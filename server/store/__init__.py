@@ -1,0 +1,1 @@
+"""Storage backends implementing the Store protocol: embedded SQLite and DynamoDB."""

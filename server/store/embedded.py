@@ -1,0 +1,285 @@
+"""The embedded store: DynamoDB's operations and limits over one SQLite file (WAL).
+
+Each thread gets its own connection; writes take the write lock up front (BEGIN IMMEDIATE)
+and wait for it (busy_timeout), so concurrent requests from threads or processes serialise
+cleanly. The async methods run the SQLite work inline: a point read or a small write takes
+tens of microseconds, less than a hop to a worker thread would cost.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from generated.runtime.errors import (
+    CancelReason,
+    ConditionFailed,
+    StoreUnavailable,
+    TransactionCanceled,
+    ValidationError,
+)
+from generated.runtime.plan import (
+    BatchGet,
+    Check,
+    Delete,
+    Get,
+    Item,
+    Put,
+    Query,
+    QueryResult,
+    TableDef,
+    Update,
+    WriteAction,
+)
+
+from . import keyrange, sqlite_schema, validate
+from .conditions import encode_values, holds
+from .values import Wire, decode_item, encode_item
+
+PAGE_BYTES = 1024 * 1024
+_BUSY_TIMEOUT_MS = 10_000
+
+
+def _dumps(wire: dict[str, Wire]) -> str:
+    return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+
+
+class EmbeddedStore:
+    """The Store protocol over a SQLite file at `path` for the table `table`."""
+
+    def __init__(self, path: str | Path, table: TableDef) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.table = table
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._insert = self._insert_sql()
+        sqlite_schema.ensure(self._conn(), table)
+
+    def _insert_sql(self) -> str:
+        columns = ["pk", "sk", "body", "size"]
+        for index in self.table.indexes:
+            columns += sqlite_schema.index_columns(index)
+        marks = ", ".join("?" * len(columns))
+        return f"INSERT OR REPLACE INTO items ({', '.join(columns)}) VALUES ({marks})"
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the embedded store is closed")
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            self._connections.append(conn)
+        self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"the embedded store is busy: {exc}") from exc
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _read_wire(self, conn: sqlite3.Connection, key: tuple[str, str]) -> dict[str, Wire] | None:
+        row = conn.execute("SELECT body FROM items WHERE pk = ? AND sk = ?", key).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def _store(self, conn: sqlite3.Connection, key: tuple[str, str], item: Item) -> None:
+        wire, size = encode_item(item)
+        validate.item(self.table, item, size)
+        row: list[Any] = [*key, _dumps(wire), size]
+        for index in self.table.indexes:
+            row += sqlite_schema.index_values(index, item)
+        conn.execute(self._insert, row)
+
+    # reads
+
+    async def get(self, plan: Get) -> Item | None:
+        key = validate.key(self.table, plan.key)
+        wire = self._read_wire(self._conn(), key)
+        return None if wire is None else decode_item(wire)
+
+    async def batch_get(self, plan: BatchGet) -> list[Item]:
+        validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
+        keys = [validate.key(self.table, key) for key in plan.keys]
+        validate.distinct(keys, "Provided list of item keys contains duplicates")
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            found = [self._read_wire(conn, key) for key in keys]
+        finally:
+            conn.execute("COMMIT")
+        return [decode_item(wire) for wire in found if wire is not None]
+
+    async def query(self, plan: Query) -> QueryResult:
+        sql = keyrange.build(self.table, plan)
+        limit = plan.limit if plan.limit is not None else -1
+        cursor = self._conn().execute(
+            f"SELECT body, size FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?",
+            [*sql.params, limit],
+        )
+        items: list[Item] = []
+        read = 0
+        full = False
+        for body, size in cursor:
+            items.append(decode_item(json.loads(body)))
+            read += size
+            if read >= PAGE_BYTES:
+                full = True
+                break
+        cursor.close()
+        last_key = None
+        if items and (full or len(items) == plan.limit):
+            last_key = {name: items[-1][name] for name in sql.key_names}
+        if plan.index is not None:
+            items = [self._project(plan.index, item) for item in items]
+        return QueryResult(items, last_key)
+
+    def _project(self, index_name: str, item: Item) -> Item:
+        index = self.table.index(index_name)
+        if index.projection == "ALL":
+            return item
+        keep = {self.table.partition_key, self.table.sort_key, index.partition_key}
+        if index.sort_key:
+            keep.add(index.sort_key)
+        if index.projection == "INCLUDE":
+            keep.update(index.include)
+        return {name: value for name, value in item.items() if name in keep}
+
+    # writes
+
+    async def put(self, plan: Put) -> None:
+        key = validate.item(self.table, plan.item, encode_item(plan.item)[1])
+        values = encode_values(plan.conditions)
+        with self._write() as conn:
+            if plan.conditions:
+                old = self._read_wire(conn, key)
+                if not holds(plan.conditions, values, old):
+                    raise ConditionFailed("The conditional request failed", _decoded(old))
+            self._store(conn, key, plan.item)
+
+    async def update(self, plan: Update) -> Item:
+        key = validate.key(self.table, plan.key)
+        validate.update(self.table, plan.set, plan.remove)
+        encode_item(plan.set)
+        values = encode_values(plan.conditions)
+        with self._write() as conn:
+            old = self._read_wire(conn, key)
+            if not holds(plan.conditions, values, old):
+                raise ConditionFailed("The conditional request failed", _decoded(old))
+            item = self._updated(plan, old)
+            self._store(conn, key, item)
+        return item
+
+    def _updated(self, plan: Update, old: dict[str, Wire] | None) -> Item:
+        item = decode_item(old) if old is not None else dict(plan.key)
+        item.update(plan.set)
+        for name in plan.remove:
+            item.pop(name, None)
+        return item
+
+    async def delete(self, plan: Delete) -> None:
+        key = validate.key(self.table, plan.key)
+        values = encode_values(plan.conditions)
+        with self._write() as conn:
+            if plan.conditions:
+                old = self._read_wire(conn, key)
+                if not holds(plan.conditions, values, old):
+                    raise ConditionFailed("The conditional request failed", _decoded(old))
+            conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
+
+    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
+        validate.count("BatchWriteItem", len(actions), validate.BATCH_WRITE_LIMIT)
+        keys = [self._action_key(action) for action in actions]
+        if any(action.conditions for action in actions):
+            raise ValidationError("BatchWriteItem does not take conditions")
+        validate.distinct(keys, "Provided list of item keys contains duplicates")
+        with self._write() as conn:
+            for action, key in zip(actions, keys, strict=True):
+                self._apply(conn, action, key, None)
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        validate.count("TransactWriteItems", len(actions), validate.TRANSACTION_LIMIT)
+        keys = [self._action_key(action) for action in actions]
+        validate.distinct(
+            keys, "Transaction request cannot include multiple operations on one item"
+        )
+        values = [encode_values(action.conditions) for action in actions]
+        for action in actions:
+            if isinstance(action, Update):
+                validate.update(self.table, action.set, action.remove)
+                encode_item(action.set)
+            if isinstance(action, Check) and not action.conditions:
+                raise ValidationError("A condition check needs a condition")
+        with self._write() as conn:
+            olds = [self._read_wire(conn, key) for key in keys]
+            reasons = tuple(
+                CancelReason("None")
+                if holds(action.conditions, vals, old)
+                else CancelReason("ConditionalCheckFailed", _decoded(old))
+                for action, vals, old in zip(actions, values, olds, strict=True)
+            )
+            if any(reason.code != "None" for reason in reasons):
+                codes = ", ".join(reason.code for reason in reasons)
+                raise TransactionCanceled(
+                    "Transaction cancelled, please refer cancellation reasons for specific "
+                    f"reasons [{codes}]",
+                    reasons,
+                )
+            for action, key, old in zip(actions, keys, olds, strict=True):
+                self._apply(conn, action, key, old)
+
+    def _action_key(self, action: WriteAction) -> tuple[str, str]:
+        if isinstance(action, Put):
+            return validate.item(self.table, action.item, encode_item(action.item)[1])
+        return validate.key(self.table, action.key)
+
+    def _apply(
+        self,
+        conn: sqlite3.Connection,
+        action: WriteAction,
+        key: tuple[str, str],
+        old: dict[str, Wire] | None,
+    ) -> None:
+        if isinstance(action, Put):
+            self._store(conn, key, action.item)
+        elif isinstance(action, Update):
+            self._store(conn, key, self._updated(action, old))
+        elif isinstance(action, Delete):
+            conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
+
+    async def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+        self._local = threading.local()
+
+
+def _decoded(wire: dict[str, Wire] | None) -> Item | None:
+    return None if wire is None else decode_item(wire)

@@ -1,0 +1,136 @@
+"""Item values as DynamoDB stores them: validated, numbers in canonical form, encoded as
+DynamoDB JSON (binary as base64), with the item size computed the DynamoDB way."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from generated.runtime.errors import ValidationError
+
+ITEM_SIZE_LIMIT = 400 * 1024
+_MAX_DIGITS = 38
+_MAX_EXPONENT = 125  # magnitude below 1E+126
+_MIN_EXPONENT = -130  # magnitude at least 1E-130
+
+Wire = dict[str, Any]
+"""One attribute value in DynamoDB JSON, e.g. {"S": "x"} or {"N": "1.5"}."""
+
+
+def canonical_number(value: int | Decimal | str) -> str:
+    """The number as DynamoDB returns it (plain notation, no superfluous zeros), refusing
+    what DynamoDB refuses: more than 38 significant digits, out of range, NaN, infinity."""
+    try:
+        number = Decimal(value)
+    except InvalidOperation as exc:
+        raise ValidationError(f"{value!r} is not a number") from exc
+    if not number.is_finite():
+        raise ValidationError("numbers must be finite (no NaN or Infinity)")
+    if number.is_zero():
+        return "0"
+    number = number.normalize()
+    digits = number.as_tuple().digits
+    if len(digits) > _MAX_DIGITS:
+        raise ValidationError("DynamoDB only supports precision up to 38 digits")
+    if number.adjusted() > _MAX_EXPONENT:
+        raise ValidationError("Number overflow: magnitude larger than supported range")
+    if number.adjusted() < _MIN_EXPONENT:
+        raise ValidationError("Number underflow: magnitude smaller than supported range")
+    return format(number, "f")
+
+
+def number_size(text: str) -> int:
+    """Bytes DynamoDB counts for a number: one per pair of significant digits (pairs aligned
+    on the decimal point), one for the exponent, one more if negative."""
+    number = Decimal(text)
+    if number.is_zero():
+        return 1
+    sign, digits, exponent = number.normalize().as_tuple()
+    assert isinstance(exponent, int)
+    highest = exponent + len(digits) - 1
+    return highest // 2 - exponent // 2 + 2 + sign
+
+
+def decode_number(text: str) -> int | Decimal:
+    return Decimal(text) if "." in text else int(text)
+
+
+def _encode_set(values: set[Any] | frozenset[Any]) -> tuple[Wire, int]:
+    if not values:
+        raise ValidationError("One or more parameter values were invalid: a set may not be empty")
+    if all(isinstance(v, str) for v in values):
+        strings = sorted(values)
+        return {"SS": strings}, sum(len(s.encode()) for s in strings)
+    if all(isinstance(v, bytes | bytearray) for v in values):
+        blobs = sorted(bytes(v) for v in values)
+        return {"BS": [base64.b64encode(b).decode() for b in blobs]}, sum(len(b) for b in blobs)
+    if all(isinstance(v, int | Decimal) and not isinstance(v, bool) for v in values):
+        numbers = sorted({canonical_number(v) for v in values}, key=Decimal)
+        return {"NS": numbers}, sum(number_size(n) for n in numbers)
+    raise ValidationError("a set must hold only strings, only numbers or only bytes")
+
+
+def encode(value: Any) -> tuple[Wire, int]:
+    """The DynamoDB JSON of a Python value and its size in bytes."""
+    if isinstance(value, str):
+        return {"S": value}, len(value.encode())
+    if isinstance(value, bool):
+        return {"BOOL": value}, 1
+    if isinstance(value, int | Decimal):
+        text = canonical_number(value)
+        return {"N": text}, number_size(text)
+    if value is None:
+        return {"NULL": True}, 1
+    if isinstance(value, bytes | bytearray):
+        return {"B": base64.b64encode(value).decode()}, len(value)
+    if isinstance(value, Mapping):
+        wire_map, size = encode_item(value)
+        return {"M": wire_map}, size + 3 + len(wire_map)
+    if isinstance(value, list | tuple):
+        elements = [encode(v) for v in value]
+        return (
+            {"L": [wire for wire, _ in elements]},
+            3 + sum(size for _, size in elements) + len(elements),
+        )
+    if isinstance(value, set | frozenset):
+        return _encode_set(value)
+    if isinstance(value, float):
+        raise ValidationError("floats are not supported: use int or Decimal")
+    raise ValidationError(f"unsupported attribute value type {type(value).__name__}")
+
+
+def encode_item(item: Mapping[str, Any]) -> tuple[dict[str, Wire], int]:
+    """The DynamoDB JSON of an item and its size (attribute names count too)."""
+    wire: dict[str, Wire] = {}
+    size = 0
+    for name, value in item.items():
+        wire[name], value_size = encode(value)
+        size += len(name.encode()) + value_size
+    return wire, size
+
+
+def decode(wire: Wire) -> Any:
+    ((tag, raw),) = wire.items()
+    if tag in {"S", "BOOL"}:
+        return raw
+    if tag == "N":
+        return decode_number(raw)
+    if tag == "M":
+        return decode_item(raw)
+    if tag == "L":
+        return [decode(v) for v in raw]
+    if tag == "NULL":
+        return None
+    if tag == "B":
+        return base64.b64decode(raw)
+    if tag == "SS":
+        return set(raw)
+    if tag == "NS":
+        return {decode_number(n) for n in raw}
+    return {base64.b64decode(b) for b in raw}
+
+
+def decode_item(wire: Mapping[str, Wire]) -> dict[str, Any]:
+    return {name: decode(value) for name, value in wire.items()}
