@@ -44,6 +44,21 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
     return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
 
 
+def destination(lat: float, lng: float, bearing_deg: float, km: float) -> tuple[float, float]:
+    """The point km away from (lat, lng) along an initial bearing (degrees from north)."""
+    delta = km / EARTH_RADIUS_KM
+    phi, lmb, theta = math.radians(lat), math.radians(lng), math.radians(bearing_deg)
+    phi2 = math.asin(
+        math.sin(phi) * math.cos(delta) + math.cos(phi) * math.sin(delta) * math.cos(theta)
+    )
+    lmb2 = lmb + math.atan2(
+        math.sin(theta) * math.sin(delta) * math.cos(phi),
+        math.cos(delta) - math.sin(phi) * math.sin(phi2),
+    )
+    lng2 = (math.degrees(lmb2) + 540.0) % 360.0 - 180.0
+    return max(-90.0, min(90.0, math.degrees(phi2))), lng2
+
+
 def shop_geohash(lat: float, lng: float) -> str:
     """A shop's geohash: 9 characters (about 5 m)."""
     return str(pygeohash.encode(lat, lng, SHOP_PRECISION))

@@ -19,6 +19,7 @@ from server.geo import (
     cells_in_box,
     circle_box,
     cover_circle,
+    destination,
     haversine_km,
     shop_geohash,
 )
@@ -26,21 +27,6 @@ from server.geo import (
 GEO_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
 )
-
-
-def destination(lat: float, lng: float, bearing_deg: float, km: float) -> tuple[float, float]:
-    """The point km away from (lat, lng) along a bearing (the direct geodesic problem)."""
-    delta = km / EARTH_RADIUS_KM
-    phi, lmb, theta = math.radians(lat), math.radians(lng), math.radians(bearing_deg)
-    phi2 = math.asin(
-        math.sin(phi) * math.cos(delta) + math.cos(phi) * math.sin(delta) * math.cos(theta)
-    )
-    lmb2 = lmb + math.atan2(
-        math.sin(theta) * math.sin(delta) * math.cos(phi),
-        math.cos(delta) - math.sin(phi) * math.sin(phi2),
-    )
-    lng2 = (math.degrees(lmb2) + 540.0) % 360.0 - 180.0
-    return max(-90.0, min(90.0, math.degrees(phi2))), lng2
 
 
 def test_haversine_known_distances() -> None:
@@ -54,6 +40,16 @@ def test_haversine_known_distances() -> None:
     # Berlin (52.52, 13.405) to Paris (48.8566, 2.3522): about 878 km on this sphere.
     assert haversine_km(52.52, 13.405, 48.8566, 2.3522) == pytest.approx(877.5, abs=1.0)
     assert haversine_km(52.52, 13.405, 52.52, 13.405) == 0.0
+
+
+@given(st.floats(-89.0, 89.0), st.floats(-180.0, 180.0), st.floats(0.0, 360.0), st.floats(0, 50))
+@GEO_SETTINGS
+def test_destination_lies_at_the_distance(
+    lat: float, lng: float, bearing: float, km: float
+) -> None:
+    plat, plng = destination(lat, lng, bearing, km)
+    assert -180.0 <= plng <= 180.0
+    assert haversine_km(lat, lng, plat, plng) == pytest.approx(km, abs=1e-6)
 
 
 def test_circle_box_splits_at_the_antimeridian() -> None:
