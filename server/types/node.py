@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 import strawberry
 
 from ..context import Context
+from ..errors import NotFound
+from ..ids import local_id
 
 
 @strawberry.interface(description="An object with a globally unique, opaque id.")
@@ -34,3 +36,12 @@ def register_node(type_name: str, resolve: NodeResolver) -> None:
 
 def node_resolver(type_name: str) -> NodeResolver | None:
     return _RESOLVERS.get(type_name)
+
+
+def lookup_id(global_id: str, type_name: str) -> str | None:
+    """The local id of a global id naming `type_name`; None for another type (a lookup of
+    it finds nothing), BadUserInput when it is no global id at all."""
+    try:
+        return local_id(global_id, type_name)
+    except NotFound:
+        return None

@@ -1,0 +1,209 @@
+"""GraphQL over HTTP: authentication, the per-request context, response shaping and logs.
+
+POST (JSON) and GET (queries only) go to Strawberry's ASGI view. Every GraphQL request needs a
+verified bearer token; the tenant comes from it alone. A client that accepts
+`application/graphql-response+json` gets that media type, and HTTP 400 when the request fails
+before execution (parse, validation, limits); others get `application/json` and 200. In dev
+mode each response's `extensions` reports the request's store calls and waves.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+from cross_web import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
+from strawberry.asgi import GraphQL
+from strawberry.extensions import SchemaExtension
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.schema.base import BaseSchema
+from strawberry.types import ExecutionResult
+from strawberry.types.execution import PreExecutionError
+
+from generated.runtime.cursor import CursorCodec
+from generated.runtime.store import Session, Store
+
+from .auth import Claims, Verifier
+from .context import Context
+from .counting import CountingStore
+from .errors import Unauthenticated
+from .errors_ext import format_error
+from .ids import new_id
+
+log = logging.getLogger("keygraph.request")
+
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_HEADERS_MARKER = "React.useState(parameters.headers)"
+
+
+@dataclass
+class RequestContext(Context):
+    """The resolvers' Context plus what the HTTP layer reports about the request."""
+
+    counter: CountingStore | None = None
+    operation_name: str | None = None
+
+
+class OperationName(SchemaExtension):
+    """Records the operation's name on the request context, for the request log."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context.context
+        if isinstance(context, RequestContext):
+            context.operation_name = self.execution_context.operation_name
+        yield
+
+
+def _wants_graphql_response(request: Request) -> bool:
+    return GRAPHQL_RESPONSE in request.headers.get("accept", "")
+
+
+def _error_response(request: Request, status: int, message: str, code: str) -> Response:
+    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
+    media = GRAPHQL_RESPONSE if _wants_graphql_response(request) else "application/json"
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(json.dumps(body), status_code=status, media_type=media, headers=headers)
+
+
+def graphiql_html(base_html: str, authorization: str | None) -> str:
+    """Strawberry's GraphiQL page with the Authorization header prefilled."""
+    if authorization is None:
+        return base_html
+    if _HEADERS_MARKER not in base_html:
+        raise RuntimeError("the GraphiQL page changed: cannot prefill its headers")
+    headers = json.dumps(json.dumps({"Authorization": authorization}, indent=2))
+    return base_html.replace(_HEADERS_MARKER, f"React.useState(parameters.headers || {headers})")
+
+
+class GraphQLEndpoint(GraphQL[RequestContext, None]):
+    def __init__(
+        self,
+        schema: BaseSchema,
+        *,
+        store: Store,
+        verifier: Verifier,
+        cursors: CursorCodec,
+        dev: bool,
+        graphiql: bool,
+        graphiql_authorization: str | None = None,
+    ) -> None:
+        super().__init__(
+            schema,
+            graphql_ide="graphiql" if graphiql else None,
+            allow_queries_via_get=True,
+            subscription_protocols=(),
+        )
+        self.store = store
+        self.verifier = verifier
+        self.cursors = cursors
+        self.dev = dev
+        self._ide_html = (
+            graphiql_html(self.graphql_ide_html, graphiql_authorization) if graphiql else ""
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
+            return
+        started = time.perf_counter()
+        request = Request(scope, receive)
+        supplied_id = request.headers.get("x-request-id", "")
+        request.state.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else new_id()
+        request.state.tenant = None
+        response = await self._respond(request)
+        response.headers["X-Request-Id"] = request.state.request_id
+        await response(scope, receive, send)
+        ctx: RequestContext | None = getattr(request.state, "ctx", None)
+        counter = ctx.counter if ctx is not None else None
+        log.info(
+            "graphql request",
+            extra={
+                "request_id": request.state.request_id,
+                "tenant": request.state.tenant,
+                "operation": ctx.operation_name if ctx is not None else None,
+                "status": response.status_code,
+                "store_calls": counter.calls if counter is not None else 0,
+                "store_waves": counter.waves if counter is not None else 0,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+            },
+        )
+
+    async def _respond(self, request: Request) -> Response:
+        if self.should_render_graphql_ide(self.request_adapter_class(request)):
+            if self.graphql_ide is None:
+                return PlainTextResponse("Not Found", status_code=404)
+            return HTMLResponse(self._ide_html)
+        try:
+            claims = self.verifier.verify_header(request.headers.get("authorization"))
+        except Unauthenticated as exc:
+            return _error_response(request, 401, str(exc), Unauthenticated.code)
+        request.state.claims = claims
+        request.state.tenant = claims.tenant
+        try:
+            return await self.run(request)
+        except HTTPException as exc:
+            return _error_response(request, exc.status_code, exc.reason, "BAD_REQUEST")
+
+    async def get_sub_response(self, request: Any) -> Response:
+        sub_response = await super().get_sub_response(request)
+        request.state.sub_response = sub_response
+        return sub_response
+
+    async def get_context(self, request: Any, response: Any) -> RequestContext:
+        claims: Claims = request.state.claims
+        counter = CountingStore(self.store)
+        ctx = RequestContext(
+            tenant=claims.tenant,
+            subject=claims.subject,
+            session=Session(store=counter, cursors=self.cursors),
+            request_id=request.state.request_id,
+            dev=self.dev,
+            counter=counter,
+        )
+        request.state.ctx = ctx
+        return ctx
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        ctx: RequestContext = request.state.ctx
+        sub_response: Response = request.state.sub_response
+        before_execution = isinstance(result, PreExecutionError)
+        modern = _wants_graphql_response(request)
+        body: dict[str, Any] = {}
+        if not (modern and before_execution):
+            body["data"] = result.data
+        if result.errors:
+            body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
+        extensions = dict(result.extensions or {})
+        if self.dev and ctx.counter is not None:
+            extensions.update(storeCalls=ctx.counter.calls, storeWaves=ctx.counter.waves)
+        if extensions:
+            body["extensions"] = extensions
+        if modern:
+            sub_response.media_type = GRAPHQL_RESPONSE
+            if before_execution:
+                sub_response.status_code = 400
+        return cast(GraphQLHTTPResponse, body)
+
+    def create_response(
+        self, response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse], sub_response: Response
+    ) -> Response:
+        response = Response(
+            self.encode_json(response_data),
+            status_code=sub_response.status_code or 200,
+            media_type=sub_response.media_type or "application/json",
+        )
+        for name, value in sub_response.headers.items():
+            if name.lower() not in ("content-type", "content-length"):
+                response.headers.append(name, value)
+        return response

@@ -1,0 +1,56 @@
+"""The GraphQL schema: every domain's root fields merged into Query and Mutation, with the
+request limits, the validation cache and error logging."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import ValidationCache
+from strawberry.tools import merge_types
+from strawberry.types import ExecutionContext
+
+from .errors_ext import log_errors
+from .http import OperationName
+from .limits import limits_extension
+from .resolvers.group import GroupMutation, GroupQuery
+from .resolvers.node import NodeQuery
+from .resolvers.order import OrderMutation, OrderQuery
+from .resolvers.user import UserMutation, UserQuery
+from .settings import Limits
+from .types.group import Group
+from .types.order import Order
+from .types.user import User
+
+_VALIDATION_CACHE_SIZE = 512
+
+Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery))
+Mutation = merge_types("Mutation", (UserMutation, OrderMutation, GroupMutation))
+NODE_TYPES: list[Any] = [User, Order, Group]
+
+
+class KeygraphSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        context = execution_context.context if execution_context is not None else None
+        log_errors(errors, getattr(context, "request_id", None))
+
+
+def build_schema(limits: Limits) -> strawberry.Schema:
+    return KeygraphSchema(
+        query=Query,
+        mutation=Mutation,
+        types=NODE_TYPES,
+        extensions=[
+            limits_extension(limits),
+            lambda: ValidationCache(maxsize=_VALIDATION_CACHE_SIZE),
+            OperationName,
+        ],
+    )
+
+
+def sdl() -> str:
+    """The schema in SDL, as exported to schema.graphql."""
+    return str(build_schema(Limits())) + "\n"

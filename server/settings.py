@@ -1,0 +1,167 @@
+"""Server settings: defaults, then KEYGRAPH_* environment variables, then explicit overrides.
+
+Dev mode (the default) needs no configuration: with no JWT secret set, a random one is created
+once and kept in the data directory, so tokens survive restarts. Production mode
+(KEYGRAPH_ENV=production) refuses to start without a configured secret or public key, and
+turns GraphiQL off unless asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
+STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
+
+
+class SettingsError(ValueError):
+    """Settings that cannot work; the message says which and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Checked before execution: document depth, aliases, tokens, and any `first` argument."""
+
+    max_depth: int = 10
+    max_aliases: int = 30
+    max_tokens: int = 2000
+    max_first: int = 100
+
+
+@dataclass(frozen=True)
+class Settings:
+    env: Literal["dev", "production"] = "dev"
+    data_dir: Path = Path(".keygraph")
+    store: StoreKind = "embedded"
+    table: str = "keygraph"
+    dynamodb_endpoint: str | None = None
+    region: str = "us-east-1"
+    jwt_secret: str | None = None
+    jwt_public_key_file: Path | None = None
+    cursor_secret: str | None = None
+    graphiql: bool | None = None
+    dev_tenant: str = "demo"
+    """The tenant of the token GraphiQL is prefilled with in dev mode."""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def dev(self) -> bool:
+        return self.env == "dev"
+
+    @property
+    def graphiql_enabled(self) -> bool:
+        return self.dev if self.graphiql is None else self.graphiql
+
+    @property
+    def embedded_path(self) -> Path:
+        return self.data_dir / "keygraph.sqlite3"
+
+    @property
+    def jwt_algorithm(self) -> Literal["HS256", "RS256"]:
+        return "RS256" if self.jwt_public_key_file is not None else "HS256"
+
+    def cursor_key(self) -> bytes:
+        """The cursor HMAC key: the configured one, else derived from the JWT secret."""
+        if self.cursor_secret:
+            return self.cursor_secret.encode()
+        if self.jwt_secret is None:
+            raise SettingsError("set KEYGRAPH_CURSOR_SECRET (needed with an RS256 public key)")
+        return hmac.new(self.jwt_secret.encode(), b"keygraph cursors", hashlib.sha256).digest()
+
+    def resolved(self) -> Settings:
+        """Checked settings with every secret in place; SettingsError when they cannot work."""
+        if self.env not in ("dev", "production"):
+            raise SettingsError(f"KEYGRAPH_ENV must be dev or production, not {self.env!r}")
+        if self.store not in STORE_KINDS:
+            kinds = ", ".join(STORE_KINDS)
+            raise SettingsError(f"store must be one of {kinds}, not {self.store!r}")
+        settings = self
+        if settings.jwt_public_key_file is None and not settings.jwt_secret:
+            if not settings.dev:
+                raise SettingsError(
+                    "production mode needs KEYGRAPH_JWT_SECRET or KEYGRAPH_JWT_PUBLIC_KEY_FILE"
+                )
+            settings = replace(settings, jwt_secret=dev_secret(settings.data_dir))
+        if settings.jwt_secret is not None and len(settings.jwt_secret) < 32:
+            raise SettingsError("KEYGRAPH_JWT_SECRET must be at least 32 characters")
+        if settings.jwt_public_key_file is not None:
+            if not settings.jwt_public_key_file.is_file():
+                raise SettingsError(f"no public key file at {settings.jwt_public_key_file}")
+            if not settings.cursor_secret:
+                raise SettingsError("KEYGRAPH_CURSOR_SECRET is needed with an RS256 public key")
+        return settings
+
+
+def dev_secret(data_dir: Path) -> str:
+    """The dev-mode JWT secret kept in the data directory, created on first use."""
+    path = data_dir / "dev-jwt-secret"
+    if path.is_file():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secret + "\n")
+    return secret
+
+
+_ENV_FIELDS: dict[str, str] = {
+    "KEYGRAPH_ENV": "env",
+    "KEYGRAPH_DATA_DIR": "data_dir",
+    "KEYGRAPH_STORE": "store",
+    "KEYGRAPH_TABLE": "table",
+    "KEYGRAPH_DYNAMODB_ENDPOINT": "dynamodb_endpoint",
+    "KEYGRAPH_REGION": "region",
+    "KEYGRAPH_JWT_SECRET": "jwt_secret",
+    "KEYGRAPH_JWT_PUBLIC_KEY_FILE": "jwt_public_key_file",
+    "KEYGRAPH_CURSOR_SECRET": "cursor_secret",
+    "KEYGRAPH_GRAPHIQL": "graphiql",
+    "KEYGRAPH_DEV_TENANT": "dev_tenant",
+    "KEYGRAPH_HOST": "host",
+    "KEYGRAPH_PORT": "port",
+}
+_ENV_LIMITS: dict[str, str] = {
+    "KEYGRAPH_MAX_DEPTH": "max_depth",
+    "KEYGRAPH_MAX_ALIASES": "max_aliases",
+    "KEYGRAPH_MAX_TOKENS": "max_tokens",
+    "KEYGRAPH_MAX_FIRST": "max_first",
+}
+
+
+def _convert(name: str, raw: str) -> Any:
+    if name in ("data_dir", "jwt_public_key_file"):
+        return Path(raw)
+    if name == "graphiql":
+        if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
+            raise SettingsError(f"KEYGRAPH_GRAPHIQL must be true or false, not {raw!r}")
+        return raw.lower() in ("1", "true", "yes")
+    if name in ("port", *_ENV_LIMITS.values()):
+        try:
+            value = int(raw)
+        except ValueError as exc:
+            raise SettingsError(f"{name} must be an integer, not {raw!r}") from exc
+        if value < 1:
+            raise SettingsError(f"{name} must be positive, not {value}")
+        return value
+    return raw
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Settings from the environment (KEYGRAPH_*), with `overrides` (None means unset) last."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {
+        name: _convert(name, env[var]) for var, name in _ENV_FIELDS.items() if env.get(var)
+    }
+    limits = {name: _convert(name, env[var]) for var, name in _ENV_LIMITS.items() if env.get(var)}
+    values["limits"] = Limits(**limits)
+    values.update({key: value for key, value in overrides.items() if value is not None})
+    return Settings(**values).resolved()

@@ -1,0 +1,54 @@
+"""The Group type and its members (by user id)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from generated.models.group import Group as GroupModel
+from generated.queries.group import get_group
+
+from .. import loaders
+from ..context import Context, Info
+from ..ids import to_global_id
+from . import user as user_types
+from .connection import Connection, connection_from_items
+from .node import Node, register_node
+
+if TYPE_CHECKING:
+    from .user import User
+
+
+@strawberry.type(description="A named group of users.")
+class Group(Node):
+    name: str
+    created_at: datetime
+    group_id: strawberry.Private[str]
+
+    @classmethod
+    def from_model(cls, model: GroupModel) -> Group:
+        return cls(
+            id=to_global_id("Group", model.group_id),
+            name=model.name,
+            created_at=model.created_at,
+            group_id=model.group_id,
+        )
+
+    @strawberry.field(description="The group's members, by user id.")
+    async def members(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[Annotated[User, strawberry.lazy("server.types.user")]]:
+        page = await loaders.memberships_of_group(info.context).load((self.group_id, first, after))
+        found = await loaders.users(info.context).load_many([m.user_id for m in page.items])
+        nodes = [user_types.User.from_model(user) for user in found if user is not None]
+        return connection_from_items(nodes, page.cursor)
+
+
+async def load_group(ctx: Context, group_id: str) -> Group | None:
+    model = await get_group(ctx.session, ctx.tenant, group_id, consistent=True)
+    return None if model is None else Group.from_model(model)
+
+
+register_node("Group", load_group)
