@@ -1,0 +1,130 @@
+"""Cross-reference checks: names, references between entities, structs, indexes and
+patterns, and which keys each attribute type allows. Lowering relies on these holding."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from .diagnostics import Problem
+from .pytypes import snake
+from .resolve import Attr, Resolved
+from .spec import AttributeSpec
+
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+KEY_ATTR = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+RESERVED = frozenset(
+    {
+        "s", "first", "after", "limit", "start", "consistent", "refs", "size", "args", "items",
+        "item", "cursor", "found", "plans", "kind", "entry", "partition", "key", "parts", "exc",
+        "count", "index",
+    }
+)  # fmt: skip
+"""Names generated functions use for their own parameters and locals: not for placeholders."""
+MODEL_NAMES = frozenset({"to_item", "from_item", *dir(BaseModel)})
+RESERVED_MODULES = frozenset({"enums"})
+_TYPE_KEYS = {
+    "string": {"min_length", "max_length", "pattern"},
+    "int": {"ge", "le", "width"},
+    "float": {"ge", "le"},
+    "enum": {"values"},
+    "list": {"of", "min_items", "max_items"},
+}
+_COMMON_KEYS = {"type", "description", "optional"}
+KEY_TYPES = frozenset({"id", "string", "int", "datetime", "enum", "path"})
+
+
+def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Problem]:
+    allowed = _COMMON_KEYS | _TYPE_KEYS.get(attr.type, set())
+    for name in sorted(attr.model_fields_set - allowed):
+        yield Problem(f"{path}.{name}", f"`{name}` does not apply to type {attr.type}; remove it")
+    if attr.type == "enum":
+        values = attr.values or ()
+        if not values or len(set(values)) != len(values):
+            yield Problem(f"{path}.values", "an enum needs a non-empty list of distinct values")
+        for value in values:
+            if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", value):
+                yield Problem(f"{path}.values", f"enum value {value!r} must be an identifier")
+    if attr.type == "list" and attr.of not in structs:
+        yield Problem(f"{path}.of", f"{attr.of!r} is not a struct; declare [structs.{attr.of}]")
+    if attr.pattern is not None:
+        try:
+            re.compile(attr.pattern)
+        except re.error as exc:
+            yield Problem(f"{path}.pattern", f"not a valid regular expression: {exc}")
+    for low, high in (("min_length", "max_length"), ("ge", "le"), ("min_items", "max_items")):
+        lo, hi = getattr(attr, low), getattr(attr, high)
+        if lo is not None and hi is not None and lo > hi:
+            yield Problem(f"{path}.{low}", f"{low} {lo} is above {high} {hi}")
+    if attr.type == "int" and any(
+        isinstance(v, float) and not v.is_integer() for v in (attr.ge, attr.le) if v is not None
+    ):
+        yield Problem(path, "ge and le of an int must be whole numbers")
+
+
+def _names(path: str, attrs: dict[str, Attr]) -> Iterator[Problem]:
+    for name in attrs:
+        if not SNAKE.match(name) or name.startswith("model_") or name in MODEL_NAMES:
+            yield Problem(
+                f"{path}.{name}",
+                "attribute names must be snake_case, not start with model_ and not be a "
+                "pydantic BaseModel attribute or to_item / from_item",
+            )
+
+
+def check_table(resolved: Resolved) -> Iterator[Problem]:
+    table = resolved.spec.table
+    seen = [table.partition_key, table.sort_key]
+    for name, index in table.indexes.items():
+        path = f"table.indexes.{name}"
+        if not KEY_ATTR.match(name) or name == "table":
+            yield Problem(path, "index names must be identifiers (letters, digits, _), not 'table'")
+        seen += [index.partition_key, *([index.sort_key] if index.sort_key else [])]
+        if index.include and index.projection != "INCLUDE":
+            yield Problem(f"{path}.include", "include applies only to projection = 'INCLUDE'")
+    for attr in seen:
+        if not KEY_ATTR.match(attr):
+            yield Problem("table", f"key attribute {attr!r} must be an identifier")
+    if len(set(seen)) != len(seen):
+        yield Problem("table", "every key attribute of the table and its indexes must differ")
+
+
+def check_types(resolved: Resolved) -> Iterator[Problem]:
+    spec = resolved.spec
+    structs = set(spec.structs)
+    modules: dict[str, str] = {}
+    for kind, names in (("structs", spec.structs), ("entities", spec.entities)):
+        for name in names:
+            module = snake(name)
+            if not CAMEL.match(name) or module in RESERVED_MODULES or module in modules:
+                yield Problem(
+                    f"{kind}.{name}",
+                    "names must be CamelCase and distinct once snake_cased (not Enums); "
+                    + (f"clashes with {modules[module]}" if module in modules else "rename it"),
+                )
+            modules.setdefault(module, name)
+    for name, struct in spec.structs.items():
+        yield from _names(f"structs.{name}", resolved.struct_attrs[name])
+        for field, attr in struct.fields.items():
+            yield from _attribute(f"structs.{name}.{field}", attr, structs - {name})
+    types: dict[str, str] = {}
+    ttl = spec.table.ttl_attribute
+    for name, entity in spec.entities.items():
+        own = {n: resolved.entities[name].attrs[n] for n in entity.attributes}
+        yield from _names(f"entities.{name}.attributes", own)
+        for field, attr in entity.attributes.items():
+            yield from _attribute(f"entities.{name}.attributes.{field}", attr, structs)
+        if entity.type in types:
+            yield Problem(
+                f"entities.{name}.type", f"type {entity.type!r} is also {types[entity.type]}'s"
+            )
+        types.setdefault(entity.type, name)
+        ttl_attr = resolved.entities[name].attrs.get(ttl or "")
+        if ttl_attr is not None and ttl_attr.spec.type != "int":
+            yield Problem(
+                f"entities.{name}.attributes.{ttl}",
+                "the TTL attribute must be an int (epoch seconds)",
+            )

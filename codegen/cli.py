@@ -1,0 +1,81 @@
+"""Command line: python -m codegen generate | check | lint [--spec PATH] [--out DIR]."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import output, pipeline
+from .diagnostics import SpecErrors
+from .formatter import FormatError
+
+_DESCRIPTION = """\
+Compile an access-pattern spec (TOML) into a typed data layer.
+
+  generate  lint the spec, then write the generated package to --out (files the spec no
+            longer produces are removed)
+  check     exit 1 and print a unified diff when --out differs from what the spec gives
+            (also for a file the spec no longer produces); exit 0 when up to date
+  lint      only check the spec: its shape, its references and the key design (patterns
+            served by a key or index, no colliding or overlapping keys, prefixes ending at
+            a delimiter, keys that sort as strings, projections holding what is returned)
+
+Every problem is reported at once as <spec>:<line>: <toml path>: <what and how to fix>,
+and the exit status is 1.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", choices=("generate", "check", "lint"))
+    parser.add_argument(
+        "--spec", type=Path, default=Path("access_patterns.toml"), help="the spec file"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("generated"), help="the generated package directory"
+    )
+    return parser
+
+
+def run(command: str, spec: Path, out: Path) -> int:
+    try:
+        text = spec.read_text(encoding="utf-8")
+    except OSError as exc:
+        print(f"{spec}: cannot read the spec: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        if command == "lint":
+            pipeline.analyse(text, spec.name)
+            print(f"{spec}: ok")
+            return 0
+        files = pipeline.generate(text, spec.name)
+    except SpecErrors as exc:
+        for problem in exc.problems:
+            print(problem.render(str(spec)), file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s); nothing written", file=sys.stderr)
+        return 1
+    except FormatError as exc:
+        print(f"formatting the generated code failed: {exc}", file=sys.stderr)
+        return 1
+    if command == "check":
+        difference = output.diff(files, out)
+        if difference:
+            sys.stdout.write(difference)
+            print(f"{out} is out of date: run python -m codegen generate", file=sys.stderr)
+            return 1
+        print(f"{out}: up to date ({len(files)} files)")
+        return 0
+    touched = output.write(files, out)
+    print(f"{out}: {len(files)} files, {len(touched)} changed")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return run(args.command, args.spec, args.out)

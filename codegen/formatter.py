@@ -1,0 +1,55 @@
+"""Formatting generated Python with ruff: imports sorted, then `ruff format`, in one batch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+_SETTINGS = ("--isolated", "--line-length", "100", "--target-version", "py311", "--quiet")
+
+
+class FormatError(RuntimeError):
+    """ruff is missing or refused the generated code (a bug in codegen's templates)."""
+
+
+def ruff_binary() -> str:
+    """The ruff next to the running interpreter (the venv's), else the one on PATH."""
+    beside = shutil.which("ruff", path=os.path.dirname(sys.executable))
+    found = beside or shutil.which("ruff")
+    if found is None:
+        raise FormatError("ruff not found; install the dev extras (make install)")
+    return found
+
+
+def _run(args: list[str], cwd: Path) -> None:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise FormatError(f"{' '.join(args[:2])} failed:\n{done.stdout}{done.stderr}")
+
+
+def format_python(files: Mapping[str, str], keep: str = "runtime/") -> dict[str, str]:
+    """The same map with every .py file's imports sorted and the file ruff-formatted, except
+    files under `keep` (the hand-written runtime, copied unchanged)."""
+    python = {
+        path: text
+        for path, text in files.items()
+        if path.endswith(".py") and not path.startswith(keep)
+    }
+    if not python:
+        return dict(files)
+    ruff = ruff_binary()
+    with tempfile.TemporaryDirectory(prefix="keygraph-codegen-") as tmp:
+        root = Path(tmp)
+        for path, text in python.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        _run([ruff, "check", *_SETTINGS, "--select", "I", "--fix", "--exit-zero", "."], root)
+        _run([ruff, "format", *_SETTINGS, "."], root)
+        formatted = {path: (root / path).read_text(encoding="utf-8") for path in python}
+    return {path: formatted.get(path, text) for path, text in files.items()}

@@ -1,0 +1,180 @@
+"""The intermediate representation templates render: every name, type and expression is
+decided here, so templates only lay text out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class KeyTemplateIR:
+    """One key attribute's value: a private function rendering its template."""
+
+    func: str
+    signature: str
+    expr: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartIR:
+    name: str
+    annotation: str
+    expr: str
+
+
+@dataclass(frozen=True, slots=True)
+class SplitIR:
+    var: str
+    attribute: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFnIR:
+    """A key builder (`key`, `gsi1_key`) and its parser."""
+
+    name: str
+    doc: str
+    signature: str
+    result: str
+    parse_name: str
+    parts_class: str
+    parts: tuple[PartIR, ...]
+    splits: tuple[SplitIR, ...]
+    mismatch: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeysModuleIR:
+    module: str
+    entity: str
+    imports: tuple[str, ...]
+    templates: tuple[KeyTemplateIR, ...]
+    functions: tuple[KeyFnIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldIR:
+    name: str
+    annotation: str
+    store: str
+    load: str
+
+
+@dataclass(frozen=True, slots=True)
+class SparseKeyIR:
+    condition: str
+    call: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelIR:
+    module: str
+    class_name: str
+    doc: str
+    type_value: str
+    imports: tuple[str, ...]
+    fields: tuple[FieldIR, ...]
+    required: tuple[FieldIR, ...]
+    optional: tuple[FieldIR, ...]
+    key_calls: tuple[str, ...]
+    sparse_keys: tuple[SparseKeyIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EnumMemberIR:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnumIR:
+    class_name: str
+    doc: str
+    members: tuple[EnumMemberIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GetIR:
+    name: str
+    doc: str
+    signature: str
+    call: str
+    key_call: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchGetIR:
+    name: str
+    doc: str
+    ref_type: str
+    key_call: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueryIR:
+    name: str
+    doc: str
+    signature: str
+    call: str
+    partition: str
+    index: str
+    sort: str
+    forward: str
+    default_size: int
+    max_size: int
+    args: str
+    key_attributes: str
+    result: str
+    returns: tuple[str, ...]
+    shard_count: int
+    shard_var: str
+    index_partition_key: str
+    merge_order: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueriesModuleIR:
+    module: str
+    entity: str
+    imports: tuple[str, ...]
+    gets: tuple[GetIR, ...]
+    batch_gets: tuple[BatchGetIR, ...]
+    queries: tuple[QueryIR, ...]
+    sharded: tuple[QueryIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexIR:
+    name: str
+    partition_key: str
+    sort_key: str
+    projection: str
+    include: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorksheetRowIR:
+    name: str
+    description: str
+    operation: str
+    index: str
+    condition: str
+    example: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramIR:
+    source: str
+    table_name: str
+    partition_key: str
+    sort_key: str
+    ttl_attribute: str
+    indexes: tuple[IndexIR, ...]
+    enums: tuple[EnumIR, ...]
+    structs: tuple[ModelIR, ...]
+    models: tuple[ModelIR, ...]
+    keys: tuple[KeysModuleIR, ...]
+    queries: tuple[QueriesModuleIR, ...]
+    worksheet: tuple[WorksheetRowIR, ...]

@@ -1,0 +1,85 @@
+"""Checks of entity key templates: known key attributes, known placeholders, key-able types."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .checks import RESERVED
+from .diagnostics import Problem
+from .keytemplate import Template
+from .resolve import Entity, Resolved
+
+KEY_TYPES = frozenset({"id", "string", "int", "datetime", "enum", "path"})
+
+
+def check_placeholders(
+    path: str, template: Template, entity: Entity, extra: frozenset[str] = frozenset()
+) -> Iterator[Problem]:
+    """Every placeholder names tenant, one of `extra` or a key-able attribute of `entity`."""
+    paths = 0
+    for name in template.placeholders:
+        if name in RESERVED:
+            yield Problem(
+                path,
+                f"{{{name}}} is a name generated functions use themselves; rename the "
+                "attribute or arg (reserved: " + ", ".join(sorted(RESERVED)) + ")",
+            )
+        if name == "tenant" or name in extra:
+            continue
+        attr = entity.attrs.get(name)
+        if attr is None:
+            known = ", ".join(sorted(entity.attrs)) or "none"
+            yield Problem(
+                path,
+                f"{template.source!r} names {{{name}}}, which is not an attribute of "
+                f"{entity.name} (its attributes: {known}); fix the name or declare it",
+            )
+        elif attr.spec.type not in KEY_TYPES:
+            yield Problem(
+                path,
+                f"{{{name}}} is a {attr.spec.type}, which cannot be part of a key; key "
+                "placeholders are id, string, int (with width), datetime, enum or path",
+            )
+        elif attr.spec.type == "int" and attr.spec.width is None:
+            yield Problem(
+                path,
+                f"int {{{name}}} has no `width`: it would not sort as a string (10 < 9); "
+                f"add width = <digits> to attribute {name}",
+            )
+        elif attr.spec.type == "path":
+            paths += 1
+    if paths > 1:
+        yield Problem(path, "a template may hold at most one path placeholder")
+
+
+def check_keys(resolved: Resolved) -> Iterator[Problem]:
+    table = resolved.spec.table
+    for name, entity in resolved.entities.items():
+        base = f"entities.{name}.keys"
+        known: set[str] = set()
+        for index in resolved.all_indexes():
+            keys = resolved.index_keys(index)
+            assert keys is not None
+            present = [k for k in keys if k is not None and k in entity.spec.keys]
+            wanted = [k for k in keys if k is not None]
+            known.update(wanted)
+            if index == "table" and len(present) != len(wanted):
+                yield Problem(
+                    base,
+                    f"every entity needs keys.{table.partition_key} and keys.{table.sort_key}",
+                )
+            elif present and len(present) != len(wanted):
+                yield Problem(
+                    base,
+                    f"index {index} needs both {' and '.join(wanted)} (or neither: the item "
+                    "is then not in the index)",
+                )
+        for attr in entity.spec.keys:
+            if attr not in known:
+                yield Problem(
+                    f"{base}.{attr}",
+                    f"{attr} is not a key attribute of the table or an index; use one of "
+                    + ", ".join(sorted(known)),
+                )
+        for attr, template in entity.keys.items():
+            yield from check_placeholders(f"{base}.{attr}", template, entity)

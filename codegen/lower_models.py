@@ -1,0 +1,115 @@
+"""Lowering of entities, structs and enum attributes to pydantic models."""
+
+from __future__ import annotations
+
+from .ir import EnumIR, EnumMemberIR, FieldIR, ModelIR, SparseKeyIR
+from .lower_keys import key_groups, params_of
+from .pytypes import field_annotation, load_expr, member_name, snake, store_expr
+from .resolve import Attr, Entity, Resolved
+
+
+def _field(attr: Attr) -> FieldIR:
+    spec = attr.spec
+    annotation = field_annotation(spec, attr.enum_class)
+    raw = f'item["{attr.name}"]'
+    load = load_expr(spec, raw, attr.enum_class)
+    if spec.optional:
+        annotation += " | None = None"
+        load = f'None if item.get("{attr.name}") is None else {load}'
+    return FieldIR(attr.name, annotation, store_expr(spec, f"self.{attr.name}"), load)
+
+
+def _imports(attrs: list[Attr], module: str) -> list[str]:
+    lines = [
+        "from typing import Any",
+        "from collections.abc import Mapping",
+        "from pydantic import BaseModel, ConfigDict",
+        "from ..runtime.plan import Item",
+    ]
+    types = {a.spec.type for a in attrs}
+    common = [
+        name
+        for name, kind in (("Id", "id"), ("PathParts", "path"), ("UtcDatetime", "datetime"))
+        if kind in types
+    ]
+    if common:
+        lines.append(f"from ._types import {', '.join(common)}")
+    if types & {"datetime"}:
+        lines.append("from ..runtime import keycodec as _kc")
+    if types & {"string", "int", "float", "list"} and any(
+        field_annotation(a.spec, a.enum_class).startswith("Annotated") for a in attrs
+    ):
+        lines += ["from typing import Annotated", "from pydantic import Field"]
+    if "float" in types:
+        lines.append("from decimal import Decimal")
+    for enum in sorted({str(a.enum_class) for a in attrs if a.enum_class}):
+        lines.append(f"from .enums import {enum}")
+    for struct in sorted({str(a.spec.of) for a in attrs if a.spec.type == "list"}):
+        if snake(struct) != module:
+            lines.append(f"from .{snake(struct)} import {struct}")
+    return lines
+
+
+def lower_struct(name: str, description: str, attrs: dict[str, Attr]) -> ModelIR:
+    fields = tuple(_field(a) for a in attrs.values())
+    return ModelIR(
+        module=snake(name),
+        class_name=name,
+        doc=description or f"The {name} struct.",
+        type_value="",
+        imports=tuple(_imports(list(attrs.values()), snake(name))),
+        fields=fields,
+        required=tuple(
+            f for a, f in zip(attrs.values(), fields, strict=True) if not a.spec.optional
+        ),
+        optional=tuple(f for a, f in zip(attrs.values(), fields, strict=True) if a.spec.optional),
+        key_calls=(),
+        sparse_keys=(),
+    )
+
+
+def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
+    attrs = list(entity.attrs.values())
+    fields = tuple(_field(a) for a in attrs)
+    key_calls: list[str] = []
+    sparse: list[SparseKeyIR] = []
+    for name, key_attrs in key_groups(entity, resolved):
+        params = params_of([entity.keys[a] for a in key_attrs], entity.var)
+        args = ", ".join("tenant" if p.name == "tenant" else f"self.{p.name}" for p in params)
+        call = f"_keys.{name}({args})"
+        optional = [
+            p.name for p in params if p.name in entity.attrs and entity.attrs[p.name].spec.optional
+        ]
+        if optional:
+            condition = " and ".join(f"self.{o} is not None" for o in optional)
+            sparse.append(SparseKeyIR(condition, call))
+        else:
+            key_calls.append(call)
+    imports = _imports(attrs, entity.module)
+    imports += ["from typing import ClassVar", f"from ..keys import {entity.module} as _keys"]
+    return ModelIR(
+        module=entity.module,
+        class_name=entity.name,
+        doc=entity.spec.description or f"The {entity.name} entity.",
+        type_value=entity.spec.type,
+        imports=tuple(imports),
+        fields=fields,
+        required=tuple(f for a, f in zip(attrs, fields, strict=True) if not a.spec.optional),
+        optional=tuple(f for a, f in zip(attrs, fields, strict=True) if a.spec.optional),
+        key_calls=tuple(key_calls),
+        sparse_keys=tuple(sparse),
+    )
+
+
+def lower_enums(resolved: Resolved) -> list[EnumIR]:
+    """One StrEnum per enum attribute where it is declared (attributes_from reuses it)."""
+    owners: list[tuple[str, dict[str, Attr]]] = list(resolved.struct_attrs.items())
+    owners += [(name, e.attrs) for name, e in resolved.entities.items()]
+    enums: dict[str, EnumIR] = {}
+    for owner, attrs in owners:
+        for attr in attrs.values():
+            if attr.enum_class and attr.enum_class not in enums:
+                members = tuple(EnumMemberIR(member_name(v), v) for v in attr.spec.values or ())
+                doc = attr.spec.description or f"Values of {owner}.{attr.name}."
+                enums[attr.enum_class] = EnumIR(attr.enum_class, doc, members)
+    return [enums[name] for name in sorted(enums)]

@@ -1,0 +1,188 @@
+"""Lowering of access patterns to plan builders and the functions that run them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import keytemplate
+from .ir import BatchGetIR, GetIR, QueriesModuleIR, QueryIR
+from .keytemplate import Template
+from .lower_keys import params_of, render_template
+from .pytypes import KeyVar, snake
+from .resolve import TABLE_INDEX, Resolved
+from .spec import PatternSpec, SortSpec
+
+_SORT_OPS = ("eq", "begins_with", "between", "lt", "le", "gt", "ge")
+
+
+def sort_templates(sort: SortSpec | None) -> tuple[str, list[Template]]:
+    """The sort condition's operator and parsed value template(s)."""
+    if sort is None:
+        return "", []
+    for op in _SORT_OPS:
+        value = getattr(sort, op)
+        if value is not None:
+            texts = list(value) if isinstance(value, tuple) else [value]
+            return op, [keytemplate.parse(t, condition=True) for t in texts]
+    return "", []
+
+
+def pattern_lookup(pattern: PatternSpec, resolved: Resolved) -> Callable[[str], KeyVar | None]:
+    """Placeholder name -> its KeyVar: a declared arg, the shard, or a returned attribute."""
+    owner = pattern.entity or (pattern.returns[0] if pattern.returns else "")
+    entity = resolved.entities.get(owner)
+
+    def lookup(name: str) -> KeyVar | None:
+        arg = pattern.args.get(name)
+        if arg is not None:
+            return KeyVar(name, arg.type, arg.width)
+        return entity.var(name) if entity else None
+
+    return lookup
+
+
+def module_of(pattern: PatternSpec) -> str:
+    return snake(pattern.entity or pattern.returns[0])
+
+
+def _get(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[GetIR, list[KeyVar]]:
+    entity = resolved.entities[str(pattern.entity)]
+    table = resolved.spec.table
+    templates = [entity.keys[table.partition_key], entity.keys[table.sort_key]]
+    params = params_of(templates, entity.var)[1:]
+    call = ", ".join(["tenant", *(p.param for p in params)])
+    return GetIR(
+        name=name,
+        doc=pattern.description or f"{entity.name} by its key.",
+        signature="".join(f", {p.param}: {p.annotation}" for p in params),
+        call=call,
+        key_call=f"_keys_{entity.module}.key({call})",
+        model=entity.name,
+    ), params
+
+
+def _batch_get(
+    name: str, pattern: PatternSpec, resolved: Resolved
+) -> tuple[BatchGetIR, list[KeyVar]]:
+    get, params = _get(name, pattern, resolved)
+    module = snake(get.model)
+    if len(params) == 1:
+        ref_type, key_call = params[0].annotation, f"_keys_{module}.key(tenant, ref)"
+    else:
+        ref_type = "tuple[" + ", ".join(p.annotation for p in params) + "]"
+        key_call = f"_keys_{module}.key(tenant, *ref)"
+    return BatchGetIR(name, get.doc, ref_type, key_call, get.model), params
+
+
+def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR, list[KeyVar]]:
+    lookup = pattern_lookup(pattern, resolved)
+    shard = pattern.shards.placeholder if pattern.shards else ""
+    partition = keytemplate.parse(str(pattern.partition))
+    op, sort = sort_templates(pattern.sort)
+    params = [p for p in params_of([partition, *sort], lookup)[1:] if p.name != shard]
+    keys = resolved.index_keys(pattern.index)
+    assert keys is not None
+    partition_key, sort_key = keys
+    table = resolved.spec.table
+    key_attrs = [table.partition_key, table.sort_key]
+    if pattern.index != TABLE_INDEX:
+        key_attrs += [a for a in keys if a is not None]
+    sort_expr = "None"
+    if op:
+        values = ", ".join(render_template(t, lookup, lambda v: v.param) for t in sort)
+        sort_expr = f'SortCondition("{op}", {values})'
+    size = pattern.page_size
+    args = ", ".join(f'"{p.name}": {p.render(p.param)}' for p in params)
+    return QueryIR(
+        name=name,
+        doc=pattern.description or f"Query {name}.",
+        signature="".join(f", {p.param}: {p.annotation}" for p in params),
+        call=", ".join(["tenant", *(p.param for p in params)]),
+        partition=render_template(partition, lookup, lambda v: v.param),
+        index="None" if pattern.index == TABLE_INDEX else f'"{pattern.index}"',
+        sort=sort_expr,
+        forward=str(pattern.direction == "ascending"),
+        default_size=size.default if size else 20,
+        max_size=size.max if size else 100,
+        args="{" + args + "}",
+        key_attributes="(" + ", ".join(f'"{a}"' for a in key_attrs) + ")",
+        result=" | ".join(pattern.returns),
+        returns=pattern.returns,
+        shard_count=pattern.shards.count if pattern.shards else 0,
+        shard_var=shard,
+        index_partition_key=partition_key,
+        merge_order=f'("{sort_key or table.sort_key}", "{key_attrs[0]}", "{key_attrs[1]}")',
+    ), params
+
+
+@dataclass
+class _Module:
+    gets: list[GetIR] = field(default_factory=list)
+    batch_gets: list[BatchGetIR] = field(default_factory=list)
+    queries: list[QueryIR] = field(default_factory=list)
+    sharded: list[QueryIR] = field(default_factory=list)
+    entity: str = ""
+    imports: set[str] = field(default_factory=lambda: {"from ..runtime.store import Session"})
+
+
+def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: Resolved) -> None:
+    imports = into.imports
+    params: list[KeyVar]
+    if pattern.operation == "get":
+        get, params = _get(name, pattern, resolved)
+        into.gets.append(get)
+        imports |= {"from ..runtime.plan import Get", f"from ..models.{module} import {get.model}"}
+        imports.add(f"from ..keys import {module} as _keys_{module}")
+    elif pattern.operation == "batch_get":
+        batch, params = _batch_get(name, pattern, resolved)
+        into.batch_gets.append(batch)
+        imports |= {
+            "from collections.abc import Sequence",
+            "from ..runtime import paging as _paging",
+            "from ..runtime.plan import Key",
+            "from ..table import TABLE",
+            f"from ..models.{module} import {batch.model}",
+            f"from ..keys import {module} as _keys_{module}",
+        }
+    else:
+        query, params = _query(name, pattern, resolved)
+        (into.sharded if pattern.shards else into.queries).append(query)
+        imports |= {
+            "from ..runtime import paging as _paging",
+            "from ..runtime.page import Page",
+            "from ..runtime.plan import Item, Key, Query",
+            "from ._paging import " + ("collect_merged" if pattern.shards else "collect"),
+        }
+        if "{" in query.partition + query.sort + query.args:
+            imports.add("from ..runtime import keycodec as _kc")
+        if pattern.sort:
+            imports.add("from ..runtime.plan import SortCondition")
+        imports |= {f"from ..models.{snake(r)} import {r}" for r in pattern.returns}
+    for p in params:
+        if p.type == "datetime":
+            imports.add("from datetime import datetime")
+        if p.type == "path":
+            imports.add("from collections.abc import Sequence")
+        if p.type == "enum":
+            imports.add(f"from ..models.enums import {p.enum_class}")
+
+
+def lower_queries(resolved: Resolved) -> list[QueriesModuleIR]:
+    modules: dict[str, _Module] = {}
+    for name, pattern in resolved.spec.patterns.items():
+        module = module_of(pattern)
+        entity = pattern.entity or pattern.returns[0]
+        _add(module, modules.setdefault(module, _Module(entity=entity)), name, pattern, resolved)
+    return [
+        QueriesModuleIR(
+            module=module,
+            entity=m.entity,
+            imports=tuple(sorted(m.imports)),
+            gets=tuple(m.gets),
+            batch_gets=tuple(m.batch_gets),
+            queries=tuple(m.queries),
+            sharded=tuple(m.sharded),
+        )
+        for module, m in sorted(modules.items())
+    ]

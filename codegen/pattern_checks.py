@@ -1,0 +1,112 @@
+"""Checks of access patterns: the fields each operation takes, and what they refer to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import keytemplate
+from .checks import RESERVED, SNAKE
+from .diagnostics import Problem
+from .key_checks import check_placeholders
+from .pytypes import py_name
+from .resolve import Resolved
+from .spec import PatternSpec
+
+_QUERY_ONLY = ("partition", "sort", "args", "returns", "page_size", "shards", "index", "direction")
+
+
+def _get(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    for field in _QUERY_ONLY:
+        if field in pattern.model_fields_set:
+            yield Problem(f"{path}.{field}", f"`{field}` applies to queries only; remove it")
+    entity = resolved.entities.get(pattern.entity or "")
+    if entity is None:
+        yield Problem(
+            f"{path}.entity",
+            f"a {pattern.operation} needs `entity`, one of: " + ", ".join(resolved.entities),
+        )
+        return
+    table = resolved.spec.table
+    names: set[str] = set()
+    for attr in (table.partition_key, table.sort_key):
+        if attr in entity.keys:
+            names.update(entity.keys[attr].placeholders)
+    if pattern.operation == "batch_get" and not names - {"tenant"}:
+        yield Problem(path, f"{entity.name}'s key has no placeholder besides tenant to batch on")
+
+
+def _templates(path: str, pattern: PatternSpec) -> Iterator[tuple[str, keytemplate.Template]]:
+    if pattern.partition is not None:
+        yield f"{path}.partition", keytemplate.parse(pattern.partition)
+    if pattern.sort is not None:
+        for op in sorted(pattern.sort.model_fields_set):
+            value = getattr(pattern.sort, op)
+            for text in value if isinstance(value, tuple) else (value,):
+                yield f"{path}.sort.{op}", keytemplate.parse(text, condition=True)
+
+
+def _query(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    if pattern.entity is not None:
+        yield Problem(f"{path}.entity", "a query names what it reads in `returns`, not `entity`")
+    if pattern.partition is None:
+        yield Problem(f"{path}.partition", "a query needs a partition template")
+    if resolved.index_keys(pattern.index) is None:
+        yield Problem(
+            f"{path}.index",
+            f"unknown index {pattern.index!r}; use one of: " + ", ".join(resolved.all_indexes()),
+        )
+    if pattern.sort is not None and len(pattern.sort.model_fields_set) != 1:
+        yield Problem(
+            f"{path}.sort", "give exactly one condition: eq, begins_with, between, lt, le, gt or ge"
+        )
+    size = pattern.page_size
+    if size is not None and size.default > size.max:
+        yield Problem(f"{path}.page_size", f"default {size.default} is above max {size.max}")
+    returned = [resolved.entities.get(r) for r in pattern.returns]
+    if not pattern.returns or None in returned:
+        yield Problem(
+            f"{path}.returns",
+            "a query needs `returns`, a list of entities: " + ", ".join(resolved.entities),
+        )
+        return
+    shard = pattern.shards.placeholder if pattern.shards else None
+    extra = frozenset(pattern.args) | ({shard} if shard else set())
+    try:
+        templates = list(_templates(path, pattern))
+    except keytemplate.TemplateError as exc:
+        yield Problem(path, str(exc))
+        return
+    for entity in returned:
+        assert entity is not None
+        for where, template in templates:
+            yield from check_placeholders(where, template, entity, extra)
+    for arg, spec in pattern.args.items():
+        if not SNAKE.match(arg) or arg in RESERVED or py_name(arg) in RESERVED:
+            yield Problem(f"{path}.args.{arg}", "arg names must be snake_case and not reserved")
+        if spec.type == "int" and spec.width is None:
+            yield Problem(f"{path}.args.{arg}", "an int arg needs `width`, as in the key")
+        if spec.prefix_of is not None and any(
+            e is not None and spec.prefix_of not in e.attrs for e in returned
+        ):
+            yield Problem(
+                f"{path}.args.{arg}.prefix_of",
+                f"{spec.prefix_of!r} is not an attribute of every returned entity",
+            )
+    used = {p for _, t in templates for p in t.placeholders}
+    for arg in pattern.args:
+        if arg not in used:
+            yield Problem(f"{path}.args.{arg}", "declared but not used in partition or sort")
+    if shard is not None and shard not in (templates[0][1].placeholders if templates else ()):
+        yield Problem(f"{path}.shards.placeholder", f"{{{shard}}} must be in the partition")
+
+
+def check_patterns(resolved: Resolved) -> Iterator[Problem]:
+    names = set(resolved.spec.patterns)
+    for name, pattern in resolved.spec.patterns.items():
+        path = f"patterns.{name}"
+        if not SNAKE.match(name) or (name.startswith("plan_") and name[5:] in names):
+            yield Problem(path, "pattern names must be snake_case and not plan_<another pattern>")
+        if pattern.operation == "query":
+            yield from _query(path, name, pattern, resolved)
+        else:
+            yield from _get(path, name, pattern, resolved)

@@ -1,0 +1,134 @@
+"""How spec types become Python: names, annotations, and the expressions that store, load,
+render into keys and parse out of keys. Everything here returns source text for templates."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+
+from .spec import AttributeSpec
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def snake(name: str) -> str:
+    """OrderLine -> order_line, GSI1 -> gsi1."""
+    return _CAMEL_BOUNDARY.sub("_", name).lower()
+
+
+def camel(name: str) -> str:
+    """order_line -> OrderLine; already CamelCase names are kept."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def py_name(name: str) -> str:
+    """A spec name usable as a Python identifier: keywords get a trailing underscore."""
+    return name + "_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
+
+
+def member_name(value: str) -> str:
+    name = re.sub(r"\W", "_", value).upper()
+    if not name or name[0].isdigit():
+        name = "V_" + name
+    return py_name(name)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyVar:
+    """A placeholder's value as a key builder sees it."""
+
+    name: str
+    type: str
+    width: int | None = None
+    enum_class: str | None = None
+
+    @property
+    def param(self) -> str:
+        return py_name(self.name)
+
+    @property
+    def annotation(self) -> str:
+        return {
+            "int": "int",
+            "datetime": "datetime",
+            "path": "Sequence[str]",
+            "enum": str(self.enum_class),
+        }.get(self.type, "str")
+
+    @property
+    def part_annotation(self) -> str:
+        return "tuple[str, ...]" if self.type == "path" else self.annotation
+
+    def render(self, value: str) -> str:
+        if self.type == "datetime":
+            return f"_kc.format_datetime({value})"
+        if self.type == "int":
+            return f"_kc.format_int({value}, {self.width})"
+        if self.type == "path":
+            return f"_kc.escape_path({value})"
+        return f"_kc.escape({value})"
+
+    def parse(self, segment: str) -> str:
+        if self.type == "datetime":
+            return f"_kc.parse_datetime({segment})"
+        if self.type == "int":
+            return f"int({segment})"
+        if self.type == "path":
+            return f"_kc.unescape_path({segment})"
+        if self.type == "enum":
+            return f"{self.enum_class}(_kc.unescape({segment}))"
+        return f"_kc.unescape({segment})"
+
+
+def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
+    """The model field's annotation (without the optional part)."""
+    t = attr.type
+    if t == "id":
+        return "Id"
+    if t == "datetime":
+        return "UtcDatetime"
+    if t == "path":
+        return "PathParts"
+    if t == "bool":
+        return "bool"
+    if t == "enum":
+        return str(enum_class)
+    constraints: list[str] = []
+    base = {"string": "str", "int": "int", "float": "float"}.get(t, f"list[{attr.of}]")
+    for name in ("min_length", "max_length", "pattern", "ge", "le"):
+        value = getattr(attr, name)
+        if value is not None:
+            constraints.append(f"{name}={value!r}")
+    if attr.min_items is not None:
+        constraints.append(f"min_length={attr.min_items}")
+    if attr.max_items is not None:
+        constraints.append(f"max_length={attr.max_items}")
+    if t == "float":
+        constraints.append("allow_inf_nan=False")
+    if not constraints:
+        return base
+    return f"Annotated[{base}, Field({', '.join(constraints)})]"
+
+
+def store_expr(attr: AttributeSpec, value: str) -> str:
+    """Expression turning a model value into its stored item value."""
+    return {
+        "float": f"Decimal(repr({value}))",
+        "datetime": f"_kc.format_datetime({value})",
+        "enum": f"{value}.value",
+        "path": f"list({value})",
+        "list": f"[entry.to_item() for entry in {value}]",
+    }.get(attr.type, value)
+
+
+def load_expr(attr: AttributeSpec, raw: str, enum_class: str | None) -> str:
+    """Expression turning a stored item value back into a model value."""
+    return {
+        "int": f"int({raw})",
+        "float": f"float({raw})",
+        "datetime": f"_kc.parse_datetime({raw})",
+        "enum": f"{enum_class}({raw})",
+        "path": f"tuple({raw})",
+        "list": f"[{attr.of}.from_item(entry) for entry in {raw}]",
+    }.get(attr.type, raw)

@@ -1,0 +1,116 @@
+"""Pydantic models of the spec file: its shape only. Cross-references and key design are
+checked later (checks.py, lint.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AttrType = Literal["id", "string", "int", "float", "bool", "datetime", "enum", "path", "list"]
+ArgType = Literal["id", "string", "int", "datetime", "path"]
+Number = int | float
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IndexSpec(_Strict):
+    description: str = ""
+    partition_key: str
+    sort_key: str | None = None
+    projection: Literal["ALL", "KEYS_ONLY", "INCLUDE"] = "ALL"
+    include: tuple[str, ...] = ()
+
+
+class TableSpec(_Strict):
+    name: str = Field(min_length=3, max_length=255, pattern=r"^[A-Za-z0-9_.-]+$")
+    partition_key: str
+    sort_key: str
+    ttl_attribute: str | None = None
+    indexes: dict[str, IndexSpec] = {}
+
+
+class AttributeSpec(_Strict):
+    type: AttrType
+    description: str = ""
+    optional: bool = False
+    min_length: int | None = Field(default=None, ge=0)
+    max_length: int | None = Field(default=None, ge=1)
+    pattern: str | None = None
+    ge: Number | None = None
+    le: Number | None = None
+    width: int | None = Field(default=None, ge=1, le=38)
+    values: tuple[str, ...] | None = None
+    of: str | None = None
+    min_items: int | None = Field(default=None, ge=0)
+    max_items: int | None = Field(default=None, ge=1)
+
+
+class StructSpec(BaseModel):
+    """`description` plus one attribute table per field."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, AttributeSpec] = Field(init=False)
+    description: str = ""
+
+    @property
+    def fields(self) -> dict[str, AttributeSpec]:
+        return dict(self.__pydantic_extra__ or {})
+
+
+class EntitySpec(_Strict):
+    type: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
+    description: str = ""
+    attributes: dict[str, AttributeSpec] = {}
+    attributes_from: str | None = None
+    keys: dict[str, str]
+
+
+class ArgSpec(_Strict):
+    type: ArgType
+    description: str = ""
+    width: int | None = Field(default=None, ge=1, le=38)
+    prefix_of: str | None = None
+
+
+class SortSpec(_Strict):
+    eq: str | None = None
+    begins_with: str | None = None
+    between: tuple[str, str] | None = None
+    lt: str | None = None
+    le: str | None = None
+    gt: str | None = None
+    ge: str | None = None
+
+
+class PageSizeSpec(_Strict):
+    default: int = Field(ge=1)
+    max: int = Field(ge=1)
+
+
+class ShardSpec(_Strict):
+    placeholder: str
+    count: int = Field(ge=2, le=100)
+
+
+class PatternSpec(_Strict):
+    description: str = ""
+    operation: Literal["get", "batch_get", "query"]
+    entity: str | None = None
+    index: str = "table"
+    partition: str | None = None
+    sort: SortSpec | None = None
+    args: dict[str, ArgSpec] = {}
+    direction: Literal["ascending", "descending"] = "ascending"
+    returns: tuple[str, ...] = ()
+    page_size: PageSizeSpec | None = None
+    shards: ShardSpec | None = None
+
+
+class Spec(_Strict):
+    table: TableSpec
+    structs: dict[str, StructSpec] = {}
+    entities: dict[str, EntitySpec]
+    patterns: dict[str, PatternSpec] = {}
