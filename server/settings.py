@@ -163,5 +163,11 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     }
     limits = {name: _convert(name, env[var]) for var, name in _ENV_LIMITS.items() if env.get(var)}
     values["limits"] = Limits(**limits)
-    values.update({key: value for key, value in overrides.items() if value is not None})
+    values.update(
+        {
+            key: _convert(key, value) if isinstance(value, str) else value
+            for key, value in overrides.items()
+            if value is not None
+        }
+    )
     return Settings(**values).resolved()
