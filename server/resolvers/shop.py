@@ -1,0 +1,145 @@
+"""Root fields for shops: one by id, the ones near a point, and creating one."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import UTC, datetime
+
+import strawberry
+
+from generated.models.shop import Shop as ShopRecord
+from generated.queries.shop import shops_in_cell
+from generated.runtime.plan import Condition, Put
+from generated.runtime.store import Session
+
+from ..context import Context, Info
+from ..errors import BadUserInput
+from ..geo import GEO_CELL_LENGTH, MAX_RADIUS_KM, cover_circle, haversine_km, shop_geohash
+from ..ids import local_id, new_id
+from ..types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
+
+DEFAULT_FIRST = 20
+MAX_FIRST = 100
+CELL_PAGE_SIZE = 5000
+"""The pattern's largest page: a dense cell costs as few round trips as it can."""
+
+
+@strawberry.input(description="A new shop: its name and position in degrees.")
+class CreateShopInput:
+    name: str
+    lat: float
+    lng: float
+
+
+def check_position(lat: float, lng: float) -> None:
+    if not (math.isfinite(lat) and -90.0 <= lat <= 90.0):
+        raise BadUserInput(f"lat must be between -90 and 90, got {lat}", field="lat")
+    if not (math.isfinite(lng) and -180.0 <= lng <= 180.0):
+        raise BadUserInput(f"lng must be between -180 and 180, got {lng}", field="lng")
+
+
+async def _shops_with_prefix(
+    session: Session, tenant: str, geo_cell: str, prefix: str
+) -> list[ShopRecord]:
+    """Every shop in GSI2 partition geo_cell whose geohash starts with prefix, all pages."""
+    found: list[ShopRecord] = []
+    after: str | None = None
+    while True:
+        page = await shops_in_cell(
+            session,
+            tenant,
+            geo_cell=geo_cell,
+            geohash_prefix=prefix,
+            first=CELL_PAGE_SIZE,
+            after=after,
+        )
+        found.extend(page.items)
+        if page.cursor is None:
+            return found
+        after = page.cursor
+
+
+async def shops_near(
+    ctx: Context, lat: float, lng: float, radius_km: float, first: int
+) -> list[ShopDistance]:
+    """Shops within radius_km of the point, nearest first (ties by id).
+
+    The cells covering the circle are read concurrently, one Query each (more only when a
+    cell holds more than a page); the exact haversine distance then filters and orders.
+    """
+    covering = cover_circle(lat, lng, radius_km)
+    batches = await asyncio.gather(
+        *(
+            _shops_with_prefix(ctx.session, ctx.tenant, geo_cell, prefix)
+            for geo_cell, prefixes in covering.cells.items()
+            for prefix in prefixes
+        )
+    )
+    near: list[tuple[float, str, ShopRecord]] = []
+    for batch in batches:
+        for record in batch:
+            distance = haversine_km(lat, lng, record.lat, record.lng)
+            if distance <= radius_km:
+                near.append((distance, record.shop_id, record))
+    near.sort(key=lambda entry: (entry[0], entry[1]))
+    return [
+        ShopDistance(shop=Shop.from_record(record), distance_km=distance)
+        for distance, _, record in near[:first]
+    ]
+
+
+def shop_record(
+    shop_id: str, name: str, lat: float, lng: float, created_at: datetime
+) -> ShopRecord:
+    """A shop record with its geohash and geo_cell; pydantic checks the fields."""
+    geohash = shop_geohash(lat, lng)
+    return ShopRecord(
+        shop_id=shop_id,
+        name=name,
+        lat=lat,
+        lng=lng,
+        geohash=geohash,
+        geo_cell=geohash[:GEO_CELL_LENGTH],
+        created_at=created_at,
+    )
+
+
+@strawberry.type
+class ShopQuery:
+    @strawberry.field(description="A shop by id.")
+    async def shop(self, info: Info, id: strawberry.ID) -> Shop | None:
+        return await load_shop(info.context, local_id(id, TYPE_NAME))
+
+    @strawberry.field(
+        description=(
+            "Shops within radiusKm (0 < radiusKm <= 50) of a point by great-circle distance, "
+            "nearest first; first defaults to 20, at most 100."
+        )
+    )
+    async def shops_near(
+        self, info: Info, lat: float, lng: float, radius_km: float, first: int | None = None
+    ) -> list[ShopDistance]:
+        check_position(lat, lng)
+        if not (math.isfinite(radius_km) and 0.0 < radius_km <= MAX_RADIUS_KM):
+            raise BadUserInput(
+                f"radiusKm must be greater than 0 and at most {MAX_RADIUS_KM:g}",
+                field="radiusKm",
+            )
+        limit = DEFAULT_FIRST if first is None else first
+        if not 0 <= limit <= MAX_FIRST:
+            raise BadUserInput(f"first must be between 0 and {MAX_FIRST}", field="first")
+        return await shops_near(info.context, lat, lng, radius_km, limit)
+
+
+@strawberry.type
+class ShopMutation:
+    @strawberry.mutation(description="Create a shop at a position.")
+    async def create_shop(self, info: Info, input: CreateShopInput) -> Shop:
+        check_position(input.lat, input.lng)
+        ctx = info.context
+        record = shop_record(new_id(), input.name, input.lat, input.lng, datetime.now(UTC))
+        await ctx.session.store.put(
+            Put(record.to_item(ctx.tenant), conditions=(Condition("not_exists", "PK"),))
+        )
+        return Shop.from_record(record)
