@@ -42,6 +42,7 @@ class KeyVar:
     type: str
     width: int | None = None
     enum_class: str | None = None
+    values: tuple[str, ...] = ()
 
     @property
     def param(self) -> str:

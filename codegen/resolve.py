@@ -20,7 +20,8 @@ class Attr:
     enum_class: str | None = None
 
     def var(self) -> KeyVar:
-        return KeyVar(self.name, self.spec.type, self.spec.width, self.enum_class)
+        spec = self.spec
+        return KeyVar(self.name, spec.type, spec.width, self.enum_class, spec.values or ())
 
 
 @dataclass(slots=True)

@@ -1,0 +1,281 @@
+"""Key-design checks (DESIGN §3): every query served by a key or index, no keys that collide
+or whose literals overlap, prefix queries ending at a delimiter, tenant in every partition
+key, projections holding what patterns return, shard ranges matching their fan-out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from . import keymatch, keytemplate
+from .diagnostics import Problem
+from .keytemplate import Template
+from .lower_queries import sort_templates
+from .pytypes import KeyVar
+from .resolve import Entity, Resolved
+from .spec import PatternSpec
+
+Lookup = Callable[[str], KeyVar | None]
+
+
+def _lookup(pattern: PatternSpec, entity: Entity) -> Lookup:
+    def lookup(name: str) -> KeyVar | None:
+        arg = pattern.args.get(name)
+        return KeyVar(name, arg.type, arg.width) if arg else entity.var(name)
+
+    return lookup
+
+
+def _same_kind(a: KeyVar, b: KeyVar) -> bool:
+    text = {"id", "string"}
+    return (a.type in text and b.type in text) or (a.type == b.type and a.width == b.width)
+
+
+def _structural(
+    pattern: PatternSpec, want: Template, have: Template, entity: Entity
+) -> tuple[int, str | None]:
+    """How many leading segments of `have` the pattern template `want` matches, and why it
+    stops early (None when every segment of `want` matched)."""
+    for i, segment in enumerate(want.segments):
+        if i >= len(have.segments):
+            return i, f"is longer than {entity.name}'s {have.source!r}"
+        target = have.segments[i]
+        if segment.literal is not None or target.literal is not None:
+            if segment.literal != target.literal:
+                return i, (
+                    f"has {segment.text!r} where {entity.name}'s {have.source!r} "
+                    f"has {target.text!r}"
+                )
+            continue
+        name, theirs = str(segment.placeholder), str(target.placeholder)
+        arg = pattern.args.get(name)
+        if arg is not None and arg.prefix_of is not None:
+            if arg.prefix_of != theirs or i != len(want.segments) - 1 or want.trailing_delimiter:
+                return i, (
+                    f"may use prefix_of arg {{{name}}} only as its last segment (no '#' "
+                    f"after it), at {{{arg.prefix_of}}}"
+                )
+            continue
+        mine, other = _lookup(pattern, entity)(name), entity.var(theirs)
+        if name != theirs and not (arg and mine and other and _same_kind(mine, other)):
+            return i, f"has {{{name}}} where {entity.name}'s {have.source!r} has {{{theirs}}}"
+    return len(want.segments), None
+
+
+def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    keys = resolved.index_keys(pattern.index)
+    assert keys is not None
+    pk, sk = keys
+    partition = keytemplate.parse(str(pattern.partition))
+    op, conditions = sort_templates(pattern.sort)
+    for name in pattern.returns:
+        entity = resolved.entities[name]
+        if pk not in entity.keys:
+            yield Problem(
+                f"{path}.returns",
+                f"{name} has no keys.{pk}, so it is not in index {pattern.index}; add its "
+                f"keys for {pattern.index} or query an index it is in",
+            )
+            continue
+        have = entity.keys[pk]
+        matched, why = _structural(pattern, partition, have, entity)
+        if why is None and matched != len(have.segments):
+            why = f"is shorter than {name}'s {have.source!r}"
+        if why:
+            yield Problem(
+                f"{path}.partition",
+                f"no key serves this pattern: the partition {partition.source!r} {why}; make "
+                f"it match {name}'s keys.{pk} or use the index whose key it is",
+            )
+        if not op or sk is None or sk not in entity.keys:
+            continue
+        sort_key = entity.keys[sk]
+        for condition in conditions:
+            yield from _sort_served(f"{path}.sort.{op}", op, pattern, condition, sort_key, entity)
+
+
+def _sort_served(
+    path: str, op: str, pattern: PatternSpec, cond: Template, have: Template, entity: Entity
+) -> Iterator[Problem]:
+    matched, why = _structural(pattern, cond, have, entity)
+    last = cond.segments[-1]
+    ends_in_prefix_arg = bool(
+        last.placeholder
+        and (arg := pattern.args.get(last.placeholder)) is not None
+        and arg.prefix_of is not None
+    )
+    path_last = entity.var(str(have.segments[-1].placeholder))
+    extends = path_last is not None and path_last.type == "path"
+    if why:
+        yield Problem(path, f"no key serves this condition: {cond.source!r} {why}")
+    elif op == "eq" and (matched != len(have.segments) or cond.trailing_delimiter):
+        yield Problem(path, f"eq needs the whole sort key {have.source!r}; use begins_with")
+    elif op == "begins_with" and not cond.trailing_delimiter and not ends_in_prefix_arg:
+        yield Problem(
+            path,
+            f"the prefix {cond.source!r} does not end at '#': it would also match longer "
+            "values (ORDER#1 matches ORDER#10); end it with '#' or declare its last arg "
+            "prefix_of an attribute",
+        )
+    elif cond.trailing_delimiter and matched == len(have.segments) and not extends:
+        yield Problem(path, f"{cond.source!r} goes past the end of {have.source!r}")
+
+
+def _slots(template: Template, lookup: Lookup) -> list[keymatch.Slot]:
+    return keymatch.slots(template, lookup)
+
+
+def _reads(
+    pattern: PatternSpec, other: Entity, sk: str | None, conditions: list[Template], op: str
+) -> bool:
+    """Whether the query can read items of `other` (an entity it does not return)."""
+    if sk is None or not op:
+        return True
+    lookup = _lookup(pattern, other)
+    theirs = _slots(other.keys[sk], other.var)
+    mine = [_slots(c, lookup) for c in conditions]
+    if op == "eq":
+        return keymatch.can_equal(mine[0], theirs)
+    if op == "begins_with":
+        trailing = conditions[0].trailing_delimiter
+        prefix = mine[0] if trailing else mine[0][:-1]
+        return keymatch.can_start(prefix, theirs, strict=True)
+    if op == "between":
+        common = []
+        for a, b in zip(mine[0], mine[1], strict=False):
+            if a.literal is None or a != b:
+                break
+            common.append(a)
+        return keymatch.can_start(common, theirs, strict=True)
+    return True
+
+
+def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    keys = resolved.index_keys(pattern.index)
+    assert keys is not None
+    pk, sk = keys
+    first = resolved.entities[pattern.returns[0]]
+    partition = _slots(keytemplate.parse(str(pattern.partition)), _lookup(pattern, first))
+    op, conditions = sort_templates(pattern.sort)
+    for name, other in sorted(resolved.entities.items()):
+        if name in pattern.returns or pk not in other.keys:
+            continue
+        if sk is not None and sk not in other.keys:
+            continue
+        if keymatch.can_equal(partition, _slots(other.keys[pk], other.var)) and _reads(
+            pattern, other, sk, conditions, op
+        ):
+            yield Problem(
+                f"{path}.returns",
+                f"the query can also read {name} items (their keys on {pattern.index} match "
+                f"its condition); add {name} to returns or narrow the condition",
+            )
+
+
+def _tenant(resolved: Resolved) -> Iterator[Problem]:
+    for index in resolved.all_indexes():
+        keys = resolved.index_keys(index)
+        assert keys is not None
+        for name, entity in resolved.entities.items():
+            template = entity.keys.get(keys[0])
+            if template is not None and "tenant" not in template.placeholders:
+                yield Problem(
+                    f"entities.{name}.keys.{keys[0]}",
+                    f"partition key {template.source!r} lacks {{tenant}}: items of all "
+                    "tenants would share it; start it with T#{tenant}",
+                )
+    for name, pattern in resolved.spec.patterns.items():
+        if pattern.partition and "tenant" not in keytemplate.parse(pattern.partition).placeholders:
+            yield Problem(f"patterns.{name}.partition", "the partition must contain {tenant}")
+
+
+def _collisions(resolved: Resolved) -> Iterator[Problem]:
+    entities = sorted(resolved.entities.items())
+    for index in resolved.all_indexes():
+        keys = resolved.index_keys(index)
+        assert keys is not None
+        attrs = [k for k in keys if k is not None]
+        present = [(n, e) for n, e in entities if all(a in e.keys for a in attrs)]
+        for i, (name_a, a) in enumerate(present):
+            for name_b, b in present[i + 1 :]:
+                slots = [
+                    (keymatch.slots(a.keys[k], a.var), keymatch.slots(b.keys[k], b.var))
+                    for k in attrs
+                ]
+                if not keymatch.can_equal(*slots[0]):
+                    continue
+                where = f"entities.{name_b}.keys.{attrs[-1]}"
+                if all(keymatch.can_equal(x, y) for x, y in slots[1:]):
+                    yield Problem(
+                        where,
+                        f"{name_a} and {name_b} can have the same key on {index}; give them "
+                        "different literal segments",
+                    )
+                elif len(slots) > 1 and (pair := keymatch.overlapping_literals(*slots[1])):
+                    yield Problem(
+                        where,
+                        f"literal prefixes overlap on {index}: {pair[0]!r} and {pair[1]!r} of "
+                        f"{name_a} and {name_b} share a partition and one starts the other; "
+                        "rename one so neither is a prefix of the other",
+                    )
+
+
+def _projection(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    index = resolved.spec.table.indexes.get(pattern.index)
+    if index is None or index.projection == "ALL":
+        return
+    table = resolved.spec.table
+    projected = {table.partition_key, table.sort_key, index.partition_key, index.sort_key}
+    projected |= set(index.include)
+    for name in pattern.returns:
+        missing = sorted({"_type", *resolved.entities[name].attrs} - projected)
+        if missing:
+            yield Problem(
+                f"{path}.index",
+                f"{pattern.index} projects {index.projection} and lacks {name}'s "
+                f"{', '.join(missing)}; add them to include or project ALL",
+            )
+
+
+def _shards(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    if pattern.shards is None:
+        return
+    placeholder, count = pattern.shards.placeholder, pattern.shards.count
+    for name in pattern.returns:
+        attr = resolved.entities[name].attrs.get(placeholder)
+        spec = attr.spec if attr else None
+        if spec is None or spec.type != "int" or (spec.ge, spec.le) != (0, count - 1):
+            yield Problem(
+                f"{path}.shards",
+                f"{name} needs an int attribute {placeholder} with ge = 0 and le = "
+                f"{count - 1}, so that writers use exactly the {count} shards read here",
+            )
+
+
+def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    seen: dict[str, tuple[str, KeyVar]] = {}
+    for name in pattern.returns:
+        entity = resolved.entities[name]
+        for template in (pattern.partition or "",):
+            for placeholder in keytemplate.parse(template).placeholders:
+                var = _lookup(pattern, entity)(placeholder)
+                if var is None:
+                    continue
+                if placeholder in seen and not _same_kind(seen[placeholder][1], var):
+                    yield Problem(
+                        f"{path}.partition",
+                        f"{{{placeholder}}} has different types in {seen[placeholder][0]} and "
+                        f"{name}; returned entities must agree",
+                    )
+                seen.setdefault(placeholder, (name, var))
+
+
+def lint(resolved: Resolved) -> list[Problem]:
+    """Every key-design problem of a spec that passed the structural checks."""
+    problems = [*_tenant(resolved), *_collisions(resolved)]
+    for name, pattern in resolved.spec.patterns.items():
+        if pattern.operation != "query":
+            continue
+        path = f"patterns.{name}"
+        for check in (_served, _extra_reads, _projection, _shards, _shared_types):
+            problems.extend(check(path, pattern, resolved))
+    return problems
