@@ -69,3 +69,80 @@ def globex_token(settings: Settings) -> str:
 @pytest.fixture(name="gql")
 def gql_fixture() -> Gql:
     return gql
+
+
+USER_FIELDS = "id email name createdAt version"
+ORDER_FIELDS = (
+    "id status totalCents currency createdAt version "
+    "items { sku name quantity unitPriceCents } user { id }"
+)
+
+
+class Api:
+    """A client of the API as one tenant: raw bodies, data, error codes and shortcuts."""
+
+    def __init__(self, client: httpx.AsyncClient, token: str) -> None:
+        self.client = client
+        self.token = token
+
+    async def __call__(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await gql(self.client, query, variables, self.token)
+
+    async def data(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = await self(query, variables)
+        assert "errors" not in body, body["errors"]
+        result: dict[str, Any] = body["data"]
+        return result
+
+    async def codes(self, query: str, variables: dict[str, Any] | None = None) -> list[str]:
+        body = await self(query, variables)
+        assert body.get("errors"), body
+        return [error["extensions"]["code"] for error in body["errors"]]
+
+    async def create_user(self, email: str, name: str = "Someone") -> dict[str, Any]:
+        data = await self.data(
+            f"mutation($i: CreateUserInput!) {{ createUser(input: $i) {{ {USER_FIELDS} }} }}",
+            {"i": {"email": email, "name": name}},
+        )
+        user: dict[str, Any] = data["createUser"]
+        return user
+
+    async def create_order(
+        self, user_id: str, lines: list[tuple[str, int, int]], currency: str = "EUR"
+    ) -> dict[str, Any]:
+        items = [
+            {"sku": sku, "name": f"{sku} item", "quantity": qty, "unitPriceCents": price}
+            for sku, qty, price in lines
+        ]
+        data = await self.data(
+            f"mutation($i: CreateOrderInput!) {{ createOrder(input: $i) {{ {ORDER_FIELDS} }} }}",
+            {"i": {"userId": user_id, "currency": currency, "items": items}},
+        )
+        order: dict[str, Any] = data["createOrder"]
+        return order
+
+    async def create_group(self, name: str) -> dict[str, Any]:
+        data = await self.data(
+            "mutation($n: String!) { createGroup(input: {name: $n}) { id name createdAt } }",
+            {"n": name},
+        )
+        group: dict[str, Any] = data["createGroup"]
+        return group
+
+    async def add_member(self, group_id: str, user_id: str) -> dict[str, Any]:
+        data = await self.data(
+            "mutation($g: ID!, $u: ID!) { addGroupMember(groupId: $g, userId: $u) { id } }",
+            {"g": group_id, "u": user_id},
+        )
+        group: dict[str, Any] = data["addGroupMember"]
+        return group
+
+
+@pytest.fixture
+def acme(client: httpx.AsyncClient, acme_token: str) -> Api:
+    return Api(client, acme_token)
+
+
+@pytest.fixture
+def globex(client: httpx.AsyncClient, globex_token: str) -> Api:
+    return Api(client, globex_token)
