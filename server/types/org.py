@@ -80,6 +80,7 @@ class OrgNode(Node):
         page = await org_subtree(
             ctx.session, ctx.tenant, self.record.path, first=first, after=after
         )
+        _node_loader(ctx).prime_many({record.path: record for record in page.items})
         return connection_from_page(page, OrgNode.from_record)
 
     @strawberry.field(description="The nodes from the root down to this node's parent.")
@@ -130,6 +131,8 @@ async def load_children(ctx: Context, parent_ref: str) -> list[OrgNode]:
         )
 
     records = await ctx.loader("org_children", load).load(parent_ref)
+    # Children read here are nodes the request may ask for again (as a child's parent).
+    _node_loader(ctx).prime_many({record.path: record for record in records})
     return [OrgNode.from_record(record) for record in records]
 
 
