@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pydantic
 import pytest
-from memstore import MemoryStore
+from tests.codegen.memstore import MemoryStore
 
 from generated.keys import org_node as org_node_keys
 from generated.keys import user as user_keys

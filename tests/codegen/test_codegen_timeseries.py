@@ -9,7 +9,7 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
-from memstore import MemoryStore
+from tests.codegen.memstore import MemoryStore
 
 from generated.runtime.cursor import CursorCodec
 from generated.runtime.store import Session
