@@ -1,0 +1,176 @@
+"""Side-by-side measurement of keygraph, its naive baseline and the floor on one store:
+store calls and waves, then timed runs in-process and over HTTP, repeated and interleaved
+(every repeat runs every operation on every variant) so each ratio is taken within a repeat.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.floor_data import Item
+from bench.inprocess import asgi_client, execute, store_counts, timed_run
+from bench.overhttp import ServerProcess, Servers, run_loadgen
+from bench.queries import Operation
+from bench.stats import RunSummary, median_of, median_ratio
+from bench.targets import Variant, floor_app, keygraph_app, open_store
+from server.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How long each timed run lasts: whichever of time and request count ends first."""
+
+    repeats: int
+    duration_s: float
+    max_requests: int
+    concurrency: int = 1
+    warmup_requests: int = 3
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repeats": self.repeats,
+            "duration_s": self.duration_s,
+            "max_requests": self.max_requests,
+            "concurrency": self.concurrency,
+        }
+
+
+Runs = dict[tuple[str, Variant], list[RunSummary]]
+
+
+def variants(op: Operation) -> tuple[Variant, ...]:
+    return ("keygraph", "floor", "naive") if op.naive else ("keygraph", "floor")
+
+
+def aggregate(ops: list[Operation], runs: Runs) -> dict[str, dict[str, Any]]:
+    """Per operation: each variant's medians, keygraph ÷ floor and naive → batched speed-up
+    (medians of the per-repeat ratios of requests per second)."""
+    blocks: dict[str, dict[str, Any]] = {}
+    for op in ops:
+        kg = [run.rps for run in runs[(op.name, "keygraph")]]
+        block: dict[str, Any] = {
+            variant: median_of(runs[(op.name, variant)]).to_json() for variant in variants(op)
+        }
+        block["vs_floor"] = median_ratio(kg, [run.rps for run in runs[(op.name, "floor")]])
+        if op.naive:
+            naive = [run.rps for run in runs[(op.name, "naive")]]
+            block["naive_speedup"] = median_ratio(kg, naive)
+        blocks[op.name] = block
+    return blocks
+
+
+def same_data(left: Any, right: Any) -> bool:
+    """Equal JSON values, floats compared to 1e-9 relative (distances computed in another
+    order may differ in the last bit)."""
+    if isinstance(left, float) or isinstance(right, float):
+        return (
+            isinstance(left, int | float)
+            and isinstance(right, int | float)
+            and math.isclose(left, right, rel_tol=1e-9)
+        )
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(same_data(left[k], right[k]) for k in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(
+            same_data(a, b) for a, b in zip(left, right, strict=True)
+        )
+    return bool(left == right)
+
+
+async def measure_inprocess(
+    settings: Settings,
+    headers: dict[str, str],
+    floor_items: Sequence[Item],
+    tenant: str,
+    ops: list[Operation],
+    budget: Budget,
+) -> dict[str, Any]:
+    """Counts, the floor check and timed runs of every variant inside this process."""
+    store = open_store(settings)
+    apps = {
+        "keygraph": keygraph_app(settings, store, batching=True),
+        "naive": keygraph_app(settings, store, batching=False),
+        "floor": floor_app(floor_items, tenant),
+    }
+    try:
+        async with AsyncExitStack() as stack:
+            clients = {
+                name: await stack.enter_async_context(asgi_client(app, headers))
+                for name, app in apps.items()
+            }
+            counts = {
+                op.name: {
+                    name: await store_counts(clients[name], op)
+                    for name in ("keygraph", "naive")
+                    if name == "keygraph" or op.naive
+                }
+                for op in ops
+            }
+            matches = {
+                op.name: same_data(
+                    (await execute(clients["keygraph"], op))["data"],
+                    (await execute(clients["floor"], op))["data"],
+                )
+                for op in ops
+            }
+            for op in ops:
+                for variant in variants(op):
+                    for _ in range(budget.warmup_requests):
+                        await execute(clients[variant], op)
+            runs: Runs = {}
+            for _ in range(budget.repeats):
+                for op in ops:
+                    for variant in variants(op):
+                        run = await timed_run(
+                            clients[variant], op, budget.duration_s, budget.max_requests
+                        )
+                        runs.setdefault((op.name, variant), []).append(run)
+    finally:
+        await store.close()
+    return {"counts": counts, "matches_floor": matches, "results": aggregate(ops, runs)}
+
+
+def measure_http(
+    server_args: dict[Variant, list[str]],
+    headers: dict[str, str],
+    ops: list[Operation],
+    budget: Budget,
+    log_dir: Path,
+) -> dict[str, Any]:
+    """Timed runs of every variant, each served by its own uvicorn process and loaded from
+    a load-generator process; and each server's peak RSS over the whole run."""
+    servers = Servers([ServerProcess(name, args, log_dir) for name, args in server_args.items()])
+    runs: Runs = {}
+    first_errors: dict[str, str] = {}
+    with servers as running:
+        for op in ops:
+            for variant in variants(op):
+                run_loadgen(
+                    running[variant],
+                    op,
+                    headers,
+                    budget.concurrency,
+                    5.0,
+                    budget.warmup_requests * budget.concurrency,
+                )
+        for _ in range(budget.repeats):
+            for op in ops:
+                for variant in variants(op):
+                    run, first_error = run_loadgen(
+                        running[variant],
+                        op,
+                        headers,
+                        budget.concurrency,
+                        budget.duration_s,
+                        budget.max_requests,
+                    )
+                    runs.setdefault((op.name, variant), []).append(run)
+                    if first_error is not None:
+                        first_errors.setdefault(f"{op.name}/{variant}", first_error)
+    rss = {name: server.peak_rss_mib for name, server in servers.servers.items()}
+    return {"results": aggregate(ops, runs), "peak_rss_mib": rss, "first_errors": first_errors}

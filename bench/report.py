@@ -1,0 +1,95 @@
+"""The results as markdown tables, and their place in bench/README.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+START = "<!-- bench:graphql:results:start -->"
+END = "<!-- bench:graphql:results:end -->"
+
+
+def _num(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):,.{digits}f}"
+
+
+def _ratio(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.2f}x"
+
+
+def _counts(op: dict[str, Any], variant: str) -> str:
+    found = op.get("counts", {}).get(variant)
+    if not found:
+        return "-"
+    return f"{found['calls']} / {found['waves']}"
+
+
+def _mode_cells(op: dict[str, Any], mode: str) -> list[str]:
+    block = op.get(mode)
+    if not block:
+        return ["-"] * 5
+    kg = block["keygraph"]
+    return [
+        _num(kg["rps"], 0),
+        _num(kg["p50_ms"], 2),
+        _num(kg["p99_ms"], 2),
+        _ratio(block.get("vs_floor")),
+        _ratio(block.get("naive_speedup")),
+    ]
+
+
+HEADER = (
+    "| op | what | levels | calls / waves | naive calls / waves "
+    "| in-proc req/s | p50 ms | p99 ms | ÷ floor | naive → batched "
+    "| HTTP req/s | p50 ms | p99 ms | ÷ floor | naive → batched |"
+)
+
+
+def store_table(store: str, block: dict[str, Any]) -> str:
+    lines = [f"#### {store}", "", HEADER, "|" + "---|" * HEADER.count(" | ") + "---|"]
+    for name, op in block["operations"].items():
+        cells = [
+            name,
+            op["title"],
+            str(op["levels"]),
+            _counts(op, "keygraph"),
+            _counts(op, "naive"),
+            *_mode_cells(op, "inprocess"),
+            *_mode_cells(op, "http"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    rss = block.get("peak_rss_mib") or {}
+    if rss:
+        parts = ", ".join(f"{name} {_num(value, 0)} MiB" for name, value in rss.items())
+        lines += ["", f"Peak RSS of the HTTP server processes: {parts}."]
+    return "\n".join(lines)
+
+
+def render(results: dict[str, Any]) -> str:
+    machine = results["machine"]
+    dataset = results["dataset"]
+    sizes = ", ".join(f"{key} {value:,}" for key, value in dataset["sizes"].items())
+    lines = [
+        f"Run: {machine['date']}, mode `{results['mode']}`. Machine: {machine['nproc']} cores "
+        f"({machine['cpu_model']}), {machine['ram_gib']} GiB RAM, Python {machine['python']}.",
+        "",
+        f"Data: {dataset['tenants']} tenants, per tenant {sizes}; rng seed {dataset['rng_seed']}.",
+        "",
+    ]
+    for store, block in results["stores"].items():
+        lines += [store_table(store, block), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def update_readme(readme: Path, table: str) -> None:
+    """Replace the text between the result markers of the README's GraphQL section."""
+    text = readme.read_text()
+    head, start, rest = text.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise ValueError(f"{readme} lacks the {START} / {END} markers")
+    readme.write_text(f"{head}{START}\n{table}{END}{tail}")

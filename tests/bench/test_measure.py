@@ -1,0 +1,42 @@
+import pytest
+
+from bench.measure import aggregate, same_data
+from bench.queries import Operation
+from bench.stats import RunSummary
+
+
+def _run(rps: float) -> RunSummary:
+    return RunSummary(requests=10, errors=0, seconds=1.0, rps=rps, p50_ms=1000 / rps, p99_ms=2)
+
+
+def _op(name: str, naive: bool) -> Operation:
+    return Operation(name, name, "{ x }", {}, 1, naive)
+
+
+def test_aggregate_takes_ratios_within_each_repeat():
+    ops = [_op("Q2", naive=True), _op("Q1", naive=False)]
+    runs = {
+        # The machine slows down tenfold in the second repeat: each repeat's ratio is 0.8.
+        ("Q2", "keygraph"): [_run(80), _run(8), _run(40)],
+        ("Q2", "floor"): [_run(100), _run(10), _run(50)],
+        ("Q2", "naive"): [_run(10), _run(2), _run(4)],
+        ("Q1", "keygraph"): [_run(50)],
+        ("Q1", "floor"): [_run(100)],
+    }
+    blocks = aggregate(ops, runs)
+    assert blocks["Q2"]["vs_floor"] == pytest.approx(0.8)
+    assert blocks["Q2"]["naive_speedup"] == pytest.approx(8.0)
+    assert blocks["Q2"]["keygraph"]["rps"] == 40
+    assert blocks["Q2"]["keygraph"]["runs"] == 3
+    assert blocks["Q1"]["vs_floor"] == pytest.approx(0.5)
+    assert "naive_speedup" not in blocks["Q1"]
+    assert "naive" not in blocks["Q1"]
+
+
+def test_same_data_tolerates_last_bit_float_differences_only():
+    assert same_data({"a": [1, 0.1 + 0.2]}, {"a": [1, 0.3]})
+    assert not same_data({"a": 0.3}, {"a": 0.31})
+    assert not same_data({"a": [1, 2]}, {"a": [1]})
+    assert not same_data({"a": 1}, {"b": 1})
+    assert not same_data({"a": "1"}, {"a": 1.0})
+    assert same_data({"x": None, "y": "s"}, {"x": None, "y": "s"})
