@@ -1,0 +1,201 @@
+"""Shops: creating and reading one, and shopsNear against a brute-force haversine filter over
+every shop, across the antimeridian and near the poles."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import strawberry
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strawberry.tools import merge_types
+
+from generated.runtime.cursor import CursorCodec
+from generated.runtime.plan import Put
+from generated.runtime.store import Session
+from generated.table import TABLE
+from server.context import Context
+from server.counting import CountingStore
+from server.geo import cover_circle, destination, haversine_km
+from server.ids import from_global_id, new_id, to_global_id
+from server.resolvers import shop as shop_resolvers
+from server.resolvers.shop import ShopMutation, ShopQuery, shop_record
+from server.store.embedded import EmbeddedStore
+
+SCHEMA = strawberry.Schema(
+    query=merge_types("Query", (ShopQuery,)), mutation=merge_types("Mutation", (ShopMutation,))
+)
+CODEC = CursorCodec(b"shop-tests-cursor-secret-0123456789")
+NEAR = """query($lat: Float!, $lng: Float!, $r: Float!, $first: Int) {
+  shopsNear(lat: $lat, lng: $lng, radiusKm: $r, first: $first) { distanceKm shop { id name } }
+}"""
+TENANTS = itertools.count()
+
+
+class Shops:
+    """Runs GraphQL against the shop fields as one tenant, counting each request's calls."""
+
+    def __init__(self, store: EmbeddedStore, tenant: str) -> None:
+        self.store = store
+        self.tenant = tenant
+        self.calls = 0
+        self.waves = 0
+
+    async def run(self, query: str, **variables: Any) -> tuple[dict[str, Any] | None, list[str]]:
+        counting = CountingStore(self.store)
+        ctx = Context(self.tenant, "tester", Session(counting, CODEC), "test-request")
+        result = await SCHEMA.execute(query, variable_values=variables, context_value=ctx)
+        self.calls, self.waves = counting.calls, counting.waves
+        codes = [str((error.extensions or {}).get("code")) for error in result.errors or []]
+        return result.data, codes
+
+    async def data(self, query: str, **variables: Any) -> dict[str, Any]:
+        data, codes = await self.run(query, **variables)
+        assert not codes, codes
+        assert data is not None
+        return data
+
+    async def add(self, positions: list[tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        """Writes shops at the positions directly; their global ids → positions."""
+        now = datetime.now(UTC)
+        records = [
+            shop_record(new_id(), f"shop {i}", lat, lng, now)
+            for i, (lat, lng) in enumerate(positions)
+        ]
+        for start in range(0, len(records), 25):
+            chunk = records[start : start + 25]
+            await self.store.batch_write([Put(r.to_item(self.tenant)) for r in chunk])
+        return {to_global_id("Shop", r.shop_id): (r.lat, r.lng) for r in records}
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
+    embedded = EmbeddedStore(tmp_path / "shops.sqlite3", TABLE)
+    yield embedded
+    await embedded.close()
+
+
+@pytest.fixture
+def acme(store: EmbeddedStore) -> Shops:
+    return Shops(store, "acme")
+
+
+def brute_force(
+    shops: dict[str, tuple[float, float]], lat: float, lng: float, radius: float, first: int
+) -> list[tuple[str, float]]:
+    """Every shop within the radius, nearest first, ties by shop id."""
+    near = sorted(
+        (haversine_km(lat, lng, slat, slng), from_global_id(shop_id)[1], shop_id)
+        for shop_id, (slat, slng) in shops.items()
+    )
+    return [(shop_id, d) for d, _, shop_id in near if d <= radius][:first]
+
+
+ANYWHERE = st.tuples(st.floats(-80.0, 80.0), st.floats(-180.0, 180.0))
+ANTIMERIDIAN = st.tuples(
+    st.floats(-80.0, 80.0),
+    st.one_of(st.floats(179.5, 180.0), st.floats(-180.0, -179.5), st.sampled_from([180.0, -180.0])),
+)
+POLES = st.tuples(
+    st.one_of(st.floats(89.6, 90.0), st.floats(-90.0, -89.6)), st.floats(-180.0, 180.0)
+)
+OFFSETS = st.lists(st.tuples(st.floats(0.0, 360.0), st.floats(0.0, 1.6)), max_size=30)
+
+
+@given(
+    center=st.one_of(ANYWHERE, ANTIMERIDIAN, POLES),
+    radius=st.floats(0.01, 50.0),
+    offsets=OFFSETS,
+    first=st.one_of(st.none(), st.integers(0, 12)),
+)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+async def test_shops_near_equals_a_brute_force_filter(
+    store: EmbeddedStore,
+    center: tuple[float, float],
+    radius: float,
+    offsets: list[tuple[float, float]],
+    first: int | None,
+) -> None:
+    lat, lng = center
+    api = Shops(store, f"t{next(TENANTS)}")  # a fresh tenant per example: an empty map
+    positions = [destination(lat, lng, bearing, radius * frac) for bearing, frac in offsets]
+    shops = await api.add(positions)
+    data = await api.data(NEAR, lat=lat, lng=lng, r=radius, first=first)
+    got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
+    assert got == brute_force(shops, lat, lng, radius, 20 if first is None else first)
+
+
+async def test_one_query_per_cell_all_at_once(acme: Shops) -> None:
+    berlin = (52.52, 13.405)
+    await acme.add([destination(*berlin, bearing, 0.5) for bearing in range(0, 360, 30)])
+    data = await acme.data(NEAR, lat=berlin[0], lng=berlin[1], r=1.0, first=100)
+    assert len(data["shopsNear"]) == 12
+    distances = [hit["distanceKm"] for hit in data["shopsNear"]]
+    assert distances == sorted(distances)
+    assert all(d == pytest.approx(0.5) for d in distances)
+    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0)), 1)
+
+
+async def test_a_dense_cell_is_read_page_by_page(
+    acme: Shops, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shop_resolvers, "CELL_PAGE_SIZE", 2)
+    shops = await acme.add([(10.0, 20.0)] * 5)
+    data = await acme.data(NEAR, lat=10.0, lng=20.0, r=0.05)
+    assert sorted(hit["shop"]["id"] for hit in data["shopsNear"]) == sorted(shops)
+    # Every covering cell once, and the one holding the shops twice more (pages 2, 2, 1).
+    assert acme.calls == len(cover_circle(10.0, 20.0, 0.05)) + 2
+
+
+async def test_create_and_read_a_shop(acme: Shops, store: EmbeddedStore) -> None:
+    data = await acme.data(
+        'mutation { createShop(input: {name: "Späti", lat: -33.8688, lng: 151.2093}) '
+        "{ id name lat lng } }"
+    )
+    created = data["createShop"]
+    assert (created["name"], created["lat"], created["lng"]) == ("Späti", -33.8688, 151.2093)
+    read = await acme.data(
+        "query($id: ID!) { shop(id: $id) { id name lat lng } }", id=created["id"]
+    )
+    assert read["shop"] == created
+    near = await acme.data(NEAR, lat=-33.87, lng=151.21, r=1.0)
+    assert [hit["shop"]["id"] for hit in near["shopsNear"]] == [created["id"]]
+    other = Shops(store, "globex")
+    assert (await other.data("query($id: ID!) { shop(id: $id) { id } }", id=created["id"]))[
+        "shop"
+    ] is None
+    assert (await other.data(NEAR, lat=-33.87, lng=151.21, r=1.0))["shopsNear"] == []
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"lat": 0.0, "lng": 0.0, "r": 0.0},
+        {"lat": 0.0, "lng": 0.0, "r": -1.0},
+        {"lat": 0.0, "lng": 0.0, "r": 50.001},
+        {"lat": 90.5, "lng": 0.0, "r": 1.0},
+        {"lat": 0.0, "lng": -180.5, "r": 1.0},
+        {"lat": 0.0, "lng": 0.0, "r": 1.0, "first": 101},
+        {"lat": 0.0, "lng": 0.0, "r": 1.0, "first": -1},
+    ],
+)
+async def test_bad_arguments_are_bad_user_input(acme: Shops, variables: dict[str, Any]) -> None:
+    data, codes = await acme.run(NEAR, **variables)
+    assert data is None
+    assert codes == ["BAD_USER_INPUT"]
+    assert acme.calls == 0
+
+
+async def test_create_refuses_a_position_off_the_globe(acme: Shops) -> None:
+    _, codes = await acme.run('mutation { createShop(input: {name: "x", lat: 91, lng: 0}) { id } }')
+    assert codes == ["BAD_USER_INPUT"]
+    assert acme.calls == 0
