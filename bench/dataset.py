@@ -1,0 +1,128 @@
+"""The benchmark dataset: the server's seed (server.seed) for two tenants, built once into
+.keygraph/bench/<key>/ (the items as a pickle, the seeded embedded store file) and reused.
+
+The cache key covers the sizes, the rng seed and the source of everything that shapes the
+items (the seed, the write builders, the generated models and keys, the spec), so changing
+any of them rebuilds the cache. Each run works on a copy of the store, so its writes never
+reach the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import pickle
+import shutil
+from dataclasses import astuple, dataclass, replace
+from pathlib import Path
+
+from generated.runtime.plan import Item
+from generated.table import TABLE
+from server.seed import SeedSizes, build_items, seed
+from server.store.embedded import EmbeddedStore
+
+TENANTS = ("acme", "globex")
+"""Every tenant holds a full dataset; the queries run as the first."""
+RNG_SEED = 20261122
+ROOT = Path(__file__).resolve().parents[1]
+CACHE_ROOT = ROOT / ".keygraph" / "bench"
+EMBEDDED_FILE = "keygraph.sqlite3"
+ITEMS_FILE = "items.pickle"
+SOURCES = (
+    "access_patterns.toml",
+    "server/seed*.py",
+    "server/writes/*.py",
+    "server/resolvers/org.py",
+    "server/resolvers/shop.py",
+    "server/geo.py",
+    "server/ids.py",
+    "generated/**/*.py",
+)
+"""What the seeded items depend on, relative to the repository root."""
+
+
+def bench_sizes(quick: bool) -> SeedSizes:
+    """Full: the issue's sizes, groups of up to 150 members (so some reach 100). Quick: a
+    small dataset of the same shape for smoke runs."""
+    if quick:
+        return SeedSizes(
+            users=60, orders=400, groups=6, org_nodes=80, org_depth=4, shops=400, max_members=30
+        )
+    return replace(SeedSizes.bench(), max_members=150)
+
+
+def cache_key(sizes: SeedSizes, rng_seed: int) -> str:
+    hasher = hashlib.sha256(repr((TENANTS, rng_seed, astuple(sizes))).encode())
+    for pattern in SOURCES:
+        for path in sorted(ROOT.glob(pattern)):
+            hasher.update(str(path.relative_to(ROOT)).encode())
+            hasher.update(path.read_bytes())
+    return hasher.hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    sizes: SeedSizes
+    rng_seed: int
+    items: dict[str, list[Item]]
+    """Every seeded item, by tenant."""
+    key: str
+
+    @property
+    def cache_dir(self) -> Path:
+        return CACHE_ROOT / self.key
+
+    @property
+    def items_file(self) -> Path:
+        return self.cache_dir / ITEMS_FILE
+
+
+def load_dataset(quick: bool) -> Dataset:
+    """The dataset's items, built by the seed's own builder or read from the cache."""
+    sizes = bench_sizes(quick)
+    key = cache_key(sizes, RNG_SEED)
+    path = CACHE_ROOT / key / ITEMS_FILE
+    if path.is_file():
+        items = load_items(path)
+    else:
+        items = {tenant: build_items(tenant, sizes, RNG_SEED) for tenant in TENANTS}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL))
+        partial.rename(path)
+    return Dataset(sizes, RNG_SEED, items, key)
+
+
+def load_items(path: Path) -> dict[str, list[Item]]:
+    """The items pickled by load_dataset (a file this harness wrote itself)."""
+    items: dict[str, list[Item]] = pickle.loads(path.read_bytes())
+    return items
+
+
+async def _seed_embedded(path: Path, dataset: Dataset, progress: bool) -> None:
+    store = EmbeddedStore(path, TABLE)
+    try:
+        for tenant in TENANTS:
+            await seed(store, tenant, dataset.sizes, dataset.rng_seed, progress)
+    finally:
+        await store.close()
+
+
+def embedded_cache(dataset: Dataset, progress: bool) -> Path:
+    """The directory holding the seeded embedded store file, built on first use."""
+    done = dataset.cache_dir / "embedded"
+    if (done / EMBEDDED_FILE).is_file():
+        return done
+    partial = dataset.cache_dir / "embedded.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    asyncio.run(_seed_embedded(partial / EMBEDDED_FILE, dataset, progress))
+    partial.rename(done)
+    return done
+
+
+def working_copy(source: Path, target: Path) -> Path:
+    """A fresh copy of a cached store directory for one run to write into."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    return target

@@ -1,0 +1,63 @@
+"""Requests to an ASGI app inside this process (httpx over ASGITransport), one at a time, so
+the latency is the app's own: no sockets, no HTTP parsing, no second process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from starlette.types import ASGIApp
+
+from bench.queries import Operation
+from bench.stats import RunSummary, summarize
+
+
+class RequestFailed(RuntimeError):
+    """A benchmark request answered with an HTTP error or GraphQL errors."""
+
+
+@asynccontextmanager
+async def asgi_client(app: ASGIApp, headers: Mapping[str, str]) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1", headers=dict(headers), timeout=120.0
+    ) as client:
+        yield client
+
+
+async def execute(client: httpx.AsyncClient, op: Operation) -> dict[str, Any]:
+    """The operation's JSON answer; RequestFailed unless it is a clean 200 without errors."""
+    response = await client.post("/graphql", json=op.body())
+    answer: dict[str, Any] = response.json()
+    if response.status_code != 200 or answer.get("errors"):
+        raise RequestFailed(f"{op.name}: HTTP {response.status_code}: {response.text[:500]}")
+    return answer
+
+
+async def store_counts(client: httpx.AsyncClient, op: Operation) -> dict[str, int]:
+    """Store calls and sequential waves of one request, from keygraph's dev-mode extensions."""
+    extensions = (await execute(client, op)).get("extensions") or {}
+    if "storeCalls" not in extensions or "storeWaves" not in extensions:
+        raise RequestFailed(f"{op.name}: the answer carries no storeCalls/storeWaves extensions")
+    return {"calls": int(extensions["storeCalls"]), "waves": int(extensions["storeWaves"])}
+
+
+async def timed_run(
+    client: httpx.AsyncClient, op: Operation, duration_s: float, max_requests: int
+) -> RunSummary:
+    """Requests one after another until the time or the request budget runs out."""
+    body = op.body()
+    latencies: list[float] = []
+    errors = 0
+    started = time.perf_counter()
+    deadline = started + duration_s
+    while time.perf_counter() < deadline and len(latencies) < max_requests:
+        sent = time.perf_counter()
+        response = await client.post("/graphql", json=body)
+        latencies.append(time.perf_counter() - sent)
+        if response.status_code != 200 or b'"errors"' in response.content:
+            errors += 1
+    return summarize(latencies, time.perf_counter() - started, errors)
