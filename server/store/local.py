@@ -74,7 +74,7 @@ class DynamoDBLocal:
     def endpoint_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 90.0) -> None:
+    def start(self, timeout: float = 180.0) -> None:
         jar, java = find_jar(), find_java()
         if self._data_dir is None:
             self._own_dir = tempfile.TemporaryDirectory(prefix="keygraph-ddb-local-")

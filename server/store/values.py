@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
 from generated.runtime.errors import ValidationError
@@ -14,6 +14,8 @@ ITEM_SIZE_LIMIT = 400 * 1024
 _MAX_DIGITS = 38
 _MAX_EXPONENT = 125  # magnitude below 1E+126
 _MIN_EXPONENT = -130  # magnitude at least 1E-130
+
+_EXACT = Context(prec=200)  # normalize() must not round: DynamoDB refuses, never rounds
 
 Wire = dict[str, Any]
 """One attribute value in DynamoDB JSON, e.g. {"S": "x"} or {"N": "1.5"}."""
@@ -30,7 +32,7 @@ def canonical_number(value: int | Decimal | str) -> str:
         raise ValidationError("numbers must be finite (no NaN or Infinity)")
     if number.is_zero():
         return "0"
-    number = number.normalize()
+    number = number.normalize(_EXACT)
     digits = number.as_tuple().digits
     if len(digits) > _MAX_DIGITS:
         raise ValidationError("DynamoDB only supports precision up to 38 digits")
@@ -47,7 +49,7 @@ def number_size(text: str) -> int:
     number = Decimal(text)
     if number.is_zero():
         return 1
-    sign, digits, exponent = number.normalize().as_tuple()
+    sign, digits, exponent = number.normalize(_EXACT).as_tuple()
     assert isinstance(exponent, int)
     highest = exponent + len(digits) - 1
     return highest // 2 - exponent // 2 + 2 + sign
