@@ -151,6 +151,11 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         try:
             return await self.run(request)
         except HTTPException as exc:
+            if request.method == "GET" and "mutation" in exc.reason:
+                # GraphQL over HTTP: a mutation sent with GET is 405, to be retried as POST
+                response = _error_response(request, 405, exc.reason, "BAD_REQUEST")
+                response.headers["Allow"] = "POST"
+                return response
             return _error_response(request, exc.status_code, exc.reason, "BAD_REQUEST")
 
     async def get_sub_response(self, request: Any) -> Response:
@@ -177,7 +182,13 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     ) -> GraphQLHTTPResponse:
         ctx: RequestContext = request.state.ctx
         sub_response: Response = request.state.sub_response
-        before_execution = isinstance(result, PreExecutionError)
+        # Failures before execution (parse, validation, limits, variable coercion) are
+        # request errors: no data, and no error carries a path.
+        before_execution = isinstance(result, PreExecutionError) or (
+            result.data is None
+            and bool(result.errors)
+            and all(error.path is None for error in result.errors or ())
+        )
         modern = _wants_graphql_response(request)
         body: dict[str, Any] = {}
         if not (modern and before_execution):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 from datetime import datetime
+from typing import Any
 
 from tests.server.conftest import ORDER_FIELDS, Api
 
@@ -20,7 +21,7 @@ SET_STATUS = """mutation($id: ID!, $s: OrderStatus!, $v: Int!) {
 CREATE = "mutation($i: CreateOrderInput!) { createOrder(input: $i) { id } }"
 
 
-def _lines(count: int) -> list[dict[str, object]]:
+def _lines(count: int) -> list[dict[str, Any]]:
     return [
         {"sku": f"S{i}", "name": f"item {i}", "quantity": 1, "unitPriceCents": 100}
         for i in range(count)
@@ -57,7 +58,7 @@ async def test_order_by_id_is_one_store_call_with_its_items(acme: Api) -> None:
 
 async def test_invalid_orders_are_bad_user_input_and_write_nothing(acme: Api) -> None:
     user = await acme.create_user("c@example.org")
-    bad_inputs = [
+    bad_inputs: list[dict[str, Any]] = [
         {"currency": "EUR", "items": []},
         {"currency": "EUR", "items": _lines(51)},
         {"currency": "eur", "items": _lines(1)},
@@ -70,8 +71,7 @@ async def test_invalid_orders_are_bad_user_input_and_write_nothing(acme: Api) ->
             "BAD_USER_INPUT"
         ], bad
     assert await _orders_of(acme, user["id"]) == []
-    for status in ("PENDING",):
-        assert (await acme.data(BY_STATUS, {"s": status}))["ordersByStatus"]["edges"] == []
+    assert (await acme.data(BY_STATUS, {"s": "PENDING"}))["ordersByStatus"]["edges"] == []
 
 
 async def test_order_for_a_missing_user_is_not_found(acme: Api) -> None:
