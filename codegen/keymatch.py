@@ -95,6 +95,17 @@ def can_start(prefix: Sequence[Slot], full: Sequence[Slot], *, strict: bool) -> 
     return slot_can_equal(prefix[0], full[0]) and can_start(prefix[1:], full[1:], strict=strict)
 
 
+def can_begin(prefix: Sequence[Slot], partial: str, full: Sequence[Slot]) -> bool:
+    """Whether `full` can render a key starting with `prefix`'s rendering, a delimiter (when
+    `prefix` is not empty) and then the text `partial`."""
+    if any(s.is_path for s in (*prefix, *full)):
+        return True
+    if len(full) <= len(prefix) or not can_equal(prefix, full[: len(prefix)]):
+        return False
+    nxt = full[len(prefix)]
+    return nxt.literal is None or nxt.literal.startswith(partial)
+
+
 def overlapping_literals(a: Sequence[Slot], b: Sequence[Slot]) -> tuple[str, str] | None:
     """The first pair of differing literals at the same position, one a prefix of the other,
     reached while every earlier position can be equal (ORDER vs ORDERS, 1 vs 10)."""

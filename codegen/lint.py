@@ -136,9 +136,11 @@ def _reads(
     if op == "eq":
         return keymatch.can_equal(mine[0], theirs)
     if op == "begins_with":
-        trailing = conditions[0].trailing_delimiter
-        prefix = mine[0] if trailing else mine[0][:-1]
-        return keymatch.can_start(prefix, theirs, strict=True)
+        last = mine[0][-1]
+        if conditions[0].trailing_delimiter or last.literal is None:
+            prefix = mine[0] if conditions[0].trailing_delimiter else mine[0][:-1]
+            return keymatch.can_start(prefix, theirs, strict=True)
+        return keymatch.can_begin(mine[0][:-1], last.literal, theirs)
     if op == "between":
         common = []
         for a, b in zip(mine[0], mine[1], strict=False):

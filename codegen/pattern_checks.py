@@ -64,9 +64,12 @@ def _query(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> It
         yield Problem(f"{path}.page_size", f"default {size.default} is above max {size.max}")
     returned = [resolved.entities.get(r) for r in pattern.returns]
     if not pattern.returns or None in returned:
+        unknown = [r for r in pattern.returns if r not in resolved.entities]
+        what = f"unknown entities {', '.join(unknown)}" if unknown else "none given"
         yield Problem(
             f"{path}.returns",
-            "a query needs `returns`, a list of entities: " + ", ".join(resolved.entities),
+            f"`returns` lists the entities the query reads ({what}); choose from: "
+            + ", ".join(resolved.entities),
         )
         return
     shard = pattern.shards.placeholder if pattern.shards else None
