@@ -21,6 +21,7 @@ from ..types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
 
 DEFAULT_FIRST = 20
 MAX_FIRST = 100
+POSITION_DECIMALS = 7
 CELL_PAGE_SIZE = 5000
 """The pattern's largest page: a dense cell costs as few round trips as it can."""
 
@@ -92,7 +93,10 @@ async def shops_near(
 def shop_record(
     shop_id: str, name: str, lat: float, lng: float, created_at: datetime
 ) -> ShopRecord:
-    """A shop record with its geohash and geo_cell; pydantic checks the fields."""
+    """A shop record with its geohash and geo_cell; pydantic checks the fields. Positions
+    are kept to 1e-7 degrees (about 1 cm), which also keeps them in the range of numbers
+    DynamoDB can store (a latitude of 1e-140 is not)."""
+    lat, lng = round(lat, POSITION_DECIMALS), round(lng, POSITION_DECIMALS)
     geohash = shop_geohash(lat, lng)
     return ShopRecord(
         shop_id=shop_id,

@@ -141,7 +141,7 @@ async def test_one_query_per_cell_all_at_once(acme: Shops) -> None:
     assert len(data["shopsNear"]) == 12
     distances = [hit["distanceKm"] for hit in data["shopsNear"]]
     assert distances == sorted(distances)
-    assert all(d == pytest.approx(0.5) for d in distances)
+    assert all(d == pytest.approx(0.5, abs=1e-4) for d in distances)  # positions kept to 1 cm
     assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0)), 1)
 
 
@@ -199,3 +199,10 @@ async def test_create_refuses_a_position_off_the_globe(acme: Shops) -> None:
     _, codes = await acme.run('mutation { createShop(input: {name: "x", lat: 91, lng: 0}) { id } }')
     assert codes == ["BAD_USER_INPUT"]
     assert acme.calls == 0
+
+
+async def test_positions_are_kept_to_a_centimetre(acme: Shops) -> None:
+    data = await acme.data(
+        'mutation { createShop(input: {name: "x", lat: 1e-140, lng: 13.123456789}) { lat lng } }'
+    )
+    assert data["createShop"] == {"lat": 0.0, "lng": 13.1234568}
