@@ -1,0 +1,145 @@
+"""Limits checked before execution: depth, aliases, tokens and page sizes; and the parse and
+validation caches that keep repeated documents cheap."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
+from strawberry.extensions.validation_cache import _get_validate_cache
+
+from server.app import create_app
+from server.auth import issue_token
+from server.limits import complexity_rule, parse_limited
+from server.settings import Limits, Settings
+from server.store.embedded import EmbeddedStore
+from tests.server.conftest import SECRET, Api
+
+# users(1) edges(2) node(3) orders(4) edges(5) node(6) user(7) orders(8) edges(9) node(10) id(11)
+TOO_DEEP = """{ users { edges { node { orders { edges { node { user {
+  orders { edges { node { id } } } } } } } } } } }"""
+DEEP_ENOUGH = """{ users { edges { node { orders { edges { node { user {
+  orders { edges { id: __typename } } } } } } } } } }"""
+DEEP_BY_FRAGMENTS = """query { users { ...U } }
+fragment U on UserConnection { edges { node { orders { ...O } } } }
+fragment O on OrderConnection { edges { node { user { orders { edges { node { id } } } } } } }"""
+
+
+def _aliases(count: int) -> str:
+    return "{ " + " ".join(f"a{i}: viewer {{ tenant }}" for i in range(count)) + " }"
+
+
+async def _too_complex(api: Api, query: str) -> None:
+    body = await api(query)
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["QUERY_TOO_COMPLEX"]
+    assert body["data"] is None
+    assert body["extensions"] == {"storeCalls": 0, "storeWaves": 0}
+
+
+async def test_depth_limit(acme: Api) -> None:
+    await _too_complex(acme, TOO_DEEP)
+    await _too_complex(acme, DEEP_BY_FRAGMENTS)
+    assert "errors" not in await acme(DEEP_ENOUGH)
+
+
+async def test_alias_limit(acme: Api) -> None:
+    assert len(await acme.data(_aliases(30))) == 30
+    await _too_complex(acme, _aliases(31))
+
+
+async def test_alias_limit_counts_fragment_spreads(acme: Api) -> None:
+    fragment = "fragment F on Viewer { " + " ".join(f"t{i}: tenant" for i in range(10)) + " }"
+    query = "{ a: viewer { ...F } b: viewer { ...F } c: viewer { ...F } }\n" + fragment
+    await _too_complex(acme, query)  # 3 + 3 x 10 aliases
+
+
+def _tokens(count: int) -> str:
+    """A document of exactly `count` tokens: two braces around __typename fields."""
+    return "{ " + "__typename " * (count - 2) + "}"
+
+
+async def test_token_limit(acme: Api) -> None:
+    await _too_complex(acme, _tokens(2001))
+    assert (await acme.data(_tokens(40)))["__typename"] == "Query"
+
+
+def test_the_token_limit_is_exact() -> None:
+    assert parse_limited(_tokens(2000), 2000).definitions
+    with pytest.raises(GraphQLError) as raised:
+        parse_limited(_tokens(2001), 2000)
+    assert raised.value.extensions == {"code": "QUERY_TOO_COMPLEX"}
+
+
+def test_syntax_errors_are_left_to_the_parser() -> None:
+    with pytest.raises(GraphQLSyntaxError):
+        parse_limited("{ viewer { tenant ", 2000)
+
+
+@pytest.mark.parametrize("first", [101, 1000])
+async def test_first_above_the_maximum_is_bad_user_input(acme: Api, first: int) -> None:
+    literal = await acme(f"{{ users(first: {first}) {{ edges {{ node {{ id }} }} }} }}")
+    variable = await acme(
+        "query($f: Int) { users(first: 1) { edges { node { orders(first: $f) { "
+        "edges { node { id } } } } } } }",
+        {"f": first},
+    )
+    for body in (literal, variable):
+        assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+        assert body["extensions"] == {"storeCalls": 0, "storeWaves": 0}
+
+
+async def test_negative_first_is_bad_user_input(acme: Api) -> None:
+    assert await acme.codes("{ users(first: -1) { edges { node { id } } } }") == ["BAD_USER_INPUT"]
+
+
+async def test_first_of_100_is_allowed(acme: Api) -> None:
+    assert (await acme.data("{ users(first: 100) { edges { node { id } } } }"))["users"] == {
+        "edges": []
+    }
+
+
+async def test_introspection_is_not_limited_by_depth(acme: Api) -> None:
+    data = await acme.data(get_introspection_query())
+    assert data["__schema"]["queryType"]["name"] == "Query"
+
+
+@pytest.fixture
+async def strict(tmp_path: Path, store: EmbeddedStore) -> AsyncIterator[Api]:
+    limits = Limits(max_depth=4, max_aliases=1, max_tokens=50, max_first=5)
+    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield Api(client, issue_token(settings, "acme"))
+
+
+async def test_limits_are_configurable(strict: Api) -> None:
+    assert "errors" not in await strict("{ users(first: 5) { edges { node { id } } } }")
+    await _too_complex(
+        strict, "{ users { edges { node { orders { edges { id: __typename } } } } } }"
+    )
+    await _too_complex(strict, "{ a: viewer { tenant } b: viewer { tenant } }")
+    await _too_complex(strict, _tokens(51))
+    assert await strict.codes("{ users(first: 6) { edges { node { id } } } }") == ["BAD_USER_INPUT"]
+
+
+def test_the_rule_class_is_built_once_per_set_of_limits() -> None:
+    assert complexity_rule(10, 30) is complexity_rule(10, 30)
+    assert complexity_rule(10, 30) is not complexity_rule(11, 30)
+
+
+async def test_repeated_documents_hit_the_parse_and_validation_caches(acme: Api) -> None:
+    query = "query CacheProbe { viewer { tenant } users(first: 3) { edges { node { id } } } }"
+    validate = cast("functools._lru_cache_wrapper[Any]", _get_validate_cache(512))
+    await acme.data(query)
+    parses, validations = parse_limited.cache_info(), validate.cache_info()
+    for _ in range(3):
+        await acme.data(query)
+    assert parse_limited.cache_info().hits == parses.hits + 3
+    assert parse_limited.cache_info().misses == parses.misses
+    assert validate.cache_info().hits == validations.hits + 3
+    assert validate.cache_info().misses == validations.misses
