@@ -1,4 +1,5 @@
-"""Formatting generated Python with ruff: imports sorted, then `ruff format`, in one batch."""
+"""Formatting generated Python with `ruff format`, every file in one batch (imports come
+already sorted: imports.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-_SETTINGS = ("--isolated", "--line-length", "100", "--target-version", "py311", "--quiet")
+_SETTINGS = ("--isolated", "--no-cache", "--line-length", "100", "--target-version", "py311")
 
 
 class FormatError(RuntimeError):
@@ -33,7 +34,7 @@ def _run(args: list[str], cwd: Path) -> None:
 
 
 def format_python(files: Mapping[str, str], keep: str = "runtime/") -> dict[str, str]:
-    """The same map with every .py file's imports sorted and the file ruff-formatted, except
+    """The same map with every .py file ruff-formatted, except
     files under `keep` (the hand-written runtime, copied unchanged)."""
     python = {
         path: text
@@ -49,7 +50,6 @@ def format_python(files: Mapping[str, str], keep: str = "runtime/") -> dict[str,
             target = root / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        _run([ruff, "check", *_SETTINGS, "--select", "I", "--fix", "--exit-zero", "."], root)
         _run([ruff, "format", *_SETTINGS, "."], root)
         formatted = {path: (root / path).read_text(encoding="utf-8") for path in python}
     return {path: formatted.get(path, text) for path, text in files.items()}

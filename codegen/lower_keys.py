@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .imports import sort_imports
 from .ir import KeyFnIR, KeysModuleIR, KeyTemplateIR, PartIR, SplitIR
 from .keytemplate import Template
 from .pytypes import KeyVar, snake
@@ -143,5 +144,5 @@ def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
     enums = sorted({str(v.enum_class) for v in all_vars if v.type == "enum"})
     imports.extend(f"from ..models.enums import {e}" for e in enums)
     return KeysModuleIR(
-        entity.module, entity.name, tuple(imports), tuple(templates), tuple(functions)
+        entity.module, entity.name, tuple(sort_imports(imports)), tuple(templates), tuple(functions)
     )

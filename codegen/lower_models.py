@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .imports import sort_imports
 from .ir import EnumIR, EnumMemberIR, FieldIR, ModelIR, SparseKeyIR
 from .lower_keys import key_groups, params_of
 from .pytypes import field_annotation, load_expr, member_name, snake, store_expr
@@ -57,7 +58,7 @@ def lower_struct(name: str, description: str, attrs: dict[str, Attr]) -> ModelIR
         class_name=name,
         doc=description or f"The {name} struct.",
         type_value="",
-        imports=tuple(_imports(list(attrs.values()), snake(name))),
+        imports=tuple(sort_imports(_imports(list(attrs.values()), snake(name)))),
         fields=fields,
         required=tuple(
             f for a, f in zip(attrs.values(), fields, strict=True) if not a.spec.optional
@@ -92,7 +93,7 @@ def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
         class_name=entity.name,
         doc=entity.spec.description or f"The {entity.name} entity.",
         type_value=entity.spec.type,
-        imports=tuple(imports),
+        imports=tuple(sort_imports(imports)),
         fields=fields,
         required=tuple(f for a, f in zip(attrs, fields, strict=True) if not a.spec.optional),
         optional=tuple(f for a, f in zip(attrs, fields, strict=True) if a.spec.optional),

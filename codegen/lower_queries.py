@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import keytemplate
+from .imports import sort_imports
 from .ir import BatchGetIR, GetIR, QueriesModuleIR, QueryIR
 from .keytemplate import Template
 from .lower_keys import params_of, render_template
@@ -178,7 +179,7 @@ def lower_queries(resolved: Resolved) -> list[QueriesModuleIR]:
         QueriesModuleIR(
             module=module,
             entity=m.entity,
-            imports=tuple(sorted(m.imports)),
+            imports=tuple(sort_imports(m.imports)),
             gets=tuple(m.gets),
             batch_gets=tuple(m.batch_gets),
             queries=tuple(m.queries),

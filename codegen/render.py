@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import jinja2
@@ -18,6 +19,7 @@ def python_header(source: str) -> str:
     return f"# {NOTICE}\n# source: {source}"
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),

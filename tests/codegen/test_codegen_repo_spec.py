@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import pydantic
 import pytest
-from tests.codegen.memstore import MemoryStore
 
 from generated.keys import org_node as org_node_keys
 from generated.keys import user as user_keys
@@ -24,6 +23,7 @@ from generated.runtime.cursor import CursorCodec
 from generated.runtime.errors import BadArgument, InvalidCursor
 from generated.runtime.store import Session
 from generated.table import TABLE
+from tests.codegen.memstore import MemoryStore
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

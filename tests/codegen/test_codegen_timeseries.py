@@ -9,10 +9,9 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
-from tests.codegen.memstore import MemoryStore
-
 from generated.runtime.cursor import CursorCodec
 from generated.runtime.store import Session
+from tests.codegen.memstore import MemoryStore
 
 Importer = Callable[[str], ModuleType]
 
