@@ -256,7 +256,7 @@ async def write_batches(
     store: Store, items: Sequence[Item], written: Callable[[int], object]
 ) -> None:
     """batch_write in chunks of 25, CONCURRENT_BATCHES chunks in flight at a time; `written`
-    hears how many items each finished chunk held."""
+    hears how many items each finished chunk held. The first failure stops every writer."""
     chunks = chunked(items, BATCH_WRITE_LIMIT)
 
     async def worker() -> None:
@@ -264,7 +264,14 @@ async def write_batches(
             await store.batch_write([Put(item) for item in chunk])
             written(len(chunk))
 
-    await asyncio.gather(*(worker() for _ in range(CONCURRENT_BATCHES)))
+    workers = [asyncio.ensure_future(worker()) for _ in range(CONCURRENT_BATCHES)]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
 
 
 async def seed(
