@@ -36,7 +36,10 @@ SOURCES = (
     "server/resolvers/shop.py",
     "server/geo.py",
     "server/ids.py",
-    "generated/**/*.py",
+    "generated/table.py",
+    "generated/keys/*.py",
+    "generated/models/*.py",
+    "generated/runtime/keycodec.py",
 )
 """What the seeded items depend on, relative to the repository root."""
 

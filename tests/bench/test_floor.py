@@ -1,7 +1,8 @@
 import pytest
 
 from bench.floor import SCHEMA, FloorContext
-from bench.floor_data import load_floor_data
+from bench.floor_data import FloorData, load_floor_data
+from generated.runtime.plan import Item
 from server.geo import haversine_km
 from server.ids import to_global_id
 from server.seed import SeedSizes, build_items
@@ -10,23 +11,23 @@ SIZES = SeedSizes(users=12, orders=60, groups=3, org_nodes=30, org_depth=3, shop
 
 
 @pytest.fixture(scope="module")
-def items():
+def items() -> list[Item]:
     return build_items("acme", SIZES, 5) + build_items("globex", SIZES, 5)
 
 
 @pytest.fixture(scope="module")
-def data(items):
+def data(items: list[Item]) -> FloorData:
     return load_floor_data(items, "acme")
 
 
-def test_keeps_only_the_tenants_items(data):
+def test_keeps_only_the_tenants_items(data: FloorData) -> None:
     assert len(data.users) == SIZES.users
     assert len(data.org_nodes) == SIZES.org_nodes
     assert len(data.shops) == SIZES.shops
     assert sum(len(orders) for orders in data.user_orders.values()) == SIZES.orders
 
 
-def test_orders_are_newest_first_and_users_oldest_first(data):
+def test_orders_are_newest_first_and_users_oldest_first(data: FloorData) -> None:
     for orders in data.user_orders.values():
         times = [order["created_at"] for order in orders]
         assert times == sorted(times, reverse=True)
@@ -34,7 +35,7 @@ def test_orders_are_newest_first_and_users_oldest_first(data):
     assert created == sorted(created)
 
 
-def test_descendants_are_the_nodes_below(data):
+def test_descendants_are_the_nodes_below(data: FloorData) -> None:
     for node in data.org_in_order:
         path = tuple(node["path"])
         expected = {
@@ -45,7 +46,7 @@ def test_descendants_are_the_nodes_below(data):
         assert {tuple(found["path"]) for found in data.descendants(node)} == expected
 
 
-def test_shops_near_matches_a_scan_of_every_shop(data):
+def test_shops_near_matches_a_scan_of_every_shop(data: FloorData) -> None:
     lat, lng, radius = 52.52, 13.405, 5.0
     scan = sorted(
         (haversine_km(lat, lng, float(s["lat"]), float(s["lng"])), s["shop_id"])
@@ -57,7 +58,7 @@ def test_shops_near_matches_a_scan_of_every_shop(data):
     assert found == scan
 
 
-async def test_schema_answers_from_the_dicts(data):
+async def test_schema_answers_from_the_dicts(data: FloorData) -> None:
     user_id = data.users_in_order[0]
     user = data.users[user_id]
     result = await SCHEMA.execute(
@@ -68,6 +69,7 @@ async def test_schema_answers_from_the_dicts(data):
         context_value=FloorContext(data),
     )
     assert result.errors is None
+    assert result.data is not None
     answer = result.data["user"]
     assert answer["email"] == user["email"]
     orders = data.user_orders[user_id]
@@ -82,7 +84,7 @@ async def test_schema_answers_from_the_dicts(data):
     assert answer["orders"]["pageInfo"]["hasNextPage"] == (len(orders) > 2)
 
 
-async def test_create_order_is_visible_to_the_next_read(items):
+async def test_create_order_is_visible_to_the_next_read(items: list[Item]) -> None:
     data = load_floor_data(items, "acme")
     user_id = data.users_in_order[-1]
     before = len(data.user_orders.get(user_id, []))

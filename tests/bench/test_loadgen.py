@@ -8,7 +8,7 @@ import pytest
 from bench.loadgen import LoadSpec, run_load
 
 
-async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: bytes):
+async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: bytes) -> None:
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -41,18 +41,18 @@ async def _server(body: bytes) -> AsyncIterator[int]:
 
 
 @pytest.fixture
-async def ok_port():
+async def ok_port() -> AsyncIterator[int]:
     async for port in _server(json.dumps({"data": {"ok": True}}).encode()):
         yield port
 
 
 @pytest.fixture
-async def failing_port():
+async def failing_port() -> AsyncIterator[int]:
     async for port in _server(json.dumps({"errors": [{"message": "no"}]}).encode()):
         yield port
 
 
-async def test_stops_at_the_request_budget(ok_port):
+async def test_stops_at_the_request_budget(ok_port: int) -> None:
     spec = LoadSpec(port=ok_port, body=b"{}", concurrency=3, duration_s=10.0, max_requests=25)
     started = time.perf_counter()
     summary, first_error = await run_load(spec)
@@ -62,7 +62,7 @@ async def test_stops_at_the_request_budget(ok_port):
     assert time.perf_counter() - started < 5.0
 
 
-async def test_stops_at_the_time_budget(ok_port):
+async def test_stops_at_the_time_budget(ok_port: int) -> None:
     spec = LoadSpec(port=ok_port, body=b"{}", concurrency=2, duration_s=0.3, max_requests=10**9)
     summary, _ = await run_load(spec)
     assert 0.3 <= summary.seconds < 2.0
@@ -70,7 +70,7 @@ async def test_stops_at_the_time_budget(ok_port):
     assert summary.p50_ms <= summary.p99_ms
 
 
-async def test_counts_graphql_errors_as_failures(failing_port):
+async def test_counts_graphql_errors_as_failures(failing_port: int) -> None:
     spec = LoadSpec(port=failing_port, body=b"{}", concurrency=1, duration_s=5.0, max_requests=4)
     summary, first_error = await run_load(spec)
     assert summary.errors == 4

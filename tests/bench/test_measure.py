@@ -1,6 +1,6 @@
 import pytest
 
-from bench.measure import aggregate, same_data
+from bench.measure import Runs, aggregate, same_data
 from bench.queries import Operation
 from bench.stats import RunSummary
 
@@ -13,9 +13,9 @@ def _op(name: str, naive: bool) -> Operation:
     return Operation(name, name, "{ x }", {}, 1, naive)
 
 
-def test_aggregate_takes_ratios_within_each_repeat():
+def test_aggregate_takes_ratios_within_each_repeat() -> None:
     ops = [_op("Q2", naive=True), _op("Q1", naive=False)]
-    runs = {
+    runs: Runs = {
         # The machine slows down tenfold in the second repeat: each repeat's ratio is 0.8.
         ("Q2", "keygraph"): [_run(80), _run(8), _run(40)],
         ("Q2", "floor"): [_run(100), _run(10), _run(50)],
@@ -33,7 +33,7 @@ def test_aggregate_takes_ratios_within_each_repeat():
     assert "naive" not in blocks["Q1"]
 
 
-def test_same_data_tolerates_last_bit_float_differences_only():
+def test_same_data_tolerates_last_bit_float_differences_only() -> None:
     assert same_data({"a": [1, 0.1 + 0.2]}, {"a": [1, 0.3]})
     assert not same_data({"a": 0.3}, {"a": 0.31})
     assert not same_data({"a": [1, 2]}, {"a": [1]})

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from bench.report import END, START, render, update_readme
@@ -36,7 +38,7 @@ RESULTS = {
 }
 
 
-def test_render_has_a_row_per_operation_with_its_numbers():
+def test_render_has_a_row_per_operation_with_its_numbers() -> None:
     table = render(RESULTS)
     row = next(line for line in table.splitlines() if line.startswith("| Q3 "))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
@@ -49,14 +51,14 @@ def test_render_has_a_row_per_operation_with_its_numbers():
     assert "keygraph 120 MiB" in table
 
 
-def test_update_readme_replaces_only_between_the_markers(tmp_path):
+def test_update_readme_replaces_only_between_the_markers(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(f"# head\n{START}\nold\n{END}\n## Codegen\nkept\n")
     update_readme(readme, "new table\n")
     assert readme.read_text() == f"# head\n{START}\nnew table\n{END}\n## Codegen\nkept\n"
 
 
-def test_update_readme_refuses_a_readme_without_markers(tmp_path):
+def test_update_readme_refuses_a_readme_without_markers(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("# nothing\n")
     with pytest.raises(ValueError, match="markers"):
