@@ -17,17 +17,23 @@ from .limits import limits_extension
 from .resolvers.group import GroupMutation, GroupQuery
 from .resolvers.node import NodeQuery
 from .resolvers.order import OrderMutation, OrderQuery
+from .resolvers.org import OrgMutation, OrgQuery
+from .resolvers.shop import ShopMutation, ShopQuery
 from .resolvers.user import UserMutation, UserQuery
 from .settings import Limits
 from .types.group import Group
 from .types.order import Order
+from .types.org import OrgNode
+from .types.shop import Shop
 from .types.user import User
 
 _VALIDATION_CACHE_SIZE = 512
 
-Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery))
-Mutation = merge_types("Mutation", (UserMutation, OrderMutation, GroupMutation))
-NODE_TYPES: list[Any] = [User, Order, Group]
+Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
+Mutation = merge_types(
+    "Mutation", (UserMutation, OrderMutation, GroupMutation, OrgMutation, ShopMutation)
+)
+NODE_TYPES: list[Any] = [User, Order, Group, OrgNode, Shop]
 
 
 class KeygraphSchema(strawberry.Schema):

@@ -1,0 +1,181 @@
+"""`python -m server`: serve, seed, token, table and schema commands."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .settings import STORE_KINDS, Settings, SettingsError, load_settings
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", choices=STORE_KINDS, help="default: embedded")
+    parser.add_argument("--data", help="data directory (default ./.keygraph)")
+
+
+def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
+    return load_settings(
+        store=getattr(args, "store", None), data_dir=getattr(args, "data", None), **extra
+    )
+
+
+_SIZE_FLAGS = ("users", "orders", "groups", "org_nodes", "org_depth", "shops", "max_members")
+
+
+def _seed_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tenant", help="default: the dev tenant (demo)")
+    for name in _SIZE_FLAGS:
+        flag = "--" + name.replace("_", "-")
+        parser.add_argument(flag, type=int, help="default: the demo size")
+    parser.add_argument("--rng-seed", type=int, default=0)
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="python -m server", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="serve the GraphQL API with uvicorn")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    _store_options(serve)
+    serve.add_argument("--demo", action="store_true", help="seed the demo tenant once first")
+
+    seed = commands.add_parser("seed", help="write a generated dataset into a tenant (once)")
+    _store_options(seed)
+    _seed_options(seed)
+
+    token = commands.add_parser("token", help="print a dev JWT (HS256) for a tenant")
+    token.add_argument("--tenant", required=True)
+    token.add_argument("--sub")
+    token.add_argument("--ttl", type=int, default=86400, help="seconds (default a day)")
+    token.add_argument("--data", help="data directory (default ./.keygraph)")
+
+    table = commands.add_parser("table", help="create, describe or diff the DynamoDB table")
+    table.add_argument("action", choices=("create", "describe", "diff"))
+    _store_options(table)
+
+    commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    return root
+
+
+def _sizes(args: argparse.Namespace) -> Any:
+    """The demo sizes, with every size given as a flag in its place."""
+    from .seed import SeedSizes
+
+    given = {name: getattr(args, name) for name in _SIZE_FLAGS if getattr(args, name) is not None}
+    return dataclasses.replace(SeedSizes.demo(), **given)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from . import logging as json_logging
+    from .app import create_app
+    from .auth import issue_token
+    from .backends import open_backend
+    from .seed import SeedSizes, seed
+
+    settings = _settings(args, host=args.host, port=args.port)
+    json_logging.configure()
+    with open_backend(settings) as backend:
+        if args.demo:
+            report = asyncio.run(seed(backend.store, settings.dev_tenant, SeedSizes.demo()))
+            state = "already seeded" if report.already_seeded else f"{report.total} items"
+            print(f"demo tenant {settings.dev_tenant!r}: {state}", file=sys.stderr)
+        app = create_app(settings, backend.store, close_store=True)
+        if settings.dev and settings.jwt_secret is not None:
+            url = f"http://{settings.host}:{settings.port}/graphql"
+            token = issue_token(settings, settings.dev_tenant, "dev")
+            print(f"GraphiQL: {url}\ndev token (tenant {settings.dev_tenant}): {token}")
+            sys.stdout.flush()
+        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+    return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    from .backends import open_backend
+    from .seed import seed
+
+    settings = _settings(args)
+    sizes = _sizes(args)
+    tenant = args.tenant or settings.dev_tenant
+
+    async def run() -> Any:
+        try:
+            return await seed(backend.store, tenant, sizes, args.rng_seed, not args.no_progress)
+        finally:
+            await backend.store.close()
+
+    with open_backend(settings) as backend:
+        report = asyncio.run(run())
+    if report.already_seeded:
+        print(f"tenant {tenant!r} already holds dataset {report.tag}; nothing written")
+    else:
+        print(f"tenant {tenant!r}: wrote {report.total} items in {report.seconds:.1f} s")
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    from .auth import issue_token
+
+    print(issue_token(_settings(args), args.tenant, args.sub, args.ttl))
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from .backends import open_backend
+    from .store import admin
+
+    settings = _settings(args)
+    if settings.store == "embedded":
+        print("the embedded store needs no table; use --store dynamodb or dynamodb-local")
+        return 2
+    with open_backend(settings) as backend:
+        try:
+            if args.action == "create":
+                if admin.describe(backend.client, backend.table.name):
+                    print(f"table {backend.table.name} exists")
+                else:
+                    admin.create_table(backend.client, backend.table)
+                    print(f"created table {backend.table.name}")
+                return 0
+            if args.action == "describe":
+                print(json.dumps(admin.describe(backend.client, backend.table.name), default=str))
+                return 0
+            problems = admin.diff(backend.client, backend.table)
+            for problem in problems:
+                print(problem)
+            return 1 if problems else 0
+        finally:
+            asyncio.run(backend.store.close())
+
+
+def cmd_schema(_args: argparse.Namespace) -> int:
+    from .schema import sdl
+
+    sys.stdout.write(sdl())
+    return 0
+
+
+COMMANDS = {
+    "serve": cmd_serve,
+    "seed": cmd_seed,
+    "token": cmd_token,
+    "table": cmd_table,
+    "schema": cmd_schema,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (SettingsError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
