@@ -12,8 +12,16 @@ from .resolve import Entity, Resolved
 KEY_TYPES = frozenset({"id", "string", "int", "datetime", "enum", "path"})
 
 
+def _fits(ge: float | None, le: float | None, width: int | None) -> bool:
+    return ge is not None and ge >= 0 and le is not None and width is not None and le < 10**width
+
+
 def check_placeholders(
-    path: str, template: Template, entity: Entity, extra: frozenset[str] = frozenset()
+    path: str,
+    template: Template,
+    entity: Entity,
+    extra: frozenset[str] = frozenset(),
+    primary: bool = False,
 ) -> Iterator[Problem]:
     """Every placeholder names tenant, one of `extra` or a key-able attribute of `entity`."""
     paths = 0
@@ -46,8 +54,20 @@ def check_placeholders(
                 f"int {{{name}}} has no `width`: it would not sort as a string (10 < 9); "
                 f"add width = <digits> to attribute {name}",
             )
+        elif attr.spec.type == "int" and not _fits(attr.spec.ge, attr.spec.le, attr.spec.width):
+            yield Problem(
+                path,
+                f"int {{{name}}} must have ge >= 0 and le < 10**width so its zero-padded "
+                f"text sorts like the number; set ge and le on attribute {name}",
+            )
         elif attr.spec.type == "path":
             paths += 1
+        if primary and attr is not None and attr.spec.optional:
+            yield Problem(
+                path,
+                f"{{{name}}} is optional, but the table's key must always exist; make it "
+                "required or move it to an index key (a sparse index)",
+            )
     if paths > 1:
         yield Problem(path, "a template may hold at most one path placeholder")
 
@@ -82,4 +102,5 @@ def check_keys(resolved: Resolved) -> Iterator[Problem]:
                     + ", ".join(sorted(known)),
                 )
         for attr, template in entity.keys.items():
-            yield from check_placeholders(f"{base}.{attr}", template, entity)
+            primary = attr in (table.partition_key, table.sort_key)
+            yield from check_placeholders(f"{base}.{attr}", template, entity, primary=primary)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .imports import sort_imports
 from .ir import EnumIR, EnumMemberIR, FieldIR, ModelIR, SparseKeyIR
 from .lower_keys import key_groups, params_of
-from .pytypes import field_annotation, load_expr, member_name, snake, store_expr
+from .pytypes import docstring, field_annotation, load_expr, member_name, snake, store_expr
 from .resolve import Attr, Entity, Resolved
 
 
@@ -56,7 +56,7 @@ def lower_struct(name: str, description: str, attrs: dict[str, Attr]) -> ModelIR
     return ModelIR(
         module=snake(name),
         class_name=name,
-        doc=description or f"The {name} struct.",
+        doc=docstring(description or f"The {name} struct."),
         type_value="",
         imports=tuple(sort_imports(_imports(list(attrs.values()), snake(name)))),
         fields=fields,
@@ -91,7 +91,7 @@ def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
     return ModelIR(
         module=entity.module,
         class_name=entity.name,
-        doc=entity.spec.description or f"The {entity.name} entity.",
+        doc=docstring(entity.spec.description or f"The {entity.name} entity."),
         type_value=entity.spec.type,
         imports=tuple(sort_imports(imports)),
         fields=fields,
@@ -111,6 +111,6 @@ def lower_enums(resolved: Resolved) -> list[EnumIR]:
         for attr in attrs.values():
             if attr.enum_class and attr.enum_class not in enums:
                 members = tuple(EnumMemberIR(member_name(v), v) for v in attr.spec.values or ())
-                doc = attr.spec.description or f"Values of {owner}.{attr.name}."
+                doc = docstring(attr.spec.description or f"Values of {owner}.{attr.name}.")
                 enums[attr.enum_class] = EnumIR(attr.enum_class, doc, members)
     return [enums[name] for name in sorted(enums)]

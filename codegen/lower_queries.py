@@ -10,7 +10,7 @@ from .imports import sort_imports
 from .ir import BatchGetIR, GetIR, QueriesModuleIR, QueryIR
 from .keytemplate import Template
 from .lower_keys import params_of, render_template
-from .pytypes import KeyVar, snake
+from .pytypes import KeyVar, docstring, snake
 from .resolve import TABLE_INDEX, Resolved
 from .spec import PatternSpec, SortSpec
 
@@ -55,7 +55,7 @@ def _get(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[GetIR, li
     call = ", ".join(["tenant", *(p.param for p in params)])
     return GetIR(
         name=name,
-        doc=pattern.description or f"{entity.name} by its key.",
+        doc=docstring(pattern.description or f"{entity.name} by its key."),
         signature="".join(f", {p.param}: {p.annotation}" for p in params),
         call=call,
         key_call=f"_keys_{entity.module}.key({call})",
@@ -97,7 +97,7 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
     args = ", ".join(f'"{p.name}": {p.render(p.param)}' for p in params)
     return QueryIR(
         name=name,
-        doc=pattern.description or f"Query {name}.",
+        doc=docstring(pattern.description or f"Query {name}."),
         signature="".join(f", {p.param}: {p.annotation}" for p in params),
         call=", ".join(["tenant", *(p.param for p in params)]),
         partition=render_template(partition, lookup, lambda v: v.param),

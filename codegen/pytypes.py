@@ -27,6 +27,11 @@ def py_name(name: str) -> str:
     return name + "_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
 
 
+def docstring(text: str) -> str:
+    """Text safe inside a triple-quoted docstring on one line."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
+
+
 def member_name(value: str) -> str:
     name = re.sub(r"\W", "_", value).upper()
     if not name or name[0].isdigit():

@@ -3,7 +3,7 @@ rendered with example values."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from . import keytemplate
 from .ir import WorksheetRowIR
@@ -18,12 +18,15 @@ _EXAMPLE_TIME = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
 _OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def example_value(var: KeyVar) -> str:
-    """A plausible rendered value of a placeholder, for documentation."""
+def example_value(var: KeyVar, later: bool = False) -> str:
+    """A plausible rendered value of a placeholder, for documentation; `later` gives the
+    upper bound of a range."""
     if var.name == "tenant":
         return "acme"
+    if var.values:
+        return var.values[-1 if later else 0]
     if var.type == "datetime":
-        return keycodec.format_datetime(_EXAMPLE_TIME)
+        return keycodec.format_datetime(_EXAMPLE_TIME + timedelta(days=30 if later else 0))
     if var.type == "int":
         return keycodec.format_int(1, var.width or 1)
     if var.type == "path":
@@ -31,11 +34,11 @@ def example_value(var: KeyVar) -> str:
     return keycodec.escape(var.name.removesuffix("_id").replace("_", "-") + "-1")
 
 
-def example(template: Template, lookup: Lookup) -> str:
+def example(template: Template, lookup: Lookup, later: bool = False) -> str:
     parts: list[str] = []
     for segment in template.segments:
         var = lookup(segment.placeholder) if segment.placeholder else None
-        parts.append(example_value(var) if var else str(segment.literal))
+        parts.append(example_value(var, later) if var else str(segment.literal))
     return "#".join(parts) + ("#" if template.trailing_delimiter else "")
 
 
@@ -71,7 +74,7 @@ def worksheet(resolved: Resolved) -> list[WorksheetRowIR]:
             for a, (op, ts) in zip(attrs, ops, strict=False)
         )
         sample = " AND ".join(
-            _condition(a, op, [f"`{example(t, lookup)}`" for t in ts])
+            _condition(a, op, [f"`{example(t, lookup, i > 0)}`" for i, t in enumerate(ts)])
             for a, (op, ts) in zip(attrs, ops, strict=False)
         )
         if pattern.shards:
@@ -80,7 +83,7 @@ def worksheet(resolved: Resolved) -> list[WorksheetRowIR]:
         rows.append(
             WorksheetRowIR(
                 name=name,
-                description=pattern.description,
+                description=" ".join(pattern.description.split()).replace("|", "\\|"),
                 operation=pattern.operation + (", fanned out" if pattern.shards else ""),
                 index=f"{index} ({pattern.direction})" if pattern.operation == "query" else index,
                 condition=condition,

@@ -33,6 +33,8 @@ def unescape(segment: str) -> str:
 
 def escape_path(parts: Sequence[str]) -> str:
     """A path attribute: each part escaped, joined by the delimiter."""
+    if isinstance(parts, str):
+        raise BadArgument("a path is a sequence of parts, not a string")
     if not parts:
         raise BadArgument("a path must have at least one part")
     return DELIMITER.join(escape(part) for part in parts)

@@ -134,3 +134,8 @@ def test_plans_are_pure_data() -> None:
     assert plan.partition == "T#acme#GEO#u33"
     assert plan.sort is not None
     assert (plan.sort.op, plan.sort.value) == ("begins_with", "u33d")
+
+
+def test_a_path_must_not_be_a_plain_string() -> None:
+    with pytest.raises(BadArgument):
+        org_node_keys.key("acme", "root")

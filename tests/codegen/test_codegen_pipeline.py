@@ -1,0 +1,82 @@
+"""Pipeline pieces: template parsing, located errors, import order, text that must not break
+the generated Python."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codegen import keytemplate, output, pipeline
+from codegen.diagnostics import SpecErrors
+from codegen.formatter import ruff_binary
+from codegen.imports import sort_imports
+
+CASES = Path(__file__).with_name("cases")
+RUFF_ARGS = ("--line-length", "100", "--select", "I,F")
+TIMESERIES = (CASES / "timeseries" / "spec.toml").read_text(encoding="utf-8")
+
+
+def test_templates_split_into_literal_and_placeholder_segments() -> None:
+    template = keytemplate.parse("T#{tenant}#USER#{user_id}")
+    assert [s.text for s in template.segments] == ["T", "{tenant}", "USER", "{user_id}"]
+    assert template.placeholders == ("tenant", "user_id")
+    assert keytemplate.parse("NODE#{path}#", condition=True).trailing_delimiter
+    for bad in ("", "A##B", "USER{id}", "A#{Bad}", "A#b c"):
+        with pytest.raises(keytemplate.TemplateError):
+            keytemplate.parse(bad)
+
+
+def test_errors_name_path_and_line() -> None:
+    text = TIMESERIES.replace(
+        'attributes.site = { type = "string"', 'attributes.site = { typ = "string"'
+    )
+    with pytest.raises(SpecErrors) as caught:
+        pipeline.generate(text, "spec.toml")
+    lines = [p.render("spec.toml") for p in caught.value.problems]
+    site_line = 1 + text.splitlines().index(
+        next(line for line in text.splitlines() if line.startswith("attributes.site"))
+    )
+    where = f"spec.toml:{site_line}: entities.Device.attributes.site"
+    assert sorted(lines) == [
+        f"{where}.typ: unknown key; remove it or fix its spelling",
+        f"{where}.type: required key is missing; add it",
+    ]
+
+
+def test_imports_are_ordered_as_ruff_wants(tmp_path: Path) -> None:
+    lines = ["from ..b import X", "import os", "from pydantic import Field", "from .a import y"]
+    assert sort_imports(
+        [*lines, "from typing import Any, ClassVar", "from typing import Annotated"]
+    ) == [
+        "import os",
+        "from typing import Annotated, Any, ClassVar",
+        "",
+        "from pydantic import Field",
+        "",
+        "from ..b import X",
+        "from .a import y",
+    ]
+    output.write(pipeline.generate(TIMESERIES, "spec.toml"), tmp_path / "pkg")
+    done = subprocess.run(
+        [ruff_binary(), "check", "--isolated", "--no-cache", *RUFF_ARGS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+
+
+def test_descriptions_cannot_break_the_generated_code() -> None:
+    tricky = r'a """quoted""" \ back\slash | pipe'
+    text = TIMESERIES.replace('"A device; its events share its partition."', f"'{tricky}'").replace(
+        '"Events by (device, time, id)"', f"'{tricky}'"
+    )
+    assert text.count(tricky) == 2
+    files = pipeline.generate(text, "spec.toml")
+    for path, source in files.items():
+        if path.endswith(".py"):
+            compile(source, path, "exec")
+    assert r"a \"\"\"quoted\"\"\" \\ back\\slash" in files["models/device.py"]
+    assert r"back\slash \| pipe" in files["ACCESS_PATTERNS.md"]
