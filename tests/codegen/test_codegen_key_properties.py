@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.keys import membership, org_node, user, user_order
+from generated.keys import group, membership, org_node, user, user_order
 from generated.queries import org_node as org_node_queries
 from generated.queries import user_order as user_order_queries
 from generated.runtime import keycodec
@@ -21,7 +21,7 @@ paths = st.lists(tricky, min_size=1, max_size=4).map(tuple)
 times = st.datetimes(
     min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(UTC)
 )
-SETTINGS = settings(max_examples=150, deadline=None)
+SETTINGS = settings(max_examples=75, deadline=None)
 
 
 @SETTINGS
@@ -93,3 +93,17 @@ def test_parsers_accept_only_keys_their_builder_makes(pk: str, sk: str) -> None:
     except BadArgument:
         return
     assert user.key(*parts) == {"PK": pk, "SK": sk}
+
+
+@SETTINGS
+@given(a=st.tuples(values, values, values), b=st.tuples(values, values))
+def test_no_value_reaches_another_entitys_key(a: tuple[str, str, str], b: tuple[str, str]) -> None:
+    """Whatever users type (delimiters, escapes, other entities' literals, case variants),
+    a membership stays a membership and a user a user."""
+    tenant, user_id, group_id = a
+    sort_key = membership.key(tenant, user_id, group_id)["SK"]
+    assert sort_key.startswith("GROUP#")
+    assert sort_key.count("#") == 1
+    assert user.key(tenant, user_id)["PK"] != group.key(*b)["PK"]
+    injected = f"{user_id}#ORDER#{group_id}"
+    assert not membership.key(tenant, injected, injected)["SK"].startswith("GROUP#ORDER#")
