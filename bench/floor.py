@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.extensions import ParserCache, ValidationCache
 
 from bench.floor_data import FloorData, Item, parse_datetime
 from server.ids import local_id as local_of
@@ -304,7 +305,13 @@ class Mutation:
         return order_of(item)
 
 
-SCHEMA = strawberry.Schema(query=Query, mutation=Mutation)
+SCHEMA = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    extensions=[lambda: ParserCache(maxsize=512), lambda: ValidationCache(maxsize=512)],
+)
+"""Parsed and validated documents are cached, as keygraph's are: the floor is the least
+GraphQL can cost on this stack."""
 
 
 class FloorGraphQL(GraphQL[FloorContext, None]):
