@@ -1,0 +1,73 @@
+"""The command line: token, schema, seed (idempotent) and table, run in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import jwt
+import pytest
+
+from generated.queries.user import list_users
+from generated.runtime.cursor import CursorCodec
+from generated.runtime.store import Session
+from generated.table import TABLE
+from server.cli import main
+from server.schema import sdl
+from server.store.embedded import EmbeddedStore
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("KEYGRAPH_"):
+            monkeypatch.delenv(name)
+
+
+def test_token_is_signed_with_the_dev_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["token", "--tenant", "acme", "--sub", "ann", "--data", str(tmp_path)]) == 0
+    token = capsys.readouterr().out.strip()
+    secret = (tmp_path / "dev-jwt-secret").read_text().strip()
+    claims = jwt.decode(token, secret, algorithms=["HS256"])
+    assert (claims["tenant"], claims["sub"]) == ("acme", "ann")
+
+
+def test_token_refuses_production_without_a_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEYGRAPH_ENV", "production")
+    assert main(["token", "--tenant", "acme", "--data", str(tmp_path)]) == 2
+    assert "production mode needs" in capsys.readouterr().err
+
+
+def test_schema_prints_the_sdl(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    assert capsys.readouterr().out == sdl()
+
+
+def test_seed_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["seed", "--data", str(tmp_path), "--tenant", "t1", "--users", "3", "--orders", "4"]
+    args += ["--groups", "1", "--org-nodes", "3", "--org-depth", "2", "--shops", "5"]
+    args += ["--no-progress"]
+    assert main(args) == 0
+    assert "t1" in capsys.readouterr().out
+    assert main(args) == 0
+    assert "already holds" in capsys.readouterr().out
+
+    async def users() -> int:
+        store = EmbeddedStore(tmp_path / "keygraph.sqlite3", TABLE)
+        try:
+            session = Session(store, CursorCodec(b"k" * 32))
+            return len((await list_users(session, "t1", first=100)).items)
+        finally:
+            await store.close()
+
+    assert asyncio.run(users()) == 3
+
+
+def test_table_commands_need_dynamodb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["table", "describe", "--data", str(tmp_path)]) == 2
+    assert "embedded store needs no table" in capsys.readouterr().out

@@ -1,0 +1,90 @@
+"""Settings: environment variables, the dev-mode secret kept in the data directory, and
+production mode refusing to start without a key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.settings import Limits, SettingsError, load_settings
+
+
+def test_dev_mode_creates_a_secret_once_and_keeps_it(tmp_path: Path) -> None:
+    first = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path)})
+    again = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path)})
+    assert first.jwt_secret is not None
+    assert len(first.jwt_secret) >= 32
+    assert again.jwt_secret == first.jwt_secret
+    secret_file = tmp_path / "dev-jwt-secret"
+    assert secret_file.read_text().strip() == first.jwt_secret
+    assert secret_file.stat().st_mode & 0o077 == 0
+    other = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path / "elsewhere")})
+    assert other.jwt_secret != first.jwt_secret
+
+
+def test_production_refuses_to_start_without_a_key(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="production mode needs"):
+        load_settings({"KEYGRAPH_ENV": "production", "KEYGRAPH_DATA_DIR": str(tmp_path)})
+    assert not (tmp_path / "dev-jwt-secret").exists()
+
+
+def test_production_with_a_secret_turns_graphiql_off(tmp_path: Path) -> None:
+    settings = load_settings({"KEYGRAPH_ENV": "production", "KEYGRAPH_JWT_SECRET": "s" * 40})
+    assert not settings.dev
+    assert not settings.graphiql_enabled
+    enabled = load_settings(
+        {"KEYGRAPH_ENV": "production", "KEYGRAPH_JWT_SECRET": "s" * 40, "KEYGRAPH_GRAPHIQL": "1"}
+    )
+    assert enabled.graphiql_enabled
+
+
+def test_environment_variables_and_overrides(tmp_path: Path) -> None:
+    env = {
+        "KEYGRAPH_DATA_DIR": str(tmp_path),
+        "KEYGRAPH_STORE": "dynamodb",
+        "KEYGRAPH_TABLE": "kg_prod",
+        "KEYGRAPH_PORT": "9000",
+        "KEYGRAPH_MAX_DEPTH": "7",
+        "KEYGRAPH_MAX_FIRST": "50",
+    }
+    settings = load_settings(env, port=9100)
+    assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
+    assert settings.limits == Limits(max_depth=7, max_first=50)
+    assert settings.data_dir == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("KEYGRAPH_ENV", "staging"),
+        ("KEYGRAPH_STORE", "postgres"),
+        ("KEYGRAPH_PORT", "eighty"),
+        ("KEYGRAPH_MAX_DEPTH", "0"),
+        ("KEYGRAPH_GRAPHIQL", "maybe"),
+        ("KEYGRAPH_JWT_SECRET", "too-short"),
+        ("KEYGRAPH_JWT_PUBLIC_KEY_FILE", "/nonexistent/key.pem"),
+    ],
+)
+def test_bad_settings_are_refused_with_a_reason(tmp_path: Path, name: str, value: str) -> None:
+    with pytest.raises(SettingsError):
+        load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path), name: value})
+
+
+def test_an_rs256_key_needs_a_cursor_secret(tmp_path: Path) -> None:
+    key = tmp_path / "key.pem"
+    key.write_text("-----BEGIN PUBLIC KEY-----\n")
+    with pytest.raises(SettingsError, match="CURSOR_SECRET"):
+        load_settings({"KEYGRAPH_JWT_PUBLIC_KEY_FILE": str(key)})
+    settings = load_settings(
+        {"KEYGRAPH_JWT_PUBLIC_KEY_FILE": str(key), "KEYGRAPH_CURSOR_SECRET": "c" * 32}
+    )
+    assert settings.jwt_algorithm == "RS256"
+    assert settings.cursor_key() == b"c" * 32
+
+
+def test_the_cursor_key_follows_the_jwt_secret(tmp_path: Path) -> None:
+    one = load_settings({"KEYGRAPH_JWT_SECRET": "a" * 40})
+    two = load_settings({"KEYGRAPH_JWT_SECRET": "b" * 40})
+    assert one.cursor_key() != two.cursor_key()
+    assert one.cursor_key() != b"a" * 40  # derived, not the signing secret itself
