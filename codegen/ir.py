@@ -165,6 +165,15 @@ class WorksheetRowIR:
 
 
 @dataclass(frozen=True, slots=True)
+class EntityKeyRowIR:
+    entity: str
+    type_value: str
+    index: str
+    keys: str
+    example: str
+
+
+@dataclass(frozen=True, slots=True)
 class ProgramIR:
     source: str
     table_name: str
@@ -178,3 +187,4 @@ class ProgramIR:
     keys: tuple[KeysModuleIR, ...]
     queries: tuple[QueriesModuleIR, ...]
     worksheet: tuple[WorksheetRowIR, ...]
+    entity_keys: tuple[EntityKeyRowIR, ...]

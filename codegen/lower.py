@@ -7,7 +7,7 @@ from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct
 from .lower_queries import lower_queries
 from .resolve import Resolved
-from .worksheet import worksheet
+from .worksheet import entity_keys, worksheet
 
 
 def lower(resolved: Resolved) -> ProgramIR:
@@ -38,4 +38,5 @@ def lower(resolved: Resolved) -> ProgramIR:
         keys=tuple(lower_keys(e, resolved) for _, e in sorted(resolved.entities.items())),
         queries=tuple(lower_queries(resolved)),
         worksheet=tuple(worksheet(resolved)),
+        entity_keys=tuple(entity_keys(resolved)),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from . import keytemplate
-from .ir import WorksheetRowIR
+from .ir import EntityKeyRowIR, WorksheetRowIR
 from .keytemplate import Template
 from .lower_keys import Lookup
 from .lower_queries import pattern_lookup, sort_templates
@@ -90,4 +90,31 @@ def worksheet(resolved: Resolved) -> list[WorksheetRowIR]:
                 example=sample,
             )
         )
+    return rows
+
+
+def entity_keys(resolved: Resolved) -> list[EntityKeyRowIR]:
+    """Each entity's key templates on the table and every index it is in."""
+    rows: list[EntityKeyRowIR] = []
+    for name, entity in sorted(resolved.entities.items()):
+        for index in resolved.all_indexes():
+            keys = resolved.index_keys(index) or (None, None)
+            attrs = [a for a in keys if a is not None and a in entity.keys]
+            if not attrs:
+                continue
+            sparse = any(
+                entity.attrs[p].spec.optional
+                for a in attrs
+                for p in entity.keys[a].placeholders
+                if p in entity.attrs
+            )
+            rows.append(
+                EntityKeyRowIR(
+                    entity=name,
+                    type_value=entity.spec.type,
+                    index=index + (" (sparse)" if sparse else ""),
+                    keys=" / ".join(f"{a} = `{entity.keys[a].source}`" for a in attrs),
+                    example=" / ".join(f"`{example(entity.keys[a], entity.var)}`" for a in attrs),
+                )
+            )
     return rows

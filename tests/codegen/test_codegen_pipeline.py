@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from codegen import keytemplate, output, pipeline
+from codegen import keymatch, keytemplate, output, pipeline
 from codegen.diagnostics import SpecErrors
 from codegen.formatter import ruff_binary
 from codegen.imports import sort_imports
+from codegen.pytypes import KeyVar
 
 CASES = Path(__file__).with_name("cases")
 RUFF_ARGS = ("--line-length", "100", "--select", "I,F")
@@ -80,3 +81,26 @@ def test_descriptions_cannot_break_the_generated_code() -> None:
             compile(source, path, "exec")
     assert r"a \"\"\"quoted\"\"\" \\ back\\slash" in files["models/device.py"]
     assert r"back\slash \| pipe" in files["ACCESS_PATTERNS.md"]
+
+
+def _slots(source: str, types: dict[str, KeyVar]) -> list[keymatch.Slot]:
+    return keymatch.slots(keytemplate.parse(source), types.get)
+
+
+def test_key_matching_follows_types_and_paths() -> None:
+    types = {
+        "path": KeyVar("path", "path"),
+        "status": KeyVar("status", "enum", values=("PAID", "SHIPPED")),
+        "n": KeyVar("n", "int", width=3),
+        "id": KeyVar("id", "id"),
+    }
+    assert keymatch.can_equal(_slots("NODE#{path}", types), _slots("NODE#a#b#c", types))
+    assert not keymatch.can_equal(_slots("NODE#{path}", types), _slots("NODE", types))
+    assert keymatch.can_equal(_slots("S#{status}", types), _slots("S#PAID", types))
+    assert not keymatch.can_equal(_slots("S#{status}", types), _slots("S#NEW", types))
+    assert not keymatch.can_equal(_slots("N#{n}", types), _slots("N#12", types))
+    assert keymatch.can_equal(_slots("N#{n}", types), _slots("N#{id}", types))
+    assert keymatch.can_start(_slots("ORDER", types), _slots("ORDER#{id}", types), strict=True)
+    assert not keymatch.can_start(_slots("ORDER", types), _slots("ORDER", types), strict=True)
+    assert keymatch.overlapping_literals(_slots("A#1", types), _slots("A#10", types)) == ("1", "10")
+    assert keymatch.overlapping_literals(_slots("A#1", types), _slots("B#10", types)) is None
