@@ -7,24 +7,22 @@
   (a SQLite file under tmp_path) or "dynamodb-local" (a new table with a unique name, deleted
   afterwards) for any TableDef; every store is closed at teardown.
 - `embedded_store`, `dynamodb_store`: stores over TEST_TABLE.
+
+server.store.testing has the same helpers for code that cannot take fixtures.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generated.runtime.plan import IndexDef, TableDef
+from generated.runtime.plan import TableDef
 from generated.runtime.store import Store
-from server.store import admin
-from server.store.dynamodb import DynamoDBStore, make_client
-from server.store.embedded import EmbeddedStore
+from server.store.dynamodb import make_client
 from server.store.local import (
     LOCAL_KEY_ID,
     LOCAL_REGION,
@@ -32,17 +30,7 @@ from server.store.local import (
     DynamoDBLocal,
     LocalUnavailable,
 )
-
-TEST_TABLE = TableDef(
-    name="kg_test",
-    partition_key="PK",
-    sort_key="SK",
-    indexes=(
-        IndexDef("GSI1", "GSI1PK", "GSI1SK"),
-        IndexDef("Sparse", "SPK", "SSK", "INCLUDE", ("status",)),
-    ),
-)
-"""The contract suite's table: a general GSI (ALL) and a sparse one projecting `status`."""
+from server.store.testing import TEST_TABLE, drop_store, open_store
 
 StoreFactory = Callable[..., Awaitable[Store]]
 
@@ -78,29 +66,11 @@ def dynamodb_client(dynamodb_local: DynamoDBLocal) -> Iterator[Any]:
     client.close()
 
 
-def unique_table(table: TableDef) -> TableDef:
-    """The definition under a name no other test uses."""
-    return dataclasses.replace(table, name=f"{table.name}_{uuid.uuid4().hex[:12]}")
-
-
-def open_store(kind: str, table: TableDef, directory: Path, client: Any = None) -> Store:
-    """A fresh store; for "dynamodb-local" `client` must be a DynamoDB Local client, and the
-    caller deletes the table (its name is the returned store's `table.name`)."""
-    if kind == "embedded":
-        return EmbeddedStore(directory / f"{uuid.uuid4().hex}.sqlite3", table)
-    if kind == "dynamodb-local":
-        live = unique_table(table)
-        admin.create_table(client, live)
-        return DynamoDBStore(live, client=client, max_concurrency=8)
-    raise ValueError(f"unknown store kind {kind!r}")
-
-
 @pytest.fixture
 async def store_factory(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[StoreFactory]:
     opened: list[Store] = []
-    tables: list[str] = []
     client: Any = None
 
     async def make(kind: str, table: TableDef = TEST_TABLE) -> Store:
@@ -109,15 +79,11 @@ async def store_factory(
             client = request.getfixturevalue("dynamodb_client")
         store = open_store(kind, table, tmp_path, client)
         opened.append(store)
-        if isinstance(store, DynamoDBStore):
-            tables.append(store.table.name)
         return store
 
     yield make
     for store in opened:
-        await store.close()
-    for name in tables:
-        admin.delete_table(client, name)
+        await drop_store(store)
 
 
 @pytest.fixture
