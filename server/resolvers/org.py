@@ -15,7 +15,16 @@ from generated.runtime.plan import Check, Condition, Put
 from ..context import Info
 from ..errors import NotFound
 from ..ids import new_id
-from ..types.org import ROOT_REF, OrgNode, load_children, load_org_node, node_path
+from ..types.node import lookup_id
+from ..types.org import (
+    ROOT_REF,
+    TYPE_NAME,
+    OrgNode,
+    load_children,
+    load_org_node,
+    node_path,
+    parse_path,
+)
 
 CONDITION_FAILED = "ConditionalCheckFailed"
 
@@ -45,7 +54,8 @@ def org_node_record(
 class OrgQuery:
     @strawberry.field(description="An org node by id.")
     async def org_node(self, info: Info, id: strawberry.ID) -> OrgNode | None:
-        path = node_path(id)
+        local = lookup_id(id, TYPE_NAME)
+        path = None if local is None else parse_path(local)
         return None if path is None else await load_org_node(info.context, path)
 
     @strawberry.field(description="The roots of the tenant's org trees, by name.")

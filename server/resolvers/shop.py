@@ -16,7 +16,8 @@ from generated.runtime.store import Session
 from ..context import Context, Info
 from ..errors import BadUserInput
 from ..geo import GEO_CELL_LENGTH, MAX_RADIUS_KM, cover_circle, haversine_km, shop_geohash
-from ..ids import local_id, new_id
+from ..ids import new_id
+from ..types.node import lookup_id
 from ..types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
 
 DEFAULT_FIRST = 20
@@ -113,7 +114,8 @@ def shop_record(
 class ShopQuery:
     @strawberry.field(description="A shop by id.")
     async def shop(self, info: Info, id: strawberry.ID) -> Shop | None:
-        return await load_shop(info.context, local_id(id, TYPE_NAME))
+        shop_id = lookup_id(id, TYPE_NAME)
+        return None if shop_id is None else await load_shop(info.context, shop_id)
 
     @strawberry.field(
         description=(

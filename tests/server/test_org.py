@@ -253,6 +253,11 @@ async def test_node_finds_org_nodes(org: Org, org_globex: Org) -> None:
     assert (await org.data(query, id=to_global_id("OrgNode", "no.such.path")))["node"] is None
     assert (await org.data(query, id=to_global_id("OrgNode", "a..b")))["node"] is None
     assert (await org_globex.data(query, id=child))["node"] is None
+    by_id = "query($id: ID!) { orgNode(id: $id) { id } }"
+    assert (await org.data(by_id, id=to_global_id("Shop", "01ARZ3NDEKTSV4RRFFQ69G5FAV"))) == {
+        "orgNode": None
+    }
+    assert (await org.run(by_id, id="not base64!"))[1] == ["BAD_USER_INPUT"]
 
 
 def test_record_builder_sets_parent_ref_and_depth() -> None:

@@ -167,6 +167,10 @@ async def test_create_and_read_a_shop(
         "query($id: ID!) { node(id: $id) { id ... on Shop { name } } }", id=created["id"]
     )
     assert node["node"] == {"id": created["id"], "name": "Späti"}
+    wrong_type = to_global_id("OrgNode", from_global_id(created["id"])[1])
+    assert (await acme.data("query($id: ID!) { shop(id: $id) { id } }", id=wrong_type)) == {
+        "shop": None
+    }
     near = await acme.data(NEAR, lat=-33.87, lng=151.21, r=1.0)
     assert [hit["shop"]["id"] for hit in near["shopsNear"]] == [created["id"]]
     other = Shops(client, settings, store, "globex")
