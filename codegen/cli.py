@@ -71,7 +71,11 @@ def run(command: str, spec: Path, out: Path) -> int:
             return 1
         print(f"{out}: up to date ({len(files)} files)")
         return 0
-    touched = output.write(files, out)
+    try:
+        touched = output.write(files, out)
+    except OSError as exc:
+        print(f"{out}: cannot write the generated files: {exc}", file=sys.stderr)
+        return 1
     print(f"{out}: {len(files)} files, {len(touched)} changed")
     return 0
 

@@ -254,21 +254,23 @@ def _shards(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
 
 
 def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
-    seen: dict[str, tuple[str, KeyVar]] = {}
-    for name in pattern.returns:
-        entity = resolved.entities[name]
-        for template in (pattern.partition or "",):
-            for placeholder in keytemplate.parse(template).placeholders:
-                var = _lookup(pattern, entity)(placeholder)
-                if var is None:
-                    continue
-                if placeholder in seen and not _same_kind(seen[placeholder][1], var):
-                    yield Problem(
-                        f"{path}.partition",
-                        f"{{{placeholder}}} has different types in {seen[placeholder][0]} and "
-                        f"{name}; returned entities must agree",
-                    )
-                seen.setdefault(placeholder, (name, var))
+    """A placeholder the pattern fills must have one type across the returned entities."""
+    _, conditions = sort_templates(pattern.sort)
+    templates = [keytemplate.parse(str(pattern.partition)), *conditions]
+    names = dict.fromkeys(p for t in templates for p in t.placeholders)
+    for placeholder in names:
+        found = [
+            (name, var)
+            for name in pattern.returns
+            if (var := _lookup(pattern, resolved.entities[name])(placeholder)) is not None
+        ]
+        if any(not _same_kind(found[0][1], var) for _, var in found[1:]):
+            yield Problem(
+                f"{path}.returns",
+                f"{{{placeholder}}} has different types in "
+                + ", ".join(f"{n} ({v.type})" for n, v in found)
+                + "; the returned entities must agree",
+            )
 
 
 def lint(resolved: Resolved) -> list[Problem]:
