@@ -88,8 +88,13 @@ def check_table(resolved: Resolved) -> Iterator[Problem]:
     for attr in seen:
         if not KEY_ATTR.match(attr):
             yield Problem("table", f"key attribute {attr!r} must be an identifier")
-    if len(set(seen)) != len(seen):
-        yield Problem("table", "every key attribute of the table and its indexes must differ")
+    if len({a.lower() for a in seen}) != len(seen):
+        yield Problem(
+            "table", "every key attribute of the table and its indexes must differ (ignoring case)"
+        )
+    builders = [snake(name) for name in table.indexes]
+    if len(set(builders)) != len(builders):
+        yield Problem("table.indexes", "index names must differ once snake_cased (GSI1 vs gsi1)")
 
 
 def check_types(resolved: Resolved) -> Iterator[Problem]:
