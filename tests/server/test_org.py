@@ -266,3 +266,17 @@ def test_record_builder_sets_parent_ref_and_depth() -> None:
     child = org_resolvers.org_node_record("C", "child", root.path, now)
     assert (root.path, root.parent_ref, root.depth) == (("R",), "ROOT", 0)
     assert (child.path, child.parent_ref, child.depth) == (("R", "C"), "R", 1)
+
+
+async def test_a_descendants_cursor_only_continues_its_own_node(org: Org) -> None:
+    top, tree = await build_tree(org)
+    data = await org.data(DESCENDANTS, id=top, first=1)
+    cursor = data["orgNode"]["descendants"]["pageInfo"]["endCursor"]
+    assert cursor is not None
+    child = tree[top][0]
+    _, codes = await org.run(DESCENDANTS, id=child, first=1, after=cursor)
+    assert codes == ["INVALID_CURSOR"]
+    data = await org.data(DESCENDANTS, id=top, first=100, after=cursor)
+    assert [e["node"]["id"] for e in data["orgNode"]["descendants"]["edges"]] == pre_order(
+        tree, top
+    )[1:]
