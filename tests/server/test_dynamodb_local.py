@@ -3,7 +3,10 @@ call counts as on the embedded store."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -13,7 +16,10 @@ from generated.runtime.store import Store
 from generated.table import TABLE
 from server.app import create_app
 from server.auth import issue_token
+from server.cli import main
 from server.settings import Settings
+from server.store import admin
+from server.store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from tests.server.conftest import Api
 
 pytestmark = pytest.mark.dynamodb_local
@@ -80,3 +86,40 @@ async def test_smoke_on_dynamodb_local(apis: tuple[Api, Api]) -> None:
     query = "query($a: String) { users(first: 2, after: $a) { edges { node { id } } } }"
     assert await globex.codes(query, {"a": cursor}) == ["INVALID_CURSOR"]
     assert (await globex.data("{ users { edges { node { id } } } }"))["users"]["edges"] == []
+
+
+def test_table_commands_on_dynamodb_local(
+    dynamodb_local: DynamoDBLocal,
+    dynamodb_client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = f"kg_cli_{uuid.uuid4().hex[:12]}"
+    for variable, value in {
+        "KEYGRAPH_STORE": "dynamodb",
+        "KEYGRAPH_DYNAMODB_ENDPOINT": dynamodb_local.endpoint_url,
+        "KEYGRAPH_TABLE": name,
+        "KEYGRAPH_REGION": LOCAL_REGION,
+        "KEYGRAPH_JWT_SECRET": "s" * 40,
+        "AWS_ACCESS_KEY_ID": LOCAL_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": LOCAL_SECRET,
+    }.items():
+        monkeypatch.setenv(variable, value)
+    try:
+        assert main(["table", "diff"]) == 1
+        assert f"table {name} does not exist" in capsys.readouterr().out
+        assert main(["table", "create"]) == 0
+        assert main(["table", "create"]) == 0
+        assert capsys.readouterr().out.splitlines() == [
+            f"created table {name}",
+            f"table {name} exists",
+        ]
+        assert main(["table", "diff"]) == 0
+        assert capsys.readouterr().out == ""
+        assert main(["table", "describe"]) == 0
+        described = json.loads(capsys.readouterr().out)
+        assert described["TableName"] == name
+        assert {i["IndexName"] for i in described["GlobalSecondaryIndexes"]} == {"GSI1", "GSI2"}
+    finally:
+        if admin.describe(dynamodb_client, name):
+            admin.delete_table(dynamodb_client, name)
