@@ -24,7 +24,9 @@ The spec language (see access_patterns.toml for a full example):
 - [patterns.<name>]: operation get | batch_get (entity = "<Entity>") or query (index,
   partition template, sort = { eq | begins_with | between = [low, high] | lt | le | gt | ge },
   args.<name> = { type, width, prefix_of = "<attribute>" }, direction ascending | descending,
-  returns = [entities], page_size = { default, max }).
+  returns = [entities], page_size = { default, max }, 20 and 100 when left out). Lint
+  requires every query to be served by the keys of the entities it returns, and no other
+  entity's items to match it.
 - Write sharding: shards = { placeholder = "shard", count = 10 } on a query whose partition
   holds {shard}: the entities store the shard as an int attribute (width set, 0..count-1,
   chosen by the writer); the generated function queries every shard concurrently and merges
