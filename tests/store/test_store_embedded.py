@@ -1,0 +1,125 @@
+"""The embedded store's own guarantees: concurrent threads, a kill -9 in the middle of a
+transaction, and a file opened with a changed set of GSIs."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from generated.runtime.errors import ConditionFailed
+from generated.runtime.plan import Condition, Get, Put, Query, Update
+from server.store.embedded import EmbeddedStore
+from server.store.testing import TEST_TABLE
+
+WRITER = """
+import asyncio, sys
+from generated.runtime.plan import Put
+from server.store.embedded import EmbeddedStore
+from server.store.testing import TEST_TABLE
+
+async def main() -> None:
+    store = EmbeddedStore(sys.argv[1], TEST_TABLE)
+    generation = int(sys.argv[2])
+    while True:
+        generation += 1
+        await store.transact_write(
+            [Put({"PK": "tx", "SK": f"{i:03}", "gen": generation, "pad": "x" * 3000,
+                  "GSI1PK": "all", "GSI1SK": f"{i:03}"}) for i in range(100)]
+        )
+        print(generation, flush=True)
+
+asyncio.run(main())
+"""
+
+
+async def generations(path: Path) -> list[int]:
+    store = EmbeddedStore(path, TEST_TABLE)
+    table = await store.query(Query("tx"))
+    index = await store.query(Query("all", index="GSI1"))
+    await store.close()
+    assert [i["gen"] for i in table.items] == [i["gen"] for i in index.items]
+    return [item["gen"] for item in table.items]
+
+
+def test_kill_9_mid_transaction_leaves_all_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "killed.sqlite3"
+    committed = 0
+    for round_ in range(3):
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(committed)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert writer.stdout is not None
+        first = int(writer.stdout.readline())  # at least one transaction is in
+        time.sleep(random.uniform(0.01, 0.2))
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        writer.stdout.close()
+        found = asyncio.run(generations(path))
+        assert len(found) == 100, f"round {round_}: a partial transaction is visible"
+        assert len(set(found)) == 1, f"round {round_}: generations mixed: {sorted(set(found))}"
+        assert found[0] >= first
+        committed = found[0]
+
+
+async def test_threads_share_a_store_safely(tmp_path: Path) -> None:
+    store = EmbeddedStore(tmp_path / "threads.sqlite3", TEST_TABLE)
+    counter = {"PK": "c", "SK": "counter"}
+    await store.put(Put({**counter, "version": 0}))
+    threads, increments = 4, 25
+    conflicts = [0] * threads
+
+    def worker(n: int) -> None:
+        async def run() -> None:
+            for i in range(increments):
+                await store.put(Put({"PK": "c", "SK": f"t{n}-{i}"}))
+                while True:
+                    current = await store.get(Get(counter))
+                    assert current is not None
+                    version = current["version"]
+                    try:
+                        await store.update(
+                            Update(
+                                counter,
+                                {"version": version + 1},
+                                conditions=(Condition("equals", "version", version),),
+                            )
+                        )
+                        break
+                    except ConditionFailed:
+                        conflicts[n] += 1
+
+        asyncio.run(run())
+
+    pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    final = await store.get(Get(counter))
+    assert final is not None
+    assert final["version"] == threads * increments
+    rows = await store.query(Query("c"))
+    assert len(rows.items) == threads * increments + 1
+    await store.close()
+
+
+async def test_reopening_with_a_new_index_builds_it(tmp_path: Path) -> None:
+    path = tmp_path / "evolve.sqlite3"
+    without_sparse = dataclasses.replace(TEST_TABLE, indexes=TEST_TABLE.indexes[:1])
+    store = EmbeddedStore(path, without_sparse)
+    await store.put(Put({"PK": "e", "SK": "1", "SPK": "open", "SSK": "a", "status": "new"}))
+    await store.put(Put({"PK": "e", "SK": "2", "SPK": "open"}))
+    await store.close()
+    store = EmbeddedStore(path, TEST_TABLE)
+    result = await store.query(Query("open", index="Sparse"))
+    assert result.items == [{"PK": "e", "SK": "1", "SPK": "open", "SSK": "a", "status": "new"}]
+    await store.close()
