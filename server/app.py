@@ -25,11 +25,12 @@ _PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}
 
 def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> Starlette:
     """The app over `store` (closed on shutdown when `close_store`)."""
-    authorization = (
-        f"Bearer {issue_token(settings, settings.dev_tenant, 'graphiql')}"
-        if settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
-        else None
-    )
+
+    def graphiql_authorization() -> str:
+        """A fresh dev token for the page, so a long-running server's page never goes stale."""
+        return f"Bearer {issue_token(settings, settings.dev_tenant, 'graphiql')}"
+
+    prefill = settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
     graphql = GraphQLEndpoint(
         build_schema(settings.limits),
         store=store,
@@ -37,7 +38,7 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
         cursors=CursorCodec(settings.cursor_key()),
         dev=settings.dev,
         graphiql=settings.graphiql_enabled,
-        graphiql_authorization=authorization,
+        graphiql_authorization=graphiql_authorization if prefill else None,
     )
 
     async def healthz(_request: Request) -> Response:

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -94,7 +94,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         cursors: CursorCodec,
         dev: bool,
         graphiql: bool,
-        graphiql_authorization: str | None = None,
+        graphiql_authorization: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -106,9 +106,9 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         self.verifier = verifier
         self.cursors = cursors
         self.dev = dev
-        self._ide_html = (
-            graphiql_html(self.graphql_ide_html, graphiql_authorization) if graphiql else ""
-        )
+        self._graphiql_authorization = graphiql_authorization
+        if graphiql and graphiql_authorization is not None:
+            graphiql_html(self.graphql_ide_html, "")  # fail at start if it cannot be prefilled
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -141,7 +141,9 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         if self.should_render_graphql_ide(self.request_adapter_class(request)):
             if self.graphql_ide is None:
                 return PlainTextResponse("Not Found", status_code=404)
-            return HTMLResponse(self._ide_html)
+            authorization = self._graphiql_authorization
+            token = authorization() if authorization is not None else None
+            return HTMLResponse(graphiql_html(self.graphql_ide_html, token))
         try:
             claims = self.verifier.verify_header(request.headers.get("authorization"))
         except Unauthenticated as exc:
