@@ -1,0 +1,103 @@
+"""Value codecs: the hand-written wire format agrees with boto3's TypeSerializer, numbers are
+canonical and sized the DynamoDB way, and prefix bounds are exact."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generated.runtime.errors import ValidationError
+from server.store import values, wire
+from server.store.keyrange import prefix_successor
+
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
+NUMBERS = st.integers(-(10**20), 10**20) | st.decimals(
+    allow_nan=False, allow_infinity=False, places=4, min_value=-(10**9), max_value=10**9
+)
+LEAVES = TEXT | NUMBERS | st.booleans() | st.none() | st.binary(max_size=8)
+SETS = (
+    st.sets(TEXT, min_size=1, max_size=3)
+    | st.sets(st.integers(-50, 50), min_size=1, max_size=3)
+    | st.sets(st.binary(max_size=4), min_size=1, max_size=3)
+)
+VALUES = st.recursive(
+    LEAVES | SETS,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(TEXT, children, max_size=3),
+    max_leaves=10,
+)
+
+
+def canonical(value: Any) -> Any:
+    """Lists inside boto3's sets come in any order: compare them as sets."""
+    if isinstance(value, dict):
+        if len(value) == 1 and next(iter(value)) in ("SS", "NS", "BS"):
+            tag, members = next(iter(value.items()))
+            return {tag: sorted(members)}
+        return {k: canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
+@settings(max_examples=150, deadline=None)
+@given(VALUES)
+def test_wire_matches_boto3(value: Any) -> None:
+    ours = wire.serialize(value)
+    assert canonical(ours) == canonical(TypeSerializer().serialize(value))
+    boto3_form: Any = ours
+    assert wire.deserialize(ours) == TypeDeserializer().deserialize(boto3_form)
+
+
+@settings(max_examples=150, deadline=None)
+@given(VALUES)
+def test_embedded_encoding_round_trips(value: Any) -> None:
+    encoded, size = values.encode(value)
+    assert values.decode(encoded) == value
+    assert size > 0 or value in ("", b"")
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical_text", "size"),
+    [
+        ("123456", "123456", 4),  # three digit pairs + 1
+        ("-1234567.891", "-1234567.891", 8),  # pairs 01|23|45|67|.89|10, +1, +1 negative
+        ("333.5", "333.5", 4),  # 03|33|.50 + 1
+        ("0100", "100", 2),  # one significant pair (1 x 10^2) + 1
+        ("1.50", "1.5", 3),  # 01|.50 + 1
+        ("1E+2", "100", 2),
+        ("-0", "0", 1),
+    ],
+)
+def test_numbers_are_canonical_and_sized(text: str, canonical_text: str, size: int) -> None:
+    assert values.canonical_number(text) == canonical_text
+    assert values.number_size(canonical_text) == size
+
+
+@pytest.mark.parametrize("bad", ["1" * 39, "1E+126", "1E-131", "NaN", "Infinity", "abc"])
+def test_numbers_dynamodb_refuses(bad: str) -> None:
+    with pytest.raises(ValidationError):
+        values.canonical_number(bad)
+
+
+def test_decoded_numbers_keep_their_kind() -> None:
+    assert type(wire.deserialize({"N": "12"})) is int
+    assert wire.deserialize({"N": "1.25"}) == Decimal("1.25")
+    assert type(values.decode({"N": "12"})) is int
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXT.filter(bool), TEXT)
+def test_prefix_successor_bounds_exactly_the_prefixed_strings(prefix: str, other: str) -> None:
+    upper = prefix_successor(prefix)
+    inside = (prefix + other).encode()
+    assert inside >= prefix.encode()
+    if upper is not None:
+        assert inside < upper.encode()
+        # Anything between prefix and upper starts with the prefix.
+        if prefix.encode() <= other.encode() < upper.encode():
+            assert other.startswith(prefix)
