@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+import typing
 from typing import Any
 
 import pydantic
 
 from .diagnostics import Problem, SpecErrors, locate
-from .spec import Spec
+from .spec import AttributeSpec, Spec, StructSpec
 
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
@@ -21,10 +23,38 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return text
 
 
+def _model_in(annotation: Any) -> type[pydantic.BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        if found := _model_in(arg):
+            return found
+    return None
+
+
+def _allowed(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the spec language allows where `loc`'s last key was written."""
+    model: type[pydantic.BaseModel] | None = Spec
+    parts = list(loc[:-1])
+    while parts and model is not None:
+        field = model.model_fields.get(str(parts.pop(0)))
+        if field is None:  # a struct's fields are its extra keys
+            model = AttributeSpec if model is StructSpec else None
+            continue
+        if typing.get_origin(field.annotation) is dict and parts:
+            parts.pop(0)
+        model = _model_in(field.annotation)
+    return sorted(model.model_fields) if model is not None else []
+
+
 def _message(error: Any) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown key; remove it or fix its spelling"
+        allowed = _allowed(error["loc"])
+        close = difflib.get_close_matches(str(error["loc"][-1]), allowed, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        known = f" (allowed here: {', '.join(allowed)})" if allowed else ""
+        return f"unknown key; {hint}remove it or fix its spelling{known}"
     if kind == "missing":
         return "required key is missing; add it"
     if kind == "literal_error":
