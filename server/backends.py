@@ -19,6 +19,9 @@ from .store.dynamodb import DynamoDBStore, make_client
 from .store.embedded import EmbeddedStore
 from .store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 
+LOCAL_READ_TIMEOUT = 60.0
+"""DynamoDB Local answers slowly on a busy machine (CreateTable, transactions)."""
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -55,6 +58,7 @@ def open_backend(settings: Settings) -> Iterator[Backend]:
             LOCAL_REGION,
             access_key_id=LOCAL_KEY_ID,
             secret_access_key=LOCAL_SECRET,
+            read_timeout=LOCAL_READ_TIMEOUT,
         )
         try:
             if not admin.describe(client, table.name):
