@@ -3,6 +3,7 @@ patterns, and which keys each attribute type allows. Lowering relies on these ho
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Iterator
 
@@ -34,7 +35,6 @@ _TYPE_KEYS = {
     "list": {"of", "min_items", "max_items"},
 }
 _COMMON_KEYS = {"type", "description", "optional"}
-KEY_TYPES = frozenset({"id", "string", "int", "datetime", "enum", "path"})
 
 
 def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Problem]:
@@ -67,11 +67,16 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
 
 def _names(path: str, attrs: dict[str, Attr]) -> Iterator[Problem]:
     for name in attrs:
-        if not SNAKE.match(name) or name.startswith("model_") or name in MODEL_NAMES:
+        if (
+            not SNAKE.match(name)
+            or keyword.iskeyword(name)
+            or name.startswith("model_")
+            or name in MODEL_NAMES
+        ):
             yield Problem(
                 f"{path}.{name}",
-                "attribute names must be snake_case, not start with model_ and not be a "
-                "pydantic BaseModel attribute or to_item / from_item",
+                "attribute names must be snake_case, not a Python keyword, not start with "
+                "model_ and not be a pydantic BaseModel attribute or to_item / from_item",
             )
 
 

@@ -47,11 +47,6 @@ def _accepts(var: KeyVar, literal: str) -> bool:
     return True
 
 
-def _examples(var: KeyVar) -> list[str] | None:
-    """The finite set of renderings of a var, or None when it is open-ended."""
-    return list(var.values) if var.type == "enum" else None
-
-
 def slot_can_equal(a: Slot, b: Slot) -> bool:
     if a.var is None and b.var is None:
         return a.literal == b.literal
@@ -60,9 +55,8 @@ def slot_can_equal(a: Slot, b: Slot) -> bool:
     if b.var is None:
         return _accepts(a.var, str(b.literal))
     for x, y in ((a.var, b.var), (b.var, a.var)):
-        values = _examples(x)
-        if values is not None:
-            return any(_accepts(y, v) for v in values)
+        if x.type == "enum":  # finitely many renderings
+            return any(_accepts(y, v) for v in x.values)
     if "id" in (a.var.type, b.var.type) or "string" in (a.var.type, b.var.type):
         return True
     if a.var.type == "path" or b.var.type == "path":

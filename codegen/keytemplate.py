@@ -39,10 +39,6 @@ class Template:
         names = (s.placeholder for s in self.segments if s.placeholder is not None)
         return tuple(dict.fromkeys(names))
 
-    @property
-    def literal_only(self) -> bool:
-        return all(s.literal is not None for s in self.segments)
-
 
 def parse(source: str, *, condition: bool = False) -> Template:
     """Parse a key template; `condition` allows a final "#" (a prefix ending at a delimiter)."""

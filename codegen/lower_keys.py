@@ -13,8 +13,9 @@ from .resolve import TABLE_INDEX, Entity, Resolved
 Lookup = Callable[[str], KeyVar | None]
 
 
-def render_template(template: Template, lookup: Lookup, value: Callable[[KeyVar], str]) -> str:
-    """Python source of a template's string: an f-string, or a plain literal."""
+def render_template(template: Template, lookup: Lookup) -> str:
+    """Python source of a template's string, placeholders read from the variables of their
+    (Python) names: an f-string, or a plain literal."""
     pieces: list[str] = []
     for segment in template.segments:
         if segment.literal is not None:
@@ -22,7 +23,7 @@ def render_template(template: Template, lookup: Lookup, value: Callable[[KeyVar]
         else:
             var = lookup(str(segment.placeholder))
             assert var is not None, segment
-            pieces.append("{" + var.render(value(var)) + "}")
+            pieces.append("{" + var.render(var.param) + "}")
     text = "#".join(pieces) + ("#" if template.trailing_delimiter else "")
     if any(s.placeholder for s in template.segments):
         return 'f"' + text + '"'
@@ -103,11 +104,7 @@ def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
             own = params_of([template], lookup)
             if "tenant" not in template.placeholders:
                 own = own[1:]
-            templates.append(
-                KeyTemplateIR(
-                    func, signature(own), render_template(template, lookup, lambda v: v.param)
-                )
-            )
+            templates.append(KeyTemplateIR(func, signature(own), render_template(template, lookup)))
             var = f"s{len(splits)}"
             fresh = {p: e for p, e in _parse_exprs(template, var, lookup).items() if p not in exprs}
             if fresh:

@@ -91,7 +91,7 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         key_attrs += [a for a in keys if a is not None]
     sort_expr = "None"
     if op:
-        values = ", ".join(render_template(t, lookup, lambda v: v.param) for t in sort)
+        values = ", ".join(render_template(t, lookup) for t in sort)
         sort_expr = f'SortCondition("{op}", {values})'
     size = pattern.page_size
     args = ", ".join(f'"{p.name}": {p.render(p.param)}' for p in params)
@@ -100,7 +100,7 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         doc=docstring(pattern.description or f"Query {name}."),
         signature="".join(f", {p.param}: {p.annotation}" for p in params),
         call=", ".join(["tenant", *(p.param for p in params)]),
-        partition=render_template(partition, lookup, lambda v: v.param),
+        partition=render_template(partition, lookup),
         index="None" if pattern.index == TABLE_INDEX else f'"{pattern.index}"',
         sort=sort_expr,
         forward=str(pattern.direction == "ascending"),
