@@ -16,7 +16,11 @@ def _field(attr: Attr) -> FieldIR:
     load = load_expr(spec, raw, attr.enum_class)
     if spec.optional:
         annotation += " | None = None"
-        load = f'None if item.get("{attr.name}") is None else {load}'
+        load = (
+            f'item.get("{attr.name}")'
+            if load == raw
+            else f'None if item.get("{attr.name}") is None else {load}'
+        )
     return FieldIR(attr.name, annotation, store_expr(spec, f"self.{attr.name}"), load)
 
 

@@ -36,5 +36,5 @@ class Reading(BaseModel):
         return cls(
             name=item["name"],
             value=float(item["value"]),
-            unit=None if item.get("unit") is None else item["unit"],
+            unit=item.get("unit"),
         )
