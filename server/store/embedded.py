@@ -39,14 +39,10 @@ from generated.runtime.plan import (
 
 from . import keyrange, sqlite_schema, validate
 from .conditions import encode_values, holds
-from .values import Wire, decode_item, encode_item
+from .values import Wire, decode_item, dumps, encode_item
 
 PAGE_BYTES = 1024 * 1024
 _BUSY_TIMEOUT_MS = 10_000
-
-
-def _dumps(wire: dict[str, Wire]) -> str:
-    return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
 
 
 class EmbeddedStore:
@@ -60,15 +56,8 @@ class EmbeddedStore:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._insert = self._insert_sql()
+        self._insert = sqlite_schema.insert_statement(table)
         sqlite_schema.ensure(self._conn(), table)
-
-    def _insert_sql(self) -> str:
-        columns = ["pk", "sk", "body", "size"]
-        for index in self.table.indexes:
-            columns += sqlite_schema.index_columns(index)
-        marks = ", ".join("?" * len(columns))
-        return f"INSERT OR REPLACE INTO items ({', '.join(columns)}) VALUES ({marks})"
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -111,7 +100,7 @@ class EmbeddedStore:
     def _store(self, conn: sqlite3.Connection, key: tuple[str, str], item: Item) -> None:
         wire, size = encode_item(item)
         validate.item(self.table, item, size)
-        row: list[Any] = [*key, _dumps(wire), size]
+        row: list[Any] = [*key, dumps(wire), size]
         for index in self.table.indexes:
             row += sqlite_schema.index_values(index, item)
         conn.execute(self._insert, row)

@@ -48,6 +48,15 @@ def index_values(index: IndexDef, item: Mapping[str, Any]) -> list[str | None]:
     return [None] * len(values)
 
 
+def insert_statement(table: TableDef) -> str:
+    """The statement writing one row: pk, sk, body, size, then each GSI's columns."""
+    columns = ["pk", "sk", "body", "size"]
+    for index in table.indexes:
+        columns += index_columns(index)
+    marks = ", ".join("?" * len(columns))
+    return f"INSERT OR REPLACE INTO items ({', '.join(columns)}) VALUES ({marks})"
+
+
 def _layout(table: TableDef) -> dict[str, list[str | None]]:
     return {i.name: [i.partition_key, i.sort_key] for i in table.indexes}
 

@@ -4,6 +4,7 @@ DynamoDB JSON (binary as base64), with the item size computed the DynamoDB way."
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any
@@ -111,6 +112,11 @@ def encode_item(item: Mapping[str, Any]) -> tuple[dict[str, Wire], int]:
         wire[name], value_size = encode(value)
         size += len(name.encode()) + value_size
     return wire, size
+
+
+def dumps(wire: Mapping[str, Wire]) -> str:
+    """The stored text of an encoded item."""
+    return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(wire: Wire) -> Any:

@@ -1,0 +1,295 @@
+"""Store micro-benchmarks: latency per operation on both stores, client CPU per DynamoDB call
+against boto3's resource Table API, the (de)serialiser against boto3's, and embedded point
+reads at 10k and 1M items.
+
+    python -m bench.store_bench [--quick]
+
+prints a markdown table. The 1M-item SQLite file is built once (one executemany in one
+transaction) and cached under .keygraph/bench/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sqlite3
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import boto3
+from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from bench.stats import median, percentile
+from generated.runtime.plan import BatchGet, Get, Put, Query
+from generated.runtime.store import Store
+from server.store import admin, sqlite_schema, values, wire
+from server.store.dynamodb import DynamoDBStore, make_client
+from server.store.embedded import EmbeddedStore
+from server.store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from server.store.testing import TEST_TABLE, unique_table
+
+CACHE = Path(__file__).resolve().parents[1] / ".keygraph" / "bench"
+Row = tuple[str, str, str, str]
+
+
+def order(i: int, partition: str = "bench") -> dict[str, Any]:
+    """A realistic item: an order with five line items (~600 bytes)."""
+    return {
+        "PK": partition,
+        "SK": f"ORDER#2024-05-{i % 28 + 1:02}T10:00:00.000000Z#{i:07}",
+        "type": "Order",
+        "status": "PAID",
+        "total_cents": 1999 * (i % 7 + 1),
+        "currency": "EUR",
+        "version": 3,
+        "GSI1PK": f"T#acme#STATUS#PAID#{i % 10}",
+        "GSI1SK": f"2024-05-{i % 28 + 1:02}#{i:07}",
+        "items": [
+            {"sku": f"SKU-{j}", "name": f"Widget {j} ünïcode", "quantity": j + 1, "unit": 499}
+            for j in range(5)
+        ],
+    }
+
+
+async def timed(fn: Callable[[], Awaitable[Any]], runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def ms(samples: list[float]) -> tuple[str, str]:
+    return f"{median(samples) * 1e3:.3f}", f"{percentile(samples, 0.99) * 1e3:.3f}"
+
+
+async def latency_rows(name: str, store: Store, runs: int) -> list[Row]:
+    for chunk in range(0, 100, 25):
+        await store.batch_write([Put(order(i)) for i in range(chunk, chunk + 25)])
+    keys = tuple({"PK": "bench", "SK": order(i)["SK"]} for i in range(100))
+    counter = iter(range(10**9))
+
+    def transaction() -> Awaitable[None]:
+        n = next(counter)
+        return store.transact_write([Put(order(n * 10 + j, "tx")) for j in range(10)])
+
+    operations: dict[str, Callable[[], Awaitable[Any]]] = {
+        "GetItem": lambda: store.get(Get(keys[next(counter) % 100])),
+        "Query (10 items)": lambda: store.query(Query("bench", limit=10)),
+        "BatchGet (100)": lambda: store.batch_get(BatchGet(keys)),
+        "Put": lambda: store.put(Put(order(next(counter), "put"))),
+        "Transaction (10 puts)": transaction,
+    }
+    rows = []
+    for label, fn in operations.items():
+        await timed(fn, max(3, runs // 10))  # warm up
+        p50, p99 = ms(await timed(fn, runs))
+        rows.append((f"{name}: {label}", p50, p99, "ms"))
+    return rows
+
+
+async def cpu_rows(store: DynamoDBStore, endpoint: str, runs: int) -> list[Row]:
+    """Client CPU (all threads of this process) per call: our store vs the resource API."""
+    table: Any = boto3.resource(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name=LOCAL_REGION,
+        aws_access_key_id=LOCAL_KEY_ID,
+        aws_secret_access_key=LOCAL_SECRET,
+    ).Table(store.table.name)
+    serializer = TypeSerializer()
+    keys = [{"PK": "bench", "SK": order(i)["SK"]} for i in range(100)]
+    counter = iter(range(10**9))
+
+    def resource_transaction() -> Any:
+        n = next(counter)
+        items = [
+            {
+                "Put": {
+                    "TableName": table.name,
+                    "Item": {
+                        k: serializer.serialize(v) for k, v in order(n * 10 + j, "rtx").items()
+                    },
+                }
+            }
+            for j in range(10)
+        ]
+        return table.meta.client.transact_write_items(TransactItems=items)
+
+    resource_ops: dict[str, Callable[[], Any]] = {
+        "GetItem": lambda: table.get_item(Key=keys[next(counter) % 100]),
+        "Query (10 items)": lambda: table.query(
+            KeyConditionExpression=Key("PK").eq("bench"), Limit=10
+        ),
+        "BatchGet (100)": lambda: table.meta.service_resource.batch_get_item(
+            RequestItems={table.name: {"Keys": keys}}
+        ),
+        "Put": lambda: table.put_item(Item=order(next(counter), "rput")),
+        "Transaction (10 puts)": resource_transaction,
+    }
+    ours: dict[str, Callable[[], Awaitable[Any]]] = {
+        "GetItem": lambda: store.get(Get(keys[next(counter) % 100])),
+        "Query (10 items)": lambda: store.query(Query("bench", limit=10)),
+        "BatchGet (100)": lambda: store.batch_get(BatchGet(tuple(keys))),
+        "Put": lambda: store.put(Put(order(next(counter), "oput"))),
+        "Transaction (10 puts)": lambda: store.transact_write(
+            [Put(order(next(counter) * 10 + j, "otx")) for j in range(10)]
+        ),
+    }
+    rows = []
+    for label, call in ours.items():
+        for _ in range(max(3, runs // 10)):
+            resource_ops[label]()
+            await call()
+        start = time.process_time()
+        for _ in range(runs):
+            resource_ops[label]()
+        theirs = (time.process_time() - start) / runs
+        start = time.process_time()
+        for _ in range(runs):
+            await call()
+        mine = (time.process_time() - start) / runs
+        rows.append(
+            (
+                f"client CPU per call: {label}",
+                f"{mine * 1e6:.0f}",
+                f"{theirs * 1e6:.0f}",
+                f"µs (ours, resource Table); ratio {mine / theirs:.2f}",
+            )
+        )
+    return rows
+
+
+def codec_rows(runs: int) -> list[Row]:
+    item = order(1)
+    serializer, deserializer = TypeSerializer(), TypeDeserializer()
+    encoded = wire.serialize_item(item)
+    cases: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+        "serialise": (
+            lambda: wire.serialize_item(item),
+            lambda: {k: serializer.serialize(v) for k, v in item.items()},
+        ),
+        "deserialise": (
+            lambda: wire.deserialize_item(encoded),
+            lambda: {k: deserializer.deserialize(v) for k, v in encoded.items()},  # type: ignore[arg-type]
+        ),
+    }
+    rows = []
+    for label, (mine, theirs) in cases.items():
+        times = []
+        for fn in (mine, theirs):
+            start = time.perf_counter()
+            for _ in range(runs * 20):
+                fn()
+            times.append((time.perf_counter() - start) / (runs * 20))
+        rows.append(
+            (
+                f"{label} one order item",
+                f"{times[0] * 1e6:.1f}",
+                f"{times[1] * 1e6:.1f}",
+                f"µs (ours, boto3 TypeSerializer); ratio {times[0] / times[1]:.2f}",
+            )
+        )
+    return rows
+
+
+def build_embedded(path: Path, count: int) -> None:
+    """A file of `count` orders written with one executemany in one transaction."""
+    if path.exists():
+        return
+    partial = path.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    conn = sqlite3.connect(partial, isolation_level=None)
+    sqlite_schema.ensure(conn, TEST_TABLE)
+    insert = sqlite_schema.insert_statement(TEST_TABLE)
+
+    def rows() -> Any:
+        for i in range(count):
+            item = order(i, f"P{i // 10:07}")
+            body, size = values.encode_item(item)
+            columns: list[Any] = [item["PK"], item["SK"], values.dumps(body), size]
+            for index in TEST_TABLE.indexes:
+                columns += sqlite_schema.index_values(index, item)
+            yield columns
+
+    conn.execute("BEGIN")
+    conn.executemany(insert, rows())
+    conn.execute("COMMIT")
+    conn.close()
+    partial.rename(path)
+
+
+async def point_read_p50(path: Path, count: int, runs: int) -> float:
+    store = EmbeddedStore(path, TEST_TABLE)
+    rng = random.Random(7)
+    picks = [rng.randrange(count) for _ in range(runs)]
+    samples = []
+    for i in picks:
+        key = {"PK": f"P{i // 10:07}", "SK": order(i)["SK"]}
+        start = time.perf_counter()
+        found = await store.get(Get(key))
+        samples.append(time.perf_counter() - start)
+        assert found is not None
+    await store.close()
+    return median(samples)
+
+
+async def scale_rows(large: int, runs: int) -> list[Row]:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    small_path, large_path = CACHE / "embedded-10k.sqlite3", CACHE / f"embedded-{large}.sqlite3"
+    start = time.perf_counter()
+    await asyncio.to_thread(build_embedded, small_path, 10_000)
+    await asyncio.to_thread(build_embedded, large_path, large)
+    built = time.perf_counter() - start
+    small = await point_read_p50(small_path, 10_000, runs)
+    big = await point_read_p50(large_path, large, runs)
+    loop = asyncio.get_running_loop()
+    hop = median(await timed(lambda: loop.run_in_executor(None, int), runs))
+    return [
+        ("embedded GetItem p50 at 10k items", f"{small * 1e6:.1f}", "", "µs"),
+        (
+            f"embedded GetItem p50 at {large:,} items",
+            f"{big * 1e6:.1f}",
+            "",
+            f"µs; ratio {big / small:.2f} (build {built:.0f} s, cached)",
+        ),
+        ("thread-pool hop (run_in_executor, no work)", f"{hop * 1e6:.1f}", "", "µs"),
+    ]
+
+
+async def main(quick: bool) -> None:
+    runs = 50 if quick else 300
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        embedded = EmbeddedStore(Path(tmp) / "bench.sqlite3", TEST_TABLE)
+        rows += await latency_rows("embedded", embedded, runs)
+        await embedded.close()
+    with DynamoDBLocal() as local:
+        client = make_client(
+            local.endpoint_url, LOCAL_REGION, 16, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
+        )
+        table = unique_table(TEST_TABLE)
+        admin.create_table(client, table)
+        store = DynamoDBStore(table, client=client)
+        rows += await latency_rows("DynamoDB Local", store, runs)
+        rows += await cpu_rows(store, local.endpoint_url, runs)
+        await store.close()
+        client.close()
+    rows += codec_rows(runs)
+    rows += await scale_rows(100_000 if quick else 1_000_000, runs * 20)
+    print("| measure | median / value | p99 / other | unit |")
+    print("|---|---:|---:|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs, 100k instead of 1M")
+    asyncio.run(main(parser.parse_args().quick))
