@@ -11,6 +11,7 @@ from generated.keys.org_node import key as org_node_key
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.runtime.errors import TransactionCanceled
 from generated.runtime.plan import Check, Condition, Put
+from generated.table import TABLE
 
 from ..context import Info
 from ..errors import NotFound
@@ -77,13 +78,17 @@ class OrgMutation:
                 raise NotFound(f"no OrgNode with id {input.parent_id!r}")
             parent_path = found
         record = org_node_record(new_id(), input.name, parent_path, datetime.now(UTC))
-        put = Put(record.to_item(ctx.tenant), conditions=(Condition("not_exists", "PK"),))
+        put = Put(
+            record.to_item(ctx.tenant), conditions=(Condition("not_exists", TABLE.partition_key),)
+        )
         if not parent_path:
             await ctx.session.store.put(put)
             return OrgNode.from_record(record)
         # The parent's path is in its id, so its existence is checked in the same
         # transaction that writes the child: no read, and no child of a missing parent.
-        parent_exists = Check(org_node_key(ctx.tenant, parent_path), (Condition("exists", "PK"),))
+        parent_exists = Check(
+            org_node_key(ctx.tenant, parent_path), (Condition("exists", TABLE.partition_key),)
+        )
         try:
             await ctx.session.store.transact_write([parent_exists, put])
         except TransactionCanceled as exc:

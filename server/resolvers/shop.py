@@ -12,6 +12,7 @@ from generated.models.shop import Shop as ShopRecord
 from generated.queries.shop import shops_in_cell
 from generated.runtime.plan import Condition, Put
 from generated.runtime.store import Session
+from generated.table import TABLE
 
 from ..context import Context, Info
 from ..errors import BadUserInput
@@ -146,6 +147,9 @@ class ShopMutation:
         ctx = info.context
         record = shop_record(new_id(), input.name, input.lat, input.lng, datetime.now(UTC))
         await ctx.session.store.put(
-            Put(record.to_item(ctx.tenant), conditions=(Condition("not_exists", "PK"),))
+            Put(
+                record.to_item(ctx.tenant),
+                conditions=(Condition("not_exists", TABLE.partition_key),),
+            )
         )
         return Shop.from_record(record)
