@@ -12,7 +12,13 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    ParamValidationError,
+)
+from botocore.exceptions import ConnectionError as EndpointError
 
 from generated.runtime.errors import (
     CancelReason,
@@ -140,8 +146,10 @@ class DynamoDBStore:
                 failure: Exception = exc
             except ParamValidationError as exc:
                 raise ValidationError(str(exc)) from exc
-            except BotoCoreError as exc:
+            except (EndpointError, HTTPClientError) as exc:
                 failure = exc
+            except BotoCoreError as exc:
+                raise StoreUnavailable(f"DynamoDB client error: {exc}") from exc
             if attempt >= self.retry.max_attempts:
                 raise StoreUnavailable(
                     f"DynamoDB unavailable after {attempt} attempts: {failure}"
