@@ -3,14 +3,23 @@ batched read, depth and parent, with the store calls each query costs."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 import pytest
 
+from generated.runtime.plan import TableDef
+from generated.runtime.store import Store
+from generated.table import TABLE
+from server.app import create_app
+from server.auth import issue_token
 from server.ids import from_global_id, to_global_id
 from server.resolvers import org as org_resolvers
+from server.settings import Settings
 from server.types import org as org_types
+from tests.server.conftest import Api
 
 CREATE = """mutation($name: String!, $parent: ID) {
   createOrgNode(input: {name: $name, parentId: $parent}) { id name depth }
@@ -280,3 +289,29 @@ async def test_a_descendants_cursor_only_continues_its_own_node(org: Org) -> Non
     assert [e["node"]["id"] for e in data["orgNode"]["descendants"]["edges"]] == pre_order(
         tree, top
     )[1:]
+
+
+@pytest.mark.dynamodb_local
+async def test_org_tree_on_dynamodb_local(
+    store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
+) -> None:
+    store = await store_factory("dynamodb-local", TABLE)
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        org = Org(Api(client, issue_token(settings, "acme")))
+        chain = [await org.create("level 0")]
+        for depth in range(1, 4):
+            chain.append(await org.create(f"level {depth}", chain[-1]))
+        await org.create("sibling", chain[0])
+        data = await org.data(
+            "query($id: ID!) { orgNode(id: $id) { depth ancestors { id } parent { id } } }",
+            id=chain[-1],
+        )
+        assert data["orgNode"]["ancestors"] == [{"id": node} for node in chain[:-1]]
+        assert data["orgNode"]["parent"] == {"id": chain[-2]}
+        assert (org.calls, org.waves) == (2, 2)
+        data = await org.data(DESCENDANTS, id=chain[0], first=2)
+        assert len(data["orgNode"]["descendants"]["edges"]) == 2
+        assert data["orgNode"]["descendants"]["pageInfo"]["hasNextPage"]
+        ghost = to_global_id("OrgNode", f"{node_key(chain[0])}.01ARZ3NDEKTSV4RRFFQ69G5FAV")
+        assert (await org.run(CREATE, name="orphan", parent=ghost))[1] == ["NOT_FOUND"]
