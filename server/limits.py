@@ -160,13 +160,18 @@ def check_first(
             definition.name is None or definition.name.value != operation_name
         ):
             continue
+        defaults = {
+            variable.variable.name.value: variable.default_value
+            for variable in definition.variable_definitions or ()
+        }
         for value in _firsts(definition.selection_set, fragments, set()):
-            if isinstance(value, IntValueNode):
-                first: Any = int(value.value)
-            elif isinstance(value, VariableNode):
-                first = variables.get(value.name.value)
+            if isinstance(value, VariableNode):
+                name = value.name.value
+                first: Any = variables[name] if name in variables else defaults.get(name)
             else:
-                continue
+                first = value
+            if isinstance(first, IntValueNode):
+                first = int(first.value)
             if isinstance(first, int) and first > max_first:
                 raise GraphQLError(
                     f"first must be at most {max_first}, got {first}",

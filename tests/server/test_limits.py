@@ -88,7 +88,10 @@ async def test_first_above_the_maximum_is_bad_user_input(acme: Api, first: int) 
         "edges { node { id } } } } } } }",
         {"f": first},
     )
-    for body in (literal, variable):
+    default = await acme(
+        f"query($f: Int = {first}) {{ users(first: $f) {{ edges {{ node {{ id }} }} }} }}"
+    )
+    for body in (literal, variable, default):
         assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
         assert body["extensions"] == {"storeCalls": 0, "storeWaves": 0}
 
@@ -125,6 +128,9 @@ async def test_limits_are_configurable(strict: Api) -> None:
     await _too_complex(strict, "{ a: viewer { tenant } b: viewer { tenant } }")
     await _too_complex(strict, _tokens(51))
     assert await strict.codes("{ users(first: 6) { edges { node { id } } } }") == ["BAD_USER_INPUT"]
+    by_default = "query($f: Int = 6) { users(first: $f) { edges { node { id } } } }"
+    assert await strict.codes(by_default) == ["BAD_USER_INPUT"]
+    assert "errors" not in await strict(by_default, {"f": 5})
 
 
 def test_the_rule_class_is_built_once_per_set_of_limits() -> None:
