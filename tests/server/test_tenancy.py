@@ -71,10 +71,31 @@ async def test_cursors_of_the_other_tenant_are_invalid(
     acme: Api, globex: Api, both: tuple[dict[str, Any], dict[str, Any]]
 ) -> None:
     theirs = both[0]
-    query = "query($a: String) { users(first: 1, after: $a) { edges { node { id } } } }"
-    assert await globex.codes(query, {"a": theirs["users_cursor"]}) == ["INVALID_CURSOR"]
-    # and the owner's own cursor still works for the owner
-    assert (await acme.data(query, {"a": theirs["users_cursor"]}))["users"]["edges"]
+    users = "query($a: String) { users(first: 1, after: $a) { edges { node { id } } } }"
+    by_status = """query($a: String) {
+      ordersByStatus(status: PENDING, first: 1, after: $a) { edges { node { id } } } }"""
+    members = """query($g: ID!, $a: String) {
+      group(id: $g) { members(first: 1, after: $a) { edges { node { id } } } } }"""
+    status_page = await acme.data(
+        "{ ordersByStatus(status: PENDING, first: 1) { pageInfo { endCursor } } }"
+    )
+    status_cursor = status_page["ordersByStatus"]["pageInfo"]["endCursor"]
+    members_page = await acme.data(
+        "query($g: ID!) { group(id: $g) { members(first: 1) { pageInfo { endCursor } } } }",
+        {"g": theirs["group"]["id"]},
+    )
+    members_cursor = members_page["group"]["members"]["pageInfo"]["endCursor"]
+    own_group = both[1]["group"]["id"]
+    attempts: list[tuple[str, dict[str, Any], str]] = [
+        (users, {"a": theirs["users_cursor"]}, "users"),
+        (by_status, {"a": status_cursor}, "ordersByStatus"),
+        (members, {"g": own_group, "a": members_cursor}, "group"),
+    ]
+    for query, variables, field in attempts:
+        assert await globex.codes(query, variables) == ["INVALID_CURSOR"], field
+        # the owner's own cursor still works for the owner
+        owner = {**variables, "g": theirs["group"]["id"]} if "g" in variables else variables
+        assert (await acme.data(query, owner))[field]
 
 
 async def test_mutations_on_the_other_tenants_data_are_not_found_and_change_nothing(
