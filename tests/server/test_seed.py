@@ -21,7 +21,7 @@ from generated.queries.user import list_users
 from generated.queries.user_order import user_orders
 from generated.runtime.cursor import CursorCodec
 from generated.runtime.page import Page
-from generated.runtime.plan import Delete, Put
+from generated.runtime.plan import Delete, Put, TableDef
 from generated.runtime.store import Session, Store
 from generated.table import TABLE
 from server import seed_data
@@ -207,3 +207,19 @@ async def test_progress_bar_reports_the_tenant(
     err = capsys.readouterr().err
     assert "seed acme" in err
     assert "4/4" in err  # user, claim, order, user-side copy
+
+
+@pytest.mark.dynamodb_local
+async def test_seed_on_dynamodb_local(
+    store_factory: Callable[[str, TableDef], Awaitable[Store]],
+) -> None:
+    store = await store_factory("dynamodb-local", TABLE)
+    report = await seed(store, "acme", SMALL, progress=False)
+    assert report.total == len(build_items("acme", SMALL, 0))
+    s = Session(store, CODEC)
+    assert len(await drain(list_users, s, "acme")) == 6
+    roots = await drain(org_children, s, "acme", "ROOT")
+    assert len(await drain(org_subtree, s, "acme", roots[0].path)) == 12
+    counting = CountingStore(store)
+    assert (await seed(counting, "acme", SMALL, progress=False)).already_seeded
+    assert counting.calls == 1

@@ -4,6 +4,7 @@ every shop, across the antimeridian and near the poles."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,7 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generated.runtime.plan import Put
+from generated.runtime.plan import Put, TableDef
+from generated.runtime.store import Store
+from generated.table import TABLE
+from server.app import create_app
 from server.auth import issue_token
 from server.geo import cover_circle, destination, haversine_km
 from server.ids import from_global_id, new_id, to_global_id
@@ -32,7 +36,7 @@ class Shops:
     dev-mode response reports them; shops can also be written straight into the store."""
 
     def __init__(
-        self, client: httpx.AsyncClient, settings: Settings, store: EmbeddedStore, tenant: str
+        self, client: httpx.AsyncClient, settings: Settings, store: Store, tenant: str
     ) -> None:
         self.client = client
         self.token = issue_token(settings, tenant, "tester")
@@ -210,3 +214,27 @@ async def test_positions_are_kept_to_a_centimetre(acme: Shops) -> None:
         'mutation { createShop(input: {name: "x", lat: 1e-140, lng: 13.123456789}) { lat lng } }'
     )
     assert data["createShop"] == {"lat": 0.0, "lng": 13.1234568}
+
+
+@pytest.mark.dynamodb_local
+async def test_shops_near_on_dynamodb_local(
+    store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
+) -> None:
+    store = await store_factory("dynamodb-local", TABLE)
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        api = Shops(client, settings, store, "acme")
+        center = (-16.5, 179.9)  # Fiji, across the antimeridian
+        positions = [destination(*center, bearing, 12.0) for bearing in range(0, 360, 20)]
+        shops = await api.add([*positions, destination(*center, 90.0, 30.0)])
+        data = await api.data(NEAR, lat=center[0], lng=center[1], r=20.0, first=100)
+        got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
+        assert got == brute_force(shops, *center, 20.0, 100)
+        assert len(got) == len(positions)
+        created = await api.data(
+            'mutation { createShop(input: {name: "Nadi", lat: -17.7765, lng: 177.435}) { id } }'
+        )
+        read = await api.data(
+            "query($id: ID!) { shop(id: $id) { lat lng } }", id=created["createShop"]["id"]
+        )
+        assert read["shop"] == {"lat": -17.7765, "lng": 177.435}
