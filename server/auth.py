@@ -9,6 +9,7 @@ Unauthenticated, which the app answers with HTTP 401.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import jwt
@@ -18,6 +19,7 @@ from .settings import Settings
 
 _LEEWAY_SECONDS = 5
 _MAX_TENANT_LENGTH = 128
+_VERIFIED_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ class Verifier:
             self._key = settings.jwt_secret
         else:
             raise ValueError("settings carry neither a JWT secret nor a public key")
+        self._verified: OrderedDict[str, tuple[Claims, float]] = OrderedDict()
 
     def verify_header(self, authorization: str | None) -> Claims:
         if not authorization:
@@ -47,8 +50,26 @@ class Verifier:
         return self.verify(token.strip())
 
     def verify(self, token: str) -> Claims:
+        """The token's claims. A verified token is remembered (by its exact text) until it
+        expires, so a client reusing it skips the signature check; expiry is still checked
+        on every use."""
+        cached = self._verified.get(token)
+        if cached is not None:
+            claims, expires = cached
+            if time.time() <= expires + _LEEWAY_SECONDS:
+                self._verified.move_to_end(token)
+                return claims
+            del self._verified[token]
+            raise Unauthenticated("the token has expired")
+        claims, expires = self._decode(token)
+        self._verified[token] = (claims, expires)
+        if len(self._verified) > _VERIFIED_CACHE_SIZE:
+            self._verified.popitem(last=False)
+        return claims
+
+    def _decode(self, token: str) -> tuple[Claims, float]:
         try:
-            claims = jwt.decode(
+            payload = jwt.decode(
                 token,
                 self._key,
                 algorithms=[self._algorithm],
@@ -59,13 +80,13 @@ class Verifier:
             raise Unauthenticated("the token has expired") from exc
         except jwt.InvalidTokenError as exc:
             raise Unauthenticated("the token is not valid") from exc
-        tenant = claims.get("tenant")
+        tenant = payload.get("tenant")
         if not isinstance(tenant, str) or not tenant or len(tenant) > _MAX_TENANT_LENGTH:
             raise Unauthenticated("the token's tenant claim must be a non-empty string")
-        subject = claims.get("sub")
+        subject = payload.get("sub")
         if subject is not None and not isinstance(subject, str):
             raise Unauthenticated("the token's sub claim must be a string")
-        return Claims(tenant=tenant, subject=subject)
+        return Claims(tenant=tenant, subject=subject), float(payload["exp"])
 
 
 def issue_token(

@@ -140,3 +140,24 @@ def test_verifier_refuses_an_hs256_token_when_configured_for_rs256(
     ).resolved()
     with pytest.raises(Unauthenticated):
         Verifier(settings).verify(_token({"tenant": "x", "exp": _later()}))
+
+
+def test_a_remembered_token_still_expires(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verifier = Verifier(settings)
+    token = _token({"tenant": "acme", "sub": "ann", "exp": int(time.time()) + 60})
+    assert verifier.verify(token).tenant == "acme"
+    assert verifier.verify(token).subject == "ann"  # from memory
+    later = time.time() + 3600
+    monkeypatch.setattr(time, "time", lambda: later)
+    with pytest.raises(Unauthenticated, match="expired"):
+        verifier.verify(token)
+
+
+def test_a_forged_token_is_never_remembered(settings: Settings) -> None:
+    verifier = Verifier(settings)
+    forged = _token({"tenant": "acme", "exp": _later()}, "another-secret-" + "y" * 40)
+    for _ in range(2):
+        with pytest.raises(Unauthenticated, match="not valid"):
+            verifier.verify(forged)
