@@ -11,7 +11,7 @@ from generated.queries.user import get_user
 from generated.runtime.plan import Condition, Delete, Item, Put, WriteAction
 from generated.runtime.store import Session
 
-from ..errors import Conflict, NotFound
+from ..errors import BadUserInput, Conflict, NotFound
 from ..ids import new_id
 from .tx import ABSENT, transact, version_is
 
@@ -67,6 +67,8 @@ async def update_user(
     name: str | None = None,
     email: str | None = None,
 ) -> User:
+    if name is None and email is None:
+        raise BadUserInput("nothing to update: give a name, an email or both")
     current = await get_user(s, tenant, user_id, consistent=True)
     if current is None:
         raise NotFound("no such user")

@@ -135,3 +135,10 @@ async def test_invalid_update_is_bad_user_input(acme: Api) -> None:
     variables = {"i": {"id": user["id"], "expectedVersion": 1, "email": "broken"}}
     assert await acme.codes(UPDATE, variables) == ["BAD_USER_INPUT"]
     assert (await acme.data(USER, {"id": user["id"]}))["user"] == user
+
+
+async def test_an_update_without_changes_is_bad_user_input(acme: Api) -> None:
+    user = await acme.create_user("jo@example.org", "Jo")
+    variables = {"i": {"id": user["id"], "expectedVersion": 1}}
+    assert await acme.codes(UPDATE, variables) == ["BAD_USER_INPUT"]
+    assert (await acme.data(USER, {"id": user["id"]}))["user"]["version"] == 1
