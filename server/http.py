@@ -56,11 +56,11 @@ class RequestContext(Context):
 class OperationName(SchemaExtension):
     """Records the operation's name on the request context, for the request log."""
 
-    def on_execute(self) -> Iterator[None]:
-        context = self.execution_context.context
-        if isinstance(context, RequestContext):
-            context.operation_name = self.execution_context.operation_name
+    def on_parse(self) -> Iterator[None]:
         yield
+        context = self.execution_context.context
+        if isinstance(context, RequestContext) and self.execution_context.graphql_document:
+            context.operation_name = self.execution_context.operation_name
 
 
 def _wants_graphql_response(request: Request) -> bool:

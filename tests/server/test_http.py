@@ -247,3 +247,14 @@ def test_dev_tokens_carry_tenant_subject_and_expiry(settings: Settings) -> None:
     claims = jwt.decode(issue_token(settings, "t1", "s1", 60), SECRET, algorithms=["HS256"])
     assert (claims["tenant"], claims["sub"]) == ("t1", "s1")
     assert claims["exp"] - claims["iat"] == 60
+
+
+async def test_a_refused_operation_is_logged_by_name(
+    client: httpx.AsyncClient, acme_token: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="keygraph.request"):
+        await client.post(
+            "/graphql", json={"query": "query Broken { nope }"}, headers=_auth(acme_token)
+        )
+    records = [r for r in caplog.records if r.name == "keygraph.request"]
+    assert [getattr(r, "operation", None) for r in records] == ["Broken"]
