@@ -11,7 +11,8 @@ Cells are enumerated on the geohash grid by index: at precision p the grid has
 2 ** (5p // 2) rows of latitude and 2 ** ((5p + 1) // 2) columns of longitude. Each cell is
 named by pygeohash's encoding of its centre, which lies far from any cell edge, so the name
 is exact; the box is padded by a hair so that a point on a cell edge, wherever the encoder
-puts it, is covered.
+puts it, is covered. Cells of the box that the circle cannot reach (its corners, mostly) are
+then dropped, by a lower bound of the distance to each cell.
 """
 
 from __future__ import annotations
@@ -155,6 +156,34 @@ def cells_in_box(box: Box, precision: int) -> list[str]:
     return sorted(cells)
 
 
+def _longitude_gap(lng: float, west: float, east: float) -> float:
+    """Degrees (0-180) from lng to the nearest longitude in [west, east], either way round."""
+    if west <= lng <= east:
+        return 0.0
+    gaps = (abs(lng - edge) % 360.0 for edge in (west, east))
+    return min(min(gap, 360.0 - gap) for gap in gaps)
+
+
+def distance_floor_km(lat: float, lng: float, cell: str) -> float:
+    """A lower bound of the distance from (lat, lng) to every point of a cell.
+
+    The haversine formula hav θ = hav Δφ + cos φ₁ cos φ₂ hav Δλ is a sum of terms that each
+    only grow with |Δφ|, |Δλ| and the cosines; taking each at its least over the cell (the
+    latitude gap, the smaller cosine of the cell's edges, the longitude gap) bounds θ from
+    below, so a cell whose floor exceeds the radius holds no point of the circle.
+    """
+    bounds = pygeohash.get_bounding_box(cell)
+    lat_gap = max(0.0, bounds.min_lat - lat, lat - bounds.max_lat)
+    lng_gap = _longitude_gap(lng, bounds.min_lon, bounds.max_lon)
+    cos_edge = max(
+        0.0, min(math.cos(math.radians(bounds.min_lat)), math.cos(math.radians(bounds.max_lat)))
+    )
+    h = math.sin(math.radians(lat_gap) / 2) ** 2 + math.cos(math.radians(lat)) * cos_edge * (
+        math.sin(math.radians(lng_gap) / 2) ** 2
+    )
+    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+
+
 def choose_precision(box: Box) -> int:
     """The finest precision in [3, 7] covering the box with at most TARGET_CELLS cells,
     else 3 (the coarsest a geo_cell partition allows)."""
@@ -165,12 +194,15 @@ def choose_precision(box: Box) -> int:
 
 
 def cover_circle(lat: float, lng: float, radius_km: float) -> Covering:
-    """The cells whose union holds every point within radius_km of (lat, lng)."""
+    """The cells whose union holds every point within radius_km of (lat, lng): those of the
+    chosen precision touching the circle's box, less those the circle cannot reach."""
     if not 0.0 < radius_km <= MAX_RADIUS_KM:
         raise ValueError(f"radius must be in (0, {MAX_RADIUS_KM:g}] km, got {radius_km}")
     box = circle_box(lat, lng, radius_km)
     precision = choose_precision(box)
     grouped: dict[str, list[str]] = {}
+    reach = radius_km * (1 + 1e-9) + 1e-9
     for cell in cells_in_box(box, precision):
-        grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
+        if distance_floor_km(lat, lng, cell) <= reach:  # corner cells may miss the circle
+            grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
     return Covering(precision, grouped)

@@ -20,10 +20,18 @@ from server.geo import (
     circle_box,
     cover_circle,
     destination,
+    distance_floor_km,
     haversine_km,
     shop_geohash,
 )
 
+ANY_CENTER = st.tuples(st.floats(-90.0, 90.0), st.floats(-180.0, 180.0))
+POLAR_CENTER = st.tuples(
+    st.one_of(st.floats(89.0, 90.0), st.floats(-90.0, -89.0)), st.floats(-180.0, 180.0)
+)
+ANTIMERIDIAN_CENTER = st.tuples(
+    st.floats(-89.0, 89.0), st.one_of(st.floats(179.0, 180.0), st.floats(-180.0, -179.0))
+)
 GEO_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
 )
@@ -160,3 +168,30 @@ def test_covering_holds_points_near_the_poles(
     lat: float, lng: float, radius: float, bearing: float, frac: float
 ) -> None:
     assert_covered(lat, lng, radius, bearing, frac)
+
+
+@given(
+    st.one_of(ANY_CENTER, POLAR_CENTER, ANTIMERIDIAN_CENTER),
+    st.floats(0.0, 360.0),
+    st.floats(0.0, 200.0),
+    st.integers(MIN_PRECISION, MAX_PRECISION),
+)
+@GEO_SETTINGS
+def test_distance_floor_never_exceeds_a_real_distance(
+    center: tuple[float, float], bearing: float, km: float, precision: int
+) -> None:
+    lat, lng = center
+    plat, plng = destination(lat, lng, bearing, km)
+    cell = shop_geohash(plat, plng)[:precision]
+    assert distance_floor_km(lat, lng, cell) <= haversine_km(lat, lng, plat, plng) + 1e-9
+
+
+def test_cells_the_circle_cannot_reach_are_left_out() -> None:
+    lat, lng, radius = 52.52, 13.405, 1.0
+    covering = cover_circle(lat, lng, radius)
+    box_cells = cells_in_box(circle_box(lat, lng, radius), covering.precision)
+    kept = {cell for cells in covering.cells.values() for cell in cells}
+    assert kept < set(box_cells)
+    for cell in set(box_cells) - kept:
+        assert distance_floor_km(lat, lng, cell) > radius
+    assert distance_floor_km(lat, lng, shop_geohash(lat, lng)[:5]) == 0.0
