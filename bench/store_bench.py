@@ -69,9 +69,14 @@ def ms(samples: list[float]) -> tuple[str, str]:
     return f"{median(samples) * 1e3:.3f}", f"{percentile(samples, 0.99) * 1e3:.3f}"
 
 
-async def latency_rows(name: str, store: Store, runs: int) -> list[Row]:
+async def seed(store: Store) -> None:
+    """100 orders in partition "bench"."""
     for chunk in range(0, 100, 25):
         await store.batch_write([Put(order(i)) for i in range(chunk, chunk + 25)])
+
+
+async def latency_rows(name: str, store: Store, runs: int) -> list[Row]:
+    await seed(store)
     keys = tuple({"PK": "bench", "SK": order(i)["SK"]} for i in range(100))
     counter = iter(range(10**9))
 
@@ -96,13 +101,15 @@ async def latency_rows(name: str, store: Store, runs: int) -> list[Row]:
 
 async def cpu_rows(store: DynamoDBStore, endpoint: str, runs: int) -> list[Row]:
     """Client CPU (all threads of this process) per call: our store vs the resource API."""
-    table: Any = boto3.resource(
+    await seed(store)
+    resource: Any = boto3.resource(
         "dynamodb",
         endpoint_url=endpoint,
         region_name=LOCAL_REGION,
         aws_access_key_id=LOCAL_KEY_ID,
         aws_secret_access_key=LOCAL_SECRET,
-    ).Table(store.table.name)
+    )
+    table = resource.Table(store.table.name)
     serializer = TypeSerializer()
     keys = [{"PK": "bench", "SK": order(i)["SK"]} for i in range(100)]
     counter = iter(range(10**9))
@@ -127,7 +134,7 @@ async def cpu_rows(store: DynamoDBStore, endpoint: str, runs: int) -> list[Row]:
         "Query (10 items)": lambda: table.query(
             KeyConditionExpression=Key("PK").eq("bench"), Limit=10
         ),
-        "BatchGet (100)": lambda: table.meta.service_resource.batch_get_item(
+        "BatchGet (100)": lambda: resource.batch_get_item(
             RequestItems={table.name: {"Keys": keys}}
         ),
         "Put": lambda: table.put_item(Item=order(next(counter), "rput")),
@@ -263,12 +270,19 @@ async def scale_rows(large: int, runs: int) -> list[Row]:
     ]
 
 
+def show(rows: list[Row]) -> None:
+    for row in rows:
+        print("| " + " | ".join(row) + " |", flush=True)
+
+
 async def main(quick: bool) -> None:
     runs = 50 if quick else 300
-    rows: list[Row] = []
+    print("| measure | median / value | p99 / other | unit |")
+    print("|---|---:|---:|---|", flush=True)
+    show(codec_rows(runs))
     with tempfile.TemporaryDirectory() as tmp:
         embedded = EmbeddedStore(Path(tmp) / "bench.sqlite3", TEST_TABLE)
-        rows += await latency_rows("embedded", embedded, runs)
+        show(await latency_rows("embedded", embedded, runs))
         await embedded.close()
     with DynamoDBLocal() as local:
         client = make_client(
@@ -277,16 +291,11 @@ async def main(quick: bool) -> None:
         table = unique_table(TEST_TABLE)
         admin.create_table(client, table)
         store = DynamoDBStore(table, client=client)
-        rows += await latency_rows("DynamoDB Local", store, runs)
-        rows += await cpu_rows(store, local.endpoint_url, runs)
+        show(await cpu_rows(store, local.endpoint_url, runs))
+        show(await latency_rows("DynamoDB Local", store, runs))
         await store.close()
         client.close()
-    rows += codec_rows(runs)
-    rows += await scale_rows(100_000 if quick else 1_000_000, runs * 20)
-    print("| measure | median / value | p99 / other | unit |")
-    print("|---|---:|---:|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    show(await scale_rows(100_000 if quick else 1_000_000, runs * 20))
 
 
 if __name__ == "__main__":
