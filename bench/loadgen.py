@@ -32,6 +32,8 @@ class LoadSpec:
     concurrency: int = 4
     duration_s: float = 2.0
     max_requests: int = 10_000
+    warmup: int = 0
+    """Unmeasured requests per connection before the timed run."""
 
 
 @dataclass(slots=True)
@@ -73,34 +75,48 @@ def _failed(status: int, body: bytes) -> bool:
     return status != 200 or b'"errors"' in body
 
 
-async def _connection(spec: LoadSpec, request: bytes, deadline: float, tally: _Tally) -> None:
-    reader, writer = await asyncio.open_connection(HOST, spec.port)
-    try:
-        while time.perf_counter() < deadline and tally.issued < spec.max_requests:
-            tally.issued += 1
-            started = time.perf_counter()
-            writer.write(request)
-            status, body = await read_response(reader)
-            tally.latencies.append(time.perf_counter() - started)
-            if _failed(status, body):
-                tally.errors += 1
-                if tally.first_error is None:
-                    tally.first_error = f"{status}: {body[:500].decode(errors='replace')}"
-    finally:
-        writer.close()
-        await writer.wait_closed()
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _warm(connection: Connection, request: bytes, count: int) -> None:
+    reader, writer = connection
+    for _ in range(count):
+        writer.write(request)
+        await read_response(reader)
+
+
+async def _timed(
+    connection: Connection, spec: LoadSpec, request: bytes, deadline: float, tally: _Tally
+) -> None:
+    reader, writer = connection
+    while time.perf_counter() < deadline and tally.issued < spec.max_requests:
+        tally.issued += 1
+        started = time.perf_counter()
+        writer.write(request)
+        status, body = await read_response(reader)
+        tally.latencies.append(time.perf_counter() - started)
+        if _failed(status, body):
+            tally.errors += 1
+            if tally.first_error is None:
+                tally.first_error = f"{status}: {body[:500].decode(errors='replace')}"
 
 
 async def run_load(spec: LoadSpec) -> tuple[RunSummary, str | None]:
-    """Load the server as `spec` says; the summary and the first failed answer, if any."""
+    """Load the server as `spec` says; the summary and the first failed answer, if any.
+    Each connection first sends `spec.warmup` requests that are not measured."""
     request = encode_request(spec)
-    tally = _Tally()
-    started = time.perf_counter()
-    deadline = started + spec.duration_s
-    await asyncio.gather(
-        *(_connection(spec, request, deadline, tally) for _ in range(spec.concurrency))
-    )
-    elapsed = time.perf_counter() - started
+    connections = [await asyncio.open_connection(HOST, spec.port) for _ in range(spec.concurrency)]
+    try:
+        await asyncio.gather(*(_warm(c, request, spec.warmup) for c in connections))
+        tally = _Tally()
+        started = time.perf_counter()
+        deadline = started + spec.duration_s
+        await asyncio.gather(*(_timed(c, spec, request, deadline, tally) for c in connections))
+        elapsed = time.perf_counter() - started
+    finally:
+        for _, writer in connections:
+            writer.close()
+            await writer.wait_closed()
     return summarize(tally.latencies, elapsed, tally.errors), tally.first_error
 
 
@@ -113,6 +129,7 @@ def _parse(argv: Sequence[str]) -> LoadSpec:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--duration", type=float, default=2.0, help="seconds")
     parser.add_argument("--max-requests", type=int, default=10_000)
+    parser.add_argument("--warmup", type=int, default=0, help="requests per connection")
     args = parser.parse_args(argv)
     with open(args.body_file, "rb") as file:
         body = file.read()
@@ -128,6 +145,7 @@ def _parse(argv: Sequence[str]) -> LoadSpec:
         concurrency=args.concurrency,
         duration_s=args.duration,
         max_requests=args.max_requests,
+        warmup=args.warmup,
     )
 
 

@@ -103,19 +103,20 @@ async def measure_inprocess(
                 name: await stack.enter_async_context(asgi_client(app, headers))
                 for name, app in apps.items()
             }
+            # Compared first, before any write reaches one side only (M1 runs on both).
+            matches = {
+                op.name: same_data(
+                    (await execute(clients["keygraph"], op))["data"],
+                    (await execute(clients["floor"], op))["data"],
+                )
+                for op in ops
+            }
             counts = {
                 op.name: {
                     name: await store_counts(clients[name], op)
                     for name in ("keygraph", "naive")
                     if name == "keygraph" or op.naive
                 }
-                for op in ops
-            }
-            matches = {
-                op.name: same_data(
-                    (await execute(clients["keygraph"], op))["data"],
-                    (await execute(clients["floor"], op))["data"],
-                )
                 for op in ops
             }
             for op in ops:
@@ -148,17 +149,7 @@ def measure_http(
     runs: Runs = {}
     first_errors: dict[str, str] = {}
     with servers as running:
-        for op in ops:
-            for variant in variants(op):
-                run_loadgen(
-                    running[variant],
-                    op,
-                    headers,
-                    budget.concurrency,
-                    5.0,
-                    budget.warmup_requests * budget.concurrency,
-                )
-        for _ in range(budget.repeats):
+        for repeat in range(budget.repeats):
             for op in ops:
                 for variant in variants(op):
                     run, first_error = run_loadgen(
@@ -168,6 +159,7 @@ def measure_http(
                         budget.concurrency,
                         budget.duration_s,
                         budget.max_requests,
+                        warmup=budget.warmup_requests if repeat == 0 else 0,
                     )
                     runs.setdefault((op.name, variant), []).append(run)
                     if first_error is not None:

@@ -115,6 +115,7 @@ def run_loadgen(
     concurrency: int,
     duration_s: float,
     max_requests: int,
+    warmup: int,
 ) -> tuple[RunSummary, str | None]:
     """One load run against a server, from a separate load-generator process."""
     with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as body:
@@ -133,6 +134,8 @@ def run_loadgen(
         str(duration_s),
         "--max-requests",
         str(max_requests),
+        "--warmup",
+        str(warmup),
         *(arg for name, value in headers.items() for arg in ("--header", f"{name}: {value}")),
     ]
     try:

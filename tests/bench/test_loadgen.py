@@ -7,6 +7,9 @@ import pytest
 
 from bench.loadgen import LoadSpec, run_load
 
+SERVED: list[int] = []
+"""One entry per request any test server answered."""
+
 
 async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: bytes) -> None:
     try:
@@ -18,6 +21,7 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, bo
                 if line.lower().startswith(b"content-length")
             )
             await reader.readexactly(length)
+            SERVED.append(1)
             writer.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 + f"Content-Length: {len(body)}\r\n\r\n".encode()
@@ -76,3 +80,13 @@ async def test_counts_graphql_errors_as_failures(failing_port: int) -> None:
     assert summary.errors == 4
     assert first_error is not None
     assert "no" in first_error
+
+
+async def test_warmup_requests_are_sent_but_not_measured(ok_port: int) -> None:
+    spec = LoadSpec(
+        port=ok_port, body=b"{}", concurrency=2, duration_s=10.0, max_requests=6, warmup=3
+    )
+    before = len(SERVED)
+    summary, _ = await run_load(spec)
+    assert summary.requests == 6
+    assert len(SERVED) - before == 6 + 2 * 3
