@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from .errors import BadArgument
 
 DELIMITER = "#"
-_DT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def escape(value: str) -> str:
@@ -47,11 +46,12 @@ def unescape_path(text: str) -> tuple[str, ...]:
 def format_datetime(value: datetime) -> str:
     if value.tzinfo is None:
         raise BadArgument("a datetime must carry a time zone")
-    return value.astimezone(UTC).strftime(_DT_FORMAT)
+    # isoformat always writes four-digit years (strftime's %Y does not below 1000 on glibc).
+    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_datetime(text: str) -> datetime:
-    return datetime.strptime(text, _DT_FORMAT).replace(tzinfo=UTC)
+    return datetime.fromisoformat(text)
 
 
 def format_int(value: int, width: int) -> str:
