@@ -14,10 +14,11 @@ from generated.runtime.plan import Check, Condition, Put
 from generated.table import TABLE
 
 from ..context import Info
-from ..errors import NotFound
+from ..errors import BadUserInput, NotFound
 from ..ids import new_id
 from ..types.node import lookup_id
 from ..types.org import (
+    MAX_LEVELS,
     ROOT_REF,
     TYPE_NAME,
     OrgNode,
@@ -77,6 +78,8 @@ class OrgMutation:
             if found is None:
                 raise NotFound(f"no OrgNode with id {input.parent_id!r}")
             parent_path = found
+        if len(parent_path) >= MAX_LEVELS:
+            raise BadUserInput(f"an org tree has at most {MAX_LEVELS} levels")
         record = org_node_record(new_id(), input.name, parent_path, datetime.now(UTC))
         put = Put(
             record.to_item(ctx.tenant), conditions=(Condition("not_exists", TABLE.partition_key),)

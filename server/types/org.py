@@ -27,6 +27,8 @@ ROOT_REF = "ROOT"
 """The parent_ref of a root: roots are the children of ROOT in GSI1."""
 PATH_SEPARATOR = "."
 CHILDREN_PAGE_SIZE = 1000
+MAX_LEVELS = 32
+"""A node's sort key is NODE# and 27 bytes a level; DynamoDB caps sort keys at 1024 bytes."""
 
 Path = tuple[str, ...]
 
@@ -36,9 +38,10 @@ def node_global_id(path: Sequence[str]) -> strawberry.ID:
 
 
 def parse_path(local: str) -> Path | None:
-    """The path inside an OrgNode local id; None when it cannot name a node (an empty part)."""
+    """The path inside an OrgNode local id; None when it cannot name a node (an empty part,
+    or more levels than a tree may have)."""
     parts = tuple(local.split(PATH_SEPARATOR))
-    return None if any(not part for part in parts) else parts
+    return None if len(parts) > MAX_LEVELS or any(not part for part in parts) else parts
 
 
 def node_path(global_id: str) -> Path | None:

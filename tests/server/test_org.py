@@ -315,3 +315,17 @@ async def test_org_tree_on_dynamodb_local(
         assert data["orgNode"]["descendants"]["pageInfo"]["hasNextPage"]
         ghost = to_global_id("OrgNode", f"{node_key(chain[0])}.01ARZ3NDEKTSV4RRFFQ69G5FAV")
         assert (await org.run(CREATE, name="orphan", parent=ghost))[1] == ["NOT_FOUND"]
+
+
+async def test_trees_stop_at_the_deepest_level_a_sort_key_can_hold(org: Org) -> None:
+    parent = await org.create("level 0")
+    for level in range(1, org_types.MAX_LEVELS):
+        parent = await org.create(f"level {level}", parent)
+    data, codes = await org.run(CREATE, name="too deep", parent=parent)
+    assert (data, codes) == (None, ["BAD_USER_INPUT"])
+    deepest = await org.data("query($id: ID!) { orgNode(id: $id) { depth } }", id=parent)
+    assert deepest["orgNode"]["depth"] == org_types.MAX_LEVELS - 1
+    too_long = to_global_id("OrgNode", ".".join(["01ARZ3NDEKTSV4RRFFQ69G5FAV"] * 1000))
+    found = await org.data("query($id: ID!) { orgNode(id: $id) { id } }", id=too_long)
+    assert found["orgNode"] is None
+    assert org.calls == 0
