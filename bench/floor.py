@@ -23,7 +23,8 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.extensions import ParserCache, ValidationCache
 
-from bench.floor_data import FloorData, Item, parse_datetime
+from bench.floor_data import FloorData, Item
+from generated.runtime.keycodec import format_datetime, parse_datetime
 from server.ids import local_id as local_of
 from server.ids import new_id, to_global_id
 from server.types.connection import Connection, connection_from_items
@@ -289,7 +290,7 @@ class Mutation:
             }
             for line in input.items
         ]
-        created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        created = format_datetime(datetime.now(UTC))
         item: dict[str, Any] = {
             "order_id": new_id(),
             "user_id": user_id,

@@ -10,18 +10,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from server.geo import cover_circle, haversine_km
 
 Item = Mapping[str, Any]
-_DT_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-
-def parse_datetime(text: str) -> datetime:
-    """A stored datetime (fixed-width UTC text) as an aware datetime."""
-    return datetime.strptime(text, _DT_FORMAT).replace(tzinfo=UTC)
 
 
 @dataclass
