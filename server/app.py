@@ -37,6 +37,7 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
         verifier=Verifier(settings),
         cursors=CursorCodec(settings.cursor_key()),
         dev=settings.dev,
+        batching=settings.batching,
         graphiql=settings.graphiql_enabled,
         graphiql_authorization=graphiql_authorization if prefill else None,
     )

@@ -95,6 +95,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         dev: bool,
         graphiql: bool,
         graphiql_authorization: Callable[[], str] | None = None,
+        batching: bool = True,
     ) -> None:
         super().__init__(
             schema,
@@ -106,6 +107,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         self.verifier = verifier
         self.cursors = cursors
         self.dev = dev
+        self.batching = batching
         self._graphiql_authorization = graphiql_authorization
         if graphiql and graphiql_authorization is not None:
             graphiql_html(self.graphql_ide_html, "")  # fail at start if it cannot be prefilled
@@ -174,6 +176,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             session=Session(store=counter, cursors=self.cursors),
             request_id=request.state.request_id,
             dev=self.dev,
+            batching=self.batching,
             counter=counter,
         )
         request.state.ctx = ctx

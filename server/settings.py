@@ -52,6 +52,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     limits: Limits = field(default_factory=Limits)
+    batching: bool = True
+    """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
 
     @property
     def dev(self) -> bool:
