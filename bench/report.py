@@ -49,8 +49,14 @@ HEADER = (
 )
 
 
+def _dataset_line(dataset: dict[str, Any]) -> str:
+    sizes = ", ".join(f"{key} {value:,}" for key, value in dataset["sizes"].items())
+    return f"Data: {dataset['tenants']} tenants, each with {sizes}; rng seed {dataset['rng_seed']}."
+
+
 def store_table(store: str, block: dict[str, Any]) -> str:
-    lines = [f"#### {store}", "", HEADER, "|" + "---|" * HEADER.count(" | ") + "---|"]
+    lines = [f"#### {store}", "", _dataset_line(block["dataset"]), ""]
+    lines += [HEADER, "|" + "---|" * HEADER.count(" | ") + "---|"]
     for name, op in block["operations"].items():
         cells = [
             name,
@@ -71,13 +77,9 @@ def store_table(store: str, block: dict[str, Any]) -> str:
 
 def render(results: dict[str, Any]) -> str:
     machine = results["machine"]
-    dataset = results["dataset"]
-    sizes = ", ".join(f"{key} {value:,}" for key, value in dataset["sizes"].items())
     lines = [
         f"Run: {machine['date']}, mode `{results['mode']}`. Machine: {machine['nproc']} cores "
         f"({machine['cpu_model']}), {machine['ram_gib']} GiB RAM, Python {machine['python']}.",
-        "",
-        f"Data: {dataset['tenants']} tenants, per tenant {sizes}; rng seed {dataset['rng_seed']}.",
         "",
     ]
     for store, block in results["stores"].items():

@@ -13,9 +13,9 @@ RESULTS = {
         "python": "3.11.7",
     },
     "mode": "full",
-    "dataset": {"tenants": 2, "sizes": {"users": 2000, "shops": 20000}, "rng_seed": 7},
     "stores": {
         "embedded": {
+            "dataset": {"tenants": 2, "sizes": {"users": 2000, "shops": 20000}, "rng_seed": 7},
             "operations": {
                 "Q3": {
                     "title": "users",

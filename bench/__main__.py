@@ -1,0 +1,5 @@
+"""`python -m bench [--quick] [--store embedded|dynamodb-local|both] [--out PATH]`."""
+
+from bench.run import main
+
+main()

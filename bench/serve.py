@@ -1,0 +1,47 @@
+"""One benchmark server in this process: `python -m bench.serve --port P --target T ...`,
+one uvicorn worker on 127.0.0.1 (started and stopped by bench.overhttp)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from bench.dataset import TENANTS, load_items
+from bench.targets import bench_settings, floor_app, keygraph_app, open_store
+
+
+def build(args: argparse.Namespace) -> ASGIApp:
+    if args.target == "floor":
+        tenant = TENANTS[0]
+        return floor_app(load_items(Path(args.items))[tenant], tenant)
+    settings = bench_settings(Path(args.data_dir), args.store, args.endpoint)
+    return keygraph_app(settings, open_store(settings), batching=args.target == "keygraph")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.serve", description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--target", choices=("keygraph", "naive", "floor"), required=True)
+    parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="embedded")
+    parser.add_argument("--data-dir", default=".keygraph")
+    parser.add_argument("--endpoint", default=None, help="DynamoDB Local's URL")
+    parser.add_argument("--items", help="the dataset's items file (floor)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    uvicorn.run(
+        build(args),
+        host="127.0.0.1",
+        port=args.port,
+        workers=1,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+
+
+if __name__ == "__main__":
+    main()

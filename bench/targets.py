@@ -1,0 +1,96 @@
+"""The three servers the benchmark compares, built the same way in-process and in a server
+process: keygraph (batched), keygraph naive (DataLoader batching off) and the floor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+from starlette.types import ASGIApp
+
+from bench.floor import floor_app as floor_asgi
+from bench.floor_data import Item, load_floor_data
+from generated.runtime.store import Store
+from generated.table import TABLE
+from server.app import create_app
+from server.auth import issue_token
+from server.settings import Settings, load_settings
+from server.store.admin import create_table
+from server.store.dynamodb import DynamoDBStore, make_client
+from server.store.embedded import EmbeddedStore
+from server.store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
+
+StoreName = Literal["embedded", "dynamodb-local"]
+Variant = Literal["keygraph", "naive", "floor"]
+VARIANTS: tuple[Variant, ...] = ("keygraph", "floor", "naive")
+
+JWT_SECRET = "keygraph-benchmark-secret-not-for-production-use"
+
+
+def bench_settings(data_dir: Path, store: StoreName, endpoint: str | None) -> Settings:
+    """Dev settings (so answers carry storeCalls/storeWaves) with a fixed secret and no
+    environment: the benchmark never depends on the caller's KEYGRAPH_* variables."""
+    return load_settings(
+        environ={},
+        env="dev",
+        data_dir=data_dir,
+        store=store,
+        dynamodb_endpoint=endpoint,
+        region=LOCAL_REGION,
+        jwt_secret=JWT_SECRET,
+        graphiql=False,
+    )
+
+
+def auth_headers(settings: Settings, tenant: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(settings, tenant, 'bench')}"}
+
+
+def local_client(endpoint: str, read_timeout: float = 10.0) -> Any:
+    """A boto3 client for DynamoDB Local; bulk loads pass a longer read timeout, as a busy
+    machine can hold a batch write up for seconds."""
+    return make_client(
+        endpoint,
+        LOCAL_REGION,
+        access_key_id=LOCAL_KEY_ID,
+        secret_access_key=LOCAL_SECRET,
+        read_timeout=read_timeout,
+    )
+
+
+def dynamodb_local_store(endpoint: str) -> DynamoDBStore:
+    return DynamoDBStore(
+        TABLE,
+        endpoint_url=endpoint,
+        region=LOCAL_REGION,
+        access_key_id=LOCAL_KEY_ID,
+        secret_access_key=LOCAL_SECRET,
+    )
+
+
+def create_local_table(endpoint: str) -> None:
+    """The table as codegen defines it, on DynamoDB Local."""
+    client = local_client(endpoint, read_timeout=120.0)
+    try:
+        create_table(client, TABLE)
+    finally:
+        client.close()
+
+
+def open_store(settings: Settings) -> Store:
+    if settings.store == "embedded":
+        return EmbeddedStore(settings.embedded_path, TABLE)
+    if settings.dynamodb_endpoint is None:
+        raise ValueError("DynamoDB Local needs its endpoint")
+    return dynamodb_local_store(settings.dynamodb_endpoint)
+
+
+def keygraph_app(settings: Settings, store: Store, batching: bool) -> ASGIApp:
+    """keygraph's own app; `batching` False is the naive baseline (one store call per load)."""
+    return create_app(replace(settings, batching=batching), store, close_store=True)
+
+
+def floor_app(items: Iterable[Item], tenant: str) -> ASGIApp:
+    return floor_asgi(load_floor_data(items, tenant))
