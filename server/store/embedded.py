@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,14 @@ from .values import Wire, decode_item, dumps, encode_item
 PAGE_BYTES = 1024 * 1024
 _BUSY_TIMEOUT_MS = 10_000
 _MMAP_BYTES = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """An item encoded for the items table: its key and the INSERT's values."""
+
+    key: tuple[str, str]
+    values: list[Any]
 
 
 class EmbeddedStore:
@@ -100,13 +109,17 @@ class EmbeddedStore:
         row = conn.execute("SELECT body FROM items WHERE pk = ? AND sk = ?", key).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def _store(self, conn: sqlite3.Connection, key: tuple[str, str], item: Item) -> None:
+    def _row(self, item: Item) -> _Row:
+        """The item validated and encoded once, as the row that stores it."""
         wire, size = encode_item(item)
-        validate.item(self.table, item, size)
-        row: list[Any] = [*key, dumps(wire), size]
+        key = validate.item(self.table, item, size)
+        values: list[Any] = [*key, dumps(wire), size]
         for index in self.table.indexes:
-            row += sqlite_schema.index_values(index, item)
-        conn.execute(self._insert, row)
+            values += sqlite_schema.index_values(index, item)
+        return _Row(key, values)
+
+    def _store(self, conn: sqlite3.Connection, row: _Row) -> None:
+        conn.execute(self._insert, row.values)
 
     # reads
 
@@ -165,14 +178,15 @@ class EmbeddedStore:
     # writes
 
     async def put(self, plan: Put) -> None:
-        key = validate.item(self.table, plan.item, encode_item(plan.item)[1])
+        row = self._row(plan.item)
+        key = row.key
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
                 old = self._read_wire(conn, key)
                 if not holds(plan.conditions, values, old):
                     raise ConditionFailed("The conditional request failed", _decoded(old))
-            self._store(conn, key, plan.item)
+            self._store(conn, row)
 
     async def update(self, plan: Update) -> Item:
         key = validate.key(self.table, plan.key)
@@ -184,7 +198,7 @@ class EmbeddedStore:
             if not holds(plan.conditions, values, old):
                 raise ConditionFailed("The conditional request failed", _decoded(old))
             item = self._updated(plan, old)
-            self._store(conn, key, item)
+            self._store(conn, self._row(item))
         return item
 
     def _updated(self, plan: Update, old: dict[str, Wire] | None) -> Item:
@@ -206,17 +220,19 @@ class EmbeddedStore:
 
     async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
         validate.count("BatchWriteItem", len(actions), validate.BATCH_WRITE_LIMIT)
-        keys = [self._action_key(action) for action in actions]
+        rows = self._rows(actions)
+        keys = [self._action_key(action, row) for action, row in zip(actions, rows, strict=True)]
         if any(action.conditions for action in actions):
             raise ValidationError("BatchWriteItem does not take conditions")
         validate.distinct(keys, "Provided list of item keys contains duplicates")
         with self._write() as conn:
-            for action, key in zip(actions, keys, strict=True):
-                self._apply(conn, action, key, None)
+            for action, key, row in zip(actions, keys, rows, strict=True):
+                self._apply(conn, action, key, None, row)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
         validate.count("TransactWriteItems", len(actions), validate.TRANSACTION_LIMIT)
-        keys = [self._action_key(action) for action in actions]
+        rows = self._rows(actions)
+        keys = [self._action_key(action, row) for action, row in zip(actions, rows, strict=True)]
         validate.distinct(
             keys, "Transaction request cannot include multiple operations on one item"
         )
@@ -242,12 +258,17 @@ class EmbeddedStore:
                     f"reasons [{codes}]",
                     reasons,
                 )
-            for action, key, old in zip(actions, keys, olds, strict=True):
-                self._apply(conn, action, key, old)
+            for action, key, old, row in zip(actions, keys, olds, rows, strict=True):
+                self._apply(conn, action, key, old, row)
 
-    def _action_key(self, action: WriteAction) -> tuple[str, str]:
+    def _rows(self, actions: Sequence[WriteAction]) -> list[_Row | None]:
+        """Each Put's row, encoded before the write lock is taken."""
+        return [self._row(a.item) if isinstance(a, Put) else None for a in actions]
+
+    def _action_key(self, action: WriteAction, row: _Row | None) -> tuple[str, str]:
         if isinstance(action, Put):
-            return validate.item(self.table, action.item, encode_item(action.item)[1])
+            assert row is not None
+            return row.key
         return validate.key(self.table, action.key)
 
     def _apply(
@@ -256,11 +277,12 @@ class EmbeddedStore:
         action: WriteAction,
         key: tuple[str, str],
         old: dict[str, Wire] | None,
+        row: _Row | None,
     ) -> None:
-        if isinstance(action, Put):
-            self._store(conn, key, action.item)
+        if row is not None:
+            self._store(conn, row)
         elif isinstance(action, Update):
-            self._store(conn, key, self._updated(action, old))
+            self._store(conn, self._row(self._updated(action, old)))
         elif isinstance(action, Delete):
             conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
 

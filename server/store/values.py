@@ -15,6 +15,7 @@ ITEM_SIZE_LIMIT = 400 * 1024
 _MAX_DIGITS = 38
 _MAX_EXPONENT = 125  # magnitude below 1E+126
 _MIN_EXPONENT = -130  # magnitude at least 1E-130
+_INT_LIMIT = 10**_MAX_DIGITS  # ints below it in magnitude take the fast path
 
 _EXACT = Context(prec=200)  # normalize() must not round: DynamoDB refuses, never rounds
 
@@ -56,6 +57,17 @@ def number_size(text: str) -> int:
     return highest // 2 - exponent // 2 + 2 + sign
 
 
+def _int_wire(value: int) -> tuple[Wire, int]:
+    """canonical_number and number_size for an int of at most 38 digits, without Decimal:
+    its canonical text is str(value), and trailing zeros only move the exponent."""
+    if value == 0:
+        return {"N": "0"}, 1
+    text = str(value)
+    digits = text.lstrip("-")
+    exponent = len(digits) - len(digits.rstrip("0"))
+    return {"N": text}, (len(digits) - 1) // 2 - exponent // 2 + 2 + (value < 0)
+
+
 def decode_number(text: str) -> int | Decimal:
     return Decimal(text) if "." in text else int(text)
 
@@ -81,6 +93,8 @@ def encode(value: Any) -> tuple[Wire, int]:
         return {"S": value}, len(value.encode())
     if isinstance(value, bool):
         return {"BOOL": value}, 1
+    if type(value) is int and -_INT_LIMIT < value < _INT_LIMIT:
+        return _int_wire(value)
     if isinstance(value, int | Decimal):
         text = canonical_number(value)
         return {"N": text}, number_size(text)

@@ -77,6 +77,20 @@ def test_numbers_are_canonical_and_sized(text: str, canonical_text: str, size: i
     assert values.number_size(canonical_text) == size
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1),
+        st.integers(min_value=-9, max_value=9).map(lambda d: d * 10**37),
+        st.integers(min_value=0, max_value=37).map(lambda e: 10**e),
+    )
+)
+def test_ints_encode_as_their_decimal_does(value: int) -> None:
+    """Ints take a path without Decimal; it must give the same text and size."""
+    text = values.canonical_number(value)
+    assert values.encode(value) == ({"N": text}, values.number_size(text))
+
+
 @pytest.mark.parametrize("bad", ["1" * 39, "1E+126", "1E-131", "NaN", "Infinity", "abc"])
 def test_numbers_dynamodb_refuses(bad: str) -> None:
     with pytest.raises(ValidationError):
