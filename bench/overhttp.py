@@ -140,10 +140,12 @@ def run_loadgen(
     ]
     try:
         done = subprocess.run(
-            command, cwd=ROOT, capture_output=True, check=True, timeout=duration_s + 120
+            command, cwd=ROOT, capture_output=True, check=False, timeout=duration_s + 120
         )
     finally:
         Path(body.name).unlink()
+    if done.returncode != 0:
+        raise RuntimeError(f"load generator failed on {op.name}: {done.stderr.decode()[-2000:]}")
     answer = json.loads(done.stdout)
     summary = RunSummary(**answer["summary"])
     return summary, answer["first_error"]

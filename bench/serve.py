@@ -1,5 +1,6 @@
 """One benchmark server in this process: `python -m bench.serve --port P --target T ...`,
-one uvicorn worker on 127.0.0.1 (started and stopped by bench.overhttp)."""
+one uvicorn worker on 127.0.0.1 (started and stopped by bench.overhttp). Idle keep-alive
+connections are kept for minutes: a load-generator connection may wait for slow peers."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level="warning",
         access_log=False,
         lifespan="on",
+        timeout_keep_alive=300,
     )
 
 
