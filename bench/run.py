@@ -154,10 +154,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ops = operations(load_floor_data(dataset.items[tenant], tenant))
             block = run_store(store, dataset, ops, budgets, Path(tmp), args.quick, not args.no_http)
             results["stores"][store] = {"dataset": describe(dataset), **block}
+            table = record(results, out, readme=not args.quick and not args.no_readme)
+    print(table)
+    return results
+
+
+def record(results: dict[str, Any], out: Path, readme: bool) -> str:
+    """Write the results so far (after each store, so a long run keeps what it measured)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     table = render(results)
-    if not args.quick and not args.no_readme:
+    if readme:
         update_readme(README, table)
-    print(table)
-    return results
+    return table
