@@ -25,9 +25,10 @@ from strawberry.extensions import ParserCache, ValidationCache
 
 from bench.floor_data import FloorData, Item
 from generated.runtime.keycodec import format_datetime, parse_datetime
+from generated.runtime.page import Page
 from server.ids import local_id as local_of
 from server.ids import new_id, to_global_id
-from server.types.connection import Connection, connection_from_items
+from server.types.connection import Connection, connection_from_page
 
 
 @dataclass
@@ -38,10 +39,12 @@ class FloorContext:
 FloorInfo = strawberry.Info[FloorContext, None]
 
 
-def _page(items: list[Any], first: int | None, after: str | None) -> tuple[list[Any], str | None]:
+def _page(items: list[Any], first: int | None, after: str | None) -> Page[Any]:
+    """Offset paging: a cursor is the position after an item."""
     start = int(after) if after is not None else 0
     end = start + (first if first is not None else 20)
-    return items[start:end], (str(end) if end < len(items) else None)
+    cursor = str(end) if end < len(items) else None
+    return Page(items[start:end], cursor, lambda index: str(start + index + 1))
 
 
 @strawberry.enum
@@ -75,16 +78,17 @@ class User:
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[Order]:
         entries = info.context.data.user_orders.get(self.user_id, [])
-        page, cursor = _page(entries, first, after)
-        return connection_from_items([order_of(entry) for entry in page], cursor)
+        return connection_from_page(_page(entries, first, after), order_of)
 
     @strawberry.field
     def groups(
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[Group]:
         data = info.context.data
-        page, cursor = _page(data.user_groups.get(self.user_id, []), first, after)
-        return connection_from_items([group_of(data.groups[gid]) for gid in page], cursor)
+        return connection_from_page(
+            _page(data.user_groups.get(self.user_id, []), first, after),
+            lambda gid: group_of(data.groups[gid]),
+        )
 
 
 @strawberry.type
@@ -116,8 +120,10 @@ class Group:
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[User]:
         data = info.context.data
-        page, cursor = _page(data.group_members.get(self.group_id, []), first, after)
-        return connection_from_items([user_of(data.users[uid]) for uid in page], cursor)
+        return connection_from_page(
+            _page(data.group_members.get(self.group_id, []), first, after),
+            lambda uid: user_of(data.users[uid]),
+        )
 
 
 @strawberry.type
@@ -141,8 +147,9 @@ class OrgNode:
     def descendants(
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[OrgNode]:
-        page, cursor = _page(info.context.data.descendants(self.item), first, after)
-        return connection_from_items([org_node_of(node) for node in page], cursor)
+        return connection_from_page(
+            _page(info.context.data.descendants(self.item), first, after), org_node_of
+        )
 
     @strawberry.field
     def ancestors(self, info: FloorInfo) -> list[OrgNode]:
@@ -235,8 +242,9 @@ class Query:
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[User]:
         data = info.context.data
-        page, cursor = _page(data.users_in_order, first, after)
-        return connection_from_items([user_of(data.users[uid]) for uid in page], cursor)
+        return connection_from_page(
+            _page(data.users_in_order, first, after), lambda uid: user_of(data.users[uid])
+        )
 
     @strawberry.field
     def group(self, info: FloorInfo, id: strawberry.ID) -> Group | None:

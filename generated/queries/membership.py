@@ -62,9 +62,9 @@ async def user_groups(
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_groups", args)
     items = await collect(s, plan_user_groups(tenant, user_id, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(s, items, size, ("PK", "SK"), tenant, "user_groups", args)
-    found = [_user_groups_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
+    return _paging.page_of(
+        s, items, size, _user_groups_item, ("PK", "SK"), tenant, "user_groups", args
+    )
 
 
 def plan_group_members(
@@ -89,8 +89,13 @@ async def group_members(
     args: dict[str, str] = {"group_id": _kc.escape(group_id)}
     start = _paging.start_key(s, after, tenant, "group_members", args)
     items = await collect(s, plan_group_members(tenant, group_id, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI1PK", "GSI1SK"), tenant, "group_members", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _group_members_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "group_members",
+        args,
     )
-    found = [_group_members_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)

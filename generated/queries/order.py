@@ -75,8 +75,13 @@ async def orders_by_status(
     args: dict[str, str] = {"status": _kc.escape(status)}
     start = _paging.start_key(s, after, tenant, "orders_by_status", args)
     items = await collect(s, plan_orders_by_status(tenant, status, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI2PK", "GSI2SK"), tenant, "orders_by_status", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _orders_by_status_item,
+        ("PK", "SK", "GSI2PK", "GSI2SK"),
+        tenant,
+        "orders_by_status",
+        args,
     )
-    found = [_orders_by_status_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)

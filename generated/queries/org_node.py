@@ -78,11 +78,16 @@ async def org_children(
     args: dict[str, str] = {"parent_ref": _kc.escape(parent_ref)}
     start = _paging.start_key(s, after, tenant, "org_children", args)
     items = await collect(s, plan_org_children(tenant, parent_ref, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI1PK", "GSI1SK"), tenant, "org_children", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _org_children_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "org_children",
+        args,
     )
-    found = [_org_children_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
 
 
 def plan_org_subtree(
@@ -112,6 +117,6 @@ async def org_subtree(
     args: dict[str, str] = {"path": _kc.escape_path(path)}
     start = _paging.start_key(s, after, tenant, "org_subtree", args)
     items = await collect(s, plan_org_subtree(tenant, path, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(s, items, size, ("PK", "SK"), tenant, "org_subtree", args)
-    found = [_org_subtree_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
+    return _paging.page_of(
+        s, items, size, _org_subtree_item, ("PK", "SK"), tenant, "org_subtree", args
+    )

@@ -80,8 +80,13 @@ async def shops_in_cell(
     items = await collect(
         s, plan_shops_in_cell(tenant, geo_cell, geohash_prefix, limit=size + 1, start=start)
     )
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI2PK", "GSI2SK"), tenant, "shops_in_cell", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _shops_in_cell_item,
+        ("PK", "SK", "GSI2PK", "GSI2SK"),
+        tenant,
+        "shops_in_cell",
+        args,
     )
-    found = [_shops_in_cell_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)

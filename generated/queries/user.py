@@ -67,8 +67,13 @@ async def list_users(
     args: dict[str, str] = {}
     start = _paging.start_key(s, after, tenant, "list_users", args)
     items = await collect(s, plan_list_users(tenant, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI1PK", "GSI1SK"), tenant, "list_users", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _list_users_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "list_users",
+        args,
     )
-    found = [_list_users_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)

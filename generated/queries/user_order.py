@@ -48,9 +48,9 @@ async def user_orders(
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_orders", args)
     items = await collect(s, plan_user_orders(tenant, user_id, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(s, items, size, ("PK", "SK"), tenant, "user_orders", args)
-    found = [_user_orders_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
+    return _paging.page_of(
+        s, items, size, _user_orders_item, ("PK", "SK"), tenant, "user_orders", args
+    )
 
 
 def plan_user_orders_between(
@@ -96,6 +96,6 @@ async def user_orders_between(
     items = await collect(
         s, plan_user_orders_between(tenant, user_id, from_, to, limit=size + 1, start=start)
     )
-    cursor = _paging.next_cursor(s, items, size, ("PK", "SK"), tenant, "user_orders_between", args)
-    found = [_user_orders_between_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
+    return _paging.page_of(
+        s, items, size, _user_orders_between_item, ("PK", "SK"), tenant, "user_orders_between", args
+    )

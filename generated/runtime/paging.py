@@ -5,14 +5,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .errors import BadArgument, InvalidCursor
+from .page import Page
 from .plan import BatchGet, Item, Key, TableDef
 from .store import Session, Store
 
 BATCH_GET_LIMIT = 100
+T = TypeVar("T")
 
 
 def page_size(first: int | None, default: int, maximum: int) -> int:
@@ -37,21 +39,27 @@ def start_key(
     return key
 
 
-def next_cursor(
+def page_of(
     s: Session,
     items: list[Item],
     limit: int,
+    convert: Callable[[Item], T | None],
     key_attributes: Sequence[str],
     tenant: str,
     pattern: str,
     args: Mapping[str, Any],
-) -> str | None:
-    """Queries ask for limit + 1 items: a cursor exists only when an item follows."""
-    if len(items) <= limit or limit == 0:
-        return None
-    last = items[limit - 1]
-    key = {name: last[name] for name in key_attributes}
-    return s.cursors.encode(tenant, pattern, args, {"k": key})
+) -> Page[T]:
+    """The page of the first `limit` items, converted (an item converting to None is left
+    out). Queries ask for limit + 1 items, so the page cursor exists only when an item
+    follows; every item also has the cursor that continues after it."""
+    kept = [(entry, item) for item in items[:limit] if (entry := convert(item)) is not None]
+
+    def cursor_of(item: Item) -> str:
+        key = {name: item[name] for name in key_attributes}
+        return s.cursors.encode(tenant, pattern, args, {"k": key})
+
+    cursor = cursor_of(items[limit - 1]) if len(items) > limit > 0 else None
+    return Page([entry for entry, _ in kept], cursor, lambda index: cursor_of(kept[index][1]))
 
 
 async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[Item | None]:

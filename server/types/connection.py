@@ -1,15 +1,14 @@
 """Generic Relay connections built from a generated `Page`.
 
-Forward paging needs only the cursor after the last edge, and a generated page carries just
-that one (it continues after the page's last item). So the last edge's cursor and
-`pageInfo.endCursor` are the page cursor, and the other edges' cursors are null: a client that
-pages forward with `after: pageInfo.endCursor` (or the last edge's cursor) gets the next page.
-When no item follows, every cursor is null and `hasNextPage` is false.
+Every edge carries the cursor that continues after its node, signed only when a client asks
+for it. `pageInfo.endCursor` is the last edge's cursor, on the last page too (so a client can
+later ask what has come since); `hasNextPage` says whether another item follows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Generic, TypeVar
 
 import strawberry
@@ -28,10 +27,15 @@ class PageInfo:
 
 @strawberry.type(description="One node of a page.")
 class Edge(Generic[T]):
-    cursor: str | None = strawberry.field(
-        description="Continues after this node; set on the page's last edge only."
-    )
     node: T
+    cursor_of: strawberry.Private[Callable[[], str | None]]
+
+    @strawberry.field(description="Continues after this node.")
+    def cursor(self) -> str:
+        cursor = self.cursor_of()
+        if cursor is None:
+            raise ValueError("this page cannot make a cursor for its edges")
+        return cursor
 
 
 @strawberry.type(description="A page of nodes, Relay style.")
@@ -40,16 +44,18 @@ class Connection(Generic[T]):
     page_info: PageInfo
 
 
-def connection_from_items(items: list[T], cursor: str | None) -> Connection[T]:
+def connection_from_page(page: Page[S], convert: Callable[[S], T | None]) -> Connection[T]:
+    """The connection of a page, each item turned into its node by `convert`; an item whose
+    node is gone (None: a membership of a deleted group) gets no edge."""
     edges = [
-        Edge(node=node, cursor=cursor if index == len(items) - 1 else None)
-        for index, node in enumerate(items)
+        Edge(node=node, cursor_of=partial(page.cursor_after, index))
+        for index, item in enumerate(page.items)
+        if (node := convert(item)) is not None
     ]
+    end_cursor = page.cursor
+    if end_cursor is None and edges:
+        end_cursor = edges[-1].cursor_of()
     return Connection(
-        edges=edges, page_info=PageInfo(has_next_page=cursor is not None, end_cursor=cursor)
+        edges=edges,
+        page_info=PageInfo(has_next_page=page.cursor is not None, end_cursor=end_cursor),
     )
-
-
-def connection_from_page(page: Page[S], convert: Callable[[S], T]) -> Connection[T]:
-    """The connection of a page, each item turned into its GraphQL node by `convert`."""
-    return connection_from_items([convert(item) for item in page.items], page.cursor)

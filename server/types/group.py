@@ -14,7 +14,7 @@ from .. import loaders
 from ..context import Context, Info
 from ..ids import to_global_id
 from . import user as user_types
-from .connection import Connection, connection_from_items
+from .connection import Connection, connection_from_page
 from .node import Node, register_node
 
 if TYPE_CHECKING:
@@ -42,8 +42,8 @@ class Group(Node):
     ) -> Connection[Annotated[User, strawberry.lazy("server.types.user")]]:
         page = await loaders.memberships_of_group(info.context).load((self.group_id, first, after))
         found = await loaders.users(info.context).load_many([m.user_id for m in page.items])
-        nodes = [user_types.User.from_model(user) for user in found if user is not None]
-        return connection_from_items(nodes, page.cursor)
+        users = {user.user_id: user_types.User.from_model(user) for user in found if user}
+        return connection_from_page(page, lambda membership: users.get(membership.user_id))
 
 
 async def load_group(ctx: Context, group_id: str) -> Group | None:

@@ -16,7 +16,7 @@ from ..errors import BadUserInput
 from ..ids import to_global_id
 from . import group as group_types
 from . import order as order_types
-from .connection import Connection, connection_from_items, connection_from_page
+from .connection import Connection, connection_from_page
 from .node import Node, register_node
 
 if TYPE_CHECKING:
@@ -68,8 +68,8 @@ class User(Node):
     ) -> Connection[Annotated[Group, strawberry.lazy("server.types.group")]]:
         page = await loaders.memberships_of_user(info.context).load((self.user_id, first, after))
         found = await loaders.groups(info.context).load_many([m.group_id for m in page.items])
-        nodes = [group_types.Group.from_model(group) for group in found if group is not None]
-        return connection_from_items(nodes, page.cursor)
+        groups = {group.group_id: group_types.Group.from_model(group) for group in found if group}
+        return connection_from_page(page, lambda membership: groups.get(membership.group_id))
 
 
 async def load_user(ctx: Context, user_id: str) -> User | None:

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from codegen.runtime import keycodec
 from codegen.runtime.cursor import CursorCodec
 from codegen.runtime.errors import BadArgument, InvalidCursor
-from codegen.runtime.paging import get_many, page_size
+from codegen.runtime.paging import get_many, page_of, page_size
 from codegen.runtime.plan import BatchGet, Item, TableDef
+from codegen.runtime.store import Session
 
 AWARE = st.datetimes(timezones=st.just(UTC))
 
@@ -110,3 +111,26 @@ async def test_get_many_dedupes_chunks_and_keeps_the_order_asked() -> None:
         3,
         None,
     ]
+
+
+def test_page_of_gives_every_item_its_cursor_and_pages_past_skipped_items() -> None:
+    codec = CursorCodec(b"0123456789abcdef0123456789abcdef")
+    session = Session(store=None, cursors=codec)  # type: ignore[arg-type]
+    items: list[Item] = [
+        {"PK": "p", "SK": f"s{i}", "_type": "X" if i != 2 else "Y"} for i in range(4)
+    ]
+
+    def convert(item: Item) -> str | None:
+        return item["SK"] if item["_type"] == "X" else None
+
+    def position(cursor: str | None) -> dict[str, str]:
+        assert cursor is not None
+        return codec.decode(cursor, "acme", "pat", {})["k"]  # type: ignore[no-any-return]
+
+    page = page_of(session, items, 3, convert, ("PK", "SK"), "acme", "pat", {})
+    assert page.items == ["s0", "s1"]
+    assert [position(page.cursor_after(i))["SK"] for i in range(2)] == ["s0", "s1"]
+    assert position(page.cursor)["SK"] == "s2"  # the skipped item, so paging goes on past it
+    last = page_of(session, items[:2], 3, convert, ("PK", "SK"), "acme", "pat", {})
+    assert last.cursor is None
+    assert position(last.cursor_after(1))["SK"] == "s1"

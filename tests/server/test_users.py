@@ -66,14 +66,19 @@ async def test_users_pages_oldest_first_with_cursors(acme: Api) -> None:
         pages += 1
         seen += [edge["node"]["id"] for edge in page["edges"]]
         edges = page["edges"]
-        if not page["pageInfo"]["hasNextPage"]:
-            assert page["pageInfo"]["endCursor"] is None
-            break
-        # the page cursor is on the last edge and in pageInfo; the others carry none
+        # endCursor is the last edge's cursor, on the last page too
         assert edges[-1]["cursor"] == page["pageInfo"]["endCursor"]
-        assert all(edge["cursor"] is None for edge in edges[:-1])
+        if not page["pageInfo"]["hasNextPage"]:
+            break
         after = page["pageInfo"]["endCursor"]
     assert seen == [user["id"] for user in created]
+    ids = [user["id"] for user in created]
+    # every edge's cursor resumes right after its own node
+    whole = (await acme.data(USERS, {"first": 5}))["users"]
+    for index, edge in enumerate(whole["edges"]):
+        rest = (await acme.data(USERS, {"first": 5, "after": edge["cursor"]}))["users"]
+        assert [e["node"]["id"] for e in rest["edges"]] == ids[index + 1 :]
+        assert rest["pageInfo"]["hasNextPage"] is False
     assert pages == 3
 
 

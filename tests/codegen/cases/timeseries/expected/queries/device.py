@@ -72,6 +72,6 @@ async def device_timeline(
     args: dict[str, str] = {"device_id": _kc.escape(device_id)}
     start = _paging.start_key(s, after, tenant, "device_timeline", args)
     items = await collect(s, plan_device_timeline(tenant, device_id, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(s, items, size, ("PK", "SK"), tenant, "device_timeline", args)
-    found = [_device_timeline_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
+    return _paging.page_of(
+        s, items, size, _device_timeline_item, ("PK", "SK"), tenant, "device_timeline", args
+    )

@@ -102,11 +102,16 @@ async def device_events_between(
     items = await collect(
         s, plan_device_events_between(tenant, device_id, from_, to, limit=size + 1, start=start)
     )
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK"), tenant, "device_events_between", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _device_events_between_item,
+        ("PK", "SK"),
+        tenant,
+        "device_events_between",
+        args,
     )
-    found = [_device_events_between_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
 
 
 def plan_alerts(
@@ -136,11 +141,9 @@ async def alerts(
     args: dict[str, str] = {"alert_level": _kc.escape(alert_level)}
     start = _paging.start_key(s, after, tenant, "alerts", args)
     items = await collect(s, plan_alerts(tenant, alert_level, limit=size + 1, start=start))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI2PK", "GSI2SK"), tenant, "alerts", args
+    return _paging.page_of(
+        s, items, size, _alerts_item, ("PK", "SK", "GSI2PK", "GSI2SK"), tenant, "alerts", args
     )
-    found = [_alerts_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
 
 
 def plan_events_by_type(
@@ -183,11 +186,16 @@ async def events_by_type(
     start = _paging.start_key(s, after, tenant, "events_by_type", args)
     plans = plan_events_by_type(tenant, event_type, limit=size + 1, start=start)
     items = await collect_merged(s, plans, ("GSI1SK", "PK", "SK"))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI1PK", "GSI1SK"), tenant, "events_by_type", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _events_by_type_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "events_by_type",
+        args,
     )
-    found = [_events_by_type_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
 
 
 def plan_events_by_type_since(
@@ -239,8 +247,13 @@ async def events_by_type_since(
     start = _paging.start_key(s, after, tenant, "events_by_type_since", args)
     plans = plan_events_by_type_since(tenant, event_type, since, limit=size + 1, start=start)
     items = await collect_merged(s, plans, ("GSI1SK", "PK", "SK"))
-    cursor = _paging.next_cursor(
-        s, items, size, ("PK", "SK", "GSI1PK", "GSI1SK"), tenant, "events_by_type_since", args
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _events_by_type_since_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "events_by_type_since",
+        args,
     )
-    found = [_events_by_type_since_item(item) for item in items[:size]]
-    return Page([entry for entry in found if entry is not None], cursor)
