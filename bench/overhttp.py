@@ -140,7 +140,7 @@ def run_loadgen(
     ]
     try:
         done = subprocess.run(
-            command, cwd=ROOT, capture_output=True, check=False, timeout=duration_s + 120
+            command, cwd=ROOT, capture_output=True, check=False, timeout=duration_s + 900
         )
     finally:
         Path(body.name).unlink()
