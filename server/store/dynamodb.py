@@ -1,32 +1,17 @@
-"""The DynamoDB store: one boto3 low-level client per process, blocking calls in a bounded
-thread pool, our own retries (throttling, transient errors, unprocessed keys) and errors
-mapped to the protocol's."""
+"""The DynamoDB store: data-plane calls as signed JSON POSTs over our own transport (no
+botocore request pipeline), blocking calls in a bounded thread pool, our own retries
+(throttling, transient errors, unprocessed keys) and errors mapped to the protocol's. A boto3
+client remains for the control plane (table administration)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    HTTPClientError,
-    ParamValidationError,
-)
-from botocore.exceptions import ConnectionError as EndpointError
-
-from generated.runtime.errors import (
-    CancelReason,
-    ConditionFailed,
-    StoreUnavailable,
-    TransactionCanceled,
-    ValidationError,
-)
+from generated.runtime.errors import StoreUnavailable, ValidationError
 from generated.runtime.plan import (
     BatchGet,
     Check,
@@ -41,77 +26,25 @@ from generated.runtime.plan import (
     WriteAction,
 )
 
+from .connect import make_client, make_transport, transport_for
+from .errors import map_error, retryable
 from .expressions import Expressions
-from .retry import RETRYABLE_CANCEL_CODES, RETRYABLE_CODES, RetryPolicy
+from .retry import RetryPolicy
+from .transport import ServiceError, TransientError, Transport
 from .wire import deserialize_item, deserialize_key, serialize_item, serialize_key
 
+__all__ = ["DynamoDBStore", "make_client"]  # make_client: callers' control-plane client
+
 _ALL_OLD = {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-
-
-def make_client(
-    endpoint_url: str | None = None,
-    region: str | None = None,
-    max_connections: int = 64,
-    access_key_id: str | None = None,
-    secret_access_key: str | None = None,
-    connect_timeout: float = 2.0,
-    read_timeout: float = 10.0,
-) -> Any:
-    """A low-level DynamoDB client whose pool fits `max_connections` concurrent calls and
-    which never retries on its own (the store does)."""
-    config = Config(
-        max_pool_connections=max_connections,
-        retries={"total_max_attempts": 1},
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        parameter_validation=False,
-        tcp_keepalive=True,
-    )
-    session = boto3.session.Session()
-    return session.client(
-        "dynamodb",
-        endpoint_url=endpoint_url,
-        region_name=region,
-        aws_access_key_id=access_key_id,
-        aws_secret_access_key=secret_access_key,
-        config=config,
-    )
-
-
-def _cancel_reasons(response: Mapping[str, Any]) -> tuple[CancelReason, ...]:
-    return tuple(
-        CancelReason(r.get("Code", "None"), deserialize_item(r["Item"]) if "Item" in r else None)
-        for r in response.get("CancellationReasons", ())
-    )
-
-
-def map_error(exc: ClientError) -> Exception:
-    """The protocol's error for a DynamoDB error that will not be retried."""
-    error = exc.response.get("Error", {})
-    code, message = error.get("Code", ""), error.get("Message", str(exc))
-    if code == "ConditionalCheckFailedException":
-        item: Any = exc.response.get("Item")
-        return ConditionFailed(message, deserialize_item(item) if item else None)
-    if code == "TransactionCanceledException":
-        return TransactionCanceled(message, _cancel_reasons(exc.response))
-    if code in {"ValidationException", "SerializationException"}:
-        return ValidationError(message)
-    return StoreUnavailable(f"DynamoDB {code}: {message}")
-
-
-def _retryable(exc: ClientError) -> bool:
-    code = exc.response.get("Error", {}).get("Code", "")
-    if code == "TransactionCanceledException":
-        codes = {r.code for r in _cancel_reasons(exc.response)} - {"None"}
-        return bool(codes) and codes <= RETRYABLE_CANCEL_CODES
-    return code in RETRYABLE_CODES
 
 
 class DynamoDBStore:
     """The Store protocol over a DynamoDB table (AWS, DynamoDB Local or any compatible URL).
 
-    Pass `client` to share one client between stores; otherwise one is made from the
-    endpoint, region and credentials given (credentials None: boto3's usual chain).
+    Data-plane calls go through `transport`: pass one to share it, or a boto3 `client` from
+    `make_client` to talk to its endpoint with its credentials; otherwise one is made from
+    the endpoint, region and credentials given (credentials None: botocore's usual chain).
+    `client` is the control-plane client (made on first use when not given).
     """
 
     def __init__(
@@ -119,6 +52,7 @@ class DynamoDBStore:
         table: TableDef,
         *,
         client: Any = None,
+        transport: Transport | None = None,
         endpoint_url: str | None = None,
         region: str | None = None,
         max_concurrency: int = 64,
@@ -127,29 +61,48 @@ class DynamoDBStore:
         secret_access_key: str | None = None,
     ) -> None:
         self.table = table
+        self._client = client
         self._owns_client = client is None
-        self.client = client or make_client(
-            endpoint_url, region, max_concurrency, access_key_id, secret_access_key
+        self._client_args = (
+            endpoint_url,
+            region,
+            max_concurrency,
+            access_key_id,
+            secret_access_key,
         )
+        self._owns_transport = transport is None
+        if transport is None:
+            transport = (
+                transport_for(client, max_concurrency)
+                if client is not None
+                else make_transport(
+                    endpoint_url, region, max_concurrency, access_key_id, secret_access_key
+                )
+            )
+        self.transport = transport
         self.retry = retry or RetryPolicy()
         self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="dynamodb")
 
-    async def _call(self, method: Callable[..., dict[str, Any]], **params: Any) -> dict[str, Any]:
+    @property
+    def client(self) -> Any:
+        """The boto3 client for table administration."""
+        if self._client is None:
+            self._client = make_client(*self._client_args)
+        return self._client
+
+    async def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
+        call = functools.partial(self.transport.call, operation, params)
         attempt = 1
         while True:
             try:
-                return await loop.run_in_executor(self._pool, functools.partial(method, **params))
-            except ClientError as exc:
-                if not _retryable(exc):
+                return await loop.run_in_executor(self._pool, call)
+            except ServiceError as exc:
+                if not retryable(exc):
                     raise map_error(exc) from exc
                 failure: Exception = exc
-            except ParamValidationError as exc:
-                raise ValidationError(str(exc)) from exc
-            except (EndpointError, HTTPClientError) as exc:
+            except TransientError as exc:
                 failure = exc
-            except BotoCoreError as exc:
-                raise StoreUnavailable(f"DynamoDB client error: {exc}") from exc
             if attempt >= self.retry.max_attempts:
                 raise StoreUnavailable(
                     f"DynamoDB unavailable after {attempt} attempts: {failure}"
@@ -168,7 +121,7 @@ class DynamoDBStore:
         params: dict[str, Any] = {"TableName": self.table.name, "Key": serialize_key(plan.key)}
         if plan.consistent:
             params["ConsistentRead"] = True
-        response = await self._call(self.client.get_item, **params)
+        response = await self._call("GetItem", params)
         item = response.get("Item")
         return deserialize_item(item) if item is not None else None
 
@@ -178,7 +131,7 @@ class DynamoDBStore:
         items: list[Item] = []
         attempt = 1
         while True:
-            response = await self._call(self.client.batch_get_item, RequestItems=request)
+            response = await self._call("BatchGetItem", {"RequestItems": request})
             items += (deserialize_item(i) for i in response.get("Responses", {}).get(name, ()))
             request = response.get("UnprocessedKeys") or {}
             if not request:
@@ -209,7 +162,7 @@ class DynamoDBStore:
             params["ExclusiveStartKey"] = serialize_key(plan.start)
         if plan.consistent:
             params["ConsistentRead"] = True
-        response = await self._call(self.client.query, **params)
+        response = await self._call("Query", params)
         last = response.get("LastEvaluatedKey")
         return QueryResult(
             [deserialize_item(i) for i in response.get("Items", ())],
@@ -248,15 +201,16 @@ class DynamoDBStore:
         return params
 
     async def put(self, plan: Put) -> None:
-        await self._call(self.client.put_item, **self._put_params(plan))
+        await self._call("PutItem", self._put_params(plan))
 
     async def update(self, plan: Update) -> Item:
         params = self._update_params(plan)
-        response = await self._call(self.client.update_item, ReturnValues="ALL_NEW", **params)
+        params["ReturnValues"] = "ALL_NEW"
+        response = await self._call("UpdateItem", params)
         return deserialize_item(response.get("Attributes", {}))
 
     async def delete(self, plan: Delete) -> None:
-        await self._call(self.client.delete_item, **self._keyed_params(plan))
+        await self._call("DeleteItem", self._keyed_params(plan))
 
     async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
         if any(action.conditions for action in actions):
@@ -270,7 +224,7 @@ class DynamoDBStore:
         request: dict[str, Any] = {self.table.name: requests}
         attempt = 1
         while True:
-            response = await self._call(self.client.batch_write_item, RequestItems=request)
+            response = await self._call("BatchWriteItem", {"RequestItems": request})
             request = response.get("UnprocessedItems") or {}
             if not request:
                 return
@@ -288,9 +242,11 @@ class DynamoDBStore:
                 items.append({"Delete": self._keyed_params(action)})
             else:
                 items.append({"ConditionCheck": self._keyed_params(action)})
-        await self._call(self.client.transact_write_items, TransactItems=items)
+        await self._call("TransactWriteItems", {"TransactItems": items})
 
     async def close(self) -> None:
         self._pool.shutdown(wait=True)
-        if self._owns_client:
-            self.client.close()
+        if self._owns_transport:
+            self.transport.close()
+        if self._owns_client and self._client is not None:
+            self._client.close()

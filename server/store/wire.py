@@ -1,9 +1,11 @@
-"""Python values to DynamoDB attribute values as botocore's low-level client speaks them
-(binary as bytes), and back. Hand-written: a type switch instead of boto3's TypeSerializer
+"""Python values to DynamoDB JSON attribute values as the wire carries them (binary as
+base64 text), and back. Hand-written: a type switch instead of boto3's TypeSerializer
 dispatch, which matters on every item of every response."""
 
 from __future__ import annotations
 
+import binascii
+from base64 import b64decode, b64encode
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -18,7 +20,7 @@ def _set(values: set[Any] | frozenset[Any]) -> AttributeValue:
     if isinstance(first, str):
         return {"SS": list(values)}
     if isinstance(first, bytes | bytearray):
-        return {"BS": list(values)}
+        return {"BS": [b64encode(v).decode() for v in values]}
     if isinstance(first, int | Decimal) and not isinstance(first, bool):
         for number in values:
             if isinstance(number, float):
@@ -44,7 +46,7 @@ def serialize(value: Any) -> AttributeValue:
     if value is None:
         return {"NULL": True}
     if kind is bytes or kind is bytearray:
-        return {"B": bytes(value)}
+        return {"B": b64encode(value).decode()}
     if kind is set or kind is frozenset:
         return _set(value)
     if kind is float:
@@ -64,9 +66,16 @@ def _number(text: str) -> int | Decimal:
     return Decimal(text) if "." in text or "E" in text or "e" in text else int(text)
 
 
+def _binary(text: str) -> bytes:
+    try:
+        return b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise ValidationError(f"invalid base64 binary value: {exc}") from exc
+
+
 def deserialize(value: AttributeValue) -> Any:
     for tag, raw in value.items():
-        if tag in {"S", "BOOL", "B"}:
+        if tag in {"S", "BOOL"}:
             return raw
         if tag == "N":
             return _number(raw)
@@ -76,8 +85,12 @@ def deserialize(value: AttributeValue) -> Any:
             return [deserialize(v) for v in raw]
         if tag == "NULL":
             return None
-        if tag in {"SS", "BS"}:
+        if tag == "B":
+            return _binary(raw)
+        if tag == "SS":
             return set(raw)
+        if tag == "BS":
+            return {_binary(b) for b in raw}
         if tag == "NS":
             return {_number(n) for n in raw}
     raise ValidationError(f"unknown attribute value {value!r}")

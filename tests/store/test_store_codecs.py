@@ -1,13 +1,19 @@
-"""Value codecs: the hand-written wire format agrees with boto3's TypeSerializer, numbers are
-canonical and sized the DynamoDB way, and prefix bounds are exact."""
+"""Value codecs: the hand-written wire format is the DynamoDB JSON botocore would send for
+boto3's TypeSerializer form, numbers are canonical and sized the DynamoDB way, and prefix
+bounds are exact."""
 
 from __future__ import annotations
 
+import functools
+import json
 from decimal import Decimal
 from typing import Any
 
+import botocore.session
 import pytest
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.model import OperationModel
+from botocore.serialize import create_serializer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,13 +50,34 @@ def canonical(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def put_item_model() -> OperationModel:
+    return botocore.session.get_session().get_service_model("dynamodb").operation_model("PutItem")
+
+
+def botocore_json(attribute: Any) -> Any:
+    """The attribute value as botocore's JSON serialiser puts it on the wire."""
+    params = {"TableName": "t", "Item": {"v": attribute}}
+    request = create_serializer("json").serialize_to_request(params, put_item_model())
+    return json.loads(request["body"])["Item"]["v"]
+
+
 @settings(max_examples=150, deadline=None)
 @given(VALUES)
 def test_wire_matches_boto3(value: Any) -> None:
     ours = wire.serialize(value)
-    assert canonical(ours) == canonical(TypeSerializer().serialize(value))
-    boto3_form: Any = ours
-    assert wire.deserialize(ours) == TypeDeserializer().deserialize(boto3_form)
+    boto3_form = TypeSerializer().serialize(value)
+    assert canonical(ours) == canonical(botocore_json(boto3_form))
+    sent = json.loads(json.dumps(ours))
+    assert wire.deserialize(sent) == value
+    assert wire.deserialize(sent) == TypeDeserializer().deserialize(boto3_form)
+
+
+def test_binary_travels_as_base64_text() -> None:
+    assert wire.serialize(b"\x00\xff") == {"B": "AP8="}
+    assert wire.deserialize({"BS": ["AP8=", ""]}) == {b"\x00\xff", b""}
+    with pytest.raises(ValidationError):
+        wire.deserialize({"B": "not base64!"})
 
 
 @settings(max_examples=150, deadline=None)
