@@ -8,7 +8,6 @@ tens of microseconds, less than a hop to a worker thread would cost.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -16,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from generated.runtime.errors import (
     CancelReason,
@@ -107,7 +108,7 @@ class EmbeddedStore:
 
     def _read_wire(self, conn: sqlite3.Connection, key: tuple[str, str]) -> dict[str, Wire] | None:
         row = conn.execute("SELECT body FROM items WHERE pk = ? AND sk = ?", key).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else orjson.loads(row[0])
 
     def _row(self, item: Item) -> _Row:
         """The item validated and encoded once, as the row that stores it."""
@@ -151,7 +152,7 @@ class EmbeddedStore:
         read = 0
         full = False
         for body, size in cursor:
-            items.append(decode_item(json.loads(body)))
+            items.append(decode_item(orjson.loads(body)))
             read += size
             if read >= PAGE_BYTES:
                 full = True
