@@ -26,6 +26,7 @@ from strawberry.extensions import ParserCache, ValidationCache
 from bench.floor_data import FloorData, Item
 from generated.runtime.keycodec import format_datetime, parse_datetime
 from generated.runtime.page import Page
+from server.http import FastJSON
 from server.ids import local_id as local_of
 from server.ids import new_id, to_global_id
 from server.types.connection import Connection, connection_from_page
@@ -323,8 +324,9 @@ SCHEMA = strawberry.Schema(
 GraphQL can cost on this stack."""
 
 
-class FloorGraphQL(GraphQL[FloorContext, None]):
-    """Strawberry's own ASGI view over the floor schema, one FloorData for every request."""
+class FloorGraphQL(FastJSON, GraphQL[FloorContext, None]):
+    """Strawberry's own ASGI view over the floor schema, one FloorData for every request;
+    JSON bodies through the same codec as keygraph's."""
 
     def __init__(self, data: FloorData) -> None:
         super().__init__(SCHEMA, graphql_ide=None)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
+import orjson
 from cross_web import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
@@ -53,6 +54,17 @@ class RequestContext(Context):
     operation_name: str | None = None
 
 
+class FastJSON:
+    """Request and response bodies through orjson: several times faster than the standard
+    library on large responses. Mixed into a Strawberry view before its base class."""
+
+    def decode_json(self, data: str | bytes) -> object:
+        return orjson.loads(data)
+
+    def encode_json(self, data: object) -> bytes:
+        return orjson.dumps(data)
+
+
 class OperationName(SchemaExtension):
     """Records the operation's name on the request context, for the request log."""
 
@@ -84,7 +96,7 @@ def graphiql_html(base_html: str, authorization: str | None) -> str:
     return base_html.replace(_HEADERS_MARKER, f"React.useState(parameters.headers || {headers})")
 
 
-class GraphQLEndpoint(GraphQL[RequestContext, None]):
+class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
     def __init__(
         self,
         schema: BaseSchema,
