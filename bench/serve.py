@@ -5,6 +5,7 @@ connections are kept for minutes: a load-generator connection may wait for slow 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,8 +34,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--endpoint", default=None, help="DynamoDB Local's URL")
     parser.add_argument("--items", help="the dataset's items file (floor)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    app = build(args)
+    gc.freeze()  # every server, floor included, keeps its start-up data out of GC scans
     uvicorn.run(
-        build(args),
+        app,
         host="127.0.0.1",
         port=args.port,
         workers=1,
