@@ -46,15 +46,22 @@ async def store_counts(client: httpx.AsyncClient, op: Operation) -> dict[str, in
 
 
 async def timed_run(
-    client: httpx.AsyncClient, op: Operation, duration_s: float, max_requests: int
+    client: httpx.AsyncClient,
+    op: Operation,
+    duration_s: float,
+    max_requests: int,
+    min_requests: int = 1,
 ) -> RunSummary:
-    """Requests one after another until the time or the request budget runs out."""
+    """Requests one after another until the time or the request budget runs out, but never
+    fewer than `min_requests`: a query slower than the time budget still gets a median."""
     body = op.body()
     latencies: list[float] = []
     errors = 0
     started = time.perf_counter()
     deadline = started + duration_s
-    while time.perf_counter() < deadline and len(latencies) < max_requests:
+    while len(latencies) < max_requests and (
+        time.perf_counter() < deadline or len(latencies) < min_requests
+    ):
         sent = time.perf_counter()
         response = await client.post("/graphql", json=body)
         latencies.append(time.perf_counter() - sent)

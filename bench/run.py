@@ -25,8 +25,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 README = BENCH_DIR / "README.md"
 
 FULL_BUDGETS = {
-    "inprocess": Budget(repeats=3, duration_s=0.75, max_requests=3000),
-    "http": Budget(repeats=2, duration_s=1.5, max_requests=30_000, concurrency=4),
+    "inprocess": Budget(repeats=5, duration_s=2.0, max_requests=3000, min_requests=3),
+    "http": Budget(repeats=3, duration_s=3.0, max_requests=30_000, concurrency=4),
 }
 """Sized for a shared 2-core machine: a full run of both stores takes about 15-25 minutes."""
 QUICK_BUDGETS = {

@@ -1,5 +1,9 @@
+import asyncio
+from typing import Any
+
 import pytest
 
+from bench.inprocess import asgi_client, timed_run
 from bench.measure import Runs, aggregate, same_data
 from bench.queries import Operation
 from bench.stats import RunSummary
@@ -40,3 +44,23 @@ def test_same_data_tolerates_last_bit_float_differences_only() -> None:
     assert not same_data({"a": 1}, {"b": 1})
     assert not same_data({"a": "1"}, {"a": 1.0})
     assert same_data({"x": None, "y": "s"}, {"x": None, "y": "s"})
+
+
+async def _slow_app(scope: Any, receive: Any, send: Any) -> None:
+    """An ASGI app answering every request after 20 ms, with an empty GraphQL result."""
+    await receive()
+    await asyncio.sleep(0.02)
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b'{"data": {}}'})
+
+
+async def test_timed_run_keeps_going_until_it_has_the_minimum_of_requests() -> None:
+    op = _op("Q1", naive=False)
+    async with asgi_client(_slow_app, {}) as client:
+        short = await timed_run(client, op, duration_s=0.001, max_requests=100)
+        floor = await timed_run(client, op, duration_s=0.001, max_requests=100, min_requests=4)
+        capped = await timed_run(client, op, duration_s=0.001, max_requests=2, min_requests=4)
+    assert short.requests == 1
+    assert floor.requests == 4
+    assert capped.requests == 2
+    assert floor.errors == 0
