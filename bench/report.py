@@ -75,15 +75,22 @@ def store_table(store: str, block: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _run_line(machine: dict[str, Any], mode: str) -> str:
+    return (
+        f"Run: {machine['date']}, mode `{mode}`. Machine: {machine['nproc']} cores "
+        f"({machine['cpu_model']}), {machine['ram_gib']} GiB RAM, Python {machine['python']}."
+    )
+
+
 def render(results: dict[str, Any]) -> str:
-    machine = results["machine"]
-    lines = [
-        f"Run: {machine['date']}, mode `{results['mode']}`. Machine: {machine['nproc']} cores "
-        f"({machine['cpu_model']}), {machine['ram_gib']} GiB RAM, Python {machine['python']}.",
-        "",
-    ]
+    """The results as markdown. A store measured in an earlier run than the others (its
+    block carries its own `machine`) gets its own run line."""
+    lines = [_run_line(results["machine"], results["mode"]), ""]
     for store, block in results["stores"].items():
-        lines += [store_table(store, block), ""]
+        lines.append(store_table(store, block))
+        if "machine" in block:
+            lines += ["", f"_{store}: {_run_line(block['machine'], results['mode'])}_"]
+        lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 

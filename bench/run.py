@@ -22,6 +22,7 @@ from bench.stores import store_environment
 from bench.targets import StoreName, Variant, auth_headers, bench_settings
 
 BENCH_DIR = Path(__file__).resolve().parent
+STORES: tuple[StoreName, ...] = ("embedded", "dynamodb-local")
 README = BENCH_DIR / "README.md"
 
 FULL_BUDGETS = {
@@ -138,15 +139,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = _parse(sys.argv[1:] if argv is None else argv)
     budgets = QUICK_BUDGETS if args.quick else FULL_BUDGETS
     out: Path = args.out or BENCH_DIR / "results" / ("quick.json" if args.quick else "latest.json")
-    stores: list[StoreName] = (
-        ["embedded", "dynamodb-local"] if args.store == "both" else [args.store]
-    )
+    stores: list[StoreName] = list(STORES) if args.store == "both" else [args.store]
     results: dict[str, Any] = {
         "machine": machine_info(),
         "mode": "quick" if args.quick else "full",
         "budgets": {name: budget.to_json() for name, budget in budgets.items()},
         "stores": {},
     }
+    earlier = carried_over(results, out)
     tenant = TENANTS[0]
     with tempfile.TemporaryDirectory(prefix="keygraph-bench-") as tmp:
         for store in stores:
@@ -154,9 +154,30 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ops = operations(load_floor_data(dataset.items[tenant], tenant))
             block = run_store(store, dataset, ops, budgets, Path(tmp), args.quick, not args.no_http)
             results["stores"][store] = {"dataset": describe(dataset), **block}
-            table = record(results, out, readme=not args.quick and not args.no_readme)
+            measured = {**earlier, **results["stores"]}
+            ordered = {name: measured[name] for name in STORES if name in measured}
+            table = record(
+                {**results, "stores": ordered},
+                out,
+                readme=not args.quick and not args.no_readme,
+            )
     print(table)
     return results
+
+
+def carried_over(results: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The stores of an earlier full run in `out` that this run does not measure, each with
+    the machine and date it was measured on: a run of one store keeps the other's results."""
+    if results["mode"] != "full" or not out.is_file():
+        return {}
+    earlier: dict[str, Any] = json.loads(out.read_text())
+    if earlier.get("mode") != "full":
+        return {}
+    return {
+        store: {"machine": earlier["machine"], **block}
+        for store, block in earlier.get("stores", {}).items()
+        if store not in results["stores"]
+    }
 
 
 def record(results: dict[str, Any], out: Path, readme: bool) -> str:

@@ -1,10 +1,13 @@
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.report import END, START, render, update_readme
+from bench.run import carried_over
 
-RESULTS = {
+RESULTS: dict[str, Any] = {
     "machine": {
         "date": "2026-11-22 11:00 UTC",
         "nproc": 2,
@@ -63,3 +66,37 @@ def test_update_readme_refuses_a_readme_without_markers(tmp_path: Path) -> None:
     readme.write_text("# nothing\n")
     with pytest.raises(ValueError, match="markers"):
         update_readme(readme, "x")
+
+
+def test_a_store_from_an_earlier_run_gets_its_own_run_line() -> None:
+    earlier_machine = {**RESULTS["machine"], "date": "2026-11-21 09:00 UTC"}
+    block = RESULTS["stores"]["embedded"]
+    results = {
+        **RESULTS,
+        "stores": {"embedded": block, "dynamodb-local": {**block, "machine": earlier_machine}},
+    }
+    table = render(results)
+    assert table.startswith("Run: 2026-11-22 11:00 UTC")
+    assert "_dynamodb-local: Run: 2026-11-21 09:00 UTC" in table
+    assert "_embedded:" not in table
+
+
+def test_a_full_run_of_one_store_keeps_the_other_stores_of_the_last_full_run(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "latest.json"
+    block = RESULTS["stores"]["embedded"]
+    out.write_text(json.dumps({**RESULTS, "stores": {"embedded": block, "dynamodb-local": block}}))
+    now = {
+        **RESULTS,
+        "machine": {**RESULTS["machine"], "date": "later"},
+        "stores": {"embedded": block},
+    }
+    kept = carried_over(now, out)
+    assert list(kept) == ["dynamodb-local"]
+    assert kept["dynamodb-local"]["machine"]["date"] == "2026-11-22 11:00 UTC"
+    assert kept["dynamodb-local"]["operations"] == block["operations"]
+    assert carried_over({**now, "mode": "quick"}, out) == {}
+    out.write_text(json.dumps({**RESULTS, "mode": "quick"}))
+    assert carried_over(now, out) == {}
+    assert carried_over(now, tmp_path / "missing.json") == {}
