@@ -233,6 +233,8 @@ class EmbeddedStore:
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
         validate.count("TransactWriteItems", len(actions), validate.TRANSACTION_LIMIT)
         rows = self._rows(actions)
+        # A row's values are pk, sk, body, size, then the index columns.
+        validate.transaction_payload(actions, [0 if row is None else row.values[3] for row in rows])
         keys = [self._action_key(action, row) for action, row in zip(actions, rows, strict=True)]
         validate.distinct(
             keys, "Transaction request cannot include multiple operations on one item"

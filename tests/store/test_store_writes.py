@@ -188,3 +188,38 @@ async def test_transaction_limits(store: Store) -> None:
     assert await store.get(Get(key("x"))) is None
     assert await store.get(Get(key("x000"))) is None
     assert await store.get(Get(key("t099"))) == {**key("t099"), "i": 99}
+
+
+def weighing(prefix: str, count: int, total: int) -> list[WriteAction]:
+    """`count` puts whose items weigh `total` bytes together (an item weighs its names and
+    values: PK, "w", SK, the sort key, d, then the padding)."""
+    overhead = len("PKwSKd") + len(prefix) + 2
+    each, extra = divmod(total, count)
+    return [
+        Put({**key(f"{prefix}{i:02}"), "d": "z" * (each - overhead + (extra if i == 0 else 0))})
+        for i in range(count)
+    ]
+
+
+async def test_transaction_payload_limit(store: Store) -> None:
+    limit = 4 * 1024 * 1024
+    refused: list[list[WriteAction]] = [
+        weighing("a", 11, 11 * 390_000),  # 11 items of 390 KB
+        weighing("b", 11, limit + 1),
+        # updates weigh their key and what they set
+        [*weighing("c", 10, 3_900_000), Update(key("c10"), {"d": "y" * 390_000})],
+    ]
+    for actions in refused:
+        with pytest.raises(ValidationError, match="Transaction payload size cannot exceed 4MB"):
+            await store.transact_write(actions)
+    for sk in ("a00", "a10", "b00", "c00", "c10"):
+        assert await store.get(Get(key(sk))) is None
+    exact = weighing("e", 11, limit)
+    await store.transact_write(exact)
+    assert await store.get(Get(key("e10"))) == exact[10].item  # type: ignore[union-attr]
+    # deletes and checks of heavy items weigh nothing
+    await store.transact_write(
+        [Check(key("e00"), (Condition("exists", "PK"),))]
+        + [Delete(key(f"e{i:02}")) for i in range(1, 11)]
+    )
+    assert await store.get(Get(key("e10"))) is None
