@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import urllib3
 from botocore.credentials import Credentials
 from botocore.exceptions import BotoCoreError
+from botocore.httpsession import get_cert_path
 from urllib3.connection import HTTPConnection
 
 from generated.runtime.errors import StoreUnavailable
@@ -88,11 +89,14 @@ class Transport:
         parts = urlsplit(endpoint_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) endpoint: {endpoint_url!r}")
-        default_port = 443 if parts.scheme == "https" else 80
-        self.host = parts.hostname if parts.port in (None, default_port) else parts.netloc
-        self.path = parts.path or "/"
+        if parts.path not in ("", "/") or parts.query:
+            raise ValueError(f"DynamoDB endpoints take no path or query: {endpoint_url!r}")
+        https = parts.scheme == "https"
+        self.host = parts.hostname if parts.port in (None, 443 if https else 80) else parts.netloc
         self.credentials = credentials
         self.signer = Signer(region)
+        # botocore's CA bundle for HTTPS, as its own client would verify with.
+        tls: dict[str, Any] = {"ca_certs": get_cert_path(True)} if https else {}
         self.pool: Pool = pool or urllib3.connection_from_url(
             endpoint_url,
             maxsize=max_connections,
@@ -103,6 +107,7 @@ class Transport:
                 *HTTPConnection.default_socket_options,
                 (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
             ],
+            **tls,
         )
 
     def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +130,7 @@ class Transport:
         try:
             response = self.pool.urlopen(
                 "POST",
-                self.path,
+                "/",
                 body=body,
                 headers=headers,
                 retries=False,

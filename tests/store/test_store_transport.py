@@ -16,6 +16,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
 
+from generated.runtime.errors import StoreUnavailable
+from server.store.connect import make_client, make_transport, transport_for
 from server.store.sigv4 import Signer
 from server.store.transport import (
     ServiceError,
@@ -134,6 +136,16 @@ def test_default_ports_stay_out_of_the_host() -> None:
     assert default_endpoint("eu-north-1") == "https://dynamodb.eu-north-1.amazonaws.com"
     with pytest.raises(ValueError, match="endpoint"):
         transport(RecordingPool(ok({})), "dynamodb.eu-north-1.amazonaws.com")
+    with pytest.raises(ValueError, match="no path"):
+        transport(RecordingPool(ok({})), "http://example.test/dynamodb")
+
+
+def test_https_pools_verify_with_botocores_bundle() -> None:
+    lean = Transport("https://example.test", "us-east-1", Credentials("AKID", "SECRET"))
+    assert isinstance(lean.pool, urllib3.HTTPSConnectionPool)
+    assert lean.pool.ca_certs is not None
+    assert lean.pool.ca_certs.endswith(".pem")
+    lean.close()
 
 
 def test_checksums_are_verified_when_present() -> None:
@@ -200,3 +212,29 @@ def test_refreshed_credentials_are_used_as_they_change() -> None:
     lean.call("GetItem", {})
     sent = [request["headers"]["X-Amz-Security-Token"] for request in pool.requests]
     assert sent == ["token1", "token2"]
+
+
+def test_transports_from_settings_and_from_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    aws = make_transport(None, "eu-west-1", 2, "AKID", "SECRET")
+    assert (aws.endpoint_url, aws.host) == (
+        default_endpoint("eu-west-1"),
+        default_endpoint("eu-west-1").removeprefix("https://"),
+    )
+    assert aws.credentials is not None
+    assert aws.credentials.get_frozen_credentials().access_key == "AKID"
+    aws.close()
+    with pytest.raises(StoreUnavailable, match="region"):
+        make_transport(None, None, 2, "AKID", "SECRET")
+    client = make_client("http://127.0.0.1:9", "ap-south-1", 2, "K2", "S2", read_timeout=33)
+    local = transport_for(client, 2)
+    assert (local.endpoint_url, local.signer.region) == ("http://127.0.0.1:9", "ap-south-1")
+    assert local.credentials is not None
+    assert local.credentials.get_frozen_credentials().secret_key == "S2"
+    assert isinstance(local.pool, urllib3.HTTPConnectionPool)
+    assert isinstance(local.pool.timeout, urllib3.Timeout)
+    assert local.pool.timeout.read_timeout == 33
+    local.close()
+    client.close()
