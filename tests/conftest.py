@@ -2,7 +2,8 @@
 
 - `dynamodb_local`: one DynamoDB Local process for the whole run (skipped with a how-to when
   Java or the jar is missing; a failure instead when the CI variable is set).
-- `dynamodb_client`: one low-level client on it, shared by every DynamoDB store.
+- `dynamodb_client`: one low-level boto3 client on it, for creating and deleting tables;
+  every DynamoDB store makes its data-plane transport from its endpoint and credentials.
 - `store_factory`: `await store_factory(kind, table)` gives a fresh store of kind "embedded"
   (a SQLite file under tmp_path) or "dynamodb-local" (a new table with a unique name, deleted
   afterwards) for any TableDef; every store is closed at teardown.
