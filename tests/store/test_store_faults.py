@@ -301,3 +301,4 @@ async def test_unprocessed_keys_on_every_first_attempt_against_dynamodb_local(
     assert sorted(x["i"] for x in got) == list(range(100))
     assert wrapper.calls == 2
     await store.close()
+    wrapper.close()
