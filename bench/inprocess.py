@@ -6,13 +6,15 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from starlette.types import ASGIApp
 
 from bench.queries import Operation
 from bench.stats import RunSummary, summarize
+
+K = TypeVar("K")
 
 
 class RequestFailed(RuntimeError):
@@ -45,26 +47,29 @@ async def store_counts(client: httpx.AsyncClient, op: Operation) -> dict[str, in
     return {"calls": int(extensions["storeCalls"]), "waves": int(extensions["storeWaves"])}
 
 
-async def timed_run(
-    client: httpx.AsyncClient,
+async def timed_runs(
+    clients: Mapping[K, httpx.AsyncClient],
     op: Operation,
     duration_s: float,
     max_requests: int,
     min_requests: int = 1,
-) -> RunSummary:
-    """Requests one after another until the time or the request budget runs out, but never
-    fewer than `min_requests`: a query slower than the time budget still gets a median."""
+) -> dict[K, RunSummary]:
+    """Each client's run of `op`, interleaved request by request: rounds of one request per
+    client, in turn, for `duration_s` per client (at least `min_requests` rounds, at most
+    `max_requests`). Side by side, a slow spell of a shared machine falls on every client
+    alike instead of on whichever ran during it. A client's requests per second is its
+    request count over the time its own requests took."""
     body = op.body()
-    latencies: list[float] = []
-    errors = 0
-    started = time.perf_counter()
-    deadline = started + duration_s
-    while len(latencies) < max_requests and (
-        time.perf_counter() < deadline or len(latencies) < min_requests
-    ):
-        sent = time.perf_counter()
-        response = await client.post("/graphql", json=body)
-        latencies.append(time.perf_counter() - sent)
-        if response.status_code != 200 or b'"errors"' in response.content:
-            errors += 1
-    return summarize(latencies, time.perf_counter() - started, errors)
+    latencies: dict[K, list[float]] = {name: [] for name in clients}
+    errors = dict.fromkeys(clients, 0)
+    deadline = time.perf_counter() + duration_s * len(clients)
+    rounds = 0
+    while rounds < max_requests and (time.perf_counter() < deadline or rounds < min_requests):
+        for name, client in clients.items():
+            sent = time.perf_counter()
+            response = await client.post("/graphql", json=body)
+            latencies[name].append(time.perf_counter() - sent)
+            if response.status_code != 200 or b'"errors"' in response.content:
+                errors[name] += 1
+        rounds += 1
+    return {name: summarize(taken, sum(taken), errors[name]) for name, taken in latencies.items()}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.floor_data import Item
-from bench.inprocess import asgi_client, execute, store_counts, timed_run
+from bench.inprocess import asgi_client, execute, store_counts, timed_runs
 from bench.overhttp import ServerProcess, Servers, run_loadgen
 from bench.queries import Operation
 from bench.stats import RunSummary, median_of, median_ratio
@@ -133,14 +133,14 @@ async def measure_inprocess(
             runs: Runs = {}
             for _ in range(budget.repeats):
                 for op in ops:
-                    for variant in variants(op):
-                        run = await timed_run(
-                            clients[variant],
-                            op,
-                            budget.duration_s,
-                            budget.max_requests,
-                            budget.min_requests,
-                        )
+                    taken = await timed_runs(
+                        {variant: clients[variant] for variant in variants(op)},
+                        op,
+                        budget.duration_s,
+                        budget.max_requests,
+                        budget.min_requests,
+                    )
+                    for variant, run in taken.items():
                         runs.setdefault((op.name, variant), []).append(run)
     finally:
         await store.close()

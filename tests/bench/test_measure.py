@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from bench.inprocess import asgi_client, timed_run
+from bench.inprocess import asgi_client, timed_runs
 from bench.measure import Runs, aggregate, same_data
 from bench.queries import Operation
 from bench.stats import RunSummary
@@ -46,21 +46,36 @@ def test_same_data_tolerates_last_bit_float_differences_only() -> None:
     assert same_data({"x": None, "y": "s"}, {"x": None, "y": "s"})
 
 
-async def _slow_app(scope: Any, receive: Any, send: Any) -> None:
-    """An ASGI app answering every request after 20 ms, with an empty GraphQL result."""
-    await receive()
-    await asyncio.sleep(0.02)
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b'{"data": {}}'})
+def _app_taking(seconds: float, body: bytes = b'{"data": {}}') -> Any:
+    """An ASGI app answering every request after `seconds` with `body`."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await asyncio.sleep(seconds)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
 
 
-async def test_timed_run_keeps_going_until_it_has_the_minimum_of_requests() -> None:
+async def test_timed_runs_interleave_clients_and_keep_to_the_request_bounds() -> None:
     op = _op("Q1", naive=False)
-    async with asgi_client(_slow_app, {}) as client:
-        short = await timed_run(client, op, duration_s=0.001, max_requests=100)
-        floor = await timed_run(client, op, duration_s=0.001, max_requests=100, min_requests=4)
-        capped = await timed_run(client, op, duration_s=0.001, max_requests=2, min_requests=4)
-    assert short.requests == 1
-    assert floor.requests == 4
-    assert capped.requests == 2
-    assert floor.errors == 0
+    failing = b'{"data": null, "errors": [{"message": "no"}]}'
+    async with (
+        asgi_client(_app_taking(0.01), {}) as fast,
+        asgi_client(_app_taking(0.04), {}) as slow,
+        asgi_client(_app_taking(0.0, failing), {}) as broken,
+    ):
+        clients = {"fast": fast, "slow": slow}
+        short = await timed_runs(clients, op, duration_s=0.001, max_requests=100)
+        least = await timed_runs(clients, op, duration_s=0.001, max_requests=100, min_requests=4)
+        capped = await timed_runs(clients, op, duration_s=10.0, max_requests=2, min_requests=4)
+        errors = await timed_runs({"broken": broken}, op, duration_s=0.001, max_requests=3)
+    assert [run.requests for run in short.values()] == [1, 1]
+    assert [run.requests for run in least.values()] == [4, 4]
+    assert [run.requests for run in capped.values()] == [2, 2]
+    # Each client's rate is its own: requests over the time its own requests took.
+    assert least["fast"].rps > 2 * least["slow"].rps
+    assert least["slow"].rps <= 1 / 0.04
+    assert least["fast"].errors == 0
+    assert errors["broken"].errors == 1
