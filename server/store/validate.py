@@ -9,7 +9,7 @@ from typing import Any
 from generated.runtime.errors import ValidationError
 from generated.runtime.plan import Condition, TableDef, Update, WriteAction
 
-from .values import ITEM_SIZE_LIMIT, encode_item
+from .values import ITEM_SIZE_LIMIT, encode_item, utf8_size
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
@@ -27,7 +27,7 @@ def _key_value(name: str, value: Any, limit: int) -> str:
             "One or more parameter values are not valid. The AttributeValue for a key "
             f"attribute cannot contain an empty string value. Key: {name}"
         )
-    if len(value.encode()) > limit:
+    if utf8_size(value) > limit:
         raise ValidationError(
             "Hash primary key values must be under 2048 bytes, and range primary key values "
             "must be under 1024 bytes"

@@ -68,6 +68,15 @@ def _int_wire(value: int) -> tuple[Wire, int]:
     return {"N": text}, (len(digits) - 1) // 2 - exponent // 2 + 2 + (value < 0)
 
 
+def utf8_size(text: str) -> int:
+    """The UTF-8 length of a string; a string that has none (a lone surrogate, which JSON
+    can smuggle in as an escape) is refused as DynamoDB refuses it."""
+    try:
+        return len(text.encode())
+    except UnicodeEncodeError as exc:
+        raise ValidationError(f"strings must be valid Unicode: {exc.reason}") from exc
+
+
 def decode_number(text: str) -> int | Decimal:
     return Decimal(text) if "." in text else int(text)
 
@@ -77,7 +86,7 @@ def _encode_set(values: set[Any] | frozenset[Any]) -> tuple[Wire, int]:
         raise ValidationError("One or more parameter values were invalid: a set may not be empty")
     if all(isinstance(v, str) for v in values):
         strings = sorted(values)
-        return {"SS": strings}, sum(len(s.encode()) for s in strings)
+        return {"SS": strings}, sum(utf8_size(s) for s in strings)
     if all(isinstance(v, bytes | bytearray) for v in values):
         blobs = sorted(bytes(v) for v in values)
         return {"BS": [base64.b64encode(b).decode() for b in blobs]}, sum(len(b) for b in blobs)
@@ -90,7 +99,7 @@ def _encode_set(values: set[Any] | frozenset[Any]) -> tuple[Wire, int]:
 def encode(value: Any) -> tuple[Wire, int]:
     """The DynamoDB JSON of a Python value and its size in bytes."""
     if isinstance(value, str):
-        return {"S": value}, len(value.encode())
+        return {"S": value}, utf8_size(value)
     if isinstance(value, bool):
         return {"BOOL": value}, 1
     if type(value) is int and -_INT_LIMIT < value < _INT_LIMIT:
@@ -124,7 +133,7 @@ def encode_item(item: Mapping[str, Any]) -> tuple[dict[str, Wire], int]:
     size = 0
     for name, value in item.items():
         wire[name], value_size = encode(value)
-        size += len(name.encode()) + value_size
+        size += utf8_size(name) + value_size
     return wire, size
 
 

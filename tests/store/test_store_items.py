@@ -65,8 +65,10 @@ REFUSED_VALUES: list[Any] = [
     set(),
     Decimal("1" * 39),
     Decimal("NaN"),
+    "lone \ud800 surrogate",
+    {"tags": {"ok", "\udfff"}},
 ]
-"""Floats anywhere, an empty set, more than 38 digits, NaN."""
+"""Floats anywhere, an empty set, more than 38 digits, NaN, strings that are not Unicode."""
 
 BAD_KEYS: list[dict[str, Any]] = [
     {"PK": "", "SK": "x"},
@@ -77,6 +79,7 @@ BAD_KEYS: list[dict[str, Any]] = [
     {"PK": "x", "SK": "s" * 1025},
     {"PK": "x", "SK": "y", "GSI1PK": ""},
     {"PK": "x", "SK": "y", "GSI1PK": 5},
+    {"PK": "x\ud800", "SK": "y"},
 ]
 """Empty, missing, non-string or too long key attributes, on the table or an index."""
 
