@@ -1,28 +1,27 @@
 """DynamoDB's data plane without botocore's request pipeline: each call is one signed POST of
-the DynamoDB JSON 1.0 protocol over a urllib3 keep-alive pool, its answer read with
-json.loads and checked against the x-amz-crc32 header."""
+the DynamoDB JSON 1.0 protocol over a urllib3 keep-alive pool, bodies written and read with
+orjson, answers checked against the x-amz-crc32 header."""
 
 from __future__ import annotations
 
-import json
 import socket
 import zlib
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import orjson
 import urllib3
 from botocore.credentials import Credentials
 from botocore.exceptions import BotoCoreError
 from botocore.httpsession import get_cert_path
 from urllib3.connection import HTTPConnection
 
-from generated.runtime.errors import StoreUnavailable
+from generated.runtime.errors import StoreUnavailable, ValidationError
 
 from .sigv4 import Signer
 
 TARGET_PREFIX = "DynamoDB_20120810."
 CONTENT_TYPE = "application/x-amz-json-1.0"
-_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class ServiceError(Exception):
@@ -55,8 +54,8 @@ def parse_error(status: int, data: bytes) -> ServiceError:
     """The error an HTTP 4xx/5xx answer carries; answers without DynamoDB's JSON (a proxy's
     page, a truncated body) are named after their status."""
     try:
-        body = json.loads(data)
-    except ValueError:
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError:
         body = None
     if not isinstance(body, dict):
         text = data[:200].decode(errors="replace")
@@ -116,7 +115,10 @@ class Transport:
         failed or the answer's checksum does not match."""
         if self.credentials is None:
             raise StoreUnavailable("no AWS credentials found for DynamoDB")
-        body = _encode(params).encode()
+        try:
+            body = orjson.dumps(params)
+        except orjson.JSONEncodeError as exc:
+            raise ValidationError(f"the {operation} request cannot be sent: {exc}") from exc
         headers = {
             "Host": self.host,
             "Content-Type": CONTENT_TYPE,
@@ -146,8 +148,8 @@ class Transport:
         if response.status >= 300:
             raise parse_error(response.status, data)
         try:
-            answer: dict[str, Any] = json.loads(data)
-        except ValueError as exc:
+            answer: dict[str, Any] = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
             raise TransientError(f"unreadable {operation} answer: {exc}") from exc
         return answer
 
