@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench.stats import RunSummary, summarize
+from server.datastack import run_with_headroom
 
 HOST = "127.0.0.1"
 
@@ -151,7 +152,7 @@ def _parse(argv: Sequence[str]) -> LoadSpec:
 
 def main(argv: Sequence[str] | None = None) -> None:
     spec = _parse(sys.argv[1:] if argv is None else argv)
-    summary, first_error = asyncio.run(run_load(spec))
+    summary, first_error = run_with_headroom(lambda: asyncio.run(run_load(spec)))
     print(json.dumps({"summary": summary.to_json(), "first_error": first_error}))
 
 

@@ -20,6 +20,7 @@ from bench.queries import Operation, operations
 from bench.report import render, update_readme
 from bench.stores import store_environment
 from bench.targets import StoreName, Variant, auth_headers, bench_settings
+from server.datastack import run_with_headroom
 
 BENCH_DIR = Path(__file__).resolve().parent
 STORES: tuple[StoreName, ...] = ("embedded", "dynamodb-local")
@@ -71,9 +72,11 @@ def run_store(
         settings = bench_settings(data_dir, store, endpoint)
         headers = auth_headers(settings, tenant)
         print(f"[bench] {store}: in-process", file=sys.stderr)
-        inproc = asyncio.run(
-            measure_inprocess(
-                settings, headers, dataset.items[tenant], tenant, ops, budgets["inprocess"]
+        inproc = run_with_headroom(  # the servers share this process's data stack
+            lambda: asyncio.run(
+                measure_inprocess(
+                    settings, headers, dataset.items[tenant], tenant, ops, budgets["inprocess"]
+                )
             )
         )
         over_http: dict[str, Any] = {"results": {}, "peak_rss_mib": {}, "first_errors": {}}

@@ -15,6 +15,7 @@ from starlette.types import ASGIApp
 
 from bench.dataset import TENANTS, load_items
 from bench.targets import bench_settings, floor_app, keygraph_app, open_store
+from server.datastack import run_with_headroom
 
 
 def build(args: argparse.Namespace) -> ASGIApp:
@@ -36,15 +37,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     app = build(args)
     gc.freeze()  # every server, floor included, keeps its start-up data out of GC scans
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=args.port,
-        workers=1,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_keep_alive=300,
+    run_with_headroom(  # every server alike: no chunk-boundary thrash by chance of depth
+        lambda: uvicorn.run(
+            app,
+            host="127.0.0.1",
+            port=args.port,
+            workers=1,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_keep_alive=300,
+        )
     )
 
 

@@ -79,6 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .auth import issue_token
     from .backends import open_backend
+    from .datastack import run_with_headroom
     from .seed import SeedSizes, seed
 
     settings = _settings(args, host=args.host, port=args.port)
@@ -94,7 +95,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             token = issue_token(settings, settings.dev_tenant, "dev")
             print(f"GraphiQL: {url}\ndev token (tenant {settings.dev_tenant}): {token}")
             sys.stdout.flush()
-        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+        run_with_headroom(
+            lambda: uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+        )
     return 0
 
 
