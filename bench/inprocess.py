@@ -1,16 +1,13 @@
-"""Requests to an ASGI app inside this process (httpx over ASGITransport), one at a time, so
-the latency is the app's own: no sockets, no HTTP parsing, no second process."""
+"""Requests to ASGI apps inside this process, one at a time, so the latency is the app's own:
+no sockets, no HTTP parsing, no second process."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
-import httpx
-from starlette.types import ASGIApp
-
+from bench.asgi import AsgiClient
 from bench.queries import Operation
 from bench.stats import RunSummary, summarize
 
@@ -21,16 +18,7 @@ class RequestFailed(RuntimeError):
     """A benchmark request answered with an HTTP error or GraphQL errors."""
 
 
-@asynccontextmanager
-async def asgi_client(app: ASGIApp, headers: Mapping[str, str]) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://127.0.0.1", headers=dict(headers), timeout=120.0
-    ) as client:
-        yield client
-
-
-async def execute(client: httpx.AsyncClient, op: Operation) -> dict[str, Any]:
+async def execute(client: AsgiClient, op: Operation) -> dict[str, Any]:
     """The operation's JSON answer; RequestFailed unless it is a clean 200 without errors."""
     response = await client.post("/graphql", json=op.body())
     answer: dict[str, Any] = response.json()
@@ -39,7 +27,7 @@ async def execute(client: httpx.AsyncClient, op: Operation) -> dict[str, Any]:
     return answer
 
 
-async def store_counts(client: httpx.AsyncClient, op: Operation) -> dict[str, int]:
+async def store_counts(client: AsgiClient, op: Operation) -> dict[str, int]:
     """Store calls and sequential waves of one request, from keygraph's dev-mode extensions."""
     extensions = (await execute(client, op)).get("extensions") or {}
     if "storeCalls" not in extensions or "storeWaves" not in extensions:
@@ -48,7 +36,7 @@ async def store_counts(client: httpx.AsyncClient, op: Operation) -> dict[str, in
 
 
 async def timed_runs(
-    clients: Mapping[K, httpx.AsyncClient],
+    clients: Mapping[K, AsgiClient],
     op: Operation,
     duration_s: float,
     max_requests: int,

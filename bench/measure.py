@@ -8,13 +8,13 @@ from __future__ import annotations
 import gc
 import math
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.asgi import AsgiClient
 from bench.floor_data import Item
-from bench.inprocess import asgi_client, execute, store_counts, timed_runs
+from bench.inprocess import execute, store_counts, timed_runs
 from bench.overhttp import ServerProcess, Servers, run_loadgen
 from bench.queries import Operation
 from bench.stats import RunSummary, median_of, median_ratio
@@ -104,44 +104,40 @@ async def measure_inprocess(
     # The dataset, the floor's dicts and the apps live through the run: frozen, they are not
     # rescanned by every full collection, which would tax each variant by the harness's data.
     gc.freeze()
+    clients = {name: AsgiClient(app, headers) for name, app in apps.items()}
     try:
-        async with AsyncExitStack() as stack:
-            clients = {
-                name: await stack.enter_async_context(asgi_client(app, headers))
-                for name, app in apps.items()
+        # Compared first, before any write reaches one side only (M1 runs on both).
+        matches = {
+            op.name: same_data(
+                (await execute(clients["keygraph"], op))["data"],
+                (await execute(clients["floor"], op))["data"],
+            )
+            for op in ops
+        }
+        counts = {
+            op.name: {
+                name: await store_counts(clients[name], op)
+                for name in ("keygraph", "naive")
+                if name == "keygraph" or op.naive
             }
-            # Compared first, before any write reaches one side only (M1 runs on both).
-            matches = {
-                op.name: same_data(
-                    (await execute(clients["keygraph"], op))["data"],
-                    (await execute(clients["floor"], op))["data"],
-                )
-                for op in ops
-            }
-            counts = {
-                op.name: {
-                    name: await store_counts(clients[name], op)
-                    for name in ("keygraph", "naive")
-                    if name == "keygraph" or op.naive
-                }
-                for op in ops
-            }
+            for op in ops
+        }
+        for op in ops:
+            for variant in variants(op):
+                for _ in range(budget.warmup_requests):
+                    await execute(clients[variant], op)
+        runs: Runs = {}
+        for _ in range(budget.repeats):
             for op in ops:
-                for variant in variants(op):
-                    for _ in range(budget.warmup_requests):
-                        await execute(clients[variant], op)
-            runs: Runs = {}
-            for _ in range(budget.repeats):
-                for op in ops:
-                    taken = await timed_runs(
-                        {variant: clients[variant] for variant in variants(op)},
-                        op,
-                        budget.duration_s,
-                        budget.max_requests,
-                        budget.min_requests,
-                    )
-                    for variant, run in taken.items():
-                        runs.setdefault((op.name, variant), []).append(run)
+                taken = await timed_runs(
+                    {variant: clients[variant] for variant in variants(op)},
+                    op,
+                    budget.duration_s,
+                    budget.max_requests,
+                    budget.min_requests,
+                )
+                for variant, run in taken.items():
+                    runs.setdefault((op.name, variant), []).append(run)
     finally:
         await store.close()
     return {"counts": counts, "matches_floor": matches, "results": aggregate(ops, runs)}
