@@ -57,5 +57,5 @@ class UserOrder(BaseModel):
             currency=item["currency"],
             created_at=_kc.parse_datetime(item["created_at"]),
             version=int(item["version"]),
-            items=[OrderLine.from_item(entry) for entry in item["items"]],
+            items=item["items"],
         )

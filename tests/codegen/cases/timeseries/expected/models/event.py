@@ -69,6 +69,6 @@ class Event(BaseModel):
             alert_level=None
             if item.get("alert_level") is None
             else EventAlertLevel(item["alert_level"]),
-            readings=[Reading.from_item(entry) for entry in item["readings"]],
+            readings=item["readings"],
             expires_at=None if item.get("expires_at") is None else int(item["expires_at"]),
         )
