@@ -10,7 +10,7 @@ Whether a server does depends on the stack depth its event loop happened to star
 a chunk of its own of 1 MiB, of which ~500 KiB stay free above it. The event loop `fn` starts,
 and every request it serves, then run inside that one chunk, ~60,000 slots deep (far beyond
 Python's recursion limit) before a boundary can be reached. The cost is one ~0.5 MiB frame,
-once. Other interpreters ignore the frame's size; `fn` runs all the same.
+once.
 """
 
 from __future__ import annotations
