@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -23,7 +23,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
-from strawberry.extensions import SchemaExtension
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
@@ -63,16 +62,6 @@ class FastJSON:
 
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
-
-
-class OperationName(SchemaExtension):
-    """Records the operation's name on the request context, for the request log."""
-
-    def on_parse(self) -> Iterator[None]:
-        yield
-        context = self.execution_context.context
-        if isinstance(context, RequestContext) and self.execution_context.graphql_document:
-            context.operation_name = self.execution_context.operation_name
 
 
 def _wants_graphql_response(request: Request) -> bool:

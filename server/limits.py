@@ -30,9 +30,6 @@ from graphql import (
 )
 from graphql.error import GraphQLSyntaxError
 from graphql.language import Lexer, TokenKind
-from strawberry.extensions import SchemaExtension
-
-from .settings import Limits
 
 _CACHE_SIZE = 512
 
@@ -178,33 +175,3 @@ def check_first(
                     value,
                     extensions={"code": "BAD_USER_INPUT"},
                 )
-
-
-def limits_extension(limits: Limits) -> type[SchemaExtension]:
-    """A schema extension class enforcing `limits`, its validation rule built once."""
-    rule = complexity_rule(limits.max_depth, limits.max_aliases)
-
-    class LimitsExtension(SchemaExtension):
-        def on_operation(self) -> Iterator[None]:
-            context = self.execution_context
-            context.validation_rules = (*context.validation_rules, rule)
-            yield
-
-        def on_parse(self) -> Iterator[None]:
-            context = self.execution_context
-            if context.graphql_document is None and context.query is not None:
-                context.graphql_document = parse_limited(context.query, limits.max_tokens)
-            yield
-
-        def on_execute(self) -> Iterator[None]:
-            context = self.execution_context
-            if context.graphql_document is not None:
-                check_first(
-                    context.graphql_document,
-                    context.operation_name,
-                    context.variables or {},
-                    limits.max_first,
-                )
-            yield
-
-    return LimitsExtension

@@ -1,5 +1,5 @@
 """The GraphQL schema: every domain's root fields merged into Query and Mutation, with the
-request limits, the validation cache and error logging."""
+operation preparation (caches and limits) and error logging."""
 
 from __future__ import annotations
 
@@ -7,13 +7,11 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import ValidationCache
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
 from .errors_ext import log_errors
-from .http import OperationName
-from .limits import limits_extension
+from .prepare import prepare_extension
 from .resolvers.group import GroupMutation, GroupQuery
 from .resolvers.node import NodeQuery
 from .resolvers.order import OrderMutation, OrderQuery
@@ -26,8 +24,6 @@ from .types.order import Order
 from .types.org import OrgNode
 from .types.shop import Shop
 from .types.user import User
-
-_VALIDATION_CACHE_SIZE = 512
 
 Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
 Mutation = merge_types(
@@ -49,11 +45,7 @@ def build_schema(limits: Limits) -> strawberry.Schema:
         query=Query,
         mutation=Mutation,
         types=NODE_TYPES,
-        extensions=[
-            limits_extension(limits),
-            lambda: ValidationCache(maxsize=_VALIDATION_CACHE_SIZE),
-            OperationName,
-        ],
+        extensions=[prepare_extension(limits)],
     )
 
 

@@ -3,19 +3,17 @@ validation caches that keep repeated documents cheap."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, cast
 
 import httpx
 import pytest
 from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
-from strawberry.extensions.validation_cache import _get_validate_cache
 
 from server.app import create_app
 from server.auth import issue_token
 from server.limits import complexity_rule, parse_limited
+from server.prepare import validate_cached
 from server.settings import Limits, Settings
 from server.store.embedded import EmbeddedStore
 from tests.server.conftest import SECRET, Api
@@ -140,12 +138,11 @@ def test_the_rule_class_is_built_once_per_set_of_limits() -> None:
 
 async def test_repeated_documents_hit_the_parse_and_validation_caches(acme: Api) -> None:
     query = "query CacheProbe { viewer { tenant } users(first: 3) { edges { node { id } } } }"
-    validate = cast("functools._lru_cache_wrapper[Any]", _get_validate_cache(512))
     await acme.data(query)
-    parses, validations = parse_limited.cache_info(), validate.cache_info()
+    parses, validations = parse_limited.cache_info(), validate_cached.cache_info()
     for _ in range(3):
         await acme.data(query)
     assert parse_limited.cache_info().hits == parses.hits + 3
     assert parse_limited.cache_info().misses == parses.misses
-    assert validate.cache_info().hits == validations.hits + 3
-    assert validate.cache_info().misses == validations.misses
+    assert validate_cached.cache_info().hits == validations.hits + 3
+    assert validate_cached.cache_info().misses == validations.misses
