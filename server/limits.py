@@ -1,16 +1,16 @@
 """Limits checked before execution: tokens (while parsing), depth and aliases (as validation
 rules), and every `first` argument (once variables are known).
 
-The validation rule class is built once per set of limits and reused, so the validation cache,
-keyed on (schema, document, rules), hits for a repeated document. Parsed documents are cached
-too. Introspection fields (`__schema`, `__type`, ...) do not count towards depth, so GraphiQL's
+The validation rule class is built once per set of limits and reused, so the cache of
+prepared documents (server.prepare), keyed on the rules among others, hits for a repeated
+query. Introspection fields (`__schema`, `__type`, ...) do not count towards depth, so GraphiQL's
 introspection query passes; the token limit still bounds them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from graphql import (
@@ -25,13 +25,12 @@ from graphql import (
     SelectionSetNode,
     Source,
     ValidationRule,
+    ValueNode,
     VariableNode,
     parse,
 )
 from graphql.error import GraphQLSyntaxError
 from graphql.language import Lexer, TokenKind
-
-_CACHE_SIZE = 512
 
 
 def _too_complex(message: str, node: Any = None) -> GraphQLError:
@@ -53,8 +52,8 @@ def _count_tokens(query: str, limit: int) -> int:
     return count
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
 def parse_limited(query: str, max_tokens: int) -> DocumentNode:
+    """The parsed document; QUERY_TOO_COMPLEX past `max_tokens` tokens."""
     if _count_tokens(query, max_tokens) > max_tokens:
         raise _too_complex(f"the document has more than {max_tokens} tokens")
     return parse(query, no_location=False)
@@ -126,7 +125,7 @@ def _firsts(
     selection_set: SelectionSetNode | None,
     fragments: dict[str, FragmentDefinitionNode],
     seen: set[str],
-) -> Iterator[Any]:
+) -> Iterator[ValueNode]:
     """Every `first` argument's value node in a selection set, fragments included once."""
     for selection in selection_set.selections if selection_set else ():
         if isinstance(selection, FieldNode):
@@ -143,13 +142,16 @@ def _firsts(
                 yield from _firsts(fragment.selection_set, fragments, seen)
 
 
-def check_first(
-    document: DocumentNode, operation_name: str | None, variables: dict[str, Any], max_first: int
-) -> None:
-    """BAD_USER_INPUT when any `first` of the operation to run exceeds `max_first`."""
+FirstArgument = tuple[ValueNode, ValueNode | None]
+"""A `first` argument's value node, and the default of its variable when it is one."""
+
+
+def first_arguments(document: DocumentNode, operation_name: str | None) -> list[FirstArgument]:
+    """Every `first` argument of the operation to run (all operations when unnamed)."""
     fragments = {
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
+    found: list[FirstArgument] = []
     for definition in document.definitions:
         if not isinstance(definition, OperationDefinitionNode):
             continue
@@ -162,16 +164,23 @@ def check_first(
             for variable in definition.variable_definitions or ()
         }
         for value in _firsts(definition.selection_set, fragments, set()):
-            if isinstance(value, VariableNode):
-                name = value.name.value
-                first: Any = variables[name] if name in variables else defaults.get(name)
-            else:
-                first = value
-            if isinstance(first, IntValueNode):
-                first = int(first.value)
-            if isinstance(first, int) and first > max_first:
-                raise GraphQLError(
-                    f"first must be at most {max_first}, got {first}",
-                    value,
-                    extensions={"code": "BAD_USER_INPUT"},
-                )
+            default = defaults.get(value.name.value) if isinstance(value, VariableNode) else None
+            found.append((value, default))
+    return found
+
+
+def check_first(arguments: list[FirstArgument], variables: dict[str, Any], max_first: int) -> None:
+    """BAD_USER_INPUT when any of the `first` arguments exceeds `max_first`."""
+    for value, default in arguments:
+        first: Any = value
+        if isinstance(value, VariableNode):
+            name = value.name.value
+            first = variables.get(name, default)
+        if isinstance(first, IntValueNode):
+            first = int(first.value)
+        if isinstance(first, int) and first > max_first:
+            raise GraphQLError(
+                f"first must be at most {max_first}, got {first}",
+                value,
+                extensions={"code": "BAD_USER_INPUT"},
+            )

@@ -1,13 +1,15 @@
-"""Every operation's preparation in one schema-extension hook: parse (cached, token-limited),
-validate (cached, with the depth and alias rule), check each `first` argument and record the
+"""Every operation's preparation in one schema-extension hook: parse (token-limited),
+validate (with the depth and alias rule), check each `first` argument and record the
 operation's name for the request log.
 
 Strawberry runs each extension hook through its own context manager, built anew for every
 request; one hook in place of a parser cache, a validation cache, the limits and the name
-recorder (five hooks) takes about a tenth off a small query's CPU time. Validation runs with
-the parse, and its errors (or a `first` over the limit) are handed to Strawberry as the
-validation result, so the order of checks a client sees is unchanged: syntax and size, then
-the operation type allowed for the HTTP method, then validation, then `first`.
+recorder (five hooks) takes about a tenth off a small query's CPU time. A query text is
+parsed, validated and searched for `first` arguments once, then served from a cache keyed by
+the text itself (a string hashes once; a document's hash walks its whole tree). Validation
+errors, or a `first` over the limit, are handed to Strawberry as the validation result, so
+the order of checks a client sees is unchanged: syntax and size, then the operation type
+allowed for the HTTP method, then validation, then `first`.
 """
 
 from __future__ import annotations
@@ -20,31 +22,42 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
 from .http import RequestContext
-from .limits import check_first, complexity_rule, parse_limited
+from .limits import FirstArgument, check_first, complexity_rule, first_arguments, parse_limited
 from .settings import Limits
 
 _CACHE_SIZE = 512
 
 
+class Prepared:
+    """A query text parsed and validated, with its `first` arguments found per operation."""
+
+    def __init__(self, document: DocumentNode, errors: list[GraphQLError]) -> None:
+        self.document = document
+        self.errors = errors
+        self._firsts: dict[str | None, list[FirstArgument]] = {}
+
+    def firsts(self, operation_name: str | None) -> list[FirstArgument]:
+        found = self._firsts.get(operation_name)
+        if found is None:
+            found = self._firsts[operation_name] = first_arguments(self.document, operation_name)
+        return found
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
-def validate_cached(
-    schema: GraphQLSchema, document: DocumentNode, rules: tuple[type[ValidationRule], ...]
-) -> list[GraphQLError]:
-    """The validation errors of a parsed document; parsed documents are cached, so a
-    repeated query text is the same document and validates once."""
-    return validate(schema, document, rules)
+def prepare(
+    schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], max_tokens: int
+) -> Prepared:
+    """The query parsed (GraphQLError when it is too long or no GraphQL) and validated."""
+    document = parse_limited(query, max_tokens)
+    return Prepared(document, validate(schema, document, rules))
 
 
-def _errors(
-    context: ExecutionContext, document: DocumentNode, rule: type[ValidationRule], limits: Limits
-) -> list[GraphQLError]:
+def _errors(context: ExecutionContext, prepared: Prepared, max_first: int) -> list[GraphQLError]:
     """Validation errors, or else a `first` over the limit: what stops the operation."""
-    rules = (*context.validation_rules, rule)
-    errors = validate_cached(context.schema._schema, document, rules)
-    if errors:
-        return errors
+    if prepared.errors:
+        return prepared.errors
     try:
-        check_first(document, context.operation_name, context.variables or {}, limits.max_first)
+        check_first(prepared.firsts(context.operation_name), context.variables or {}, max_first)
     except GraphQLError as error:
         return [error]
     return []
@@ -58,11 +71,10 @@ def prepare_extension(limits: Limits) -> type[SchemaExtension]:
         def on_parse(self) -> Iterator[None]:
             context = self.execution_context
             if context.graphql_document is None and context.query is not None:
-                context.graphql_document = parse_limited(context.query, limits.max_tokens)
-            if context.graphql_document is not None:
-                context.pre_execution_errors = _errors(
-                    context, context.graphql_document, rule, limits
-                )
+                rules = (*context.validation_rules, rule)
+                prepared = prepare(context.schema._schema, context.query, rules, limits.max_tokens)
+                context.graphql_document = prepared.document
+                context.pre_execution_errors = _errors(context, prepared, limits.max_first)
                 if isinstance(context.context, RequestContext):
                     context.context.operation_name = context.operation_name
             yield
