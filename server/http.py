@@ -85,6 +85,25 @@ def graphiql_html(base_html: str, authorization: str | None) -> str:
     return base_html.replace(_HEADERS_MARKER, f"React.useState(parameters.headers || {headers})")
 
 
+class GraphQLRequest(Request):
+    """A request with what the endpoint learns about it on the way, as plain attributes
+    (Starlette's `request.state` costs a property, a dict and a lookup on every use)."""
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        super().__init__(scope, receive)
+        supplied_id = self.headers.get("x-request-id", "")
+        self.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else new_id()
+        self.claims: Claims | None = None
+        self.ctx: RequestContext | None = None
+        self.sub_response: Response | None = None
+
+
+def _own(request: object) -> GraphQLRequest:
+    if not isinstance(request, GraphQLRequest):
+        raise TypeError("the endpoint serves only the requests it wrapped itself")
+    return request
+
+
 class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
     def __init__(
         self,
@@ -118,20 +137,17 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
             return
         started = time.perf_counter()
-        request = Request(scope, receive)
-        supplied_id = request.headers.get("x-request-id", "")
-        request.state.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else new_id()
-        request.state.tenant = None
+        request = GraphQLRequest(scope, receive)
         response = await self._respond(request)
-        response.headers["X-Request-Id"] = request.state.request_id
+        response.headers["X-Request-Id"] = request.request_id
         await response(scope, receive, send)
-        ctx: RequestContext | None = getattr(request.state, "ctx", None)
+        ctx = request.ctx
         counter = ctx.counter if ctx is not None else None
         log.info(
             "graphql request",
             extra={
-                "request_id": request.state.request_id,
-                "tenant": request.state.tenant,
+                "request_id": request.request_id,
+                "tenant": request.claims.tenant if request.claims is not None else None,
                 "operation": ctx.operation_name if ctx is not None else None,
                 "status": response.status_code,
                 "store_calls": counter.calls if counter is not None else 0,
@@ -140,7 +156,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             },
         )
 
-    async def _respond(self, request: Request) -> Response:
+    async def _respond(self, request: GraphQLRequest) -> Response:
         if self.should_render_graphql_ide(self.request_adapter_class(request)):
             if self.graphql_ide is None:
                 return PlainTextResponse("Not Found", status_code=404)
@@ -151,8 +167,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             claims = self.verifier.verify_header(request.headers.get("authorization"))
         except Unauthenticated as exc:
             return _error_response(request, 401, str(exc), Unauthenticated.code)
-        request.state.claims = claims
-        request.state.tenant = claims.tenant
+        request.claims = claims
         try:
             return await self.run(request)
         except HTTPException as exc:
@@ -165,29 +180,32 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
 
     async def get_sub_response(self, request: Any) -> Response:
         sub_response = await super().get_sub_response(request)
-        request.state.sub_response = sub_response
+        _own(request).sub_response = sub_response
         return sub_response
 
     async def get_context(self, request: Any, response: Any) -> RequestContext:
-        claims: Claims = request.state.claims
+        request = _own(request)
+        claims = request.claims
+        if claims is None:
+            raise RuntimeError("a GraphQL context is built only for a verified request")
         counter = CountingStore(self.store)
         ctx = RequestContext(
             tenant=claims.tenant,
             subject=claims.subject,
             session=Session(store=counter, cursors=self.cursors),
-            request_id=request.state.request_id,
+            request_id=request.request_id,
             dev=self.dev,
             batching=self.batching,
             counter=counter,
         )
-        request.state.ctx = ctx
+        request.ctx = ctx
         return ctx
 
-    async def process_result(
-        self, request: Request, result: ExecutionResult
-    ) -> GraphQLHTTPResponse:
-        ctx: RequestContext = request.state.ctx
-        sub_response: Response = request.state.sub_response
+    async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
+        own = _own(request)
+        ctx, sub_response = own.ctx, own.sub_response
+        if ctx is None or sub_response is None:
+            raise RuntimeError("a result is processed only after its context is built")
         # Failures before execution (parse, validation, limits, variable coercion) are
         # request errors: no data, and no error carries a path.
         before_execution = isinstance(result, PreExecutionError) or (
