@@ -21,6 +21,7 @@ from generated.runtime.plan import Item
 from generated.table import TABLE
 from server.seed import SeedSizes, build_items, seed
 from server.store.embedded import EmbeddedStore
+from server.store.sqlite_schema import BODY_FORMAT
 
 TENANTS = ("acme", "globex")
 """Every tenant holds a full dataset; the queries run as the first."""
@@ -52,7 +53,7 @@ def bench_sizes(profile: Profile) -> SeedSizes:
 
 
 def cache_key(sizes: SeedSizes, rng_seed: int) -> str:
-    hasher = hashlib.sha256(repr((TENANTS, rng_seed, astuple(sizes))).encode())
+    hasher = hashlib.sha256(repr((TENANTS, rng_seed, astuple(sizes), BODY_FORMAT)).encode())
     hasher.update(SPEC.read_bytes())
     return hasher.hexdigest()[:16]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import random
 import sqlite3
@@ -237,18 +238,23 @@ def build_embedded(path: Path, count: int) -> None:
     sqlite_schema.ensure(conn, TEST_TABLE)
     insert = sqlite_schema.insert_statement(TEST_TABLE)
 
-    # Items differ only in their keys: encode the rest once.
+    # Items differ only in their keys (strings): encode the rest once, as the store would.
     keyed = ("PK", "SK", "GSI1PK", "GSI1SK")
     rest = {k: v for k, v in order(0).items() if k not in keyed}
     rest_wire, rest_size = values.encode_item(rest)
+    rest_plain = values.plain_body(rest_wire)
+    if rest_plain is None:
+        raise ValueError("the scale check's orders should be stored as plain JSON")
+    rest_item = json.loads(rest_plain)
 
     def rows() -> Any:
         for i in range(count):
             item = order(i, f"P{i // 10:07}")
             keys = {k: item[k] for k in keyed}
-            key_wire, key_size = values.encode_item(keys)
-            body = values.dumps({**key_wire, **rest_wire})
-            columns: list[Any] = [item["PK"], item["SK"], body, key_size + rest_size]
+            key_size = values.encode_item(keys)[1]
+            body = json.dumps({**keys, **rest_item}, ensure_ascii=False, separators=(",", ":"))
+            size = key_size + rest_size
+            columns: list[Any] = [item["PK"], item["SK"], body, size, 1]
             for index in TEST_TABLE.indexes:
                 columns += sqlite_schema.index_values(index, item)
             yield columns
@@ -277,7 +283,9 @@ async def point_read_p50(path: Path, count: int, runs: int) -> float:
 
 async def scale_rows(large: int, runs: int) -> list[Row]:
     CACHE.mkdir(parents=True, exist_ok=True)
-    small_path, large_path = CACHE / "embedded-10k.sqlite3", CACHE / f"embedded-{large}.sqlite3"
+    tag = hashlib.sha256(sqlite_schema.BODY_FORMAT.encode()).hexdigest()[:8]
+    small_path = CACHE / f"embedded-10k-{tag}.sqlite3"
+    large_path = CACHE / f"embedded-{large}-{tag}.sqlite3"
     start = time.perf_counter()
     await asyncio.to_thread(build_embedded, small_path, 10_000)
     await asyncio.to_thread(build_embedded, large_path, large)

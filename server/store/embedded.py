@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from generated.runtime.errors import (
     CancelReason,
     ConditionFailed,
@@ -41,7 +39,7 @@ from generated.runtime.plan import (
 
 from . import keyrange, sqlite_schema, validate
 from .conditions import encode_values, holds
-from .values import Wire, decode_item, dumps, encode_item
+from .values import Wire, decode_item, dumps, encode_item, item_of, plain_body, wire_of
 
 PAGE_BYTES = 1024 * 1024
 _BUSY_TIMEOUT_MS = 10_000
@@ -106,15 +104,23 @@ class EmbeddedStore:
             raise
         conn.execute("COMMIT")
 
+    def _read_row(self, conn: sqlite3.Connection, key: tuple[str, str]) -> tuple[str, int] | None:
+        found: tuple[str, int] | None = conn.execute(
+            "SELECT body, plain FROM items WHERE pk = ? AND sk = ?", key
+        ).fetchone()
+        return found
+
     def _read_wire(self, conn: sqlite3.Connection, key: tuple[str, str]) -> dict[str, Wire] | None:
-        row = conn.execute("SELECT body FROM items WHERE pk = ? AND sk = ?", key).fetchone()
-        return None if row is None else orjson.loads(row[0])
+        row = self._read_row(conn, key)
+        return None if row is None else wire_of(*row)
 
     def _row(self, item: Item) -> _Row:
         """The item validated and encoded once, as the row that stores it."""
         wire, size = encode_item(item)
         key = validate.item(self.table, item, size)
-        values: list[Any] = [*key, dumps(wire), size]
+        plain = plain_body(wire)
+        body = dumps(wire) if plain is None else plain
+        values: list[Any] = [*key, body, size, int(plain is not None)]
         for index in self.table.indexes:
             values += sqlite_schema.index_values(index, item)
         return _Row(key, values)
@@ -126,8 +132,8 @@ class EmbeddedStore:
 
     async def get(self, plan: Get) -> Item | None:
         key = validate.key(self.table, plan.key)
-        wire = self._read_wire(self._conn(), key)
-        return None if wire is None else decode_item(wire)
+        row = self._read_row(self._conn(), key)
+        return None if row is None else item_of(*row)
 
     async def batch_get(self, plan: BatchGet) -> list[Item]:
         validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
@@ -136,23 +142,23 @@ class EmbeddedStore:
         conn = self._conn()
         conn.execute("BEGIN")
         try:
-            found = [self._read_wire(conn, key) for key in keys]
+            found = [self._read_row(conn, key) for key in keys]
         finally:
             conn.execute("COMMIT")
-        return [decode_item(wire) for wire in found if wire is not None]
+        return [item_of(*row) for row in found if row is not None]
 
     async def query(self, plan: Query) -> QueryResult:
         sql = keyrange.build(self.table, plan)
         limit = plan.limit if plan.limit is not None else -1
         cursor = self._conn().execute(
-            f"SELECT body, size FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?",
+            f"SELECT body, size, plain FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?",
             [*sql.params, limit],
         )
         items: list[Item] = []
         read = 0
         full = False
-        for body, size in cursor:
-            items.append(decode_item(orjson.loads(body)))
+        for body, size, plain in cursor:
+            items.append(item_of(body, plain))
             read += size
             if read >= PAGE_BYTES:
                 full = True

@@ -1,6 +1,8 @@
 """The embedded store's SQLite layout: one items table keyed (pk, sk) WITHOUT ROWID, holding
-each item as DynamoDB JSON, with two columns per GSI (its key values, NULL when the item lacks
-either attribute) and one partial index per GSI over the items that have them."""
+each item's body (plain JSON where it holds the values exactly, `plain` = 1; else DynamoDB
+JSON) and size, with two columns per GSI (its key values, NULL when the item lacks either
+attribute) and one partial index per GSI over the items that have them. Files written before
+bodies could be plain gain the `plain` column (0 for their rows) when opened."""
 
 from __future__ import annotations
 
@@ -11,15 +13,20 @@ from typing import Any
 
 from generated.runtime.plan import IndexDef, TableDef
 
-from .values import decode_item
+from .values import item_of
 
 _LAYOUT_KEY = "gsi_layout"
 
 CREATE_TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS items (pk TEXT NOT NULL, sk TEXT NOT NULL, body TEXT NOT NULL,"
-    " size INTEGER NOT NULL, PRIMARY KEY (pk, sk)) WITHOUT ROWID",
+    " size INTEGER NOT NULL, plain INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (pk, sk))"
+    " WITHOUT ROWID",
 )
+_ADD_PLAIN = "ALTER TABLE items ADD COLUMN plain INTEGER NOT NULL DEFAULT 0"
+
+BODY_FORMAT = "plain JSON where exact, else DynamoDB JSON"
+"""What a stored body is; caches of seeded files key on it."""
 
 
 def quote(identifier: str) -> str:
@@ -49,8 +56,8 @@ def index_values(index: IndexDef, item: Mapping[str, Any]) -> list[str | None]:
 
 
 def insert_statement(table: TableDef) -> str:
-    """The statement writing one row: pk, sk, body, size, then each GSI's columns."""
-    columns = ["pk", "sk", "body", "size"]
+    """The statement writing one row: pk, sk, body, size, plain, then each GSI's columns."""
+    columns = ["pk", "sk", "body", "size", "plain"]
     for index in table.indexes:
         columns += index_columns(index)
     marks = ", ".join("?" * len(columns))
@@ -75,10 +82,10 @@ def _create_index(conn: sqlite3.Connection, index: IndexDef) -> None:
 
 def _backfill(conn: sqlite3.Connection, index: IndexDef) -> None:
     assignments = ", ".join(f"{column} = ?" for column in index_columns(index))
-    rows = conn.execute("SELECT pk, sk, body FROM items").fetchall()
+    rows = conn.execute("SELECT pk, sk, body, plain FROM items").fetchall()
     conn.executemany(
         f"UPDATE items SET {assignments} WHERE pk = ? AND sk = ?",
-        ((*index_values(index, decode_item(json.loads(body))), pk, sk) for pk, sk, body in rows),
+        ((*index_values(index, item_of(body, plain)), pk, sk) for pk, sk, body, plain in rows),
     )
 
 
@@ -89,6 +96,8 @@ def ensure(conn: sqlite3.Connection, table: TableDef) -> None:
     try:
         for statement in CREATE_TABLES:
             conn.execute(statement)
+        if "plain" not in _existing_columns(conn):
+            conn.execute(_ADD_PLAIN)
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (_LAYOUT_KEY,)).fetchone()
         old: dict[str, list[str | None]] = json.loads(row[0]) if row else {}
         new = _layout(table)

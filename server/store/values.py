@@ -1,5 +1,9 @@
 """Item values as DynamoDB stores them: validated, numbers in canonical form, encoded as
-DynamoDB JSON (binary as base64), with the item size computed the DynamoDB way."""
+DynamoDB JSON (binary as base64), with the item size computed the DynamoDB way.
+
+An item whose values JSON holds exactly (strings, booleans, nulls, 64-bit integers, and lists
+and maps of them: nearly every item) is also expressible as plain JSON, which reads back in
+one parse with no per-attribute decoding; others keep DynamoDB JSON."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from collections.abc import Mapping
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
+import orjson
+
 from generated.runtime.errors import ValidationError
 
 ITEM_SIZE_LIMIT = 400 * 1024
@@ -16,6 +22,8 @@ _MAX_DIGITS = 38
 _MAX_EXPONENT = 125  # magnitude below 1E+126
 _MIN_EXPONENT = -130  # magnitude at least 1E-130
 _INT_LIMIT = 10**_MAX_DIGITS  # ints below it in magnitude take the fast path
+
+_INT64 = 1 << 63  # plain JSON bodies carry integers in [-2**63, 2**63)
 
 _EXACT = Context(prec=200)  # normalize() must not round: DynamoDB refuses, never rounds
 
@@ -175,3 +183,43 @@ def decode_item(wire: Mapping[str, Wire]) -> dict[str, Any]:
         else:
             item[name] = decode(value)
     return item
+
+
+class _NotPlain(Exception):
+    """A value plain JSON cannot carry exactly."""
+
+
+def _plain(wire: Wire) -> Any:
+    ((tag, raw),) = wire.items()
+    if tag in {"S", "BOOL"}:
+        return raw
+    if tag == "N" and "." not in raw:
+        number = int(raw)
+        if -_INT64 <= number < _INT64:
+            return number
+    elif tag == "M":
+        return {name: _plain(value) for name, value in raw.items()}
+    elif tag == "L":
+        return [_plain(value) for value in raw]
+    elif tag == "NULL":
+        return None
+    raise _NotPlain
+
+
+def plain_body(wire: Mapping[str, Wire]) -> str | None:
+    """The item as plain JSON, which reads back as decode_item(wire) does; None when a value
+    (a fraction, a huge integer, binary, a set) needs DynamoDB JSON."""
+    try:
+        return orjson.dumps({name: _plain(value) for name, value in wire.items()}).decode()
+    except _NotPlain:
+        return None
+
+
+def item_of(body: str | bytes, plain: int) -> dict[str, Any]:
+    """The Python item of a stored body, plain JSON (`plain` 1) or DynamoDB JSON."""
+    return orjson.loads(body) if plain else decode_item(orjson.loads(body))
+
+
+def wire_of(body: str | bytes, plain: int) -> dict[str, Wire]:
+    """The DynamoDB JSON of a stored body, as condition checks read it."""
+    return encode_item(orjson.loads(body))[0] if plain else orjson.loads(body)

@@ -87,6 +87,39 @@ def test_embedded_encoding_round_trips(value: Any) -> None:
     assert values.decode(encoded) == value
 
 
+PLAIN_VALUES = st.recursive(
+    TEXT | st.integers(-(2**63), 2**63 - 1) | st.booleans() | st.none(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(TEXT, children, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(TEXT, VALUES, max_size=4))
+def test_stored_bodies_read_back_as_dynamodb_json_decodes(item: dict[str, Any]) -> None:
+    wire, _ = values.encode_item(item)
+    body = values.plain_body(wire)
+    stored = (body, 1) if body is not None else (values.dumps(wire), 0)
+    assert values.item_of(*stored) == values.decode_item(wire)
+    assert values.wire_of(*stored) == wire
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(TEXT, PLAIN_VALUES, max_size=4))
+def test_items_of_strings_integers_booleans_and_nulls_are_stored_plain(
+    item: dict[str, Any],
+) -> None:
+    assert values.plain_body(values.encode_item(item)[0]) is not None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [Decimal("1.5"), 2**63, -(2**63) - 1, b"x", {"a"}, [1, Decimal("0.1")], {"m": {1, 2}}],
+)
+def test_values_plain_json_would_change_keep_dynamodb_json(value: Any) -> None:
+    assert values.plain_body(values.encode_item({"v": value})[0]) is None
+
+
 @pytest.mark.parametrize(
     ("text", "canonical_text", "size"),
     [

@@ -1,16 +1,19 @@
 """The embedded store's own guarantees: concurrent threads, a kill -9 in the middle of a
-transaction, and a file opened with a changed set of GSIs."""
+transaction, a file opened with a changed set of GSIs, and a file from before plain bodies."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from decimal import Decimal
 from pathlib import Path
 
 from generated.runtime.errors import ConditionFailed
@@ -122,4 +125,45 @@ async def test_reopening_with_a_new_index_builds_it(tmp_path: Path) -> None:
     store = EmbeddedStore(path, TEST_TABLE)
     result = await store.query(Query("open", index="Sparse"))
     assert result.items == [{"PK": "e", "SK": "1", "SPK": "open", "SSK": "a", "status": "new"}]
+    await store.close()
+
+
+async def test_bodies_are_plain_json_unless_a_value_needs_dynamodb_json(tmp_path: Path) -> None:
+    store = EmbeddedStore(tmp_path / "s.sqlite3", TEST_TABLE)
+    await store.put(Put({"PK": "p", "SK": "plain", "n": 5, "tags": ["a", None, True]}))
+    await store.put(Put({"PK": "p", "SK": "wire", "price": Decimal("1.25")}))
+    await store.close()
+    with sqlite3.connect(tmp_path / "s.sqlite3") as conn:
+        rows = dict(conn.execute("SELECT sk, plain FROM items WHERE pk = 'p'").fetchall())
+        body = conn.execute("SELECT body FROM items WHERE sk = 'plain'").fetchone()[0]
+    assert rows == {"plain": 1, "wire": 0}
+    assert json.loads(body) == {"PK": "p", "SK": "plain", "n": 5, "tags": ["a", None, True]}
+
+
+async def test_a_file_from_before_plain_bodies_opens_reads_and_writes(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    fresh = EmbeddedStore(tmp_path / "fresh.sqlite3", TEST_TABLE)
+    await fresh.close()
+    with sqlite3.connect(tmp_path / "fresh.sqlite3") as conn:
+        layout = conn.execute("SELECT value FROM meta").fetchone()[0]
+        gsi_columns = [r[1] for r in conn.execute("PRAGMA table_info(items)")][5:]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        conn.execute("INSERT INTO meta VALUES ('gsi_layout', ?)", (layout,))
+        columns = "".join(f', "{c}" TEXT' for c in gsi_columns)
+        conn.execute(
+            "CREATE TABLE items (pk TEXT NOT NULL, sk TEXT NOT NULL, body TEXT NOT NULL,"
+            f" size INTEGER NOT NULL{columns}, PRIMARY KEY (pk, sk)) WITHOUT ROWID"
+        )
+        wire = {"PK": {"S": "p"}, "SK": {"S": "old"}, "n": {"N": "7"}}
+        conn.execute(
+            "INSERT INTO items (pk, sk, body, size) VALUES ('p', 'old', ?, 10)", (json.dumps(wire),)
+        )
+    store = EmbeddedStore(path, TEST_TABLE)
+    assert await store.get(Get({"PK": "p", "SK": "old"})) == {"PK": "p", "SK": "old", "n": 7}
+    updated = await store.update(
+        Update({"PK": "p", "SK": "old"}, set={"m": 1}, conditions=(Condition("equals", "n", 7),))
+    )
+    assert updated == {"PK": "p", "SK": "old", "n": 7, "m": 1}
+    assert await store.get(Get({"PK": "p", "SK": "old"})) == updated
     await store.close()
