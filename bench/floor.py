@@ -44,8 +44,9 @@ def _page(items: list[Any], first: int | None, after: str | None) -> Page[Any]:
     """Offset paging: a cursor is the position after an item."""
     start = int(after) if after is not None else 0
     end = start + (first if first is not None else 20)
-    cursor = str(end) if end < len(items) else None
-    return Page(items[start:end], cursor, lambda index: str(start + index + 1))
+    return Page(
+        items[start:end], end < len(items), lambda index: str(start + index + 1), lambda: str(end)
+    )
 
 
 @strawberry.enum

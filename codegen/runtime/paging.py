@@ -48,16 +48,20 @@ def page_of(
     args: Mapping[str, Any],
 ) -> Page[T]:
     """The page of the first `limit` items, converted (an item converting to None is left
-    out). Queries ask for limit + 1 items, so the page cursor exists only when an item
-    follows; every item also has the cursor that continues after it."""
+    out). Queries ask for limit + 1 items, so a next page exists only when an item follows;
+    cursors (after the page, after each item) are signed only when asked for."""
     kept = [(entry, item) for item in items[:limit] if (entry := convert(item)) is not None]
 
     def cursor_of(item: Item) -> str:
         key = {name: item[name] for name in key_attributes}
         return s.cursors.encode(tenant, pattern, args, {"k": key})
 
-    cursor = cursor_of(items[limit - 1]) if len(items) > limit > 0 else None
-    return Page([entry for entry, _ in kept], cursor, lambda index: cursor_of(kept[index][1]))
+    return Page(
+        [entry for entry, _ in kept],
+        len(items) > limit > 0,
+        lambda index: cursor_of(kept[index][1]),
+        lambda: cursor_of(items[limit - 1]),
+    )
 
 
 async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[Item | None]:

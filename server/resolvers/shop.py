@@ -58,7 +58,7 @@ async def _shops_with_prefix(
             after=after,
         )
         found.extend(page.items)
-        if page.cursor is None:
+        if not page.has_next:
             return found
         after = page.cursor
 

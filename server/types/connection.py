@@ -1,8 +1,9 @@
 """Generic Relay connections built from a generated `Page`.
 
-Every edge carries the cursor that continues after its node, signed only when a client asks
-for it. `pageInfo.endCursor` is the last edge's cursor, on the last page too (so a client can
-later ask what has come since); `hasNextPage` says whether another item follows.
+Every edge carries the cursor that continues after its node, and `pageInfo` the page's end
+cursor, each signed only when a client asks for it. `pageInfo.endCursor` is the last edge's
+cursor, on the last page too (so a client can later ask what has come since); `hasNextPage`
+says whether another item follows.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ S = TypeVar("S")
 @strawberry.type(description="Where a page ends and whether another follows.")
 class PageInfo:
     has_next_page: bool
-    end_cursor: str | None
+    end_cursor_of: strawberry.Private[Callable[[], str | None]]
+
+    @strawberry.field
+    def end_cursor(self) -> str | None:
+        return self.end_cursor_of()
 
 
 @strawberry.type(description="One node of a page.")
@@ -52,10 +57,12 @@ def connection_from_page(page: Page[S], convert: Callable[[S], T | None]) -> Con
         for index, item in enumerate(page.items)
         if (node := convert(item)) is not None
     ]
-    end_cursor = page.cursor
-    if end_cursor is None and edges:
-        end_cursor = edges[-1].cursor_of()
+
+    def end_cursor() -> str | None:
+        if page.has_next:
+            return page.cursor
+        return edges[-1].cursor_of() if edges else None
+
     return Connection(
-        edges=edges,
-        page_info=PageInfo(has_next_page=page.cursor is not None, end_cursor=end_cursor),
+        edges=edges, page_info=PageInfo(has_next_page=page.has_next, end_cursor_of=end_cursor)
     )

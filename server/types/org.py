@@ -116,7 +116,7 @@ async def _all_children(session: Session, tenant: str, parent_ref: str) -> list[
             session, tenant, parent_ref, first=CHILDREN_PAGE_SIZE, after=after
         )
         found.extend(page.items)
-        if page.cursor is None:
+        if not page.has_next:
             return sorted(found, key=lambda record: (record.name, record.node_id))
         after = page.cursor
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -134,3 +135,25 @@ def test_page_of_gives_every_item_its_cursor_and_pages_past_skipped_items() -> N
     last = page_of(session, items[:2], 3, convert, ("PK", "SK"), "acme", "pat", {})
     assert last.cursor is None
     assert position(last.cursor_after(1))["SK"] == "s1"
+
+
+class _SigningCounter(CursorCodec):
+    def __init__(self) -> None:
+        super().__init__(b"0123456789abcdef0123456789abcdef")
+        self.signed = 0
+
+    def encode(self, *args: Any, **kwargs: Any) -> str:
+        self.signed += 1
+        return super().encode(*args, **kwargs)
+
+
+def test_page_of_signs_no_cursor_until_one_is_asked_for() -> None:
+    codec = _SigningCounter()
+    session = Session(store=None, cursors=codec)  # type: ignore[arg-type]
+    items: list[Item] = [{"PK": "p", "SK": f"s{i}"} for i in range(4)]
+    page = page_of(session, items, 3, lambda item: item["SK"], ("PK", "SK"), "acme", "pat", {})
+    assert page.has_next
+    assert page.items == ["s0", "s1", "s2"]
+    assert codec.signed == 0
+    assert page.cursor is not None
+    assert codec.signed == 1
