@@ -5,7 +5,6 @@ store calls and waves, then timed runs in-process and over HTTP, repeated and in
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from bench.overhttp import ServerProcess, Servers, run_loadgen
 from bench.queries import Operation
 from bench.stats import RunSummary, median_of, median_ratio
 from bench.targets import Variant, floor_app, keygraph_app, open_store
+from server.gc_tuning import tune_for_serving
 from server.settings import Settings
 
 
@@ -102,8 +102,9 @@ async def measure_inprocess(
         "floor": floor_app(floor_items, tenant),
     }
     # The dataset, the floor's dicts and the apps live through the run: frozen, they are not
-    # rescanned by every full collection, which would tax each variant by the harness's data.
-    gc.freeze()
+    # rescanned by every full collection, which would tax each variant by the harness's data;
+    # the collector runs as a served app's does (lifespans do not run in-process).
+    tune_for_serving()
     clients = {name: AsgiClient(app, headers) for name, app in apps.items()}
     try:
         # Compared first, before any write reaches one side only (M1 runs on both).

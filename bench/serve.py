@@ -5,7 +5,6 @@ connections are kept for minutes: a load-generator connection may wait for slow 
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from starlette.types import ASGIApp
 from bench.dataset import TENANTS, load_items
 from bench.targets import bench_settings, floor_app, keygraph_app, open_store
 from server.datastack import run_with_headroom
+from server.gc_tuning import tune_for_serving
 
 
 def build(args: argparse.Namespace) -> ASGIApp:
@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--items", help="the dataset's items file (floor)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     app = build(args)
-    gc.freeze()  # every server, floor included, keeps its start-up data out of GC scans
+    tune_for_serving()  # every server alike, floor included
     run_with_headroom(  # every server alike: no chunk-boundary thrash by chance of depth
         lambda: uvicorn.run(
             app,

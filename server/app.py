@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -17,6 +16,7 @@ from generated.runtime.plan import Get
 from generated.runtime.store import Store
 
 from .auth import Verifier, issue_token
+from .gc_tuning import tune_for_serving
 from .http import GraphQLEndpoint
 from .schema import build_schema
 from .settings import Settings
@@ -55,10 +55,7 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        # What start-up built (schema, types, caches) lives as long as the process: moved
-        # out of the garbage collector's generations, it is not rescanned on every full
-        # collection a busy server triggers.
-        gc.freeze()
+        tune_for_serving()
         try:
             yield
         finally:

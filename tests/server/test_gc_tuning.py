@@ -1,0 +1,46 @@
+"""A serving app tunes the garbage collector when it starts (checked in a fresh interpreter,
+so this test process keeps its own settings)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from server.gc_tuning import YOUNG_THRESHOLD
+
+STARTS_AN_APP = """
+import asyncio, gc, json, sys
+from pathlib import Path
+from server.app import create_app
+from server.settings import Settings
+from server.store.embedded import EmbeddedStore
+from generated.table import TABLE
+
+async def main() -> None:
+    before = gc.get_threshold()
+    settings = Settings(data_dir=Path(sys.argv[1]), jwt_secret="s" * 32).resolved()
+    app = create_app(settings, EmbeddedStore(Path(sys.argv[1]) / "db.sqlite3", TABLE))
+    async with app.router.lifespan_context(app):
+        print(json.dumps({"before": before, "after": gc.get_threshold(),
+                          "frozen": gc.get_freeze_count()}))
+
+asyncio.run(main())
+"""
+
+
+def test_an_app_starting_up_freezes_its_heap_and_collects_young_objects_less_often(
+    tmp_path: Path,
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", STARTS_AN_APP, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout
+    seen = json.loads(out)
+    assert seen["before"][0] < YOUNG_THRESHOLD  # CPython's default, which serving raises
+    assert seen["after"] == [YOUNG_THRESHOLD, *seen["before"][1:]]
+    assert seen["frozen"] > 10_000  # modules, the schema and the app, built before serving
