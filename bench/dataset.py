@@ -53,7 +53,7 @@ def bench_sizes(profile: Profile) -> SeedSizes:
 
 
 def cache_key(sizes: SeedSizes, rng_seed: int) -> str:
-    hasher = hashlib.sha256(repr((TENANTS, rng_seed, astuple(sizes), BODY_FORMAT)).encode())
+    hasher = hashlib.sha256(repr((TENANTS, rng_seed, astuple(sizes))).encode())
     hasher.update(SPEC.read_bytes())
     return hasher.hexdigest()[:16]
 
@@ -110,11 +110,13 @@ async def _seed_embedded(path: Path, dataset: Dataset, progress: bool) -> None:
 
 
 def embedded_cache(dataset: Dataset, progress: bool) -> Path:
-    """The directory holding the seeded embedded store file, built on first use."""
-    done = dataset.cache_dir / "embedded"
+    """The directory holding the seeded embedded store file, built on first use (one per
+    format of stored bodies)."""
+    name = "embedded-" + hashlib.sha256(BODY_FORMAT.encode()).hexdigest()[:8]
+    done = dataset.cache_dir / name
     if (done / EMBEDDED_FILE).is_file():
         return done
-    partial = dataset.cache_dir / "embedded.partial"
+    partial = dataset.cache_dir / f"{name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     asyncio.run(_seed_embedded(partial / EMBEDDED_FILE, dataset, progress))
