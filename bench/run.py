@@ -28,9 +28,12 @@ README = BENCH_DIR / "README.md"
 
 FULL_BUDGETS = {
     "inprocess": Budget(repeats=5, duration_s=2.0, max_requests=3000, min_requests=3),
-    "http": Budget(repeats=3, duration_s=3.0, max_requests=30_000, concurrency=4),
+    "http": Budget(repeats=7, duration_s=1.5, max_requests=30_000, concurrency=4),
 }
-"""Sized for a shared 2-core machine and the embedded store."""
+"""Sized for a shared 2-core machine and the embedded store. Over HTTP, many short runs: the
+servers are loaded in turn, and a server's CPU time for the same request swung 3x between
+runs a few seconds apart here, so the more pairs of neighbouring runs, the steadier the
+median of their ratios."""
 LOCAL_BUDGETS = {
     "inprocess": Budget(repeats=3, duration_s=2.0, max_requests=3000, min_requests=2),
     "http": Budget(
