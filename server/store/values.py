@@ -185,34 +185,24 @@ def decode_item(wire: Mapping[str, Wire]) -> dict[str, Any]:
     return item
 
 
-class _NotPlain(Exception):
-    """A value plain JSON cannot carry exactly."""
-
-
-def _plain(wire: Wire) -> Any:
-    ((tag, raw),) = wire.items()
-    if tag in {"S", "BOOL"}:
-        return raw
-    if tag == "N" and "." not in raw:
-        number = int(raw)
-        if -_INT64 <= number < _INT64:
-            return number
-    elif tag == "M":
-        return {name: _plain(value) for name, value in raw.items()}
-    elif tag == "L":
-        return [_plain(value) for value in raw]
-    elif tag == "NULL":
-        return None
-    raise _NotPlain
+def _is_plain(value: Any) -> bool:
+    """Whether plain JSON carries a decoded value exactly."""
+    if value is None or isinstance(value, str | bool):
+        return True
+    if type(value) is int:
+        return -_INT64 <= value < _INT64
+    if isinstance(value, list):
+        return all(_is_plain(element) for element in value)
+    if isinstance(value, dict):
+        return all(_is_plain(element) for element in value.values())
+    return False  # Decimal fractions, bytes, sets
 
 
 def plain_body(wire: Mapping[str, Wire]) -> str | None:
     """The item as plain JSON, which reads back as decode_item(wire) does; None when a value
     (a fraction, a huge integer, binary, a set) needs DynamoDB JSON."""
-    try:
-        return orjson.dumps({name: _plain(value) for name, value in wire.items()}).decode()
-    except _NotPlain:
-        return None
+    item = decode_item(wire)
+    return orjson.dumps(item).decode() if _is_plain(item) else None
 
 
 def item_of(body: str | bytes, plain: int) -> dict[str, Any]:
