@@ -17,7 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from graphql import DocumentNode, GraphQLError, GraphQLSchema, ValidationRule, validate
+from graphql import (
+    DocumentNode,
+    GraphQLError,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    ValidationRule,
+    validate,
+)
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
@@ -34,9 +41,18 @@ class Prepared:
     def __init__(self, document: DocumentNode, errors: list[GraphQLError]) -> None:
         self.document = document
         self.errors = errors
+        self._names = {
+            d.name.value
+            for d in document.definitions
+            if isinstance(d, OperationDefinitionNode) and d.name is not None
+        }
         self._firsts: dict[str | None, list[FirstArgument]] = {}
 
     def firsts(self, operation_name: str | None) -> list[FirstArgument]:
+        """The `first` arguments of the operation to run; none for a name the document does
+        not define (execution reports it), which is not remembered: clients choose names."""
+        if operation_name is not None and operation_name not in self._names:
+            return []
         found = self._firsts.get(operation_name)
         if found is None:
             found = self._firsts[operation_name] = first_arguments(self.document, operation_name)

@@ -13,7 +13,7 @@ from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
 from server.app import create_app
 from server.auth import issue_token
 from server.limits import complexity_rule, parse_limited
-from server.prepare import prepare
+from server.prepare import Prepared, prepare
 from server.settings import Limits, Settings
 from server.store.embedded import EmbeddedStore
 from tests.server.conftest import SECRET, Api
@@ -146,3 +146,13 @@ async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> No
     assert prepare.cache_info().misses == before.misses
     await acme.data(query + " ")
     assert prepare.cache_info().misses == before.misses + 1
+
+
+def test_first_arguments_are_found_per_named_operation() -> None:
+    document = parse_limited(
+        "query A { users(first: 7) { edges { node { id } } } } query B { viewer { tenant } }", 2000
+    )
+    prepared = Prepared(document, [])
+    assert [int(value.value) for value, _ in prepared.firsts("A")] == [7]  # type: ignore[attr-defined]
+    assert prepared.firsts("B") == []
+    assert prepared.firsts("NotInTheDocument") == []
