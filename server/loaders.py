@@ -2,8 +2,10 @@
 
 Entity loads batch into BatchGetItem calls (deduplicated, in chunks of 100, answered in the
 order asked). Item-collection queries are loaded by (pattern, arguments): the queries of many
-parents asked for in one tick go out together, and an identical query runs once per request.
-A loader lives in its request's Context, so its cache never crosses requests or tenants.
+parents asked for in one tick go out together (concurrently, or one after another on a store
+that answers inline, where tasks would only add cost), and an identical query runs once per
+request. A loader lives in its request's Context, so its cache never crosses requests or
+tenants.
 """
 
 from __future__ import annotations
@@ -26,18 +28,30 @@ from generated.queries.user_order import user_orders, user_orders_between
 from generated.runtime.page import Page
 
 from .context import Context
+from .counting import CountingStore
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
 def _queries(ctx: Context, name: str, run: Callable[[K], Awaitable[V]]) -> DataLoader[K, V]:
-    """A loader running one query per distinct key, all of a batch concurrently."""
+    """A loader running one query per distinct key, all of a batch in one wave."""
 
     async def load(keys: Sequence[K]) -> list[V | BaseException]:
+        store = ctx.session.store
+        if isinstance(store, CountingStore) and store.answers_inline:
+            with store.one_wave():
+                return [await _outcome(run(key)) for key in keys]
         return list(await asyncio.gather(*(run(key) for key in keys), return_exceptions=True))
 
     return ctx.loader(name, load)
+
+
+async def _outcome(call: Awaitable[V]) -> V | BaseException:
+    try:
+        return await call
+    except Exception as exc:
+        return exc
 
 
 def users(ctx: Context) -> DataLoader[str, UserModel | None]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from generated.runtime.errors import (
     CancelReason,
@@ -56,6 +56,9 @@ class _Row:
 
 class EmbeddedStore:
     """The Store protocol over a SQLite file at `path` for the table `table`."""
+
+    answers_inline: ClassVar[bool] = True
+    """Its calls never wait for I/O, so callers may make a batch of them one after another."""
 
     def __init__(self, path: str | Path, table: TableDef) -> None:
         self.path = Path(path)

@@ -140,6 +140,28 @@ async def test_counting_store_counts_calls_and_waves(store: EmbeddedStore) -> No
     assert (counter.calls, counter.waves) == (12, 3)
 
 
+async def test_calls_made_in_turn_inside_one_wave_count_once(store: EmbeddedStore) -> None:
+    counter = CountingStore(store)
+    get = Get(key={"PK": "nothing", "SK": "here"})
+
+    async def in_turn(calls: int) -> None:
+        with counter.one_wave():
+            for _ in range(calls):
+                await counter.get(get)
+
+    await in_turn(3)
+    assert (counter.calls, counter.waves) == (3, 1)
+    # blocks that other tasks start in the same turn of the loop join the wave
+    await asyncio.gather(in_turn(2), in_turn(2), counter.get(get))
+    assert (counter.calls, counter.waves) == (8, 2)
+    # a call that follows the wave's answers starts the next one
+    await counter.get(get)
+    assert (counter.calls, counter.waves) == (9, 3)
+    # a block that makes no call counts no wave
+    await in_turn(0)
+    assert (counter.calls, counter.waves) == (9, 3)
+
+
 async def test_counts_are_not_shown_in_production(store: EmbeddedStore, tmp_path: object) -> None:
     import httpx
 
