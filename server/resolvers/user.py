@@ -7,6 +7,7 @@ import strawberry
 from generated.queries.email_claim import get_email_claim
 from generated.queries.user import get_user, list_users
 
+from .. import prefetch
 from ..context import Info
 from ..errors import NotFound
 from ..types.connection import Connection, connection_from_page
@@ -51,6 +52,7 @@ class UserQuery:
     ) -> Connection[User]:
         ctx = info.context
         page = await list_users(ctx.session, ctx.tenant, first=first, after=after)
+        await prefetch.user_fields(info, [user.user_id for user in page.items])
         return connection_from_page(page, User.from_model)
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
+from strawberry.dataloader import DataLoader
 
+from generated.models.group import Group as GroupModel
+from generated.models.membership import Membership
 from generated.models.user import User as UserModel
+from generated.models.user_order import UserOrder
 from generated.queries.user import get_user
+from generated.runtime.page import Page
 
 from .. import loaders
 from ..context import Context, Info
@@ -22,6 +28,8 @@ from .node import Node, register_node
 if TYPE_CHECKING:
     from .group import Group
     from .order import Order
+
+OrdersLoader = DataLoader[loaders.OrdersKey, Page[UserOrder]]
 
 
 @strawberry.type(description="A person in a tenant.")
@@ -45,31 +53,62 @@ class User(Node):
             user_id=model.user_id,
         )
 
+    # orders and groups answer at once when a list of users loaded them ahead (prefetch.py),
+    # and through the request's loaders otherwise.
+
     @strawberry.field(
-        description="The user's orders, newest first; `from` is inclusive and `to` exclusive."
+        description="The user's orders, newest first; `from` is inclusive and `to` exclusive.",
+        graphql_type=Connection[Annotated["Order", strawberry.lazy("server.types.order")]],
     )
-    async def orders(
+    def orders(
         self,
         info: Info,
         first: int | None = None,
         after: str | None = None,
         from_: Annotated[datetime | None, strawberry.argument(name="from")] = None,
         to: datetime | None = None,
-    ) -> Connection[Annotated[Order, strawberry.lazy("server.types.order")]]:
+    ) -> Connection[Order] | Awaitable[Connection[Order]]:
         if from_ is not None and to is not None and from_ > to:
             raise BadUserInput("`from` must not be after `to`")
+        loader = loaders.orders_of_user(info.context)
         key = (self.user_id, first, after, from_, to)
-        page = await loaders.orders_of_user(info.context).load(key)
-        return connection_from_page(page, order_types.Order.from_model)
+        ready = loaders.settled(loader, key)
+        if ready is None:
+            return _orders(loader, key)
+        return connection_from_page(ready.result(), order_types.Order.from_model)
 
-    @strawberry.field(description="The groups the user belongs to, by group id.")
-    async def groups(
+    @strawberry.field(
+        description="The groups the user belongs to, by group id.",
+        graphql_type=Connection[Annotated["Group", strawberry.lazy("server.types.group")]],
+    )
+    def groups(
         self, info: Info, first: int | None = None, after: str | None = None
-    ) -> Connection[Annotated[Group, strawberry.lazy("server.types.group")]]:
-        page = await loaders.memberships_of_user(info.context).load((self.user_id, first, after))
-        found = await loaders.groups(info.context).load_many([m.group_id for m in page.items])
-        groups = {group.group_id: group_types.Group.from_model(group) for group in found if group}
-        return connection_from_page(page, lambda membership: groups.get(membership.group_id))
+    ) -> Connection[Group] | Awaitable[Connection[Group]]:
+        ctx = info.context
+        key = (self.user_id, first, after)
+        ready = loaders.settled(loaders.memberships_of_user(ctx), key)
+        if ready is not None:
+            page = ready.result()
+            group_loader = loaders.groups(ctx)
+            found = [loaders.settled(group_loader, m.group_id) for m in page.items]
+            if all(future is not None for future in found):
+                return _groups_of(page, [future.result() for future in found if future])
+        return _groups(ctx, key)
+
+
+async def _orders(loader: OrdersLoader, key: loaders.OrdersKey) -> Connection[Order]:
+    return connection_from_page(await loader.load(key), order_types.Order.from_model)
+
+
+async def _groups(ctx: Context, key: loaders.PageKey) -> Connection[Group]:
+    page = await loaders.memberships_of_user(ctx).load(key)
+    found = await loaders.groups(ctx).load_many([m.group_id for m in page.items])
+    return _groups_of(page, found)
+
+
+def _groups_of(page: Page[Membership], found: list[GroupModel | None]) -> Connection[Group]:
+    groups = {group.group_id: group_types.Group.from_model(group) for group in found if group}
+    return connection_from_page(page, lambda membership: groups.get(membership.group_id))
 
 
 async def load_user(ctx: Context, user_id: str) -> User | None:

@@ -1,0 +1,97 @@
+"""A page of users loads the orders and groups its users are asked for ahead, for all of
+them at once: the store calls and waves are the ones the fields would have made, the answers
+the same, and only what the selection asks for (through fragments, variables, @skip and
+@include) is loaded."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from server.app import create_app
+from server.ids import to_global_id
+from server.settings import Settings
+from server.store.embedded import EmbeddedStore
+from tests.server.conftest import Api, gql
+from tests.server.test_batching import _seed
+
+ORDERS = "orders(first: 2) { edges { node { totalCents } } }"
+
+
+async def test_users_answer_as_each_user_asked_alone(acme: Api, store: EmbeddedStore) -> None:
+    user_ids = await _seed(store, users=5, orders_each=3, groups=2)
+    fields = f"email {ORDERS} groups {{ edges {{ node {{ name }} }} }}"
+    body = await acme(f"{{ users(first: 5) {{ edges {{ node {{ {fields} }} }} }} }}")
+    # the page; 5 order and 5 membership queries in one wave; one batch get of the 2 groups
+    assert body["extensions"] == {"storeCalls": 1 + 5 + 5 + 1, "storeWaves": 3}
+    listed = [edge["node"] for edge in body["data"]["users"]["edges"]]
+    for user_id, user in zip(user_ids, listed, strict=True):
+        alone = await acme.data(
+            f'{{ node(id: "{to_global_id("User", user_id)}") {{ ... on User {{ {fields} }} }} }}'
+        )
+        assert alone["node"] == user
+        assert len(user["orders"]["edges"]) == 2
+        assert len(user["groups"]["edges"]) == 2
+
+
+async def test_fragments_and_variables_reach_the_same_loads(
+    acme: Api, store: EmbeddedStore
+) -> None:
+    await _seed(store, users=4, orders_each=3)
+    query = """query($n: Int!, $size: Int) { users(first: $size) { ...Page } }
+      fragment Page on UserConnection { edges { ... on UserEdge { node { ...Orders } } } }
+      fragment Orders on User { orders(first: $n) { edges { node { totalCents } } } }"""
+    body = await acme(query, {"n": 2, "size": 4})
+    assert all(len(e["node"]["orders"]["edges"]) == 2 for e in body["data"]["users"]["edges"])
+    # one order query per user: a load ahead under other arguments would double them
+    assert body["extensions"] == {"storeCalls": 1 + 4, "storeWaves": 2}
+
+
+async def test_skipped_fields_are_not_loaded(acme: Api, store: EmbeddedStore) -> None:
+    await _seed(store, users=3, orders_each=1, groups=1)
+    query = f"""query($skip: Boolean!, $with: Boolean!) {{ users {{ edges {{ node {{ email
+      {ORDERS.replace("orders(first: 2)", "orders(first: 2) @skip(if: $skip)")}
+      groups @include(if: $with) {{ edges {{ node {{ name }} }} }} }} }} }} }}"""
+    assert (await acme(query, {"skip": True, "with": False}))["extensions"] == {
+        "storeCalls": 1,
+        "storeWaves": 1,
+    }
+    assert (await acme(query, {"skip": False, "with": False}))["extensions"] == {
+        "storeCalls": 1 + 3,
+        "storeWaves": 2,
+    }
+    assert (await acme(query, {"skip": True, "with": True}))["extensions"] == {
+        "storeCalls": 1 + 3 + 1,
+        "storeWaves": 3,
+    }
+
+
+async def test_a_failed_load_fails_at_the_users_field(acme: Api, store: EmbeddedStore) -> None:
+    await _seed(store, users=3, orders_each=1)
+    body: dict[str, Any] = await acme(
+        '{ users { edges { node { email orders(after: "not-a-cursor") { edges { cursor } } } } } }'
+    )
+    assert body["data"] is None
+    # as when each user loads its own: the first user's field fails, and being non-null,
+    # takes the page (and so the data) with it
+    assert [(e["extensions"]["code"], e["path"]) for e in body["errors"]] == [
+        ("INVALID_CURSOR", ["users", "edges", 0, "node", "orders"])
+    ]
+
+
+async def test_nothing_is_loaded_ahead_with_batching_off(
+    acme: Api, store: EmbeddedStore, settings: Settings, acme_token: str
+) -> None:
+    await _seed(store, users=3, orders_each=2, groups=2)
+    groups = "groups { edges { node { name } } }"
+    query = f"{{ users {{ edges {{ node {{ {ORDERS} {groups} }} }} }} }}"
+    app = create_app(replace(settings, batching=False), store)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        naive = await gql(c, query, None, acme_token)
+    batched = await acme(query)
+    assert naive["data"] == batched["data"]
+    # per field: the page, then each user's orders, memberships and each group on its own
+    assert naive["extensions"] == {"storeCalls": 1 + 3 + 3 + 3 * 2, "storeWaves": 3}
+    assert batched["extensions"] == {"storeCalls": 1 + 3 + 3 + 1, "storeWaves": 3}
