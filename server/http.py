@@ -138,7 +138,11 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             return
         started = time.perf_counter()
         request = GraphQLRequest(scope, receive)
-        response = await self._respond(request)
+        try:
+            response = await self._respond(request)
+        finally:
+            if request.ctx is not None:
+                request.ctx.close()
         response.headers["X-Request-Id"] = request.request_id
         await response(scope, receive, send)
         ctx = request.ctx
