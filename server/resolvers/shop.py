@@ -63,14 +63,19 @@ async def _shops_with_prefix(
         after = page.cursor
 
 
-async def shops_near(
-    ctx: Context, lat: float, lng: float, radius_km: float, first: int
-) -> list[ShopDistance]:
-    """Shops within radius_km of the point, nearest first (ties by id).
+FIRST_RING_KM = 2.0
+"""The radius of the first circle read, when the asked-for radius is larger: in a city a few
+hundred shops, so one wave usually finds enough."""
+MIN_GROWTH = 2.0
+DENSITY_MARGIN = 1.25
 
-    The cells covering the circle are read concurrently, one Query each (more only when a
-    cell holds more than a page); the exact haversine distance then filters and orders.
-    """
+
+async def _within(
+    ctx: Context, lat: float, lng: float, radius_km: float
+) -> list[tuple[float, str, ShopRecord]]:
+    """Every shop within radius_km, as (distance, id, shop), nearest first (ties by id): the
+    cells covering the circle read concurrently, one Query each (more only when a cell holds
+    more than a page), then the exact haversine distance filters and orders."""
     covering = cover_circle(lat, lng, radius_km)
     batches = await asyncio.gather(
         *(
@@ -86,6 +91,33 @@ async def shops_near(
             if distance <= radius_km:
                 near.append((distance, record.shop_id, record))
     near.sort(key=lambda entry: (entry[0], entry[1]))
+    return near
+
+
+def next_ring(ring_km: float, found: int, wanted: int, radius_km: float) -> float:
+    """The next circle to read after one of ring_km held `found` of the `wanted` shops: wide
+    enough for `wanted` at the density found (with a margin), at least twice as wide (so a
+    sparse map takes few waves), at most the asked-for radius."""
+    growth = MIN_GROWTH if found == 0 else math.sqrt(wanted / found) * DENSITY_MARGIN
+    return min(radius_km, ring_km * max(MIN_GROWTH, growth))
+
+
+async def shops_near(
+    ctx: Context, lat: float, lng: float, radius_km: float, first: int
+) -> list[ShopDistance]:
+    """The `first` shops nearest the point within radius_km, nearest first (ties by id).
+
+    Read in widening circles, from FIRST_RING_KM out to the radius. Once a circle holds
+    `first` shops, the nearest `first` of all are among them, since every shop outside it is
+    farther: a dense area answers from a small circle in one wave, however large the radius.
+    """
+    if first == 0:
+        return []
+    ring = min(radius_km, FIRST_RING_KM)
+    near = await _within(ctx, lat, lng, ring)
+    while len(near) < first and ring < radius_km:
+        ring = next_ring(ring, len(near), first, radius_km)
+        near = await _within(ctx, lat, lng, ring)
     return [
         ShopDistance(shop=Shop.from_record(record), distance_km=distance)
         for distance, _, record in near[:first]

@@ -154,6 +154,45 @@ async def test_a_dense_cell_is_read_page_by_page(
     assert acme.calls == len(cover_circle(10.0, 20.0, 0.05)) + 2
 
 
+async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
+    acme: Shops,
+) -> None:
+    berlin = (52.52, 13.405)
+    centre = [destination(*berlin, bearing, 0.3 + bearing / 1000) for bearing in range(0, 360, 24)]
+    shops = await acme.add([*centre, destination(*berlin, 0.0, 30.0)])
+    data = await acme.data(NEAR, lat=berlin[0], lng=berlin[1], r=50.0, first=10)
+    got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
+    assert got == brute_force(shops, *berlin, 50.0, 10)
+    # Ten shops lie within the first ring, so nothing farther can be among the ten nearest.
+    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, shop_resolvers.FIRST_RING_KM)), 1)
+
+
+async def test_a_sparse_map_widens_the_circle_until_enough_are_found(acme: Shops) -> None:
+    berlin = (52.52, 13.405)
+    shops = await acme.add([destination(*berlin, bearing, 15.0) for bearing in (0, 120, 240)])
+    shops |= await acme.add([destination(*berlin, 45.0, 45.0)])
+    data = await acme.data(NEAR, lat=berlin[0], lng=berlin[1], r=50.0, first=4)
+    got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
+    assert got == brute_force(shops, *berlin, 50.0, 4)
+    assert len(got) == 4
+    assert acme.waves > 1  # the first ring holds none of them
+
+
+def test_the_next_ring_follows_the_density_found() -> None:
+    assert shop_resolvers.next_ring(2.0, 0, 50, 50.0) == 4.0  # none found: twice as wide
+    assert shop_resolvers.next_ring(2.0, 40, 50, 50.0) == 4.0  # nearly enough: still twice
+    # 2 found of 50: 5x the radius holds 25x the area, and a quarter more for the margin.
+    assert shop_resolvers.next_ring(2.0, 2, 50, 50.0) == pytest.approx(12.5)
+    assert shop_resolvers.next_ring(20.0, 1, 100, 50.0) == 50.0  # never past the radius
+
+
+async def test_first_zero_reads_nothing(acme: Shops) -> None:
+    await acme.add([(52.52, 13.405)])
+    data = await acme.data(NEAR, lat=52.52, lng=13.405, r=5.0, first=0)
+    assert data["shopsNear"] == []
+    assert acme.calls == 0
+
+
 async def test_create_and_read_a_shop(
     acme: Shops, client: httpx.AsyncClient, settings: Settings, store: EmbeddedStore
 ) -> None:
