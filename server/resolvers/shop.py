@@ -71,27 +71,43 @@ DENSITY_MARGIN = 1.25
 
 
 async def _within(
-    ctx: Context, lat: float, lng: float, radius_km: float
+    ctx: Context, lat: float, lng: float, radius_km: float, read: dict[str, list[ShopRecord]]
 ) -> list[tuple[float, str, ShopRecord]]:
     """Every shop within radius_km, as (distance, id, shop), nearest first (ties by id): the
     cells covering the circle read concurrently, one Query each (more only when a cell holds
-    more than a page), then the exact haversine distance filters and orders."""
+    more than a page), then the exact haversine distance filters and orders. `read` holds the
+    shops of cells read for a smaller circle: a cell inside one of them is not read again."""
     covering = cover_circle(lat, lng, radius_km)
+    cells = [
+        (geo_cell, prefix) for geo_cell, prefixes in covering.cells.items() for prefix in prefixes
+    ]
+    known = {prefix: _known(read, prefix) for _, prefix in cells}
+    wanted = [(geo_cell, prefix) for geo_cell, prefix in cells if known[prefix] is None]
     batches = await asyncio.gather(
         *(
             _shops_with_prefix(ctx.session, ctx.tenant, geo_cell, prefix)
-            for geo_cell, prefixes in covering.cells.items()
-            for prefix in prefixes
+            for geo_cell, prefix in wanted
         )
     )
+    read.update((prefix, batch) for (_, prefix), batch in zip(wanted, batches, strict=True))
     near: list[tuple[float, str, ShopRecord]] = []
-    for batch in batches:
-        for record in batch:
+    for _, prefix in cells:
+        shops = known[prefix]
+        for record in read[prefix] if shops is None else shops:
             distance = haversine_km(lat, lng, record.lat, record.lng)
             if distance <= radius_km:
                 near.append((distance, record.shop_id, record))
     near.sort(key=lambda entry: (entry[0], entry[1]))
     return near
+
+
+def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] | None:
+    """The shops of cell `prefix` if a cell holding it has been read, else None."""
+    for length in range(len(prefix), 0, -1):
+        shops = read.get(prefix[:length])
+        if shops is not None:
+            return [shop for shop in shops if shop.geohash.startswith(prefix)]
+    return None
 
 
 def next_ring(ring_km: float, found: int, wanted: int, radius_km: float) -> float:
@@ -110,14 +126,16 @@ async def shops_near(
     Read in widening circles, from FIRST_RING_KM out to the radius. Once a circle holds
     `first` shops, the nearest `first` of all are among them, since every shop outside it is
     farther: a dense area answers from a small circle in one wave, however large the radius.
+    A wider circle reads only the cells that no smaller one has read.
     """
     if first == 0:
         return []
+    read: dict[str, list[ShopRecord]] = {}
     ring = min(radius_km, FIRST_RING_KM)
-    near = await _within(ctx, lat, lng, ring)
+    near = await _within(ctx, lat, lng, ring, read)
     while len(near) < first and ring < radius_km:
         ring = next_ring(ring, len(near), first, radius_km)
-        near = await _within(ctx, lat, lng, ring)
+        near = await _within(ctx, lat, lng, ring, read)
     return [
         ShopDistance(shop=Shop.from_record(record), distance_km=distance)
         for distance, _, record in near[:first]

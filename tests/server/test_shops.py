@@ -178,6 +178,19 @@ async def test_a_sparse_map_widens_the_circle_until_enough_are_found(acme: Shops
     assert acme.waves > 1  # the first ring holds none of them
 
 
+async def test_a_wider_circle_reads_only_the_cells_not_read_yet(acme: Shops) -> None:
+    berlin = (52.52, 13.405)
+    shops = await acme.add([destination(*berlin, bearing, 4.6) for bearing in (0, 90, 180)])
+    data = await acme.data(NEAR, lat=berlin[0], lng=berlin[1], r=5.0, first=3)
+    assert [hit["shop"]["id"] for hit in data["shopsNear"]] == [
+        shop_id for shop_id, _ in brute_force(shops, *berlin, 5.0, 3)
+    ]
+    # Circles of 2, 4 and 5 km, all covered by cells of one precision: each cell read once.
+    rings = [cover_circle(*berlin, radius) for radius in (2.0, 4.0, 5.0)]
+    assert {ring.precision for ring in rings} == {rings[-1].precision}
+    assert (acme.calls, acme.waves) == (len(rings[-1]), 3)
+
+
 def test_the_next_ring_follows_the_density_found() -> None:
     assert shop_resolvers.next_ring(2.0, 0, 50, 50.0) == 4.0  # none found: twice as wide
     assert shop_resolvers.next_ring(2.0, 40, 50, 50.0) == 4.0  # nearly enough: still twice
