@@ -64,10 +64,12 @@ async def _shops_with_prefix(
 
 
 FIRST_RING_KM = 2.0
-"""The radius of the first circle read, when the asked-for radius is larger: in a city a few
-hundred shops, so one wave usually finds enough."""
+"""The radius of the first circle read when the asked-for radius is larger. In a city it
+holds a few hundred shops, so one wave usually finds enough."""
 MIN_GROWTH = 2.0
+"""A wider circle is at least this many times as wide, so a sparse map takes few waves."""
 DENSITY_MARGIN = 1.25
+"""How much wider than the density found suggests a wider circle is drawn."""
 
 
 async def _within(
