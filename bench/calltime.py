@@ -6,8 +6,8 @@ variant it reports the request's median time and, per kind of call, how many a r
 makes and how long at least one of them was in flight (calls in flight together count
 once), as medians.
 
-From these, the most batching can gain on the operation: the naive request's time over the
-time the batched request spends waiting for its Queries. DynamoDB has no batched form of
+From these it reports the most batching can gain on the operation: the naive request's time
+over the time the batched request spends waiting for its Queries. DynamoDB has no batched form of
 Query, so those calls stay one per parent however the rest is batched; the speed-up cannot
 exceed that ratio.
 """
@@ -175,11 +175,20 @@ def render(op: Operation, store: StoreName, result: dict[str, Any]) -> str:
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m bench.calltime", description=__doc__.split("\n\n")[0]
+        prog="python -m bench.calltime",
+        description=__doc__.split(": ", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="dynamodb-local")
-    parser.add_argument("--op", default="Q3", help="an operation with a naive baseline (Q2-Q5)")
-    parser.add_argument("--repeats", type=int, default=5, help="requests per variant")
+    parser.add_argument(
+        "--store",
+        choices=("embedded", "dynamodb-local"),
+        default="dynamodb-local",
+        help="the store to measure on (default: dynamodb-local, started by the harness)",
+    )
+    parser.add_argument(
+        "--op", default="Q3", help="an operation with a naive baseline, Q2-Q5 (default: Q3)"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="requests per variant (default: 5)")
     parser.add_argument("--quick", action="store_true", help="the small dataset")
     parser.add_argument("--out", type=Path, default=None, help="also write the results JSON")
     args = parser.parse_args(argv)
