@@ -263,11 +263,8 @@ class Query:
     def shops_near(
         self, info: FloorInfo, lat: float, lng: float, radius_km: float, first: int | None = None
     ) -> list[ShopDistance]:
-        near = info.context.data.shops_near(lat, lng, radius_km)
-        return [
-            ShopDistance(shop=shop_of(shop), distance_km=distance)
-            for distance, shop in near[: first if first is not None else 20]
-        ]
+        near = info.context.data.shops_near(lat, lng, radius_km, 20 if first is None else first)
+        return [ShopDistance(shop=shop_of(shop), distance_km=distance) for distance, shop in near]
 
 
 @strawberry.input

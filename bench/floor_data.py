@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.geo import cover_circle, haversine_km
+from server.resolvers.shop import FIRST_RING_KM, INLINE_MAX_CELLS, next_ring
 
 Item = Mapping[str, Any]
 
@@ -47,11 +48,25 @@ class FloorData:
         path = tuple(node["path"])
         return [self.org_by_path[path[:depth]] for depth in range(1, len(path))]
 
-    def shops_near(self, lat: float, lng: float, radius_km: float) -> list[tuple[float, Item]]:
-        """(distance, shop) within the radius, nearest first, found through the same
-        geohash covering the store uses."""
+    def shops_near(
+        self, lat: float, lng: float, radius_km: float, first: int
+    ) -> list[tuple[float, Item]]:
+        """(distance, shop) of the `first` shops nearest the point within the radius, nearest
+        first, found as the server finds them: in widening circles, each read through the
+        geohash cells covering it (as many as the embedded store's coverings have)."""
+        if first == 0:
+            return []
+        ring = min(radius_km, FIRST_RING_KM)
+        near = self._within(lat, lng, ring)
+        while len(near) < first and ring < radius_km:
+            ring = next_ring(ring, len(near), first, radius_km)
+            near = self._within(lat, lng, ring)
+        return near[:first]
+
+    def _within(self, lat: float, lng: float, radius_km: float) -> list[tuple[float, Item]]:
+        """(distance, shop) within the radius, nearest first (ties by id)."""
         found: list[tuple[float, str, Item]] = []
-        for prefixes in cover_circle(lat, lng, radius_km).cells.values():
+        for prefixes in cover_circle(lat, lng, radius_km, INLINE_MAX_CELLS).cells.values():
             for prefix in prefixes:
                 start = bisect.bisect_left(self.shop_geohashes, prefix)
                 end = bisect.bisect_left(self.shop_geohashes, prefix + "~")

@@ -184,22 +184,25 @@ def distance_floor_km(lat: float, lng: float, cell: str) -> float:
     return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
 
 
-def choose_precision(box: Box) -> int:
-    """The finest precision in [3, 7] covering the box with at most TARGET_CELLS cells,
-    else 3 (the coarsest a geo_cell partition allows)."""
+def choose_precision(box: Box, max_cells: int = TARGET_CELLS) -> int:
+    """The finest precision in [3, 7] covering the box with at most max_cells cells, else 3
+    (the coarsest a geo_cell partition allows)."""
     for precision in range(MAX_PRECISION, MIN_PRECISION - 1, -1):
-        if cell_count(box, precision) <= TARGET_CELLS:
+        if cell_count(box, precision) <= max_cells:
             return precision
     return MIN_PRECISION
 
 
-def cover_circle(lat: float, lng: float, radius_km: float) -> Covering:
+def cover_circle(
+    lat: float, lng: float, radius_km: float, max_cells: int = TARGET_CELLS
+) -> Covering:
     """The cells whose union holds every point within radius_km of (lat, lng): those of the
-    chosen precision touching the circle's box, less those the circle cannot reach."""
+    finest precision whose cells touching the circle's box are at most max_cells, less those
+    the circle cannot reach. More cells read fewer points outside the circle."""
     if not 0.0 < radius_km <= MAX_RADIUS_KM:
         raise ValueError(f"radius must be in (0, {MAX_RADIUS_KM:g}] km, got {radius_km}")
     box = circle_box(lat, lng, radius_km)
-    precision = choose_precision(box)
+    precision = choose_precision(box, max_cells)
     grouped: dict[str, list[str]] = {}
     reach = radius_km * (1 + 1e-9) + 1e-9
     for cell in cells_in_box(box, precision):

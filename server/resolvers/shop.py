@@ -11,12 +11,19 @@ import strawberry
 from generated.models.shop import Shop as ShopRecord
 from generated.queries.shop import shops_in_cell
 from generated.runtime.plan import Condition, Put
-from generated.runtime.store import Session
+from generated.runtime.store import Session, Store
 from generated.table import TABLE
 
 from ..context import Context, Info
 from ..errors import BadUserInput
-from ..geo import GEO_CELL_LENGTH, MAX_RADIUS_KM, cover_circle, haversine_km, shop_geohash
+from ..geo import (
+    GEO_CELL_LENGTH,
+    MAX_RADIUS_KM,
+    TARGET_CELLS,
+    cover_circle,
+    haversine_km,
+    shop_geohash,
+)
 from ..ids import new_id
 from ..types.node import lookup_id
 from ..types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
@@ -70,6 +77,16 @@ MIN_GROWTH = 2.0
 """A wider circle is at least this many times as wide, so a sparse map takes few waves."""
 DENSITY_MARGIN = 1.25
 """How much wider than the density found suggests a wider circle is drawn."""
+INLINE_MAX_CELLS = 64
+"""The most cells a covering has on a store whose calls never wait (the embedded store): a
+call there costs little beyond the items it reads, so smaller cells, which hold fewer shops
+outside the circle, are cheaper. Over a network every call is a round trip and a minimum
+read charge, and coverings keep to geo.TARGET_CELLS."""
+
+
+def max_cells(store: Store) -> int:
+    """How many cells a covering may have on this store."""
+    return INLINE_MAX_CELLS if getattr(store, "answers_inline", False) else TARGET_CELLS
 
 
 async def _within(
@@ -79,7 +96,7 @@ async def _within(
     cells covering the circle read concurrently, one Query each (more only when a cell holds
     more than a page), then the exact haversine distance filters and orders. `read` holds the
     shops of cells read for a smaller circle: a cell inside one of them is not read again."""
-    covering = cover_circle(lat, lng, radius_km)
+    covering = cover_circle(lat, lng, radius_km, max_cells(ctx.session.store))
     cells = [
         (geo_cell, prefix) for geo_cell, prefixes in covering.cells.items() for prefix in prefixes
     ]

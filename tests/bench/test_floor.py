@@ -46,16 +46,19 @@ def test_descendants_are_the_nodes_below(data: FloorData) -> None:
         assert {tuple(found["path"]) for found in data.descendants(node)} == expected
 
 
-def test_shops_near_matches_a_scan_of_every_shop(data: FloorData) -> None:
-    lat, lng, radius = 52.52, 13.405, 5.0
+@pytest.mark.parametrize(("radius", "first"), [(5.0, 1000), (5.0, 3), (12.0, 40), (50.0, 10)])
+def test_shops_near_matches_a_scan_of_every_shop(
+    data: FloorData, radius: float, first: int
+) -> None:
+    lat, lng = 52.52, 13.405
     scan = sorted(
         (haversine_km(lat, lng, float(s["lat"]), float(s["lng"])), s["shop_id"])
         for s in data.shops
         if haversine_km(lat, lng, float(s["lat"]), float(s["lng"])) <= radius
     )
-    found = [(distance, shop["shop_id"]) for distance, shop in data.shops_near(lat, lng, radius)]
+    near = data.shops_near(lat, lng, radius, first)
     assert scan
-    assert found == scan
+    assert [(distance, shop["shop_id"]) for distance, shop in near] == scan[:first]
 
 
 async def test_schema_answers_from_the_dicts(data: FloorData) -> None:

@@ -88,6 +88,15 @@ def test_precision_follows_the_radius() -> None:
         assert all(p.startswith(geo_cell) and len(p) == small.precision for p in prefixes)
 
 
+def test_more_cells_cover_more_tightly() -> None:
+    coarse = cover_circle(52.52, 13.405, 2.0)
+    fine = cover_circle(52.52, 13.405, 2.0, 64)
+    assert fine.precision > coarse.precision
+    assert TARGET_CELLS < len(fine) <= 64
+    for geo_cell, prefixes in fine.cells.items():  # each fine cell lies inside a coarse one
+        assert all(any(p.startswith(c) for c in coarse.cells[geo_cell]) for p in prefixes)
+
+
 @pytest.mark.parametrize("radius", [0.0, -1.0, 50.0001, math.inf, math.nan])
 def test_radius_out_of_range_is_refused(radius: float) -> None:
     with pytest.raises(ValueError, match="radius"):

@@ -18,7 +18,7 @@ from generated.runtime.store import Store
 from generated.table import TABLE
 from server.app import create_app
 from server.auth import issue_token
-from server.geo import cover_circle, destination, haversine_km
+from server.geo import TARGET_CELLS, cover_circle, destination, haversine_km
 from server.ids import from_global_id, new_id, to_global_id
 from server.resolvers import shop as shop_resolvers
 from server.resolvers.shop import shop_record
@@ -29,6 +29,8 @@ NEAR = """query($lat: Float!, $lng: Float!, $r: Float!, $first: Int) {
   shopsNear(lat: $lat, lng: $lng, radiusKm: $r, first: $first) { distanceKm shop { id name } }
 }"""
 TENANTS = itertools.count()
+INLINE = shop_resolvers.INLINE_MAX_CELLS
+"""The cells a covering may have on the embedded store these tests run on."""
 
 
 class Shops:
@@ -103,6 +105,7 @@ POLES = st.tuples(
 OFFSETS = st.lists(st.tuples(st.floats(0.0, 360.0), st.floats(0.0, 1.6)), max_size=30)
 
 
+@pytest.mark.parametrize("cells", [INLINE, TARGET_CELLS])  # the embedded store's, DynamoDB's
 @given(
     center=st.one_of(ANYWHERE, ANTIMERIDIAN, POLES),
     radius=st.floats(0.01, 50.0),
@@ -118,11 +121,14 @@ async def test_shops_near_equals_a_brute_force_filter(
     client: httpx.AsyncClient,
     settings: Settings,
     store: EmbeddedStore,
+    monkeypatch: pytest.MonkeyPatch,
+    cells: int,
     center: tuple[float, float],
     radius: float,
     offsets: list[tuple[float, float]],
     first: int | None,
 ) -> None:
+    monkeypatch.setattr(shop_resolvers, "INLINE_MAX_CELLS", cells)
     lat, lng = center
     api = Shops(client, settings, store, f"t{next(TENANTS)}")  # a fresh tenant: an empty map
     positions = [destination(lat, lng, bearing, radius * frac) for bearing, frac in offsets]
@@ -140,7 +146,7 @@ async def test_one_query_per_cell_all_at_once(acme: Shops) -> None:
     distances = [hit["distanceKm"] for hit in data["shopsNear"]]
     assert distances == sorted(distances)
     assert all(d == pytest.approx(0.5, abs=1e-4) for d in distances)  # positions kept to 1 cm
-    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0)), 1)
+    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0, INLINE)), 1)
 
 
 async def test_a_dense_cell_is_read_page_by_page(
@@ -151,7 +157,7 @@ async def test_a_dense_cell_is_read_page_by_page(
     data = await acme.data(NEAR, lat=10.0, lng=20.0, r=0.05)
     assert sorted(hit["shop"]["id"] for hit in data["shopsNear"]) == sorted(shops)
     # Every covering cell once, and the one holding the shops twice more (pages 2, 2, 1).
-    assert acme.calls == len(cover_circle(10.0, 20.0, 0.05)) + 2
+    assert acme.calls == len(cover_circle(10.0, 20.0, 0.05, INLINE)) + 2
 
 
 async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
@@ -164,7 +170,8 @@ async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
     got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
     assert got == brute_force(shops, *berlin, 50.0, 10)
     # Ten shops lie within the first ring, so nothing farther can be among the ten nearest.
-    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, shop_resolvers.FIRST_RING_KM)), 1)
+    first_ring = cover_circle(*berlin, shop_resolvers.FIRST_RING_KM, INLINE)
+    assert (acme.calls, acme.waves) == (len(first_ring), 1)
 
 
 async def test_a_sparse_map_widens_the_circle_until_enough_are_found(acme: Shops) -> None:
@@ -178,7 +185,10 @@ async def test_a_sparse_map_widens_the_circle_until_enough_are_found(acme: Shops
     assert acme.waves > 1  # the first ring holds none of them
 
 
-async def test_a_wider_circle_reads_only_the_cells_not_read_yet(acme: Shops) -> None:
+async def test_a_wider_circle_reads_only_the_cells_not_read_yet(
+    acme: Shops, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shop_resolvers, "INLINE_MAX_CELLS", TARGET_CELLS)
     berlin = (52.52, 13.405)
     shops = await acme.add([destination(*berlin, bearing, 4.6) for bearing in (0, 90, 180)])
     data = await acme.data(NEAR, lat=berlin[0], lng=berlin[1], r=5.0, first=3)
@@ -189,6 +199,14 @@ async def test_a_wider_circle_reads_only_the_cells_not_read_yet(acme: Shops) -> 
     rings = [cover_circle(*berlin, radius) for radius in (2.0, 4.0, 5.0)]
     assert {ring.precision for ring in rings} == {rings[-1].precision}
     assert (acme.calls, acme.waves) == (len(rings[-1]), 3)
+
+
+def test_coverings_are_finer_where_calls_never_wait(store: EmbeddedStore) -> None:
+    class Remote:  # a store answering over a network says nothing of answering inline
+        pass
+
+    assert shop_resolvers.max_cells(store) == INLINE > TARGET_CELLS
+    assert shop_resolvers.max_cells(Remote()) == TARGET_CELLS  # type: ignore[arg-type]
 
 
 def test_the_next_ring_follows_the_density_found() -> None:
