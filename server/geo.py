@@ -13,6 +13,9 @@ named by pygeohash's encoding of its centre, which lies far from any cell edge, 
 is exact; the box is padded by a hair so that a point on a cell edge, wherever the encoder
 puts it, is covered. Cells of the box that the circle cannot reach (its corners, mostly) are
 then dropped, by a lower bound of the distance to each cell.
+
+The nearest shops are searched in widening circles: `next_ring` sizes each from the density
+the one before found (server/resolvers/shop.py reads them).
 """
 
 from __future__ import annotations
@@ -29,8 +32,22 @@ MAX_RADIUS_KM = 50.0
 MIN_PRECISION = 3
 MAX_PRECISION = 7
 TARGET_CELLS = 16
+"""The most cells a covering has by default."""
+INLINE_MAX_CELLS = 64
+"""The most cells a covering has on a store whose calls never wait (the embedded store): a
+call there costs little beyond the items it reads, so smaller cells, which hold fewer points
+outside the circle, are cheaper. Over a network every call is a round trip and a minimum
+read charge, and coverings keep to TARGET_CELLS."""
 SHOP_PRECISION = 9
 GEO_CELL_LENGTH = 3
+
+FIRST_RING_KM = 2.0
+"""The radius of the first circle read when the asked-for radius is larger. In a city it
+holds a few hundred shops, so one wave usually finds enough."""
+MIN_GROWTH = 2.0
+"""A wider circle is at least this many times as wide, so a sparse map takes few waves."""
+DENSITY_MARGIN = 1.25
+"""How much wider than the density found suggests a wider circle is drawn."""
 
 _PAD_DEGREES = 1e-9
 """Widens the box beyond rounding error (1e-9 degrees is about 0.1 mm)."""
@@ -209,3 +226,11 @@ def cover_circle(
         if distance_floor_km(lat, lng, cell) <= reach:  # corner cells may miss the circle
             grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
     return Covering(precision, grouped)
+
+
+def next_ring(ring_km: float, found: int, wanted: int, radius_km: float) -> float:
+    """The next circle to read after one of ring_km held `found` of the `wanted` shops: wide
+    enough for `wanted` at the density found (with a margin), at least twice as wide (so a
+    sparse map takes few waves), at most the asked-for radius."""
+    growth = MIN_GROWTH if found == 0 else math.sqrt(wanted / found) * DENSITY_MARGIN
+    return min(radius_km, ring_km * max(MIN_GROWTH, growth))

@@ -17,11 +17,14 @@ from generated.table import TABLE
 from ..context import Context, Info
 from ..errors import BadUserInput
 from ..geo import (
+    FIRST_RING_KM,
     GEO_CELL_LENGTH,
+    INLINE_MAX_CELLS,
     MAX_RADIUS_KM,
     TARGET_CELLS,
     cover_circle,
     haversine_km,
+    next_ring,
     shop_geohash,
 )
 from ..ids import new_id
@@ -70,22 +73,9 @@ async def _shops_with_prefix(
         after = page.cursor
 
 
-FIRST_RING_KM = 2.0
-"""The radius of the first circle read when the asked-for radius is larger. In a city it
-holds a few hundred shops, so one wave usually finds enough."""
-MIN_GROWTH = 2.0
-"""A wider circle is at least this many times as wide, so a sparse map takes few waves."""
-DENSITY_MARGIN = 1.25
-"""How much wider than the density found suggests a wider circle is drawn."""
-INLINE_MAX_CELLS = 64
-"""The most cells a covering has on a store whose calls never wait (the embedded store): a
-call there costs little beyond the items it reads, so smaller cells, which hold fewer shops
-outside the circle, are cheaper. Over a network every call is a round trip and a minimum
-read charge, and coverings keep to geo.TARGET_CELLS."""
-
-
 def max_cells(store: Store) -> int:
-    """How many cells a covering may have on this store."""
+    """How many cells a covering may have on this store: more, and smaller, where calls never
+    wait (geo.INLINE_MAX_CELLS)."""
     return INLINE_MAX_CELLS if getattr(store, "answers_inline", False) else TARGET_CELLS
 
 
@@ -127,14 +117,6 @@ def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] |
         if shops is not None:
             return [shop for shop in shops if shop.geohash.startswith(prefix)]
     return None
-
-
-def next_ring(ring_km: float, found: int, wanted: int, radius_km: float) -> float:
-    """The next circle to read after one of ring_km held `found` of the `wanted` shops: wide
-    enough for `wanted` at the density found (with a margin), at least twice as wide (so a
-    sparse map takes few waves), at most the asked-for radius."""
-    growth = MIN_GROWTH if found == 0 else math.sqrt(wanted / found) * DENSITY_MARGIN
-    return min(radius_km, ring_km * max(MIN_GROWTH, growth))
 
 
 async def shops_near(

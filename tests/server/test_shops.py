@@ -18,7 +18,15 @@ from generated.runtime.store import Store
 from generated.table import TABLE
 from server.app import create_app
 from server.auth import issue_token
-from server.geo import TARGET_CELLS, cover_circle, destination, haversine_km
+from server.geo import (
+    FIRST_RING_KM,
+    INLINE_MAX_CELLS,
+    TARGET_CELLS,
+    cover_circle,
+    destination,
+    haversine_km,
+    next_ring,
+)
 from server.ids import from_global_id, new_id, to_global_id
 from server.resolvers import shop as shop_resolvers
 from server.resolvers.shop import shop_record
@@ -29,8 +37,6 @@ NEAR = """query($lat: Float!, $lng: Float!, $r: Float!, $first: Int) {
   shopsNear(lat: $lat, lng: $lng, radiusKm: $r, first: $first) { distanceKm shop { id name } }
 }"""
 TENANTS = itertools.count()
-INLINE = shop_resolvers.INLINE_MAX_CELLS
-"""The cells a covering may have on the embedded store these tests run on."""
 
 
 class Shops:
@@ -105,7 +111,9 @@ POLES = st.tuples(
 OFFSETS = st.lists(st.tuples(st.floats(0.0, 360.0), st.floats(0.0, 1.6)), max_size=30)
 
 
-@pytest.mark.parametrize("cells", [INLINE, TARGET_CELLS])  # the embedded store's, DynamoDB's
+@pytest.mark.parametrize(
+    "cells", [INLINE_MAX_CELLS, TARGET_CELLS]
+)  # the embedded store's, DynamoDB's
 @given(
     center=st.one_of(ANYWHERE, ANTIMERIDIAN, POLES),
     radius=st.floats(0.01, 50.0),
@@ -146,7 +154,7 @@ async def test_one_query_per_cell_all_at_once(acme: Shops) -> None:
     distances = [hit["distanceKm"] for hit in data["shopsNear"]]
     assert distances == sorted(distances)
     assert all(d == pytest.approx(0.5, abs=1e-4) for d in distances)  # positions kept to 1 cm
-    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0, INLINE)), 1)
+    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0, INLINE_MAX_CELLS)), 1)
 
 
 async def test_a_dense_cell_is_read_page_by_page(
@@ -157,7 +165,7 @@ async def test_a_dense_cell_is_read_page_by_page(
     data = await acme.data(NEAR, lat=10.0, lng=20.0, r=0.05)
     assert sorted(hit["shop"]["id"] for hit in data["shopsNear"]) == sorted(shops)
     # Every covering cell once, and the one holding the shops twice more (pages 2, 2, 1).
-    assert acme.calls == len(cover_circle(10.0, 20.0, 0.05, INLINE)) + 2
+    assert acme.calls == len(cover_circle(10.0, 20.0, 0.05, INLINE_MAX_CELLS)) + 2
 
 
 async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
@@ -170,7 +178,7 @@ async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
     got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
     assert got == brute_force(shops, *berlin, 50.0, 10)
     # Ten shops lie within the first ring, so nothing farther can be among the ten nearest.
-    first_ring = cover_circle(*berlin, shop_resolvers.FIRST_RING_KM, INLINE)
+    first_ring = cover_circle(*berlin, FIRST_RING_KM, INLINE_MAX_CELLS)
     assert (acme.calls, acme.waves) == (len(first_ring), 1)
 
 
@@ -205,16 +213,16 @@ def test_coverings_are_finer_where_calls_never_wait(store: EmbeddedStore) -> Non
     class Remote:  # a store answering over a network says nothing of answering inline
         pass
 
-    assert shop_resolvers.max_cells(store) == INLINE > TARGET_CELLS
+    assert shop_resolvers.max_cells(store) == INLINE_MAX_CELLS > TARGET_CELLS
     assert shop_resolvers.max_cells(Remote()) == TARGET_CELLS  # type: ignore[arg-type]
 
 
 def test_the_next_ring_follows_the_density_found() -> None:
-    assert shop_resolvers.next_ring(2.0, 0, 50, 50.0) == 4.0  # none found: twice as wide
-    assert shop_resolvers.next_ring(2.0, 40, 50, 50.0) == 4.0  # nearly enough: still twice
+    assert next_ring(2.0, 0, 50, 50.0) == 4.0  # none found: twice as wide
+    assert next_ring(2.0, 40, 50, 50.0) == 4.0  # nearly enough: still twice
     # 2 found of 50: 5x the radius holds 25x the area, and a quarter more for the margin.
-    assert shop_resolvers.next_ring(2.0, 2, 50, 50.0) == pytest.approx(12.5)
-    assert shop_resolvers.next_ring(20.0, 1, 100, 50.0) == 50.0  # never past the radius
+    assert next_ring(2.0, 2, 50, 50.0) == pytest.approx(12.5)
+    assert next_ring(20.0, 1, 100, 50.0) == 50.0  # never past the radius
 
 
 async def test_first_zero_reads_nothing(acme: Shops) -> None:
