@@ -33,65 +33,27 @@ from bench.run import profile_for
 from bench.stats import median
 from bench.stores import store_environment
 from bench.targets import StoreName, auth_headers, bench_settings, keygraph_app, open_store
-from generated.runtime.plan import (
-    BatchGet,
-    Delete,
-    Get,
-    Item,
-    Put,
-    Query,
-    QueryResult,
-    Update,
-    WriteAction,
-)
 from generated.runtime.store import Store
 from server.datastack import run_with_headroom
+from server.store.view import StoreView
 
 R = TypeVar("R")
 VARIANTS = ("keygraph", "naive")
 
 
-class TimedStore:
+class TimedStore(StoreView):
     """Forwards every call to `inner`, recording each call's kind, start and end."""
 
     def __init__(self, inner: Store) -> None:
-        self.inner = inner
-        self.answers_inline: bool = getattr(inner, "answers_inline", False)
+        super().__init__(inner)
         self.calls: list[tuple[str, float, float]] = []
 
-    async def _timed(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
         started = time.perf_counter()
         try:
             return await call()
         finally:
             self.calls.append((kind, started, time.perf_counter()))
-
-    async def get(self, plan: Get) -> Item | None:
-        return await self._timed("GetItem", lambda: self.inner.get(plan))
-
-    async def batch_get(self, plan: BatchGet) -> list[Item]:
-        return await self._timed("BatchGetItem", lambda: self.inner.batch_get(plan))
-
-    async def query(self, plan: Query) -> QueryResult:
-        return await self._timed("Query", lambda: self.inner.query(plan))
-
-    async def put(self, plan: Put) -> None:
-        await self._timed("PutItem", lambda: self.inner.put(plan))
-
-    async def update(self, plan: Update) -> Item:
-        return await self._timed("UpdateItem", lambda: self.inner.update(plan))
-
-    async def delete(self, plan: Delete) -> None:
-        await self._timed("DeleteItem", lambda: self.inner.delete(plan))
-
-    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
-        await self._timed("BatchWriteItem", lambda: self.inner.batch_write(actions))
-
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
-        await self._timed("TransactWriteItems", lambda: self.inner.transact_write(actions))
-
-    async def close(self) -> None:
-        """The store is shared by the variants and closed by whoever opened it."""
 
 
 def busy(spans: Sequence[tuple[float, float]]) -> float:

@@ -11,34 +11,23 @@ answer) count as one wave too, and skip that yield.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from generated.runtime.plan import (
-    BatchGet,
-    Delete,
-    Get,
-    Item,
-    Put,
-    Query,
-    QueryResult,
-    Update,
-    WriteAction,
-)
 from generated.runtime.store import Store
+
+from .store.view import StoreView
 
 R = TypeVar("R")
 
 
-class CountingStore:
-    """Forwards every call to `inner`, counting calls and waves; one per request."""
+class CountingStore(StoreView):
+    """Forwards every call to `inner`, counting calls and waves; one per request. Closing
+    it leaves the shared store open."""
 
     def __init__(self, inner: Store) -> None:
-        self.inner = inner
-        self.answers_inline: bool = getattr(inner, "answers_inline", False)
-        """Whether the inner store answers without waiting (the embedded store): a batch of
-        its calls gains nothing from running concurrently."""
+        super().__init__(inner)
         self.calls = 0
         self.waves = 0
         self._in_flight = 0
@@ -64,7 +53,7 @@ class CountingStore:
         if self._in_flight == 0:
             self._hold_from_idle = False
 
-    async def _count(self, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
         if self._in_flight == 0 or self._hold_from_idle:
             self.waves += 1
             self._hold_from_idle = False
@@ -76,30 +65,3 @@ class CountingStore:
             return await call()
         finally:
             self._in_flight -= 1
-
-    async def get(self, plan: Get) -> Item | None:
-        return await self._count(lambda: self.inner.get(plan))
-
-    async def batch_get(self, plan: BatchGet) -> list[Item]:
-        return await self._count(lambda: self.inner.batch_get(plan))
-
-    async def query(self, plan: Query) -> QueryResult:
-        return await self._count(lambda: self.inner.query(plan))
-
-    async def put(self, plan: Put) -> None:
-        await self._count(lambda: self.inner.put(plan))
-
-    async def update(self, plan: Update) -> Item:
-        return await self._count(lambda: self.inner.update(plan))
-
-    async def delete(self, plan: Delete) -> None:
-        await self._count(lambda: self.inner.delete(plan))
-
-    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
-        await self._count(lambda: self.inner.batch_write(actions))
-
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
-        await self._count(lambda: self.inner.transact_write(actions))
-
-    async def close(self) -> None:
-        """The shared store outlives the request: closing a request's view does nothing."""
