@@ -33,9 +33,9 @@ from bench.run import profile_for
 from bench.stats import median
 from bench.stores import store_environment
 from bench.targets import StoreName, auth_headers, bench_settings, keygraph_app, open_store
-from generated.runtime.store import Store
+from keygraph.store import Store
+from keygraph.stores.view import StoreView
 from server.datastack import run_with_headroom
-from server.store.view import StoreView
 
 R = TypeVar("R")
 VARIANTS = ("keygraph", "naive")

@@ -17,11 +17,11 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from generated.runtime.plan import Item
 from generated.table import TABLE
+from keygraph.plan import Item
+from keygraph.stores.embedded.schema import BODY_FORMAT
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.seed import SeedSizes, build_items, seed
-from server.store.embedded import EmbeddedStore
-from server.store.sqlite_schema import BODY_FORMAT
 
 TENANTS = ("acme", "globex")
 """Every tenant holds a full dataset; the queries run as the first."""

@@ -24,8 +24,8 @@ from strawberry.asgi import GraphQL
 from strawberry.extensions import ParserCache, ValidationCache
 
 from bench.floor_data import FloorData, Item
-from generated.runtime.keycodec import format_datetime, parse_datetime
-from generated.runtime.page import Page
+from keygraph.keycodec import format_datetime, parse_datetime
+from keygraph.page import Page
 from server.http import FastJSON
 from server.ids import local_id as local_of
 from server.ids import new_id, to_global_id

@@ -31,15 +31,17 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials
 
 from bench.stats import median, median_ratio, percentile
-from generated.runtime.plan import BatchGet, Get, Put, Query
-from generated.runtime.store import Store
-from server.store import admin, sqlite_schema, values, wire
-from server.store.dynamodb import DynamoDBStore, make_client
-from server.store.embedded import EmbeddedStore
-from server.store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from server.store.sigv4 import Signer
-from server.store.testing import TEST_TABLE, unique_table
-from server.store.transport import CONTENT_TYPE, TARGET_PREFIX
+from keygraph.plan import BatchGet, Get, Put, Query
+from keygraph.store import Store
+from keygraph.stores.dynamodb import admin, wire
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.sigv4 import Signer
+from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
+from keygraph.stores.dynamodb.transport import CONTENT_TYPE, TARGET_PREFIX
+from keygraph.stores.embedded import schema as sqlite_schema
+from keygraph.stores.embedded import values
+from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.stores.testing import TEST_TABLE, unique_table
 
 CACHE = Path(__file__).resolve().parents[1] / ".keygraph" / "bench"
 Row = tuple[str, str, str, str]

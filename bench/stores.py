@@ -12,9 +12,9 @@ from pathlib import Path
 from bench.dataset import TENANTS, Dataset, embedded_cache, working_copy
 from bench.targets import StoreName, create_local_table, local_client
 from generated.table import TABLE
+from keygraph.stores.dynamodb.local import DynamoDBLocal
+from keygraph.stores.dynamodb.store import DynamoDBStore
 from server.seed import seed
-from server.store.dynamodb import DynamoDBStore
-from server.store.local import DynamoDBLocal
 
 
 async def _seed_dynamodb(endpoint: str, dataset: Dataset, progress: bool) -> None:

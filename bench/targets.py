@@ -12,15 +12,15 @@ from starlette.types import ASGIApp
 
 from bench.floor import floor_app as floor_asgi
 from bench.floor_data import Item, load_floor_data
-from generated.runtime.store import Store
 from generated.table import TABLE
+from keygraph.store import Store
+from keygraph.stores.dynamodb.admin import create_table
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
+from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.auth import issue_token
 from server.settings import Settings, load_settings
-from server.store.admin import create_table
-from server.store.dynamodb import DynamoDBStore, make_client
-from server.store.embedded import EmbeddedStore
-from server.store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
 
 StoreName = Literal["embedded", "dynamodb-local"]
 Variant = Literal["keygraph", "naive", "floor"]

@@ -33,14 +33,9 @@ def _run(args: list[str], cwd: Path) -> None:
         raise FormatError(f"{' '.join(args[:2])} failed:\n{done.stdout}{done.stderr}")
 
 
-def format_python(files: Mapping[str, str], keep: str = "runtime/") -> dict[str, str]:
-    """The same map with every .py file ruff-formatted, except
-    files under `keep` (the hand-written runtime, copied unchanged)."""
-    python = {
-        path: text
-        for path, text in files.items()
-        if path.endswith(".py") and not path.startswith(keep)
-    }
+def format_python(files: Mapping[str, str]) -> dict[str, str]:
+    """The same map with every .py file ruff-formatted."""
+    python = {path: text for path, text in files.items() if path.endswith(".py")}
     if not python:
         return dict(files)
     ruff = ruff_binary()

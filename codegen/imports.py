@@ -1,5 +1,6 @@
 """Import blocks in the order ruff's isort rules want (its defaults), so generated modules
-need only `ruff format` afterwards: sections future, standard library, third party, relative;
+need only `ruff format` afterwards: sections future, standard library, third party, the
+keygraph runtime, relative;
 `import x` before `from x import ...`; modules case-insensitively, `..` before `.`; names
 constants, then classes, then the rest; aliased names on lines of their own."""
 
@@ -13,12 +14,19 @@ _FROM = re.compile(r"^from (\S+) import (.+)$")
 _IMPORT = re.compile(r"^import (\S+)$")
 
 
+RUNTIME = "keygraph"
+"""The runtime library: its own section, as ruff sorts a first-party package."""
+
+
 def _section(module: str) -> int:
     if module.startswith("."):
-        return 3
+        return 4
     if module == "__future__":
         return 0
-    return 1 if module.split(".", maxsplit=1)[0] in sys.stdlib_module_names else 2
+    top = module.split(".", maxsplit=1)[0]
+    if top == RUNTIME:
+        return 3
+    return 1 if top in sys.stdlib_module_names else 2
 
 
 def _module_key(module: str) -> tuple[int, str]:

@@ -130,8 +130,8 @@ def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
     imports = [
         "from collections.abc import Mapping",
         "from typing import NamedTuple",
-        "from ..runtime import keycodec as _kc",
-        "from ..runtime.errors import BadArgument",
+        "from keygraph import keycodec as _kc",
+        "from keygraph.errors import BadArgument",
     ]
     types = {v.type for v in all_vars}
     if "path" in types:

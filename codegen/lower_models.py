@@ -29,7 +29,7 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
         "from typing import Any",
         "from collections.abc import Mapping",
         "from pydantic import BaseModel, ConfigDict",
-        "from ..runtime.plan import Item",
+        "from keygraph.plan import Item",
     ]
     types = {a.spec.type for a in attrs}
     common = [
@@ -40,7 +40,7 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
     if common:
         lines.append(f"from ._types import {', '.join(common)}")
     if types & {"datetime"}:
-        lines.append("from ..runtime import keycodec as _kc")
+        lines.append("from keygraph import keycodec as _kc")
     if types & {"string", "int", "float", "list"} and any(
         field_annotation(a.spec, a.enum_class).startswith("Annotated") for a in attrs
     ):

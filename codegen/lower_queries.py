@@ -124,7 +124,7 @@ class _Module:
     queries: list[QueryIR] = field(default_factory=list)
     sharded: list[QueryIR] = field(default_factory=list)
     entity: str = ""
-    imports: set[str] = field(default_factory=lambda: {"from ..runtime.store import Session"})
+    imports: set[str] = field(default_factory=lambda: {"from keygraph.store import Session"})
 
 
 def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: Resolved) -> None:
@@ -133,15 +133,15 @@ def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: 
     if pattern.operation == "get":
         get, params = _get(name, pattern, resolved)
         into.gets.append(get)
-        imports |= {"from ..runtime.plan import Get", f"from ..models.{module} import {get.model}"}
+        imports |= {"from keygraph.plan import Get", f"from ..models.{module} import {get.model}"}
         imports.add(f"from ..keys import {module} as _keys_{module}")
     elif pattern.operation == "batch_get":
         batch, params = _batch_get(name, pattern, resolved)
         into.batch_gets.append(batch)
         imports |= {
             "from collections.abc import Sequence",
-            "from ..runtime import paging as _paging",
-            "from ..runtime.plan import Key",
+            "from keygraph import paging as _paging",
+            "from keygraph.plan import Key",
             "from ..table import TABLE",
             f"from ..models.{module} import {batch.model}",
             f"from ..keys import {module} as _keys_{module}",
@@ -150,15 +150,14 @@ def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: 
         query, params = _query(name, pattern, resolved)
         (into.sharded if pattern.shards else into.queries).append(query)
         imports |= {
-            "from ..runtime import paging as _paging",
-            "from ..runtime.page import Page",
-            "from ..runtime.plan import Item, Key, Query",
-            "from ._paging import " + ("collect_merged" if pattern.shards else "collect"),
+            "from keygraph import paging as _paging",
+            "from keygraph.page import Page",
+            "from keygraph.plan import Item, Key, Query",
         }
         if "{" in query.partition + query.sort + query.args:
-            imports.add("from ..runtime import keycodec as _kc")
+            imports.add("from keygraph import keycodec as _kc")
         if pattern.sort:
-            imports.add("from ..runtime.plan import SortCondition")
+            imports.add("from keygraph.plan import SortCondition")
         imports |= {f"from ..models.{snake(r)} import {r}" for r in pattern.returns}
     for p in params:
         if p.type == "datetime":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from keygraph import keycodec
+
 from . import keytemplate
 from .ir import EntityKeyRowIR, WorksheetRowIR
 from .keytemplate import Template
@@ -12,7 +14,6 @@ from .lower_keys import Lookup
 from .lower_queries import pattern_lookup, sort_templates
 from .pytypes import KeyVar
 from .resolve import TABLE_INDEX, Resolved
-from .runtime import keycodec
 
 _EXAMPLE_TIME = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
 _OPS = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

@@ -2,7 +2,7 @@
 # source: access_patterns.toml
 """The table's key schema, indexes and TTL attribute."""
 
-from .runtime.plan import IndexDef, TableDef
+from keygraph.plan import IndexDef, TableDef
 
 TABLE = TableDef(
     name="keygraph",

@@ -10,10 +10,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from generated.runtime.cursor import CursorCodec
-from generated.runtime.errors import StoreError
-from generated.runtime.plan import Get
-from generated.runtime.store import Store
+from keygraph.cursor import CursorCodec
+from keygraph.errors import StoreError
+from keygraph.plan import Get
+from keygraph.store import Store
 
 from .auth import Verifier, issue_token
 from .gc_tuning import tune_for_serving

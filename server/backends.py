@@ -9,15 +9,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generated.runtime.plan import TableDef
-from generated.runtime.store import Store
 from generated.table import TABLE
+from keygraph.plan import TableDef
+from keygraph.store import Store
+from keygraph.stores.dynamodb import admin
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
+from keygraph.stores.embedded.store import EmbeddedStore
 
 from .settings import Settings, SettingsError
-from .store import admin
-from .store.dynamodb import DynamoDBStore, make_client
-from .store.embedded import EmbeddedStore
-from .store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 
 LOCAL_READ_TIMEOUT = 60.0
 """DynamoDB Local answers slowly on a busy machine (CreateTable, transactions)."""

@@ -132,8 +132,9 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
+    from keygraph.stores.dynamodb import admin
+
     from .backends import open_backend
-    from .store import admin
 
     settings = _settings(args)
     if settings.store == "embedded":

@@ -10,7 +10,7 @@ from typing import Any, TypeVar, cast
 import strawberry
 from strawberry.dataloader import DataLoader
 
-from generated.runtime.store import Session
+from keygraph.store import Session
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

@@ -15,9 +15,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from generated.runtime.store import Store
-
-from .store.view import StoreView
+from keygraph.store import Store
+from keygraph.stores.view import StoreView
 
 R = TypeVar("R")
 

@@ -9,7 +9,7 @@ from typing import Any
 import pydantic
 from graphql import GraphQLError
 
-from generated.runtime.errors import BadArgument, InvalidCursor, StoreUnavailable
+from keygraph.errors import BadArgument, InvalidCursor, StoreUnavailable
 
 from .errors import ApiError
 

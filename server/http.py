@@ -28,8 +28,8 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
-from generated.runtime.cursor import CursorCodec
-from generated.runtime.store import Session, Store
+from keygraph.cursor import CursorCodec
+from keygraph.store import Session, Store
 
 from .auth import Claims, Verifier
 from .context import Context

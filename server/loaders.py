@@ -25,7 +25,7 @@ from generated.queries.group import get_groups
 from generated.queries.membership import group_members, user_groups
 from generated.queries.user import get_users
 from generated.queries.user_order import user_orders, user_orders_between
-from generated.runtime.page import Page
+from keygraph.page import Page
 
 from .context import Context
 from .counting import CountingStore

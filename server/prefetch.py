@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from generated.models.membership import Membership
-from generated.runtime.page import Page
+from keygraph.page import Page
 
 from . import loaders, lookahead
 from .context import Context, Info

@@ -27,10 +27,10 @@ from tqdm import tqdm
 from generated.models.enums import OrderStatus
 from generated.models.order import Order
 from generated.models.user import User
-from generated.runtime.errors import ConditionFailed
-from generated.runtime.plan import Condition, Get, Item, Put
-from generated.runtime.store import Store
 from generated.table import TABLE
+from keygraph.errors import ConditionFailed
+from keygraph.plan import Condition, Get, Item, Put
+from keygraph.store import Store
 
 from . import seed_data
 from .geo import destination

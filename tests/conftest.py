@@ -9,7 +9,7 @@
   afterwards) for any TableDef; every store is closed at teardown.
 - `embedded_store`, `dynamodb_store`: stores over TEST_TABLE.
 
-server.store.testing has the same helpers for code that cannot take fixtures.
+keygraph.stores.testing has the same helpers for code that cannot take fixtures.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from typing import Any
 
 import pytest
 
-from generated.runtime.plan import TableDef
-from generated.runtime.store import Store
-from server.store.dynamodb import make_client
-from server.store.local import (
+from keygraph.plan import TableDef
+from keygraph.store import Store
+from keygraph.stores.dynamodb.local import (
     LOCAL_KEY_ID,
     LOCAL_REGION,
     LOCAL_SECRET,
     DynamoDBLocal,
     LocalUnavailable,
 )
-from server.store.testing import TEST_TABLE, drop_store, open_store
+from keygraph.stores.dynamodb.store import make_client
+from keygraph.stores.testing import TEST_TABLE, drop_store, open_store
 
 StoreFactory = Callable[..., Awaitable[Store]]
 

@@ -7,8 +7,9 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keygraph.plan import Item
+
 from ..keys import email_claim as _keys
-from ..runtime.plan import Item
 from ._types import Id
 
 

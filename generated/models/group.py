@@ -7,9 +7,10 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keygraph import keycodec as _kc
+from keygraph.plan import Item
+
 from ..keys import group as _keys
-from ..runtime import keycodec as _kc
-from ..runtime.plan import Item
 from ._types import Id, UtcDatetime
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..runtime.plan import Item
+from keygraph.plan import Item
 
 
 class OrderLine(BaseModel):

@@ -3,10 +3,11 @@
 """Access patterns answered with EmailClaim items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph.plan import Get
+from keygraph.store import Session
+
 from ..keys import email_claim as _keys_email_claim
 from ..models.email_claim import EmailClaim
-from ..runtime.plan import Get
-from ..runtime.store import Session
 
 
 def plan_get_email_claim(tenant: str, email_key: str, *, consistent: bool = False) -> Get:

@@ -5,11 +5,12 @@ the function that runs it on a Store."""
 
 from collections.abc import Sequence
 
+from keygraph import paging as _paging
+from keygraph.plan import Get, Key
+from keygraph.store import Session
+
 from ..keys import group as _keys_group
 from ..models.group import Group
-from ..runtime import paging as _paging
-from ..runtime.plan import Get, Key
-from ..runtime.store import Session
 from ..table import TABLE
 
 

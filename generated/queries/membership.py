@@ -3,14 +3,14 @@
 """Access patterns answered with Membership items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Get, Item, Key, Query, SortCondition
+from keygraph.store import Session
+
 from ..keys import membership as _keys_membership
 from ..models.membership import Membership
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Get, Item, Key, Query, SortCondition
-from ..runtime.store import Session
-from ._paging import collect
 
 
 def plan_get_membership(
@@ -61,7 +61,7 @@ async def user_groups(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_groups", args)
-    items = await collect(s, plan_user_groups(tenant, user_id, limit=size + 1, start=start))
+    items = await _paging.collect(s, plan_user_groups(tenant, user_id, limit=size + 1, start=start))
     return _paging.page_of(
         s, items, size, _user_groups_item, ("PK", "SK"), tenant, "user_groups", args
     )
@@ -88,7 +88,9 @@ async def group_members(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"group_id": _kc.escape(group_id)}
     start = _paging.start_key(s, after, tenant, "group_members", args)
-    items = await collect(s, plan_group_members(tenant, group_id, limit=size + 1, start=start))
+    items = await _paging.collect(
+        s, plan_group_members(tenant, group_id, limit=size + 1, start=start)
+    )
     return _paging.page_of(
         s,
         items,

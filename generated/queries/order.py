@@ -5,16 +5,16 @@ the function that runs it on a Store."""
 
 from collections.abc import Sequence
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Get, Item, Key, Query
+from keygraph.store import Session
+
 from ..keys import order as _keys_order
 from ..models.enums import OrderStatus
 from ..models.order import Order
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Get, Item, Key, Query
-from ..runtime.store import Session
 from ..table import TABLE
-from ._paging import collect
 
 
 def plan_get_order(tenant: str, order_id: str, *, consistent: bool = False) -> Get:
@@ -74,7 +74,9 @@ async def orders_by_status(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"status": _kc.escape(status)}
     start = _paging.start_key(s, after, tenant, "orders_by_status", args)
-    items = await collect(s, plan_orders_by_status(tenant, status, limit=size + 1, start=start))
+    items = await _paging.collect(
+        s, plan_orders_by_status(tenant, status, limit=size + 1, start=start)
+    )
     return _paging.page_of(
         s,
         items,

@@ -5,15 +5,15 @@ the function that runs it on a Store."""
 
 from collections.abc import Sequence
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Get, Item, Key, Query, SortCondition
+from keygraph.store import Session
+
 from ..keys import org_node as _keys_org_node
 from ..models.org_node import OrgNode
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Get, Item, Key, Query, SortCondition
-from ..runtime.store import Session
 from ..table import TABLE
-from ._paging import collect
 
 
 def plan_get_org_node(tenant: str, path: Sequence[str], *, consistent: bool = False) -> Get:
@@ -77,7 +77,9 @@ async def org_children(
     size = _paging.page_size(first, 100, 1000)
     args: dict[str, str] = {"parent_ref": _kc.escape(parent_ref)}
     start = _paging.start_key(s, after, tenant, "org_children", args)
-    items = await collect(s, plan_org_children(tenant, parent_ref, limit=size + 1, start=start))
+    items = await _paging.collect(
+        s, plan_org_children(tenant, parent_ref, limit=size + 1, start=start)
+    )
     return _paging.page_of(
         s,
         items,
@@ -116,7 +118,7 @@ async def org_subtree(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"path": _kc.escape_path(path)}
     start = _paging.start_key(s, after, tenant, "org_subtree", args)
-    items = await collect(s, plan_org_subtree(tenant, path, limit=size + 1, start=start))
+    items = await _paging.collect(s, plan_org_subtree(tenant, path, limit=size + 1, start=start))
     return _paging.page_of(
         s, items, size, _org_subtree_item, ("PK", "SK"), tenant, "org_subtree", args
     )

@@ -5,15 +5,15 @@ the function that runs it on a Store."""
 
 from collections.abc import Sequence
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Get, Item, Key, Query, SortCondition
+from keygraph.store import Session
+
 from ..keys import shop as _keys_shop
 from ..models.shop import Shop
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Get, Item, Key, Query, SortCondition
-from ..runtime.store import Session
 from ..table import TABLE
-from ._paging import collect
 
 
 def plan_get_shop(tenant: str, shop_id: str, *, consistent: bool = False) -> Get:
@@ -77,7 +77,7 @@ async def shops_in_cell(
         "geohash_prefix": _kc.escape(geohash_prefix),
     }
     start = _paging.start_key(s, after, tenant, "shops_in_cell", args)
-    items = await collect(
+    items = await _paging.collect(
         s, plan_shops_in_cell(tenant, geo_cell, geohash_prefix, limit=size + 1, start=start)
     )
     return _paging.page_of(

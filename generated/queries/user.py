@@ -5,15 +5,15 @@ the function that runs it on a Store."""
 
 from collections.abc import Sequence
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Get, Item, Key, Query, SortCondition
+from keygraph.store import Session
+
 from ..keys import user as _keys_user
 from ..models.user import User
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Get, Item, Key, Query, SortCondition
-from ..runtime.store import Session
 from ..table import TABLE
-from ._paging import collect
 
 
 def plan_get_user(tenant: str, user_id: str, *, consistent: bool = False) -> Get:
@@ -66,7 +66,7 @@ async def list_users(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {}
     start = _paging.start_key(s, after, tenant, "list_users", args)
-    items = await collect(s, plan_list_users(tenant, limit=size + 1, start=start))
+    items = await _paging.collect(s, plan_list_users(tenant, limit=size + 1, start=start))
     return _paging.page_of(
         s,
         items,

@@ -5,13 +5,13 @@ the function that runs it on a Store."""
 
 from datetime import datetime
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Item, Key, Query, SortCondition
+from keygraph.store import Session
+
 from ..models.user_order import UserOrder
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Item, Key, Query, SortCondition
-from ..runtime.store import Session
-from ._paging import collect
 
 
 def _user_orders_item(item: Item) -> UserOrder | None:
@@ -47,7 +47,7 @@ async def user_orders(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_orders", args)
-    items = await collect(s, plan_user_orders(tenant, user_id, limit=size + 1, start=start))
+    items = await _paging.collect(s, plan_user_orders(tenant, user_id, limit=size + 1, start=start))
     return _paging.page_of(
         s, items, size, _user_orders_item, ("PK", "SK"), tenant, "user_orders", args
     )
@@ -93,7 +93,7 @@ async def user_orders_between(
         "to": _kc.format_datetime(to),
     }
     start = _paging.start_key(s, after, tenant, "user_orders_between", args)
-    items = await collect(
+    items = await _paging.collect(
         s, plan_user_orders_between(tenant, user_id, from_, to, limit=size + 1, start=start)
     )
     return _paging.page_of(

@@ -9,9 +9,9 @@ import strawberry
 
 from generated.keys.org_node import key as org_node_key
 from generated.models.org_node import OrgNode as OrgNodeRecord
-from generated.runtime.errors import TransactionCanceled
-from generated.runtime.plan import Check, Condition, Put
 from generated.table import TABLE
+from keygraph.errors import TransactionCanceled
+from keygraph.plan import Check, Condition, Put
 
 from ..context import Info
 from ..errors import BadUserInput, NotFound

@@ -10,9 +10,9 @@ import strawberry
 
 from generated.models.shop import Shop as ShopRecord
 from generated.queries.shop import shops_in_cell
-from generated.runtime.plan import Condition, Put
-from generated.runtime.store import Session, Store
 from generated.table import TABLE
+from keygraph.plan import Condition, Put
+from keygraph.store import Session, Store
 
 from ..context import Context, Info
 from ..errors import BadUserInput

@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 
 import strawberry
 
-from generated.runtime.page import Page
+from keygraph.page import Page
 
 T = TypeVar("T")
 S = TypeVar("S")

@@ -15,7 +15,7 @@ from strawberry.dataloader import DataLoader
 
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.queries.org_node import get_org_nodes, org_children, org_subtree
-from generated.runtime.store import Session
+from keygraph.store import Session
 
 from ..context import Context, Info
 from ..ids import local_id, to_global_id

@@ -14,7 +14,7 @@ from generated.models.membership import Membership
 from generated.models.user import User as UserModel
 from generated.models.user_order import UserOrder
 from generated.queries.user import get_user
-from generated.runtime.page import Page
+from keygraph.page import Page
 
 from .. import loaders
 from ..context import Context, Info

@@ -10,8 +10,8 @@ from generated.keys import membership as membership_keys
 from generated.keys import user as user_keys
 from generated.models.group import Group
 from generated.models.membership import Membership
-from generated.runtime.plan import Check, Delete, Item, Put, WriteAction
-from generated.runtime.store import Session
+from keygraph.plan import Check, Delete, Item, Put, WriteAction
+from keygraph.store import Session
 
 from ..errors import Conflict, NotFound
 from ..ids import new_id

@@ -12,8 +12,8 @@ from generated.models.enums import OrderStatus
 from generated.models.order import Order
 from generated.models.user_order import UserOrder
 from generated.queries.order import get_order
-from generated.runtime.plan import Check, Item, Put, WriteAction
-from generated.runtime.store import Session
+from keygraph.plan import Check, Item, Put, WriteAction
+from keygraph.store import Session
 
 from ..errors import Conflict, NotFound
 from ..ids import new_id

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from generated.runtime.errors import TransactionCanceled
-from generated.runtime.plan import Condition, WriteAction
-from generated.runtime.store import Store
+from keygraph.errors import TransactionCanceled
+from keygraph.plan import Condition, WriteAction
+from keygraph.store import Store
 
 from ..errors import ApiError, Conflict
 

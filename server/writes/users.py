@@ -8,8 +8,8 @@ from generated.keys import email_claim as email_claim_keys
 from generated.models.email_claim import EmailClaim
 from generated.models.user import User
 from generated.queries.user import get_user
-from generated.runtime.plan import Condition, Delete, Item, Put, WriteAction
-from generated.runtime.store import Session
+from keygraph.plan import Condition, Delete, Item, Put, WriteAction
+from keygraph.store import Session
 
 from ..errors import BadUserInput, Conflict, NotFound
 from ..ids import new_id

@@ -2,7 +2,7 @@ import pytest
 
 from bench.floor import SCHEMA, FloorContext
 from bench.floor_data import FloorData, load_floor_data
-from generated.runtime.plan import Item
+from keygraph.plan import Item
 from server.geo import haversine_km
 from server.ids import to_global_id
 from server.seed import SeedSizes, build_items

@@ -7,8 +7,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from generated.runtime.errors import ValidationError
-from generated.runtime.plan import (
+from keygraph.errors import ValidationError
+from keygraph.plan import (
     BatchGet,
     Delete,
     Get,

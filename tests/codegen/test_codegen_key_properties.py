@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from generated.keys import group, membership, org_node, user, user_order
 from generated.queries import org_node as org_node_queries
 from generated.queries import user_order as user_order_queries
-from generated.runtime import keycodec
-from generated.runtime.errors import BadArgument
+from keygraph import keycodec
+from keygraph.errors import BadArgument
 
 # Values users can send: delimiters, escape characters, unicode and case variants.
 tricky = st.text(alphabet=st.sampled_from("aAzZ09#%_-:é漢 \u200b"), min_size=1, max_size=8)

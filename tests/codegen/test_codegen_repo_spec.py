@@ -19,10 +19,10 @@ from generated.models.shop import Shop
 from generated.models.user import User
 from generated.models.user_order import UserOrder
 from generated.queries import order, org_node, shop, user, user_order
-from generated.runtime.cursor import CursorCodec
-from generated.runtime.errors import BadArgument, InvalidCursor
-from generated.runtime.store import Session
 from generated.table import TABLE
+from keygraph.cursor import CursorCodec
+from keygraph.errors import BadArgument, InvalidCursor
+from keygraph.store import Session
 from tests.codegen.memstore import MemoryStore
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

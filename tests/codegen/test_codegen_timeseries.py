@@ -9,8 +9,8 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
-from generated.runtime.cursor import CursorCodec
-from generated.runtime.store import Session
+from keygraph.cursor import CursorCodec
+from keygraph.store import Session
 from tests.codegen.memstore import MemoryStore
 
 Importer = Callable[[str], ModuleType]

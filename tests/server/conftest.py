@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from generated.table import TABLE
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.auth import issue_token
 from server.settings import Settings
-from server.store.embedded import EmbeddedStore
 
 SECRET = "test-secret-" + "x" * 40
 

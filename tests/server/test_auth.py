@@ -17,11 +17,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.auth import Verifier
 from server.errors import Unauthenticated
 from server.settings import Settings
-from server.store.embedded import EmbeddedStore
 from tests.server.conftest import SECRET
 
 VIEWER = {"query": "{ viewer { tenant subject } }"}

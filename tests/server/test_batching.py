@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from generated.runtime.plan import Get, Item, Put
+from keygraph.plan import Get, Item, Put
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.counting import CountingStore
-from server.store.embedded import EmbeddedStore
 from server.writes.groups import new_group, new_group_items, new_membership, new_membership_items
 from server.writes.orders import new_order, new_order_items
 from server.writes.users import new_user, new_user_items

@@ -10,12 +10,12 @@ import jwt
 import pytest
 
 from generated.queries.user import list_users
-from generated.runtime.cursor import CursorCodec
-from generated.runtime.store import Session
 from generated.table import TABLE
+from keygraph.cursor import CursorCodec
+from keygraph.store import Session
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.cli import main
 from server.schema import sdl
-from server.store.embedded import EmbeddedStore
 
 
 @pytest.fixture(autouse=True)

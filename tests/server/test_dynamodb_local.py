@@ -11,15 +11,15 @@ from typing import Any
 import httpx
 import pytest
 
-from generated.runtime.plan import TableDef
-from generated.runtime.store import Store
 from generated.table import TABLE
+from keygraph.plan import TableDef
+from keygraph.store import Store
+from keygraph.stores.dynamodb import admin
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from server.app import create_app
 from server.auth import issue_token
 from server.cli import main
 from server.settings import Settings
-from server.store import admin
-from server.store.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from tests.server.conftest import Api
 
 pytestmark = pytest.mark.dynamodb_local

@@ -15,7 +15,7 @@ import asyncio, gc, json, sys
 from pathlib import Path
 from server.app import create_app
 from server.settings import Settings
-from server.store.embedded import EmbeddedStore
+from keygraph.stores.embedded.store import EmbeddedStore
 from generated.table import TABLE
 
 async def main() -> None:

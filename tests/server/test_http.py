@@ -13,14 +13,14 @@ from typing import Any
 import httpx
 import pytest
 
-from generated.runtime.errors import StoreUnavailable
-from generated.runtime.plan import Get, Item, TableDef
 from generated.table import TABLE
+from keygraph.errors import StoreUnavailable
+from keygraph.plan import Get, Item, TableDef
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.auth import issue_token
 from server.logging import JsonFormatter
 from server.settings import Settings
-from server.store.embedded import EmbeddedStore
 from tests.server.conftest import SECRET
 
 MODERN = "application/graphql-response+json"

@@ -10,12 +10,12 @@ import httpx
 import pytest
 from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
 
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.auth import issue_token
 from server.limits import complexity_rule, parse_limited
 from server.prepare import Prepared, prepare
 from server.settings import Limits, Settings
-from server.store.embedded import EmbeddedStore
 from tests.server.conftest import SECRET, Api
 
 # users(1) edges(2) node(3) orders(4) edges(5) node(6) user(7) orders(8) edges(9) node(10) id(11)

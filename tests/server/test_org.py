@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from generated.runtime.plan import TableDef
-from generated.runtime.store import Store
 from generated.table import TABLE
+from keygraph.plan import TableDef
+from keygraph.store import Store
 from server.app import create_app
 from server.auth import issue_token
 from server.ids import from_global_id, to_global_id

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.ids import to_global_id
 from server.settings import Settings
-from server.store.embedded import EmbeddedStore
 from tests.server.conftest import Api, gql
 from tests.server.test_batching import _seed
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections import Counter
 
-from server.store.embedded import EmbeddedStore
+from keygraph.stores.embedded.store import EmbeddedStore
 from tests.server.conftest import Api
 from tests.server.test_batching import _seed
 

@@ -19,16 +19,16 @@ from generated.queries.org_node import org_children, org_subtree
 from generated.queries.shop import get_shops
 from generated.queries.user import list_users
 from generated.queries.user_order import user_orders
-from generated.runtime.cursor import CursorCodec
-from generated.runtime.page import Page
-from generated.runtime.plan import Delete, Put, TableDef
-from generated.runtime.store import Session, Store
 from generated.table import TABLE
+from keygraph.cursor import CursorCodec
+from keygraph.page import Page
+from keygraph.plan import Delete, Put, TableDef
+from keygraph.store import Session, Store
+from keygraph.stores.embedded.store import EmbeddedStore
 from server import seed_data
 from server.counting import CountingStore
 from server.geo import haversine_km
 from server.seed import SeedSizes, build_items, level_sizes, seed
-from server.store.embedded import EmbeddedStore
 
 T = TypeVar("T")
 SMALL = SeedSizes(users=6, orders=15, groups=3, org_nodes=13, org_depth=3, shops=40)

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generated.runtime.plan import Put, TableDef
-from generated.runtime.store import Store
 from generated.table import TABLE
+from keygraph.plan import Put, TableDef
+from keygraph.store import Store
+from keygraph.stores.embedded.store import EmbeddedStore
 from server.app import create_app
 from server.auth import issue_token
 from server.geo import (
@@ -31,7 +32,6 @@ from server.ids import from_global_id, new_id, to_global_id
 from server.resolvers import shop as shop_resolvers
 from server.resolvers.shop import shop_record
 from server.settings import Settings
-from server.store.embedded import EmbeddedStore
 
 NEAR = """query($lat: Float!, $lng: Float!, $r: Float!, $first: Int) {
   shopsNear(lat: $lat, lng: $lng, radiusKm: $r, first: $first) { distanceKm shop { id name } }

@@ -2,14 +2,14 @@
 # source: spec.toml
 """Keys of Device: a builder and a parser for the table and each index it is in.
 
-Values are escaped by runtime.keycodec, so no value can reach another item's key.
+Values are escaped by keygraph.keycodec, so no value can reach another item's key.
 """
 
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ..runtime import keycodec as _kc
-from ..runtime.errors import BadArgument
+from keygraph import keycodec as _kc
+from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, device_id: str) -> str:

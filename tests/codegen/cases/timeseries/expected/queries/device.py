@@ -5,16 +5,16 @@ the function that runs it on a Store."""
 
 from collections.abc import Sequence
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Get, Item, Key, Query
+from keygraph.store import Session
+
 from ..keys import device as _keys_device
 from ..models.device import Device
 from ..models.event import Event
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Get, Item, Key, Query
-from ..runtime.store import Session
 from ..table import TABLE
-from ._paging import collect
 
 
 def plan_get_device(tenant: str, device_id: str, *, consistent: bool = False) -> Get:
@@ -71,7 +71,9 @@ async def device_timeline(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"device_id": _kc.escape(device_id)}
     start = _paging.start_key(s, after, tenant, "device_timeline", args)
-    items = await collect(s, plan_device_timeline(tenant, device_id, limit=size + 1, start=start))
+    items = await _paging.collect(
+        s, plan_device_timeline(tenant, device_id, limit=size + 1, start=start)
+    )
     return _paging.page_of(
         s, items, size, _device_timeline_item, ("PK", "SK"), tenant, "device_timeline", args
     )

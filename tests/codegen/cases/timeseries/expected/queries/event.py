@@ -6,16 +6,16 @@ the function that runs it on a Store."""
 from collections.abc import Sequence
 from datetime import datetime
 
+from keygraph import keycodec as _kc
+from keygraph import paging as _paging
+from keygraph.page import Page
+from keygraph.plan import Item, Key, Query, SortCondition
+from keygraph.store import Session
+
 from ..keys import event as _keys_event
 from ..models.enums import EventAlertLevel, EventEventType
 from ..models.event import Event
-from ..runtime import keycodec as _kc
-from ..runtime import paging as _paging
-from ..runtime.page import Page
-from ..runtime.plan import Item, Key, Query, SortCondition
-from ..runtime.store import Session
 from ..table import TABLE
-from ._paging import collect, collect_merged
 
 
 def plan_get_events(tenant: str, refs: Sequence[tuple[str, datetime, str]]) -> list[Key]:
@@ -99,7 +99,7 @@ async def device_events_between(
         "to": _kc.format_datetime(to),
     }
     start = _paging.start_key(s, after, tenant, "device_events_between", args)
-    items = await collect(
+    items = await _paging.collect(
         s, plan_device_events_between(tenant, device_id, from_, to, limit=size + 1, start=start)
     )
     return _paging.page_of(
@@ -140,7 +140,7 @@ async def alerts(
     size = _paging.page_size(first, 20, 100)
     args: dict[str, str] = {"alert_level": _kc.escape(alert_level)}
     start = _paging.start_key(s, after, tenant, "alerts", args)
-    items = await collect(s, plan_alerts(tenant, alert_level, limit=size + 1, start=start))
+    items = await _paging.collect(s, plan_alerts(tenant, alert_level, limit=size + 1, start=start))
     return _paging.page_of(
         s, items, size, _alerts_item, ("PK", "SK", "GSI2PK", "GSI2SK"), tenant, "alerts", args
     )
@@ -185,7 +185,7 @@ async def events_by_type(
     args: dict[str, str] = {"event_type": _kc.escape(event_type)}
     start = _paging.start_key(s, after, tenant, "events_by_type", args)
     plans = plan_events_by_type(tenant, event_type, limit=size + 1, start=start)
-    items = await collect_merged(s, plans, ("GSI1SK", "PK", "SK"))
+    items = await _paging.collect_merged(s, plans, ("GSI1SK", "PK", "SK"))
     return _paging.page_of(
         s,
         items,
@@ -246,7 +246,7 @@ async def events_by_type_since(
     }
     start = _paging.start_key(s, after, tenant, "events_by_type_since", args)
     plans = plan_events_by_type_since(tenant, event_type, since, limit=size + 1, start=start)
-    items = await collect_merged(s, plans, ("GSI1SK", "PK", "SK"))
+    items = await _paging.collect_merged(s, plans, ("GSI1SK", "PK", "SK"))
     return _paging.page_of(
         s,
         items,

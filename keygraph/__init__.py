@@ -1,0 +1,37 @@
+"""keygraph's runtime: the library every generated package imports.
+
+Plans (`keygraph.plan`), the `Store` protocol and per-request `Session` (`keygraph.store`),
+errors, cursors, the key codec, pages and paging. The stores that run plans live in
+`keygraph.stores`: one package generated from any spec runs on each of them.
+"""
+
+from .cursor import CursorCodec
+from .errors import (
+    BadArgument,
+    ConditionFailed,
+    InvalidCursor,
+    KeygraphError,
+    StoreError,
+    StoreUnavailable,
+    TransactionCanceled,
+    ValidationError,
+)
+from .page import Page
+from .plan import TableDef
+from .store import Session, Store
+
+__all__ = [
+    "BadArgument",
+    "ConditionFailed",
+    "CursorCodec",
+    "InvalidCursor",
+    "KeygraphError",
+    "Page",
+    "Session",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "TableDef",
+    "TransactionCanceled",
+    "ValidationError",
+]

@@ -1,0 +1,104 @@
+"""Page sizes, cursors, batched reads and running query plans to their limit: what every
+generated query function shares."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from .errors import BadArgument, InvalidCursor
+from .page import Page
+from .plan import BatchGet, Item, Key, Query, TableDef
+from .store import Session, Store
+
+BATCH_GET_LIMIT = 100
+T = TypeVar("T")
+
+
+def page_size(first: int | None, default: int, maximum: int) -> int:
+    if first is None:
+        return default
+    if first < 0 or first > maximum:
+        raise BadArgument(f"first must be between 0 and {maximum}, got {first}")
+    return first
+
+
+def start_key(
+    s: Session, after: str | None, tenant: str, pattern: str, args: Mapping[str, Any]
+) -> dict[str, str] | None:
+    if after is None:
+        return None
+    position = s.cursors.decode(after, tenant, pattern, args)
+    key = position.get("k")
+    if not isinstance(key, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in key.items()
+    ):
+        raise InvalidCursor("cursor is malformed")
+    return key
+
+
+def page_of(
+    s: Session,
+    items: list[Item],
+    limit: int,
+    convert: Callable[[Item], T | None],
+    key_attributes: Sequence[str],
+    tenant: str,
+    pattern: str,
+    args: Mapping[str, Any],
+) -> Page[T]:
+    """The page of the first `limit` items, converted (an item converting to None is left
+    out). Queries ask for limit + 1 items, so a next page exists only when an item follows;
+    cursors (after the page, after each item) are signed only when asked for."""
+    kept = [(entry, item) for item in items[:limit] if (entry := convert(item)) is not None]
+
+    def cursor_of(item: Item) -> str:
+        key = {name: item[name] for name in key_attributes}
+        return s.cursors.encode(tenant, pattern, args, {"k": key})
+
+    return Page(
+        [entry for entry, _ in kept],
+        len(items) > limit > 0,
+        lambda index: cursor_of(kept[index][1]),
+        lambda: cursor_of(items[limit - 1]),
+    )
+
+
+async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[Item | None]:
+    """BatchGetItem for any number of keys: deduplicated, in chunks of 100 sent together,
+    answered in the order asked (None where no item exists)."""
+    pk, sk = table.partition_key, table.sort_key
+    wanted = list(dict.fromkeys((key[pk], key[sk]) for key in keys))
+    chunks = [wanted[i : i + BATCH_GET_LIMIT] for i in range(0, len(wanted), BATCH_GET_LIMIT)]
+    results = await asyncio.gather(
+        *(store.batch_get(BatchGet(tuple({pk: p, sk: s} for p, s in chunk))) for chunk in chunks)
+    )
+    found = {(item[pk], item[sk]): item for result in results for item in result}
+    return [found.get((key[pk], key[sk])) for key in keys]
+
+
+async def collect(s: Session, plan: Query) -> list[Item]:
+    """The plan's first `limit` items (all when limit is None), following continuation keys:
+    a store may end a page early (DynamoDB stops at 1 MB) and say where to go on."""
+    items: list[Item] = []
+    while True:
+        result = await s.store.query(plan)
+        items.extend(result.items)
+        if result.last_key is None or (plan.limit is not None and len(result.items) >= plan.limit):
+            return items
+        remaining = None if plan.limit is None else plan.limit - len(result.items)
+        plan = replace(plan, start=result.last_key, limit=remaining)
+
+
+async def collect_merged(s: Session, plans: Sequence[Query], order: Sequence[str]) -> list[Item]:
+    """Runs the plans (one per shard of a write-sharded pattern) concurrently and merges their
+    items by the `order` attributes in the plans' direction; the first `limit` of the merge."""
+    results = await asyncio.gather(*(collect(s, plan) for plan in plans))
+    merged = sorted(
+        (item for result in results for item in result),
+        key=lambda item: tuple(item[name] for name in order),
+        reverse=not plans[0].forward,
+    )
+    return merged if plans[0].limit is None else merged[: plans[0].limit]

@@ -1,0 +1,47 @@
+"""DynamoDB's errors as the protocol's, and which of them are worth another attempt."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from keygraph.errors import (
+    CancelReason,
+    ConditionFailed,
+    StoreUnavailable,
+    TransactionCanceled,
+    ValidationError,
+)
+
+from .retry import RETRYABLE_CANCEL_CODES, RETRYABLE_CODES
+from .transport import ServiceError
+from .wire import deserialize_item
+
+
+def cancel_reasons(body: Mapping[str, Any]) -> tuple[CancelReason, ...]:
+    return tuple(
+        CancelReason(r.get("Code", "None"), deserialize_item(r["Item"]) if "Item" in r else None)
+        for r in body.get("CancellationReasons") or ()
+    )
+
+
+def map_error(error: ServiceError) -> Exception:
+    """The protocol's error for a DynamoDB error that will not be retried."""
+    code, message, body = error.code, error.message, error.body
+    if code == "ConditionalCheckFailedException":
+        item = body.get("Item")
+        return ConditionFailed(message, deserialize_item(item) if item else None)
+    if code == "TransactionCanceledException":
+        return TransactionCanceled(message, cancel_reasons(body))
+    if code in {"ValidationException", "SerializationException"}:
+        return ValidationError(message)
+    return StoreUnavailable(f"DynamoDB {code}: {message}")
+
+
+def retryable(error: ServiceError) -> bool:
+    """Throttling, server-side (5xx) errors, and transactions cancelled only by conflicts
+    or throttling."""
+    if error.code == "TransactionCanceledException":
+        codes = {r.code for r in cancel_reasons(error.body)} - {"None"}
+        return bool(codes) and codes <= RETRYABLE_CANCEL_CODES
+    return error.code in RETRYABLE_CODES or error.status >= 500

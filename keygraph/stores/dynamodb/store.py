@@ -1,0 +1,252 @@
+"""The DynamoDB store: data-plane calls as signed JSON POSTs over our own transport (no
+botocore request pipeline), blocking calls in a bounded thread pool, our own retries
+(throttling, transient errors, unprocessed keys) and errors mapped to the protocol's. A boto3
+client remains for the control plane (table administration)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from keygraph.errors import StoreUnavailable, ValidationError
+from keygraph.plan import (
+    BatchGet,
+    Check,
+    Delete,
+    Get,
+    Item,
+    Put,
+    Query,
+    QueryResult,
+    TableDef,
+    Update,
+    WriteAction,
+)
+
+from .connect import make_client, make_transport, transport_for
+from .errors import map_error, retryable
+from .expressions import Expressions
+from .retry import RetryPolicy
+from .transport import ServiceError, TransientError, Transport
+from .wire import deserialize_item, deserialize_key, serialize_item, serialize_key
+
+__all__ = ["DynamoDBStore", "make_client"]  # make_client: callers' control-plane client
+
+_ALL_OLD = {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+
+
+class DynamoDBStore:
+    """The Store protocol over a DynamoDB table (AWS, DynamoDB Local or any compatible URL).
+
+    Data-plane calls go through `transport`: pass one to share it, or a boto3 `client` from
+    `make_client` to talk to its endpoint with its credentials; otherwise one is made from
+    the endpoint, region and credentials given (credentials None: botocore's usual chain).
+    `client` is the control-plane client (made on first use when not given).
+    """
+
+    def __init__(
+        self,
+        table: TableDef,
+        *,
+        client: Any = None,
+        transport: Transport | None = None,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        max_concurrency: int = 64,
+        retry: RetryPolicy | None = None,
+        access_key_id: str | None = None,
+        secret_access_key: str | None = None,
+    ) -> None:
+        self.table = table
+        self._client = client
+        self._owns_client = client is None
+        self._client_args = (
+            endpoint_url,
+            region,
+            max_concurrency,
+            access_key_id,
+            secret_access_key,
+        )
+        self._owns_transport = transport is None
+        if transport is None:
+            transport = (
+                transport_for(client, max_concurrency)
+                if client is not None
+                else make_transport(
+                    endpoint_url, region, max_concurrency, access_key_id, secret_access_key
+                )
+            )
+        self.transport = transport
+        self.retry = retry or RetryPolicy()
+        self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="dynamodb")
+
+    @property
+    def client(self) -> Any:
+        """The boto3 client for table administration."""
+        if self._client is None:
+            self._client = make_client(*self._client_args)
+        return self._client
+
+    async def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(self.transport.call, operation, params)
+        attempt = 1
+        while True:
+            try:
+                return await loop.run_in_executor(self._pool, call)
+            except ServiceError as exc:
+                if not retryable(exc):
+                    raise map_error(exc) from exc
+                failure: Exception = exc
+            except TransientError as exc:
+                failure = exc
+            if attempt >= self.retry.max_attempts:
+                raise StoreUnavailable(
+                    f"DynamoDB unavailable after {attempt} attempts: {failure}"
+                ) from failure
+            await asyncio.sleep(self.retry.delay(attempt))
+            attempt += 1
+
+    async def _backoff(self, attempt: int, what: str) -> None:
+        if attempt >= self.retry.max_attempts:
+            raise StoreUnavailable(f"DynamoDB left {what} unprocessed after {attempt} attempts")
+        await asyncio.sleep(self.retry.delay(attempt))
+
+    # reads
+
+    async def get(self, plan: Get) -> Item | None:
+        params: dict[str, Any] = {"TableName": self.table.name, "Key": serialize_key(plan.key)}
+        if plan.consistent:
+            params["ConsistentRead"] = True
+        response = await self._call("GetItem", params)
+        item = response.get("Item")
+        return deserialize_item(item) if item is not None else None
+
+    async def batch_get(self, plan: BatchGet) -> list[Item]:
+        name = self.table.name
+        request: dict[str, Any] = {name: {"Keys": [serialize_key(k) for k in plan.keys]}}
+        items: list[Item] = []
+        attempt = 1
+        while True:
+            response = await self._call("BatchGetItem", {"RequestItems": request})
+            items += (deserialize_item(i) for i in response.get("Responses", {}).get(name, ()))
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                return items
+            await self._backoff(attempt, "keys")
+            attempt += 1
+
+    async def query(self, plan: Query) -> QueryResult:
+        partition_key, sort_key = self.table.partition_key, self.table.sort_key
+        if plan.index is not None:
+            try:
+                index = self.table.index(plan.index)
+            except KeyError as exc:
+                raise ValidationError(str(exc)) from exc
+            partition_key = index.partition_key
+        ex = Expressions()
+        sort_name = sort_key if plan.index is None else index.sort_key
+        condition = ex.key_condition(partition_key, plan.partition, sort_name, plan.sort)
+        params = ex.params(KeyConditionExpression=condition)
+        params["TableName"] = self.table.name
+        if plan.index is not None:
+            params["IndexName"] = plan.index
+        if not plan.forward:
+            params["ScanIndexForward"] = False
+        if plan.limit is not None:
+            params["Limit"] = plan.limit
+        if plan.start is not None:
+            params["ExclusiveStartKey"] = serialize_key(plan.start)
+        if plan.consistent:
+            params["ConsistentRead"] = True
+        response = await self._call("Query", params)
+        last = response.get("LastEvaluatedKey")
+        return QueryResult(
+            [deserialize_item(i) for i in response.get("Items", ())],
+            deserialize_key(last) if last else None,
+        )
+
+    # writes
+
+    def _put_params(self, plan: Put) -> dict[str, Any]:
+        ex = Expressions()
+        params = ex.params(ConditionExpression=ex.condition(plan.conditions))
+        params.update(TableName=self.table.name, Item=serialize_item(plan.item))
+        if plan.conditions:
+            params.update(_ALL_OLD)
+        return params
+
+    def _update_params(self, plan: Update) -> dict[str, Any]:
+        ex = Expressions()
+        params = ex.params(
+            UpdateExpression=ex.update(plan.set, plan.remove),
+            ConditionExpression=ex.condition(plan.conditions),
+        )
+        params.update(TableName=self.table.name, Key=serialize_key(plan.key))
+        if plan.conditions:
+            params.update(_ALL_OLD)
+        return params
+
+    def _keyed_params(self, plan: Delete | Check) -> dict[str, Any]:
+        if isinstance(plan, Check) and not plan.conditions:
+            raise ValidationError("A condition check needs a condition")
+        ex = Expressions()
+        params = ex.params(ConditionExpression=ex.condition(plan.conditions))
+        params.update(TableName=self.table.name, Key=serialize_key(plan.key))
+        if plan.conditions:
+            params.update(_ALL_OLD)
+        return params
+
+    async def put(self, plan: Put) -> None:
+        await self._call("PutItem", self._put_params(plan))
+
+    async def update(self, plan: Update) -> Item:
+        params = self._update_params(plan)
+        params["ReturnValues"] = "ALL_NEW"
+        response = await self._call("UpdateItem", params)
+        return deserialize_item(response.get("Attributes", {}))
+
+    async def delete(self, plan: Delete) -> None:
+        await self._call("DeleteItem", self._keyed_params(plan))
+
+    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
+        if any(action.conditions for action in actions):
+            raise ValidationError("BatchWriteItem does not take conditions")
+        requests = [
+            {"PutRequest": {"Item": serialize_item(a.item)}}
+            if isinstance(a, Put)
+            else {"DeleteRequest": {"Key": serialize_key(a.key)}}
+            for a in actions
+        ]
+        request: dict[str, Any] = {self.table.name: requests}
+        attempt = 1
+        while True:
+            response = await self._call("BatchWriteItem", {"RequestItems": request})
+            request = response.get("UnprocessedItems") or {}
+            if not request:
+                return
+            await self._backoff(attempt, "writes")
+            attempt += 1
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        items: list[dict[str, Any]] = []
+        for action in actions:
+            if isinstance(action, Put):
+                items.append({"Put": self._put_params(action)})
+            elif isinstance(action, Update):
+                items.append({"Update": self._update_params(action)})
+            elif isinstance(action, Delete):
+                items.append({"Delete": self._keyed_params(action)})
+            else:
+                items.append({"ConditionCheck": self._keyed_params(action)})
+        await self._call("TransactWriteItems", {"TransactItems": items})
+
+    async def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        if self._owns_transport:
+            self.transport.close()
+        if self._owns_client and self._client is not None:
+            self._client.close()

@@ -1,0 +1,1 @@
+"""The embedded store: DynamoDB's operations and limits over one SQLite file."""

@@ -1,0 +1,312 @@
+"""The embedded store: DynamoDB's operations and limits over one SQLite file (WAL).
+
+Each thread gets its own connection; writes take the write lock up front (BEGIN IMMEDIATE)
+and wait for it (busy_timeout), so concurrent requests from threads or processes serialise
+cleanly. The async methods run the SQLite work inline: a point read or a small write takes
+tens of microseconds, less than a hop to a worker thread would cost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from keygraph.errors import (
+    CancelReason,
+    ConditionFailed,
+    StoreUnavailable,
+    TransactionCanceled,
+    ValidationError,
+)
+from keygraph.plan import (
+    BatchGet,
+    Check,
+    Delete,
+    Get,
+    Item,
+    Put,
+    Query,
+    QueryResult,
+    TableDef,
+    Update,
+    WriteAction,
+)
+
+from . import keyrange, validate
+from . import schema as sqlite_schema
+from .conditions import encode_values, holds
+from .values import Wire, decode_item, dumps, encode_item, item_of, plain_body, wire_of
+
+PAGE_BYTES = 1024 * 1024
+_BUSY_TIMEOUT_MS = 10_000
+_MMAP_BYTES = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """An item encoded for the items table: its key and the INSERT's values."""
+
+    key: tuple[str, str]
+    values: list[Any]
+
+
+class EmbeddedStore:
+    """The Store protocol over a SQLite file at `path` for the table `table`."""
+
+    answers_inline: ClassVar[bool] = True
+    """Its calls never wait for I/O, so callers may make a batch of them one after another."""
+
+    def __init__(self, path: str | Path, table: TableDef) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.table = table
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._insert = sqlite_schema.insert_statement(table)
+        sqlite_schema.ensure(self._conn(), table)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the embedded store is closed")
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            # Reads through a memory map skip a system call per page: large files stay fast.
+            conn.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
+            self._connections.append(conn)
+        self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"the embedded store is busy: {exc}") from exc
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _read_row(self, conn: sqlite3.Connection, key: tuple[str, str]) -> tuple[str, int] | None:
+        found: tuple[str, int] | None = conn.execute(
+            "SELECT body, plain FROM items WHERE pk = ? AND sk = ?", key
+        ).fetchone()
+        return found
+
+    def _read_wire(self, conn: sqlite3.Connection, key: tuple[str, str]) -> dict[str, Wire] | None:
+        row = self._read_row(conn, key)
+        return None if row is None else wire_of(*row)
+
+    def _row(self, item: Item) -> _Row:
+        """The item validated and encoded once, as the row that stores it."""
+        wire, size = encode_item(item)
+        key = validate.item(self.table, item, size)
+        plain = plain_body(wire)
+        body = dumps(wire) if plain is None else plain
+        values: list[Any] = [*key, body, size, int(plain is not None)]
+        for index in self.table.indexes:
+            values += sqlite_schema.index_values(index, item)
+        return _Row(key, values)
+
+    def _store(self, conn: sqlite3.Connection, row: _Row) -> None:
+        conn.execute(self._insert, row.values)
+
+    # reads
+
+    async def get(self, plan: Get) -> Item | None:
+        key = validate.key(self.table, plan.key)
+        row = self._read_row(self._conn(), key)
+        return None if row is None else item_of(*row)
+
+    async def batch_get(self, plan: BatchGet) -> list[Item]:
+        validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
+        keys = [validate.key(self.table, key) for key in plan.keys]
+        validate.distinct(keys, "Provided list of item keys contains duplicates")
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            found = [self._read_row(conn, key) for key in keys]
+        finally:
+            conn.execute("COMMIT")
+        return [item_of(*row) for row in found if row is not None]
+
+    async def query(self, plan: Query) -> QueryResult:
+        sql = keyrange.build(self.table, plan)
+        limit = plan.limit if plan.limit is not None else -1
+        cursor = self._conn().execute(
+            f"SELECT body, size, plain FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?",
+            [*sql.params, limit],
+        )
+        items: list[Item] = []
+        read = 0
+        full = False
+        for body, size, plain in cursor:
+            items.append(item_of(body, plain))
+            read += size
+            if read >= PAGE_BYTES:
+                full = True
+                break
+        cursor.close()
+        last_key = None
+        if items and (full or len(items) == plan.limit):
+            last_key = {name: items[-1][name] for name in sql.key_names}
+        if plan.index is not None:
+            items = [self._project(plan.index, item) for item in items]
+        return QueryResult(items, last_key)
+
+    def _project(self, index_name: str, item: Item) -> Item:
+        index = self.table.index(index_name)
+        if index.projection == "ALL":
+            return item
+        keep = {self.table.partition_key, self.table.sort_key, index.partition_key}
+        if index.sort_key:
+            keep.add(index.sort_key)
+        if index.projection == "INCLUDE":
+            keep.update(index.include)
+        return {name: value for name, value in item.items() if name in keep}
+
+    # writes
+
+    async def put(self, plan: Put) -> None:
+        row = self._row(plan.item)
+        key = row.key
+        values = encode_values(plan.conditions)
+        with self._write() as conn:
+            if plan.conditions:
+                old = self._read_wire(conn, key)
+                if not holds(plan.conditions, values, old):
+                    raise ConditionFailed("The conditional request failed", _decoded(old))
+            self._store(conn, row)
+
+    async def update(self, plan: Update) -> Item:
+        key = validate.key(self.table, plan.key)
+        validate.update(self.table, plan.set, plan.remove)
+        encode_item(plan.set)
+        values = encode_values(plan.conditions)
+        with self._write() as conn:
+            old = self._read_wire(conn, key)
+            if not holds(plan.conditions, values, old):
+                raise ConditionFailed("The conditional request failed", _decoded(old))
+            item = self._updated(plan, old)
+            self._store(conn, self._row(item))
+        return item
+
+    def _updated(self, plan: Update, old: dict[str, Wire] | None) -> Item:
+        item = decode_item(old) if old is not None else dict(plan.key)
+        item.update(plan.set)
+        for name in plan.remove:
+            item.pop(name, None)
+        return item
+
+    async def delete(self, plan: Delete) -> None:
+        key = validate.key(self.table, plan.key)
+        values = encode_values(plan.conditions)
+        with self._write() as conn:
+            if plan.conditions:
+                old = self._read_wire(conn, key)
+                if not holds(plan.conditions, values, old):
+                    raise ConditionFailed("The conditional request failed", _decoded(old))
+            conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
+
+    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
+        validate.count("BatchWriteItem", len(actions), validate.BATCH_WRITE_LIMIT)
+        rows = self._rows(actions)
+        keys = [self._action_key(action, row) for action, row in zip(actions, rows, strict=True)]
+        if any(action.conditions for action in actions):
+            raise ValidationError("BatchWriteItem does not take conditions")
+        validate.distinct(keys, "Provided list of item keys contains duplicates")
+        with self._write() as conn:
+            for action, key, row in zip(actions, keys, rows, strict=True):
+                self._apply(conn, action, key, None, row)
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        validate.count("TransactWriteItems", len(actions), validate.TRANSACTION_LIMIT)
+        rows = self._rows(actions)
+        # A row's values are pk, sk, body, size, then the index columns.
+        validate.transaction_payload(actions, [0 if row is None else row.values[3] for row in rows])
+        keys = [self._action_key(action, row) for action, row in zip(actions, rows, strict=True)]
+        validate.distinct(
+            keys, "Transaction request cannot include multiple operations on one item"
+        )
+        values = [encode_values(action.conditions) for action in actions]
+        for action in actions:
+            if isinstance(action, Update):
+                validate.update(self.table, action.set, action.remove)
+                encode_item(action.set)
+            if isinstance(action, Check) and not action.conditions:
+                raise ValidationError("A condition check needs a condition")
+        with self._write() as conn:
+            olds = [self._read_wire(conn, key) for key in keys]
+            reasons = tuple(
+                CancelReason("None")
+                if holds(action.conditions, vals, old)
+                else CancelReason("ConditionalCheckFailed", _decoded(old))
+                for action, vals, old in zip(actions, values, olds, strict=True)
+            )
+            if any(reason.code != "None" for reason in reasons):
+                codes = ", ".join(reason.code for reason in reasons)
+                raise TransactionCanceled(
+                    "Transaction cancelled, please refer cancellation reasons for specific "
+                    f"reasons [{codes}]",
+                    reasons,
+                )
+            for action, key, old, row in zip(actions, keys, olds, rows, strict=True):
+                self._apply(conn, action, key, old, row)
+
+    def _rows(self, actions: Sequence[WriteAction]) -> list[_Row | None]:
+        """Each Put's row, encoded before the write lock is taken."""
+        return [self._row(a.item) if isinstance(a, Put) else None for a in actions]
+
+    def _action_key(self, action: WriteAction, row: _Row | None) -> tuple[str, str]:
+        if isinstance(action, Put):
+            assert row is not None
+            return row.key
+        return validate.key(self.table, action.key)
+
+    def _apply(
+        self,
+        conn: sqlite3.Connection,
+        action: WriteAction,
+        key: tuple[str, str],
+        old: dict[str, Wire] | None,
+        row: _Row | None,
+    ) -> None:
+        if row is not None:
+            self._store(conn, row)
+        elif isinstance(action, Update):
+            self._store(conn, self._row(self._updated(action, old)))
+        elif isinstance(action, Delete):
+            conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
+
+    async def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+        self._local = threading.local()
+
+
+def _decoded(wire: dict[str, Wire] | None) -> Item | None:
+    return None if wire is None else decode_item(wire)

@@ -1,0 +1,122 @@
+"""Request checks the embedded store makes so that it refuses what DynamoDB refuses, with
+DynamoDB's wording."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from keygraph.errors import ValidationError
+from keygraph.plan import Condition, TableDef, Update, WriteAction
+
+from .values import ITEM_SIZE_LIMIT, encode_item, utf8_size
+
+BATCH_GET_LIMIT = 100
+BATCH_WRITE_LIMIT = 25
+TRANSACTION_LIMIT = 100
+TRANSACTION_PAYLOAD_LIMIT = 4 * 1024 * 1024
+_PARTITION_KEY_BYTES = 2048
+_SORT_KEY_BYTES = 1024
+
+
+def _key_value(name: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError("One or more parameter values were invalid: Type mismatch for key")
+    if not value:
+        raise ValidationError(
+            "One or more parameter values are not valid. The AttributeValue for a key "
+            f"attribute cannot contain an empty string value. Key: {name}"
+        )
+    if utf8_size(value) > limit:
+        raise ValidationError(
+            "Hash primary key values must be under 2048 bytes, and range primary key values "
+            "must be under 1024 bytes"
+        )
+    return value
+
+
+def key(table: TableDef, key: Mapping[str, Any]) -> tuple[str, str]:
+    """The (partition, sort) values of a key naming exactly the table's key attributes."""
+    if set(key) != {table.partition_key, table.sort_key}:
+        raise ValidationError("The provided key element does not match the schema")
+    return (
+        _key_value(table.partition_key, key[table.partition_key], _PARTITION_KEY_BYTES),
+        _key_value(table.sort_key, key[table.sort_key], _SORT_KEY_BYTES),
+    )
+
+
+def item(table: TableDef, item: Mapping[str, Any], size: int) -> tuple[str, str]:
+    """Check a whole item (keys, index keys, size); return its primary key values."""
+    if table.partition_key not in item or table.sort_key not in item:
+        raise ValidationError("One of the required keys was not given a value")
+    values = (
+        _key_value(table.partition_key, item[table.partition_key], _PARTITION_KEY_BYTES),
+        _key_value(table.sort_key, item[table.sort_key], _SORT_KEY_BYTES),
+    )
+    for index in table.indexes:
+        for name in (index.partition_key, index.sort_key):
+            if name is None or name not in item:
+                continue
+            value = item[name]
+            if not isinstance(value, str):
+                raise ValidationError(
+                    "One or more parameter values were invalid: Type mismatch for Index Key"
+                )
+            if not value:
+                raise ValidationError(
+                    "One or more parameter values are not valid. A value specified for a "
+                    "secondary index key is not supported. The AttributeValue for a key "
+                    f"attribute cannot contain an empty string value. IndexName: {index.name}, "
+                    f"IndexKey: {name}"
+                )
+    if size > ITEM_SIZE_LIMIT:
+        raise ValidationError("Item size has exceeded the maximum allowed size")
+    return values
+
+
+def update(table: TableDef, set_: Mapping[str, Any], remove: Sequence[str]) -> None:
+    for name in (*set_, *remove):
+        if name in (table.partition_key, table.sort_key):
+            raise ValidationError(
+                "One or more parameter values were invalid: Cannot update attribute "
+                f"{name}. This attribute is part of the key"
+            )
+    overlap = set(set_) & set(remove)
+    if overlap:
+        raise ValidationError(
+            "Invalid UpdateExpression: Two document paths overlap with each other; must "
+            f"remove or rewrite one of these paths; path: [{sorted(overlap)[0]}]"
+        )
+
+
+def conditions(conditions: Sequence[Condition]) -> None:
+    for condition in conditions:
+        if condition.op not in ("exists", "not_exists", "equals"):
+            raise ValidationError(f"unknown condition {condition.op!r}")
+        if not condition.attribute:
+            raise ValidationError("a condition must name an attribute")
+
+
+def count(what: str, n: int, limit: int) -> None:
+    if n == 0:
+        raise ValidationError(f"{what} needs at least one entry")
+    if n > limit:
+        raise ValidationError(f"Too many items requested for the {what} call (limit {limit})")
+
+
+def distinct(keys: Sequence[tuple[str, str]], message: str) -> None:
+    if len(set(keys)) != len(keys):
+        raise ValidationError(message)
+
+
+def transaction_payload(actions: Sequence[WriteAction], put_sizes: Sequence[int]) -> None:
+    """Refuse a transaction weighing more than 4 MB (4 MiB, as DynamoDB Local 3.3.1 counts):
+    each Put's item (`put_sizes`, 0 for other actions), each Update's key and the attributes
+    it sets; deletes and condition checks weigh nothing. DynamoDB Local counts an update's
+    expression text where this counts the names it sets: a few bytes apart."""
+    total = sum(put_sizes)
+    for action in actions:
+        if isinstance(action, Update):
+            total += encode_item({**action.key, **action.set})[1]
+    if total > TRANSACTION_PAYLOAD_LIMIT:
+        raise ValidationError(f"Transaction payload size cannot exceed 4MB. Payload Size: {total}")

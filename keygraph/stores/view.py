@@ -1,0 +1,64 @@
+"""A Store that forwards every call to another through one hook, `_call`: the base of the
+wrappers that count a request's calls (server/counting.py) or time them (bench/calltime.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from keygraph.plan import (
+    BatchGet,
+    Delete,
+    Get,
+    Item,
+    Put,
+    Query,
+    QueryResult,
+    Update,
+    WriteAction,
+)
+from keygraph.store import Store
+
+R = TypeVar("R")
+
+
+class StoreView:
+    """Forwards every call to `inner` through `_call`. Closing a view leaves `inner` open:
+    whoever opened the store closes it."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.answers_inline: bool = getattr(inner, "answers_inline", False)
+        """Whether the inner store answers without waiting (the embedded store): a batch of
+        its calls gains nothing from running concurrently."""
+
+    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+        """Makes one call of the inner store; `kind` names its DynamoDB operation."""
+        return await call()
+
+    async def get(self, plan: Get) -> Item | None:
+        return await self._call("GetItem", lambda: self.inner.get(plan))
+
+    async def batch_get(self, plan: BatchGet) -> list[Item]:
+        return await self._call("BatchGetItem", lambda: self.inner.batch_get(plan))
+
+    async def query(self, plan: Query) -> QueryResult:
+        return await self._call("Query", lambda: self.inner.query(plan))
+
+    async def put(self, plan: Put) -> None:
+        await self._call("PutItem", lambda: self.inner.put(plan))
+
+    async def update(self, plan: Update) -> Item:
+        return await self._call("UpdateItem", lambda: self.inner.update(plan))
+
+    async def delete(self, plan: Delete) -> None:
+        await self._call("DeleteItem", lambda: self.inner.delete(plan))
+
+    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
+        await self._call("BatchWriteItem", lambda: self.inner.batch_write(actions))
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        await self._call("TransactWriteItems", lambda: self.inner.transact_write(actions))
+
+    async def close(self) -> None:
+        """Leaves the inner store open."""

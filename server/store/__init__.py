@@ -1,1 +1,0 @@
-"""Storage backends implementing the Store protocol: embedded SQLite and DynamoDB."""
