@@ -35,7 +35,7 @@ from bench.stores import store_environment
 from bench.targets import StoreName, auth_headers, bench_settings, keygraph_app, open_store
 from keygraph.store import Store
 from keygraph.stores.view import StoreView
-from server.datastack import run_with_headroom
+from server.serving.datastack import run_with_headroom
 
 R = TypeVar("R")
 VARIANTS = ("keygraph", "naive")

@@ -21,7 +21,7 @@ from generated.table import TABLE
 from keygraph.plan import Item
 from keygraph.stores.embedded.schema import BODY_FORMAT
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.seed import SeedSizes, build_items, seed
+from server.seed.tenant import SeedSizes, build_items, seed
 
 TENANTS = ("acme", "globex")
 """Every tenant holds a full dataset; the queries run as the first."""

@@ -26,10 +26,11 @@ from strawberry.extensions import ParserCache, ValidationCache
 from bench.floor_data import FloorData, Item
 from keygraph.keycodec import format_datetime, parse_datetime
 from keygraph.page import Page
-from server.http import FastJSON
-from server.ids import local_id as local_of
-from server.ids import new_id, to_global_id
-from server.types.connection import Connection, connection_from_page
+from server.domain.ids import new_id
+from server.edge.http import FastJSON
+from server.graphql.ids import local_id as local_of
+from server.graphql.ids import to_global_id
+from server.graphql.types.connection import Connection, connection_from_page
 
 
 @dataclass

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.geo import FIRST_RING_KM, INLINE_MAX_CELLS, cover_circle, haversine_km, next_ring
+from server.domain.geo import FIRST_RING_KM, INLINE_MAX_CELLS, cover_circle, haversine_km, next_ring
 
 Item = Mapping[str, Any]
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench.stats import RunSummary, summarize
-from server.datastack import run_with_headroom
+from server.serving.datastack import run_with_headroom
 
 HOST = "127.0.0.1"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.floor_data import FloorData, Item
-from server.ids import to_global_id
+from server.graphql.ids import to_global_id
 
 _ORDER_FIELDS = "id status totalCents currency createdAt items { sku name quantity unitPriceCents }"
 

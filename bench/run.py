@@ -20,7 +20,7 @@ from bench.queries import Operation, operations
 from bench.report import render, update_readme
 from bench.stores import store_environment
 from bench.targets import StoreName, Variant, auth_headers, bench_settings
-from server.datastack import run_with_headroom
+from server.serving.datastack import run_with_headroom
 
 BENCH_DIR = Path(__file__).resolve().parent
 STORES: tuple[StoreName, ...] = ("embedded", "dynamodb-local")

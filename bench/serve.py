@@ -14,8 +14,8 @@ from starlette.types import ASGIApp
 
 from bench.dataset import TENANTS, load_items
 from bench.targets import bench_settings, floor_app, keygraph_app, open_store
-from server.datastack import run_with_headroom
-from server.gc_tuning import tune_for_serving
+from server.serving.datastack import run_with_headroom
+from server.serving.gc_tuning import tune_for_serving
 
 
 def build(args: argparse.Namespace) -> ASGIApp:

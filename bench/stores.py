@@ -14,7 +14,7 @@ from bench.targets import StoreName, create_local_table, local_client
 from generated.table import TABLE
 from keygraph.stores.dynamodb.local import DynamoDBLocal
 from keygraph.stores.dynamodb.store import DynamoDBStore
-from server.seed import seed
+from server.seed.tenant import seed
 
 
 async def _seed_dynamodb(endpoint: str, dataset: Dataset, progress: bool) -> None:

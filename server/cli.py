@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .settings import STORE_KINDS, Settings, SettingsError, load_settings
+from server.settings import STORE_KINDS, Settings, SettingsError, load_settings
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _sizes(args: argparse.Namespace) -> Any:
     """The demo sizes, with every size given as a flag in its place."""
-    from .seed import SeedSizes
+    from server.seed.tenant import SeedSizes
 
     given = {name: getattr(args, name) for name in _SIZE_FLAGS if getattr(args, name) is not None}
     return dataclasses.replace(SeedSizes.demo(), **given)
@@ -75,12 +75,12 @@ def _sizes(args: argparse.Namespace) -> Any:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from . import logging as json_logging
-    from .app import create_app
-    from .auth import issue_token
-    from .backends import open_backend
-    from .datastack import run_with_headroom
-    from .seed import SeedSizes, seed
+    from server.edge import logging as json_logging
+    from server.edge.app import create_app
+    from server.edge.auth import issue_token
+    from server.seed.tenant import SeedSizes, seed
+    from server.serving.backends import open_backend
+    from server.serving.datastack import run_with_headroom
 
     settings = _settings(args, host=args.host, port=args.port)
     json_logging.configure()
@@ -102,8 +102,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
-    from .backends import open_backend
-    from .seed import seed
+    from server.seed.tenant import seed
+    from server.serving.backends import open_backend
 
     settings = _settings(args)
     sizes = _sizes(args)
@@ -125,7 +125,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from .auth import issue_token
+    from server.edge.auth import issue_token
 
     print(issue_token(_settings(args), args.tenant, args.sub, args.ttl))
     return 0
@@ -133,8 +133,7 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 def cmd_table(args: argparse.Namespace) -> int:
     from keygraph.stores.dynamodb import admin
-
-    from .backends import open_backend
+    from server.serving.backends import open_backend
 
     settings = _settings(args)
     if settings.store == "embedded":
@@ -161,7 +160,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(_args: argparse.Namespace) -> int:
-    from .schema import sdl
+    from server.graphql.schema import sdl
 
     sys.stdout.write(sdl())
     return 0

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 from keygraph.plan import Get, Item, Put
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.counting import CountingStore
-from server.writes.groups import new_group, new_group_items, new_membership, new_membership_items
-from server.writes.orders import new_order, new_order_items
-from server.writes.users import new_user, new_user_items
+from server.domain.groups import new_group, new_group_items, new_membership, new_membership_items
+from server.domain.orders import new_order, new_order_items
+from server.domain.users import new_user, new_user_items
+from server.graphql.counting import CountingStore
 from tests.server.conftest import Api
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -165,8 +165,8 @@ async def test_calls_made_in_turn_inside_one_wave_count_once(store: EmbeddedStor
 async def test_counts_are_not_shown_in_production(store: EmbeddedStore, tmp_path: object) -> None:
     import httpx
 
-    from server.app import create_app
-    from server.auth import issue_token
+    from server.edge.app import create_app
+    from server.edge.auth import issue_token
     from server.settings import Settings
     from tests.server.conftest import SECRET, gql
 

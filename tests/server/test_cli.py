@@ -15,7 +15,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.cli import main
-from server.schema import sdl
+from server.graphql.schema import sdl
 
 
 @pytest.fixture(autouse=True)

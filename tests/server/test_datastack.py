@@ -10,7 +10,7 @@ from types import FunctionType
 
 import pytest
 
-from server.datastack import run_with_headroom
+from server.serving.datastack import run_with_headroom
 
 LEAF_SLOTS = 400  # 3.2 KB: a call this big does not fit in the last ~28 frames of a chunk
 DEPTHS = 300  # ~110 B a frame of `descend`: ~33 KB of depths, two chunk boundaries or more

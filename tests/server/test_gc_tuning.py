@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from server.gc_tuning import YOUNG_THRESHOLD
+from server.serving.gc_tuning import YOUNG_THRESHOLD
 
 STARTS_AN_APP = """
 import asyncio, gc, json, sys
 from pathlib import Path
-from server.app import create_app
+from server.edge.app import create_app
 from server.settings import Settings
 from keygraph.stores.embedded.store import EmbeddedStore
 from generated.table import TABLE

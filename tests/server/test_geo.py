@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from server.geo import (
+from server.domain.geo import (
     EARTH_RADIUS_KM,
     MAX_PRECISION,
     MIN_PRECISION,

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
+from server.domain.ids import new_id, ulid
 from server.errors import BadUserInput
-from server.ids import from_global_id, new_id, to_global_id, ulid
+from server.graphql.ids import from_global_id, to_global_id
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

@@ -11,10 +11,10 @@ import pytest
 from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
 
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.app import create_app
-from server.auth import issue_token
-from server.limits import complexity_rule, parse_limited
-from server.prepare import Prepared, prepare
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.graphql.limits import complexity_rule, parse_limited
+from server.graphql.prepare import Prepared, prepare
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api
 

@@ -13,12 +13,12 @@ import pytest
 from generated.table import TABLE
 from keygraph.plan import TableDef
 from keygraph.store import Store
-from server.app import create_app
-from server.auth import issue_token
-from server.ids import from_global_id, to_global_id
-from server.resolvers import org as org_resolvers
+from server.domain import org as org_domain
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.graphql.ids import from_global_id, to_global_id
+from server.graphql.types import org as org_types
 from server.settings import Settings
-from server.types import org as org_types
 from tests.server.conftest import Api
 
 CREATE = """mutation($name: String!, $parent: ID) {
@@ -272,8 +272,8 @@ async def test_node_finds_org_nodes(org: Org, org_globex: Org) -> None:
 
 def test_record_builder_sets_parent_ref_and_depth() -> None:
     now = datetime.now(UTC)
-    root = org_resolvers.org_node_record("R", "root", (), now)
-    child = org_resolvers.org_node_record("C", "child", root.path, now)
+    root = org_domain.org_node_record("R", "root", (), now)
+    child = org_domain.org_node_record("C", "child", root.path, now)
     assert (root.path, root.parent_ref, root.depth) == (("R",), "ROOT", 0)
     assert (child.path, child.parent_ref, child.depth) == (("R", "C"), "R", 1)
 
@@ -320,12 +320,12 @@ async def test_org_tree_on_dynamodb_local(
 
 async def test_trees_stop_at_the_deepest_level_a_sort_key_can_hold(org: Org) -> None:
     parent = await org.create("level 0")
-    for level in range(1, org_types.MAX_LEVELS):
+    for level in range(1, org_domain.MAX_LEVELS):
         parent = await org.create(f"level {level}", parent)
     data, codes = await org.run(CREATE, name="too deep", parent=parent)
     assert (data, codes) == (None, ["BAD_USER_INPUT"])
     deepest = await org.data("query($id: ID!) { orgNode(id: $id) { depth } }", id=parent)
-    assert deepest["orgNode"]["depth"] == org_types.MAX_LEVELS - 1
+    assert deepest["orgNode"]["depth"] == org_domain.MAX_LEVELS - 1
     too_long = to_global_id("OrgNode", ".".join(["01ARZ3NDEKTSV4RRFFQ69G5FAV"] * 1000))
     found = await org.data("query($id: ID!) { orgNode(id: $id) { id } }", id=too_long)
     assert found["orgNode"] is None

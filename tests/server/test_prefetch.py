@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.app import create_app
-from server.ids import to_global_id
+from server.edge.app import create_app
+from server.graphql.ids import to_global_id
 from server.settings import Settings
 from tests.server.conftest import Api, gql
 from tests.server.test_batching import _seed

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from graphql import build_schema
 
-from server.schema import sdl
+from server.graphql.schema import sdl
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.graphql"
 

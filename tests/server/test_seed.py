@@ -25,10 +25,10 @@ from keygraph.page import Page
 from keygraph.plan import Delete, Put, TableDef
 from keygraph.store import Session, Store
 from keygraph.stores.embedded.store import EmbeddedStore
-from server import seed_data
-from server.counting import CountingStore
-from server.geo import haversine_km
-from server.seed import SeedSizes, build_items, level_sizes, seed
+from server.domain.geo import haversine_km
+from server.graphql.counting import CountingStore
+from server.seed import data as seed_data
+from server.seed.tenant import SeedSizes, build_items, level_sizes, seed
 
 T = TypeVar("T")
 SMALL = SeedSizes(users=6, orders=15, groups=3, org_nodes=13, org_depth=3, shops=40)

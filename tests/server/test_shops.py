@@ -17,9 +17,8 @@ from generated.table import TABLE
 from keygraph.plan import Put, TableDef
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.app import create_app
-from server.auth import issue_token
-from server.geo import (
+from server.domain import shops as shop_resolvers
+from server.domain.geo import (
     FIRST_RING_KM,
     INLINE_MAX_CELLS,
     TARGET_CELLS,
@@ -28,9 +27,11 @@ from server.geo import (
     haversine_km,
     next_ring,
 )
-from server.ids import from_global_id, new_id, to_global_id
-from server.resolvers import shop as shop_resolvers
-from server.resolvers.shop import shop_record
+from server.domain.ids import new_id
+from server.domain.shops import shop_record
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.graphql.ids import from_global_id, to_global_id
 from server.settings import Settings
 
 NEAR = """query($lat: Float!, $lng: Float!, $r: Float!, $first: Int) {

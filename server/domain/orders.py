@@ -1,0 +1,98 @@
+"""Orders: the order at its own key and its copy in the user's partition, always written
+together; the line items live inside both."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from generated.keys import user as user_keys
+from generated.models.enums import OrderStatus
+from generated.models.order import Order
+from generated.models.user_order import UserOrder
+from generated.queries.order import get_order
+from keygraph.plan import Check, Item, Put, WriteAction
+from keygraph.store import Session
+from server.domain.ids import new_id
+from server.domain.tx import ABSENT, PRESENT, transact, version_is
+from server.errors import Conflict, NotFound
+
+
+def new_order(
+    user_id: str,
+    currency: str,
+    lines: Sequence[Mapping[str, Any]],
+    *,
+    order_id: str | None = None,
+    status: OrderStatus = OrderStatus.PENDING,
+    now: datetime | None = None,
+) -> Order:
+    """A new order; its total is computed here as the sum of quantity x unit price."""
+    total = sum(int(line["quantity"]) * int(line["unit_price_cents"]) for line in lines)
+    return Order.model_validate(
+        {
+            "order_id": order_id or new_id(),
+            "user_id": user_id,
+            "status": status,
+            "total_cents": total,
+            "currency": currency,
+            "created_at": now or datetime.now(UTC),
+            "version": 1,
+            "items": [dict(line) for line in lines],
+        }
+    )
+
+
+def user_copy(order: Order) -> UserOrder:
+    return UserOrder.model_validate(order.model_dump())
+
+
+def new_order_items(tenant: str, order: Order) -> list[Item]:
+    """The order's items: at its own key and in its user's partition."""
+    return [order.to_item(tenant), user_copy(order).to_item(tenant)]
+
+
+def create_order_actions(tenant: str, order: Order) -> list[WriteAction]:
+    """The user must exist; neither copy may overwrite anything."""
+    return [
+        Check(key=user_keys.key(tenant, order.user_id), conditions=PRESENT),
+        *(Put(item=item, conditions=ABSENT) for item in new_order_items(tenant, order)),
+    ]
+
+
+async def create_order(
+    s: Session, tenant: str, user_id: str, currency: str, lines: Sequence[Mapping[str, Any]]
+) -> Order:
+    order = new_order(user_id, currency, lines)
+    exists = Conflict("an order with this id already exists")
+    await transact(
+        s.store,
+        create_order_actions(tenant, order),
+        {0: NotFound("no such user"), 1: exists, 2: exists},
+    )
+    return order
+
+
+async def update_order_status(
+    s: Session, tenant: str, order_id: str, status: OrderStatus, expected_version: int
+) -> Order:
+    current = await get_order(s, tenant, order_id, consistent=True)
+    if current is None:
+        raise NotFound("no such order")
+    stale = Conflict(
+        f"the order is at version {current.version}, not {expected_version}",
+        currentVersion=current.version,
+    )
+    if current.version != expected_version:
+        raise stale
+    updated = Order.model_validate(
+        {**current.model_dump(), "status": status, "version": current.version + 1}
+    )
+    condition = version_is(expected_version)
+    actions: list[WriteAction] = [
+        Put(item=updated.to_item(tenant), conditions=condition),
+        Put(item=user_copy(updated).to_item(tenant), conditions=condition),
+    ]
+    await transact(s.store, actions, {0: stale, 1: stale})
+    return updated

@@ -1,0 +1,66 @@
+"""Org trees: nodes addressed by their path of ids from the root (T1-T3), and creating one.
+
+A node's key holds its whole path, so the node, its parent and its ancestors are all known
+keys, and its subtree is one begins_with on the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from generated.keys.org_node import key as org_node_key
+from generated.models.org_node import OrgNode as OrgNodeRecord
+from generated.table import TABLE
+from keygraph.errors import TransactionCanceled
+from keygraph.plan import Check, Condition, Put
+from keygraph.store import Session
+from server.domain.ids import new_id
+from server.errors import BadUserInput, NotFound
+
+ROOT_REF = "ROOT"
+"""The parent_ref of a root: roots are the children of ROOT in GSI1."""
+MAX_LEVELS = 32
+"""A node's sort key is NODE# and 27 bytes a level; DynamoDB caps sort keys at 1024 bytes."""
+CONDITION_FAILED = "ConditionalCheckFailed"
+
+Path = tuple[str, ...]
+
+
+def org_node_record(
+    node_id: str, name: str, parent_path: Sequence[str], created_at: datetime
+) -> OrgNodeRecord:
+    """A node below parent_path (empty for a root); pydantic checks the fields."""
+    path = (*parent_path, node_id)
+    return OrgNodeRecord(
+        node_id=node_id,
+        path=path,
+        parent_ref=parent_path[-1] if parent_path else ROOT_REF,
+        name=name,
+        depth=len(path) - 1,
+        created_at=created_at,
+    )
+
+
+async def create_org_node(s: Session, tenant: str, name: str, parent_path: Path) -> OrgNodeRecord:
+    """A new node under parent_path, or a root when it is empty; NotFound when the parent
+    does not exist."""
+    if len(parent_path) >= MAX_LEVELS:
+        raise BadUserInput(f"an org tree has at most {MAX_LEVELS} levels")
+    record = org_node_record(new_id(), name, parent_path, datetime.now(UTC))
+    put = Put(record.to_item(tenant), conditions=(Condition("not_exists", TABLE.partition_key),))
+    if not parent_path:
+        await s.store.put(put)
+        return record
+    # The parent's path is in its id, so its existence is checked in the same
+    # transaction that writes the child: no read, and no child of a missing parent.
+    parent_exists = Check(
+        org_node_key(tenant, parent_path), (Condition("exists", TABLE.partition_key),)
+    )
+    try:
+        await s.store.transact_write([parent_exists, put])
+    except TransactionCanceled as exc:
+        if exc.reasons and exc.reasons[0].code == CONDITION_FAILED:
+            raise NotFound("no such parent org node") from exc
+        raise
+    return record

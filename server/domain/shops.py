@@ -1,0 +1,174 @@
+"""Shops: a name at a position, created with its geohash keys, and the shops nearest a point
+(S1), read in widening circles of geohash cells."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import UTC, datetime
+
+from generated.models.shop import Shop as ShopRecord
+from generated.queries.shop import shops_in_cell
+from generated.table import TABLE
+from keygraph.plan import Condition, Put
+from keygraph.store import Session, Store
+from server.domain.geo import (
+    FIRST_RING_KM,
+    GEO_CELL_LENGTH,
+    INLINE_MAX_CELLS,
+    MAX_RADIUS_KM,
+    TARGET_CELLS,
+    cover_circle,
+    haversine_km,
+    next_ring,
+    shop_geohash,
+)
+from server.domain.ids import new_id
+from server.errors import BadUserInput
+
+DEFAULT_FIRST = 20
+MAX_FIRST = 100
+POSITION_DECIMALS = 7
+CELL_PAGE_SIZE = 5000
+"""The pattern's largest page: a dense cell costs as few round trips as it can."""
+
+
+def check_position(lat: float, lng: float) -> None:
+    if not (math.isfinite(lat) and -90.0 <= lat <= 90.0):
+        raise BadUserInput(f"lat must be between -90 and 90, got {lat}", field="lat")
+    if not (math.isfinite(lng) and -180.0 <= lng <= 180.0):
+        raise BadUserInput(f"lng must be between -180 and 180, got {lng}", field="lng")
+
+
+async def _shops_with_prefix(
+    session: Session, tenant: str, geo_cell: str, prefix: str
+) -> list[ShopRecord]:
+    """Every shop in GSI2 partition geo_cell whose geohash starts with prefix, all pages."""
+    found: list[ShopRecord] = []
+    after: str | None = None
+    while True:
+        page = await shops_in_cell(
+            session,
+            tenant,
+            geo_cell=geo_cell,
+            geohash_prefix=prefix,
+            first=CELL_PAGE_SIZE,
+            after=after,
+        )
+        found.extend(page.items)
+        if not page.has_next:
+            return found
+        after = page.cursor
+
+
+def max_cells(store: Store) -> int:
+    """How many cells a covering may have on this store: more, and smaller, where calls never
+    wait (geo.INLINE_MAX_CELLS)."""
+    return INLINE_MAX_CELLS if getattr(store, "answers_inline", False) else TARGET_CELLS
+
+
+async def _within(
+    s: Session,
+    tenant: str,
+    lat: float,
+    lng: float,
+    radius_km: float,
+    read: dict[str, list[ShopRecord]],
+) -> list[tuple[float, str, ShopRecord]]:
+    """Every shop within radius_km, as (distance, id, shop), nearest first (ties by id): the
+    cells covering the circle read concurrently, one Query each (more only when a cell holds
+    more than a page), then the exact haversine distance filters and orders. `read` holds the
+    shops of cells read for a smaller circle: a cell inside one of them is not read again."""
+    covering = cover_circle(lat, lng, radius_km, max_cells(s.store))
+    cells = [
+        (geo_cell, prefix) for geo_cell, prefixes in covering.cells.items() for prefix in prefixes
+    ]
+    known = {prefix: _known(read, prefix) for _, prefix in cells}
+    wanted = [(geo_cell, prefix) for geo_cell, prefix in cells if known[prefix] is None]
+    batches = await asyncio.gather(
+        *(_shops_with_prefix(s, tenant, geo_cell, prefix) for geo_cell, prefix in wanted)
+    )
+    read.update((prefix, batch) for (_, prefix), batch in zip(wanted, batches, strict=True))
+    near: list[tuple[float, str, ShopRecord]] = []
+    for _, prefix in cells:
+        shops = known[prefix]
+        for record in read[prefix] if shops is None else shops:
+            distance = haversine_km(lat, lng, record.lat, record.lng)
+            if distance <= radius_km:
+                near.append((distance, record.shop_id, record))
+    near.sort(key=lambda entry: (entry[0], entry[1]))
+    return near
+
+
+def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] | None:
+    """The shops of cell `prefix` if a cell holding it has been read, else None."""
+    for length in range(len(prefix), 0, -1):
+        shops = read.get(prefix[:length])
+        if shops is not None:
+            return [shop for shop in shops if shop.geohash.startswith(prefix)]
+    return None
+
+
+async def shops_near(
+    s: Session, tenant: str, lat: float, lng: float, radius_km: float, first: int
+) -> list[tuple[float, ShopRecord]]:
+    """The `first` shops nearest the point within radius_km, with their distances, nearest
+    first (ties by id).
+
+    Read in widening circles, from FIRST_RING_KM out to the radius. Once a circle holds
+    `first` shops, the nearest `first` of all are among them, since every shop outside it is
+    farther: a dense area answers from a small circle in one wave, however large the radius.
+    A wider circle reads only the cells that no smaller one has read.
+    """
+    if first == 0:
+        return []
+    read: dict[str, list[ShopRecord]] = {}
+    ring = min(radius_km, FIRST_RING_KM)
+    near = await _within(s, tenant, lat, lng, ring, read)
+    while len(near) < first and ring < radius_km:
+        ring = next_ring(ring, len(near), first, radius_km)
+        near = await _within(s, tenant, lat, lng, ring, read)
+    return [(distance, record) for distance, _, record in near[:first]]
+
+
+def shop_record(
+    shop_id: str, name: str, lat: float, lng: float, created_at: datetime
+) -> ShopRecord:
+    """A shop record with its geohash and geo_cell; pydantic checks the fields. Positions
+    are kept to 1e-7 degrees (about 1 cm), which also keeps them in the range of numbers
+    DynamoDB can store (a latitude of 1e-140 is not)."""
+    lat, lng = round(lat, POSITION_DECIMALS), round(lng, POSITION_DECIMALS)
+    geohash = shop_geohash(lat, lng)
+    return ShopRecord(
+        shop_id=shop_id,
+        name=name,
+        lat=lat,
+        lng=lng,
+        geohash=geohash,
+        geo_cell=geohash[:GEO_CELL_LENGTH],
+        created_at=created_at,
+    )
+
+
+def check_query(lat: float, lng: float, radius_km: float, first: int | None) -> int:
+    """The number of shops to return; BadUserInput for a position, radius or count out of
+    range."""
+    check_position(lat, lng)
+    if not (math.isfinite(radius_km) and 0.0 < radius_km <= MAX_RADIUS_KM):
+        raise BadUserInput(
+            f"radiusKm must be greater than 0 and at most {MAX_RADIUS_KM:g}", field="radiusKm"
+        )
+    limit = DEFAULT_FIRST if first is None else first
+    if not 0 <= limit <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}", field="first")
+    return limit
+
+
+async def create_shop(s: Session, tenant: str, name: str, lat: float, lng: float) -> ShopRecord:
+    """A new shop at a position."""
+    check_position(lat, lng)
+    record = shop_record(new_id(), name, lat, lng, datetime.now(UTC))
+    await s.store.put(
+        Put(record.to_item(tenant), conditions=(Condition("not_exists", TABLE.partition_key),))
+    )
+    return record

@@ -1,0 +1,98 @@
+"""Users and their email claims: one transaction keeps an email unique per tenant."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from generated.keys import email_claim as email_claim_keys
+from generated.models.email_claim import EmailClaim
+from generated.models.user import User
+from generated.queries.user import get_user
+from keygraph.plan import Condition, Delete, Item, Put, WriteAction
+from keygraph.store import Session
+from server.domain.ids import new_id
+from server.domain.tx import ABSENT, transact, version_is
+from server.errors import BadUserInput, Conflict, NotFound
+
+
+def email_key(email: str) -> str:
+    """The claim key of an email: lower-cased, so claims ignore case; the user keeps the
+    email as given."""
+    return email.lower()
+
+
+def new_user(
+    email: str, name: str, *, user_id: str | None = None, now: datetime | None = None
+) -> User:
+    return User(
+        user_id=user_id or new_id(),
+        email=email,
+        name=name,
+        created_at=now or datetime.now(UTC),
+        version=1,
+    )
+
+
+def claim_of(user: User) -> EmailClaim:
+    return EmailClaim(email_key=email_key(user.email), user_id=user.user_id)
+
+
+def new_user_items(tenant: str, user: User) -> list[Item]:
+    """The user's items: the profile and its email claim."""
+    return [user.to_item(tenant), claim_of(user).to_item(tenant)]
+
+
+def create_user_actions(tenant: str, user: User) -> list[WriteAction]:
+    return [Put(item=item, conditions=ABSENT) for item in new_user_items(tenant, user)]
+
+
+async def create_user(s: Session, tenant: str, email: str, name: str) -> User:
+    user = new_user(email, name)
+    taken = Conflict(f"the email {email!r} is already in use")
+    await transact(
+        s.store,
+        create_user_actions(tenant, user),
+        {0: Conflict("a user with this id already exists"), 1: taken},
+    )
+    return user
+
+
+async def update_user(
+    s: Session,
+    tenant: str,
+    user_id: str,
+    expected_version: int,
+    *,
+    name: str | None = None,
+    email: str | None = None,
+) -> User:
+    if name is None and email is None:
+        raise BadUserInput("nothing to update: give a name, an email or both")
+    current = await get_user(s, tenant, user_id, consistent=True)
+    if current is None:
+        raise NotFound("no such user")
+    stale = Conflict(
+        f"the user is at version {current.version}, not {expected_version}",
+        currentVersion=current.version,
+    )
+    if current.version != expected_version:
+        raise stale
+    updated = User.model_validate(
+        {
+            **current.model_dump(),
+            "name": current.name if name is None else name,
+            "email": current.email if email is None else email,
+            "version": current.version + 1,
+        }
+    )
+    actions: list[WriteAction] = [
+        Put(item=updated.to_item(tenant), conditions=version_is(expected_version))
+    ]
+    if email_key(updated.email) != email_key(current.email):
+        old_claim = email_claim_keys.key(tenant, email_key(current.email))
+        owned = (Condition(op="equals", attribute="user_id", value=user_id),)
+        actions.append(Delete(key=old_claim, conditions=owned))
+        actions.append(Put(item=claim_of(updated).to_item(tenant), conditions=ABSENT))
+    taken = Conflict(f"the email {updated.email!r} is already in use")
+    await transact(s.store, actions, {0: stale, 1: stale, 2: taken})
+    return updated

@@ -1,0 +1,71 @@
+"""The ASGI application: GraphQL at /graphql, liveness at /healthz, readiness at /readyz."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from keygraph.cursor import CursorCodec
+from keygraph.errors import StoreError
+from keygraph.plan import Get
+from keygraph.store import Store
+from server.edge.auth import Verifier, issue_token
+from server.edge.http import GraphQLEndpoint
+from server.graphql.schema import build_schema
+from server.serving.gc_tuning import tune_for_serving
+from server.settings import Settings
+
+_PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}
+
+
+def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> Starlette:
+    """The app over `store` (closed on shutdown when `close_store`)."""
+
+    def graphiql_authorization() -> str:
+        """A fresh dev token for the page, so a long-running server's page never goes stale."""
+        return f"Bearer {issue_token(settings, settings.dev_tenant, 'graphiql')}"
+
+    prefill = settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
+    graphql = GraphQLEndpoint(
+        build_schema(settings.limits),
+        store=store,
+        verifier=Verifier(settings),
+        cursors=CursorCodec(settings.cursor_key()),
+        dev=settings.dev,
+        batching=settings.batching,
+        graphiql=settings.graphiql_enabled,
+        graphiql_authorization=graphiql_authorization if prefill else None,
+    )
+
+    async def healthz(_request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_request: Request) -> Response:
+        try:
+            await store.get(Get(key=_PROBE_KEY))
+        except (StoreError, OSError) as exc:
+            return JSONResponse({"status": "unavailable", "reason": type(exc).__name__}, 503)
+        return JSONResponse({"status": "ready"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        tune_for_serving()
+        try:
+            yield
+        finally:
+            if close_store:
+                await store.close()
+
+    return Starlette(
+        routes=[
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/graphql", graphql),
+        ],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,104 @@
+"""Bearer JWT verification: the only place a request's tenant comes from.
+
+Tokens are HS256 with the configured secret, or RS256 checked against a public key file.
+A token must carry `tenant` (a non-empty string) and `exp`; `sub` is optional. Anything
+else (no header, another scheme, a bad signature, an expired or malformed token) is
+Unauthenticated, which the app answers with HTTP 401.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import jwt
+
+from server.errors import Unauthenticated
+from server.settings import Settings
+
+_LEEWAY_SECONDS = 5
+_MAX_TENANT_LENGTH = 128
+_VERIFIED_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    tenant: str
+    subject: str | None
+
+
+class Verifier:
+    """Checks bearer tokens against the settings' key; built once per app."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._algorithm = settings.jwt_algorithm
+        if settings.jwt_public_key_file is not None:
+            self._key: str = settings.jwt_public_key_file.read_text()
+        elif settings.jwt_secret is not None:
+            self._key = settings.jwt_secret
+        else:
+            raise ValueError("settings carry neither a JWT secret nor a public key")
+        self._verified: OrderedDict[str, tuple[Claims, float]] = OrderedDict()
+
+    def verify_header(self, authorization: str | None) -> Claims:
+        if not authorization:
+            raise Unauthenticated("missing Authorization header")
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
+        return self.verify(token.strip())
+
+    def verify(self, token: str) -> Claims:
+        """The token's claims. A verified token is remembered (by its exact text) until it
+        expires, so a client reusing it skips the signature check; expiry is still checked
+        on every use."""
+        cached = self._verified.get(token)
+        if cached is not None:
+            claims, expires = cached
+            if time.time() <= expires + _LEEWAY_SECONDS:
+                self._verified.move_to_end(token)
+                return claims
+            del self._verified[token]
+            raise Unauthenticated("the token has expired")
+        claims, expires = self._decode(token)
+        self._verified[token] = (claims, expires)
+        if len(self._verified) > _VERIFIED_CACHE_SIZE:
+            self._verified.popitem(last=False)
+        return claims
+
+    def _decode(self, token: str) -> tuple[Claims, float]:
+        try:
+            payload = jwt.decode(
+                token,
+                self._key,
+                algorithms=[self._algorithm],
+                options={"require": ["exp", "tenant"]},
+                leeway=_LEEWAY_SECONDS,
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise Unauthenticated("the token has expired") from exc
+        except jwt.InvalidTokenError as exc:
+            raise Unauthenticated("the token is not valid") from exc
+        tenant = payload.get("tenant")
+        if not isinstance(tenant, str) or not tenant or len(tenant) > _MAX_TENANT_LENGTH:
+            raise Unauthenticated("the token's tenant claim must be a non-empty string")
+        subject = payload.get("sub")
+        if subject is not None and not isinstance(subject, str):
+            raise Unauthenticated("the token's sub claim must be a string")
+        return Claims(tenant=tenant, subject=subject), float(payload["exp"])
+
+
+def issue_token(
+    settings: Settings, tenant: str, subject: str | None = None, ttl_seconds: int = 86400
+) -> str:
+    """A dev token signed with the HS256 secret (RS256 tokens come from the key's owner)."""
+    if settings.jwt_secret is None:
+        raise ValueError("issuing tokens needs the HS256 secret (KEYGRAPH_JWT_SECRET)")
+    if not tenant:
+        raise ValueError("a token needs a non-empty tenant")
+    now = int(time.time())
+    payload: dict[str, object] = {"tenant": tenant, "iat": now, "exp": now + ttl_seconds}
+    if subject is not None:
+        payload["sub"] = subject
+    return jwt.encode(payload, settings.jwt_secret, algorithm="HS256")

@@ -1,0 +1,73 @@
+"""How errors reach clients: each gets its `extensions.code`, and anything unexpected is
+masked as INTERNAL (logged with the request id, never shown with its message or traceback)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pydantic
+from graphql import GraphQLError
+
+from keygraph.errors import BadArgument, InvalidCursor, StoreUnavailable
+from server.errors import ApiError
+
+log = logging.getLogger("keygraph.errors")
+
+INTERNAL_MESSAGE = "Internal server error"
+
+
+def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
+    """(code, client message, extensions) of an error raised anywhere in a request."""
+    original = error.original_error
+    if original is None:
+        extensions = dict(error.extensions or {})
+        code = str(extensions.pop("code", "GRAPHQL_VALIDATION_FAILED"))
+        return code, error.message, extensions
+    if isinstance(original, ApiError):
+        extensions = dict(original.extensions)
+        return str(extensions.pop("code")), str(original), extensions
+    if isinstance(original, pydantic.ValidationError):
+        return "BAD_USER_INPUT", _describe_validation(original), {}
+    if isinstance(original, BadArgument):
+        return "BAD_USER_INPUT", str(original), {}
+    if isinstance(original, InvalidCursor):
+        return "INVALID_CURSOR", str(original), {}
+    if isinstance(original, StoreUnavailable):
+        return "STORE_UNAVAILABLE", "the data store is unavailable, try again", {}
+    return "INTERNAL", INTERNAL_MESSAGE, {}
+
+
+def _describe_validation(error: pydantic.ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(part) for part in detail['loc']) or 'value'}: {detail['msg']}"
+        for detail in error.errors(include_url=False)
+    ]
+    return "invalid input: " + "; ".join(problems)
+
+
+def format_error(error: GraphQLError, request_id: str | None) -> dict[str, Any]:
+    """The error as the client sees it: message, locations, path and extensions.code."""
+    code, message, extensions = classify(error)
+    formatted: dict[str, Any] = {"message": message}
+    if error.locations:
+        formatted["locations"] = [loc._asdict() for loc in error.locations]
+    if error.path is not None:
+        formatted["path"] = error.path
+    formatted["extensions"] = {"code": code, **extensions}
+    if code == "INTERNAL" and request_id is not None:
+        formatted["extensions"]["requestId"] = request_id
+    return formatted
+
+
+def log_errors(errors: list[GraphQLError], request_id: str | None) -> None:
+    """Log the unexpected errors with their traceback; expected ones are the client's."""
+    for error in errors:
+        if classify(error)[0] in ("INTERNAL", "STORE_UNAVAILABLE"):
+            original = error.original_error or error
+            log.error(
+                "unexpected error in %s",
+                ".".join(str(part) for part in error.path or ()) or "request",
+                exc_info=(type(original), original, original.__traceback__),
+                extra={"request_id": request_id},
+            )

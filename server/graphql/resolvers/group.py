@@ -1,0 +1,69 @@
+"""Root fields for groups: by id; create, add and remove members."""
+
+from __future__ import annotations
+
+import strawberry
+
+from server.domain import groups
+from server.errors import NotFound
+from server.graphql.context import Info
+from server.graphql.types.group import Group, load_group
+from server.graphql.types.node import lookup_id
+
+
+@strawberry.input(description="A new group.")
+class CreateGroupInput:
+    name: str
+
+
+def _ids(group_id: strawberry.ID, user_id: strawberry.ID) -> tuple[str, str]:
+    group = lookup_id(group_id, "Group")
+    if group is None:
+        raise NotFound("no such group")
+    user = lookup_id(user_id, "User")
+    if user is None:
+        raise NotFound("no such user")
+    return group, user
+
+
+async def _reload(info: Info, group_id: str) -> Group:
+    group = await load_group(info.context, group_id)
+    if group is None:
+        raise NotFound("no such group")
+    return group
+
+
+@strawberry.type
+class GroupQuery:
+    @strawberry.field(description="A group by id; null when there is none.")
+    async def group(self, info: Info, id: strawberry.ID) -> Group | None:
+        group_id = lookup_id(id, "Group")
+        return None if group_id is None else await load_group(info.context, group_id)
+
+
+@strawberry.type
+class GroupMutation:
+    @strawberry.mutation(description="Create a group.")
+    async def create_group(self, info: Info, input: CreateGroupInput) -> Group:
+        ctx = info.context
+        return Group.from_model(await groups.create_group(ctx.session, ctx.tenant, input.name))
+
+    @strawberry.mutation(description="Add a user to a group; adding a member again is a no-op.")
+    async def add_group_member(
+        self, info: Info, group_id: strawberry.ID, user_id: strawberry.ID
+    ) -> Group:
+        ctx = info.context
+        group, user = _ids(group_id, user_id)
+        await groups.add_member(ctx.session, ctx.tenant, group, user)
+        return await _reload(info, group)
+
+    @strawberry.mutation(
+        description="Remove a user from a group; removing a non-member is a no-op."
+    )
+    async def remove_group_member(
+        self, info: Info, group_id: strawberry.ID, user_id: strawberry.ID
+    ) -> Group:
+        ctx = info.context
+        group, user = _ids(group_id, user_id)
+        await groups.remove_member(ctx.session, ctx.tenant, group, user)
+        return await _reload(info, group)

@@ -1,0 +1,84 @@
+"""Root fields for orders: by id, by status; create and change status."""
+
+from __future__ import annotations
+
+import strawberry
+
+from generated.models.enums import OrderStatus
+from generated.queries.order import orders_by_status
+from server.domain import orders
+from server.errors import NotFound
+from server.graphql.context import Info
+from server.graphql.types.connection import Connection, connection_from_page
+from server.graphql.types.node import lookup_id
+from server.graphql.types.order import Order, load_order
+
+
+@strawberry.input(description="One line of a new order.")
+class OrderItemInput:
+    sku: str
+    name: str
+    quantity: int
+    unit_price_cents: int
+
+
+@strawberry.input(description="A new order with 1 to 50 lines; the server computes the total.")
+class CreateOrderInput:
+    user_id: strawberry.ID
+    currency: str
+    items: list[OrderItemInput]
+
+
+@strawberry.input(description="A status change, checked against the version last read.")
+class UpdateOrderStatusInput:
+    id: strawberry.ID
+    status: OrderStatus
+    expected_version: int
+
+
+@strawberry.type
+class OrderQuery:
+    @strawberry.field(description="An order with its items, in one read; null when absent.")
+    async def order(self, info: Info, id: strawberry.ID) -> Order | None:
+        order_id = lookup_id(id, "Order")
+        return None if order_id is None else await load_order(info.context, order_id)
+
+    @strawberry.field(description="The tenant's orders in one status, newest first.")
+    async def orders_by_status(
+        self, info: Info, status: OrderStatus, first: int | None = None, after: str | None = None
+    ) -> Connection[Order]:
+        ctx = info.context
+        page = await orders_by_status(ctx.session, ctx.tenant, status, first=first, after=after)
+        return connection_from_page(page, Order.from_model)
+
+
+@strawberry.type
+class OrderMutation:
+    @strawberry.mutation(description="Create a PENDING order with its items, in one transaction.")
+    async def create_order(self, info: Info, input: CreateOrderInput) -> Order:
+        ctx = info.context
+        user_id = lookup_id(input.user_id, "User")
+        if user_id is None:
+            raise NotFound("no such user")
+        lines = [
+            {
+                "sku": item.sku,
+                "name": item.name,
+                "quantity": item.quantity,
+                "unit_price_cents": item.unit_price_cents,
+            }
+            for item in input.items
+        ]
+        model = await orders.create_order(ctx.session, ctx.tenant, user_id, input.currency, lines)
+        return Order.from_model(model)
+
+    @strawberry.mutation(description="Change an order's status; a stale version is a CONFLICT.")
+    async def update_order_status(self, info: Info, input: UpdateOrderStatusInput) -> Order:
+        ctx = info.context
+        order_id = lookup_id(input.id, "Order")
+        if order_id is None:
+            raise NotFound("no such order")
+        model = await orders.update_order_status(
+            ctx.session, ctx.tenant, order_id, input.status, input.expected_version
+        )
+        return Order.from_model(model)

@@ -1,0 +1,51 @@
+"""Root fields for shops: one by id, the ones near a point, and creating one."""
+
+from __future__ import annotations
+
+import strawberry
+
+from server.domain import shops
+from server.graphql.context import Info
+from server.graphql.types.node import lookup_id
+from server.graphql.types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
+
+
+@strawberry.input(description="A new shop: its name and position in degrees.")
+class CreateShopInput:
+    name: str
+    lat: float
+    lng: float
+
+
+@strawberry.type
+class ShopQuery:
+    @strawberry.field(description="A shop by id.")
+    async def shop(self, info: Info, id: strawberry.ID) -> Shop | None:
+        shop_id = lookup_id(id, TYPE_NAME)
+        return None if shop_id is None else await load_shop(info.context, shop_id)
+
+    @strawberry.field(
+        description=(
+            "Shops within radiusKm (0 < radiusKm <= 50) of a point by great-circle distance, "
+            "nearest first; first defaults to 20, at most 100."
+        )
+    )
+    async def shops_near(
+        self, info: Info, lat: float, lng: float, radius_km: float, first: int | None = None
+    ) -> list[ShopDistance]:
+        limit = shops.check_query(lat, lng, radius_km, first)
+        ctx = info.context
+        near = await shops.shops_near(ctx.session, ctx.tenant, lat, lng, radius_km, limit)
+        return [
+            ShopDistance(shop=Shop.from_record(record), distance_km=distance)
+            for distance, record in near
+        ]
+
+
+@strawberry.type
+class ShopMutation:
+    @strawberry.mutation(description="Create a shop at a position.")
+    async def create_shop(self, info: Info, input: CreateShopInput) -> Shop:
+        ctx = info.context
+        record = await shops.create_shop(ctx.session, ctx.tenant, input.name, input.lat, input.lng)
+        return Shop.from_record(record)

@@ -1,0 +1,80 @@
+"""Root fields for users: by id, by email, the tenant's users; create and update."""
+
+from __future__ import annotations
+
+import strawberry
+
+from generated.queries.email_claim import get_email_claim
+from generated.queries.user import get_user, list_users
+from server.domain import users
+from server.errors import NotFound
+from server.graphql import prefetch
+from server.graphql.context import Info
+from server.graphql.types.connection import Connection, connection_from_page
+from server.graphql.types.node import lookup_id
+from server.graphql.types.user import User, load_user
+
+
+@strawberry.input(description="A new user; the email must be unused in the tenant.")
+class CreateUserInput:
+    email: str
+    name: str
+
+
+@strawberry.input(description="Changes to a user, checked against the version last read.")
+class UpdateUserInput:
+    id: strawberry.ID
+    expected_version: int
+    name: str | None = None
+    email: str | None = None
+
+
+@strawberry.type
+class UserQuery:
+    @strawberry.field(description="A user by id; null when there is none.")
+    async def user(self, info: Info, id: strawberry.ID) -> User | None:
+        user_id = lookup_id(id, "User")
+        return None if user_id is None else await load_user(info.context, user_id)
+
+    @strawberry.field(description="The user holding an email (compared without case).")
+    async def user_by_email(self, info: Info, email: str) -> User | None:
+        ctx = info.context
+        claim = await get_email_claim(ctx.session, ctx.tenant, users.email_key(email))
+        if claim is None:
+            return None
+        model = await get_user(ctx.session, ctx.tenant, claim.user_id, consistent=True)
+        return None if model is None else User.from_model(model)
+
+    @strawberry.field(description="The tenant's users, oldest first.")
+    async def users(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[User]:
+        ctx = info.context
+        page = await list_users(ctx.session, ctx.tenant, first=first, after=after)
+        await prefetch.user_fields(info, [user.user_id for user in page.items])
+        return connection_from_page(page, User.from_model)
+
+
+@strawberry.type
+class UserMutation:
+    @strawberry.mutation(description="Create a user; the email must be unused in the tenant.")
+    async def create_user(self, info: Info, input: CreateUserInput) -> User:
+        ctx = info.context
+        model = await users.create_user(ctx.session, ctx.tenant, input.email, input.name)
+        return User.from_model(model)
+
+    @strawberry.mutation(description="Update a user; a stale expectedVersion is a CONFLICT.")
+    async def update_user(self, info: Info, input: UpdateUserInput) -> User:
+        ctx = info.context
+        user_id = lookup_id(input.id, "User")
+        if user_id is None:
+            raise NotFound("no such user")
+        model = await users.update_user(
+            ctx.session,
+            ctx.tenant,
+            user_id,
+            input.expected_version,
+            name=input.name,
+            email=input.email,
+        )
+        return User.from_model(model)

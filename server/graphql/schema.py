@@ -1,0 +1,54 @@
+"""The GraphQL schema: every domain's root fields merged into Query and Mutation, with the
+operation preparation (caches and limits) and error logging."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.tools import merge_types
+from strawberry.types import ExecutionContext
+
+from server.graphql.error_format import log_errors
+from server.graphql.prepare import prepare_extension
+from server.graphql.resolvers.group import GroupMutation, GroupQuery
+from server.graphql.resolvers.node import NodeQuery
+from server.graphql.resolvers.order import OrderMutation, OrderQuery
+from server.graphql.resolvers.org import OrgMutation, OrgQuery
+from server.graphql.resolvers.shop import ShopMutation, ShopQuery
+from server.graphql.resolvers.user import UserMutation, UserQuery
+from server.graphql.types.group import Group
+from server.graphql.types.order import Order
+from server.graphql.types.org import OrgNode
+from server.graphql.types.shop import Shop
+from server.graphql.types.user import User
+from server.settings import Limits
+
+Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
+Mutation = merge_types(
+    "Mutation", (UserMutation, OrderMutation, GroupMutation, OrgMutation, ShopMutation)
+)
+NODE_TYPES: list[Any] = [User, Order, Group, OrgNode, Shop]
+
+
+class KeygraphSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        context = execution_context.context if execution_context is not None else None
+        log_errors(errors, getattr(context, "request_id", None))
+
+
+def build_schema(limits: Limits) -> strawberry.Schema:
+    return KeygraphSchema(
+        query=Query,
+        mutation=Mutation,
+        types=NODE_TYPES,
+        extensions=[prepare_extension(limits)],
+    )
+
+
+def sdl() -> str:
+    """The schema in SDL, as exported to schema.graphql."""
+    return str(build_schema(Limits())) + "\n"

@@ -1,0 +1,52 @@
+"""The Group type and its members (by user id)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, cast
+
+import strawberry
+
+from generated.models.group import Group as GroupModel
+from generated.queries.group import get_group
+from server.graphql import loaders
+from server.graphql.context import Context, Info
+from server.graphql.ids import to_global_id
+from server.graphql.types.connection import Connection, connection_from_page
+from server.graphql.types.node import Node, build_node, register_node
+
+if TYPE_CHECKING:
+    from server.graphql.types.user import User
+
+
+@strawberry.type(description="A named group of users.")
+class Group(Node):
+    name: str
+    created_at: datetime
+    group_id: strawberry.Private[str]
+
+    @classmethod
+    def from_model(cls, model: GroupModel) -> Group:
+        return cls(
+            id=to_global_id("Group", model.group_id),
+            name=model.name,
+            created_at=model.created_at,
+            group_id=model.group_id,
+        )
+
+    @strawberry.field(description="The group's members, by user id.")
+    async def members(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[Annotated[User, strawberry.lazy("server.graphql.types.user")]]:
+        page = await loaders.memberships_of_group(info.context).load((self.group_id, first, after))
+        found = await loaders.users(info.context).load_many([m.user_id for m in page.items])
+        users = {user.user_id: cast("User", build_node("User", user)) for user in found if user}
+        return connection_from_page(page, lambda membership: users.get(membership.user_id))
+
+
+async def load_group(ctx: Context, group_id: str) -> Group | None:
+    model = await get_group(ctx.session, ctx.tenant, group_id, consistent=True)
+    return None if model is None else Group.from_model(model)
+
+
+register_node("Group", load_group)

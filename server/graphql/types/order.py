@@ -1,0 +1,80 @@
+"""The Order type: an order with its line items, which always come inside the order's item."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, cast
+
+import strawberry
+
+from generated.models.enums import OrderStatus
+from generated.models.order import Order as OrderModel
+from generated.models.user_order import UserOrder
+from generated.queries.order import get_order
+from server.errors import NotFound
+from server.graphql import loaders
+from server.graphql.context import Context, Info
+from server.graphql.ids import to_global_id
+from server.graphql.types.node import Node, build_node, register_node
+
+if TYPE_CHECKING:
+    from server.graphql.types.user import User
+
+strawberry.enum(OrderStatus, name="OrderStatus")
+
+
+@strawberry.type(description="One line of an order.")
+class OrderItem:
+    sku: str
+    name: str
+    quantity: int
+    unit_price_cents: int
+
+
+@strawberry.type(description="An order with its line items; money in integer cents.")
+class Order(Node):
+    status: OrderStatus
+    total_cents: int
+    currency: str
+    created_at: datetime
+    version: int
+    items: list[OrderItem]
+    user_id: strawberry.Private[str]
+
+    @classmethod
+    def from_model(cls, model: OrderModel | UserOrder) -> Order:
+        return cls(
+            id=to_global_id("Order", model.order_id),
+            status=model.status,
+            total_cents=model.total_cents,
+            currency=model.currency,
+            created_at=model.created_at,
+            version=model.version,
+            items=[
+                OrderItem(
+                    sku=line.sku,
+                    name=line.name,
+                    quantity=line.quantity,
+                    unit_price_cents=line.unit_price_cents,
+                )
+                for line in model.items
+            ],
+            user_id=model.user_id,
+        )
+
+    @strawberry.field(description="The user who placed the order.")
+    async def user(
+        self, info: Info
+    ) -> Annotated[User, strawberry.lazy("server.graphql.types.user")]:
+        model = await loaders.users(info.context).load(self.user_id)
+        if model is None:
+            raise NotFound("the order's user does not exist")
+        return cast("User", build_node("User", model))
+
+
+async def load_order(ctx: Context, order_id: str) -> Order | None:
+    model = await get_order(ctx.session, ctx.tenant, order_id, consistent=True)
+    return None if model is None else Order.from_model(model)
+
+
+register_node("Order", load_order)

@@ -1,0 +1,118 @@
+"""The User type: profile fields, the user's orders (newest first) and groups."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.dataloader import DataLoader
+
+from generated.models.group import Group as GroupModel
+from generated.models.membership import Membership
+from generated.models.user import User as UserModel
+from generated.models.user_order import UserOrder
+from generated.queries.user import get_user
+from keygraph.page import Page
+from server.errors import BadUserInput
+from server.graphql import loaders
+from server.graphql.context import Context, Info
+from server.graphql.ids import to_global_id
+from server.graphql.types import group as group_types
+from server.graphql.types import order as order_types
+from server.graphql.types.connection import Connection, connection_from_page
+from server.graphql.types.node import Node, register_node
+
+if TYPE_CHECKING:
+    from server.graphql.types.group import Group
+    from server.graphql.types.order import Order
+
+OrdersLoader = DataLoader[loaders.OrdersKey, Page[UserOrder]]
+
+
+@strawberry.type(description="A person in a tenant.")
+class User(Node):
+    email: str
+    name: str
+    created_at: datetime
+    version: int = strawberry.field(
+        description="Increases with every update; pass it back as expectedVersion to update."
+    )
+    user_id: strawberry.Private[str]
+
+    @classmethod
+    def from_model(cls, model: UserModel) -> User:
+        return cls(
+            id=to_global_id("User", model.user_id),
+            email=model.email,
+            name=model.name,
+            created_at=model.created_at,
+            version=model.version,
+            user_id=model.user_id,
+        )
+
+    # orders and groups answer at once when a list of users loaded them ahead (prefetch.py),
+    # and through the request's loaders otherwise.
+
+    @strawberry.field(
+        description="The user's orders, newest first; `from` is inclusive and `to` exclusive.",
+        graphql_type=Connection[Annotated["Order", strawberry.lazy("server.graphql.types.order")]],
+    )
+    def orders(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        from_: Annotated[datetime | None, strawberry.argument(name="from")] = None,
+        to: datetime | None = None,
+    ) -> Connection[Order] | Awaitable[Connection[Order]]:
+        if from_ is not None and to is not None and from_ > to:
+            raise BadUserInput("`from` must not be after `to`")
+        loader = loaders.orders_of_user(info.context)
+        key = (self.user_id, first, after, from_, to)
+        ready = loaders.settled(loader, key)
+        if ready is None:
+            return _orders(loader, key)
+        return connection_from_page(ready.result(), order_types.Order.from_model)
+
+    @strawberry.field(
+        description="The groups the user belongs to, by group id.",
+        graphql_type=Connection[Annotated["Group", strawberry.lazy("server.graphql.types.group")]],
+    )
+    def groups(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[Group] | Awaitable[Connection[Group]]:
+        ctx = info.context
+        key = (self.user_id, first, after)
+        ready = loaders.settled(loaders.memberships_of_user(ctx), key)
+        if ready is not None:
+            page = ready.result()
+            group_loader = loaders.groups(ctx)
+            found = [loaders.settled(group_loader, m.group_id) for m in page.items]
+            if all(future is not None for future in found):
+                return _groups_of(page, [future.result() for future in found if future])
+        return _groups(ctx, key)
+
+
+async def _orders(loader: OrdersLoader, key: loaders.OrdersKey) -> Connection[Order]:
+    return connection_from_page(await loader.load(key), order_types.Order.from_model)
+
+
+async def _groups(ctx: Context, key: loaders.PageKey) -> Connection[Group]:
+    page = await loaders.memberships_of_user(ctx).load(key)
+    found = await loaders.groups(ctx).load_many([m.group_id for m in page.items])
+    return _groups_of(page, found)
+
+
+def _groups_of(page: Page[Membership], found: list[GroupModel | None]) -> Connection[Group]:
+    groups = {group.group_id: group_types.Group.from_model(group) for group in found if group}
+    return connection_from_page(page, lambda membership: groups.get(membership.group_id))
+
+
+async def load_user(ctx: Context, user_id: str) -> User | None:
+    model = await get_user(ctx.session, ctx.tenant, user_id, consistent=True)
+    return None if model is None else User.from_model(model)
+
+
+register_node("User", load_user, User.from_model)
