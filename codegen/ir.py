@@ -122,6 +122,7 @@ class QueryIR:
     index: str
     sort: str
     forward: str
+    page_const: str
     default_size: int
     max_size: int
     args: str

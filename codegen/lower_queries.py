@@ -104,6 +104,7 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         index="None" if pattern.index == TABLE_INDEX else f'"{pattern.index}"',
         sort=sort_expr,
         forward=str(pattern.direction == "ascending"),
+        page_const=f"{name.upper()}_PAGE",
         default_size=size.default if size else 20,
         max_size=size.max if size else 100,
         args="{" + args + "}",
@@ -152,6 +153,7 @@ def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: 
         imports |= {
             "from keygraph import paging as _paging",
             "from keygraph.page import Page",
+            "from keygraph.paging import PageSize",
             "from keygraph.plan import Item, Key, Query",
         }
         if "{" in query.partition + query.sort + query.args:

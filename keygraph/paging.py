@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from .errors import BadArgument, InvalidCursor
@@ -17,12 +17,20 @@ BATCH_GET_LIMIT = 100
 T = TypeVar("T")
 
 
-def page_size(first: int | None, default: int, maximum: int) -> int:
-    if first is None:
-        return default
-    if first < 0 or first > maximum:
-        raise BadArgument(f"first must be between 0 and {maximum}, got {first}")
-    return first
+@dataclass(frozen=True, slots=True)
+class PageSize:
+    """A query pattern's page sizes: `default` when `first` is left out, at most `maximum`."""
+
+    default: int
+    maximum: int
+
+    def size(self, first: int | None) -> int:
+        """The page size `first` asks for; BadArgument when it is out of range."""
+        if first is None:
+            return self.default
+        if first < 0 or first > self.maximum:
+            raise BadArgument(f"first must be between 0 and {self.maximum}, got {first}")
+        return first
 
 
 def start_key(

@@ -6,11 +6,17 @@ the function that runs it on a Store."""
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
 from ..keys import membership as _keys_membership
 from ..models.membership import Membership
+
+USER_GROUPS_PAGE = PageSize(20, 100)
+"""user_groups: the page size when `first` is left out, and the largest allowed."""
+GROUP_MEMBERS_PAGE = PageSize(20, 100)
+"""group_members: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_membership(
@@ -58,7 +64,7 @@ async def user_groups(
     s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[Membership]:
     """G1: a user's memberships"""
-    size = _paging.page_size(first, 20, 100)
+    size = USER_GROUPS_PAGE.size(first)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_groups", args)
     items = await _paging.collect(s, plan_user_groups(tenant, user_id, limit=size + 1, start=start))
@@ -85,7 +91,7 @@ async def group_members(
     s: Session, tenant: str, group_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[Membership]:
     """G2: a group's memberships, by user id"""
-    size = _paging.page_size(first, 20, 100)
+    size = GROUP_MEMBERS_PAGE.size(first)
     args: dict[str, str] = {"group_id": _kc.escape(group_id)}
     start = _paging.start_key(s, after, tenant, "group_members", args)
     items = await _paging.collect(

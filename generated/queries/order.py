@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query
 from keygraph.store import Session
 
@@ -15,6 +16,9 @@ from ..keys import order as _keys_order
 from ..models.enums import OrderStatus
 from ..models.order import Order
 from ..table import TABLE
+
+ORDERS_BY_STATUS_PAGE = PageSize(20, 100)
+"""orders_by_status: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_order(tenant: str, order_id: str, *, consistent: bool = False) -> Get:
@@ -71,7 +75,7 @@ async def orders_by_status(
     after: str | None = None,
 ) -> Page[Order]:
     """O4: a tenant's orders in one status, newest first"""
-    size = _paging.page_size(first, 20, 100)
+    size = ORDERS_BY_STATUS_PAGE.size(first)
     args: dict[str, str] = {"status": _kc.escape(status)}
     start = _paging.start_key(s, after, tenant, "orders_by_status", args)
     items = await _paging.collect(

@@ -8,12 +8,18 @@ from collections.abc import Sequence
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
 from ..keys import org_node as _keys_org_node
 from ..models.org_node import OrgNode
 from ..table import TABLE
+
+ORG_CHILDREN_PAGE = PageSize(100, 1000)
+"""org_children: the page size when `first` is left out, and the largest allowed."""
+ORG_SUBTREE_PAGE = PageSize(20, 100)
+"""org_subtree: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_org_node(tenant: str, path: Sequence[str], *, consistent: bool = False) -> Get:
@@ -74,7 +80,7 @@ async def org_children(
     s: Session, tenant: str, parent_ref: str, *, first: int | None = None, after: str | None = None
 ) -> Page[OrgNode]:
     """T1: a node's children (parent_ref ROOT: the roots)"""
-    size = _paging.page_size(first, 100, 1000)
+    size = ORG_CHILDREN_PAGE.size(first)
     args: dict[str, str] = {"parent_ref": _kc.escape(parent_ref)}
     start = _paging.start_key(s, after, tenant, "org_children", args)
     items = await _paging.collect(
@@ -115,7 +121,7 @@ async def org_subtree(
     after: str | None = None,
 ) -> Page[OrgNode]:
     """T2: a node's descendants, each before its own descendants"""
-    size = _paging.page_size(first, 20, 100)
+    size = ORG_SUBTREE_PAGE.size(first)
     args: dict[str, str] = {"path": _kc.escape_path(path)}
     start = _paging.start_key(s, after, tenant, "org_subtree", args)
     items = await _paging.collect(s, plan_org_subtree(tenant, path, limit=size + 1, start=start))

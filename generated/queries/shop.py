@@ -8,12 +8,16 @@ from collections.abc import Sequence
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
 from ..keys import shop as _keys_shop
 from ..models.shop import Shop
 from ..table import TABLE
+
+SHOPS_IN_CELL_PAGE = PageSize(1000, 5000)
+"""shops_in_cell: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_shop(tenant: str, shop_id: str, *, consistent: bool = False) -> Get:
@@ -71,7 +75,7 @@ async def shops_in_cell(
     after: str | None = None,
 ) -> Page[Shop]:
     """S1: shops whose geohash starts with a prefix, inside one 3-character cell"""
-    size = _paging.page_size(first, 1000, 5000)
+    size = SHOPS_IN_CELL_PAGE.size(first)
     args: dict[str, str] = {
         "geo_cell": _kc.escape(geo_cell),
         "geohash_prefix": _kc.escape(geohash_prefix),

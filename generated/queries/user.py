@@ -8,12 +8,16 @@ from collections.abc import Sequence
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
 from ..keys import user as _keys_user
 from ..models.user import User
 from ..table import TABLE
+
+LIST_USERS_PAGE = PageSize(20, 100)
+"""list_users: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_user(tenant: str, user_id: str, *, consistent: bool = False) -> Get:
@@ -63,7 +67,7 @@ async def list_users(
     s: Session, tenant: str, *, first: int | None = None, after: str | None = None
 ) -> Page[User]:
     """U3: a tenant's users, oldest first"""
-    size = _paging.page_size(first, 20, 100)
+    size = LIST_USERS_PAGE.size(first)
     args: dict[str, str] = {}
     start = _paging.start_key(s, after, tenant, "list_users", args)
     items = await _paging.collect(s, plan_list_users(tenant, limit=size + 1, start=start))

@@ -8,10 +8,16 @@ from datetime import datetime
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Item, Key, Query, SortCondition
 from keygraph.store import Session
 
 from ..models.user_order import UserOrder
+
+USER_ORDERS_PAGE = PageSize(20, 100)
+"""user_orders: the page size when `first` is left out, and the largest allowed."""
+USER_ORDERS_BETWEEN_PAGE = PageSize(20, 100)
+"""user_orders_between: the page size when `first` is left out, and the largest allowed."""
 
 
 def _user_orders_item(item: Item) -> UserOrder | None:
@@ -44,7 +50,7 @@ async def user_orders(
     s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[UserOrder]:
     """O1: a user's orders, newest first"""
-    size = _paging.page_size(first, 20, 100)
+    size = USER_ORDERS_PAGE.size(first)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_orders", args)
     items = await _paging.collect(s, plan_user_orders(tenant, user_id, limit=size + 1, start=start))
@@ -86,7 +92,7 @@ async def user_orders_between(
     after: str | None = None,
 ) -> Page[UserOrder]:
     """O2: a user's orders created in [from, to), newest first"""
-    size = _paging.page_size(first, 20, 100)
+    size = USER_ORDERS_BETWEEN_PAGE.size(first)
     args: dict[str, str] = {
         "user_id": _kc.escape(user_id),
         "from": _kc.format_datetime(from_),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from keygraph import keycodec
 from keygraph.cursor import CursorCodec
 from keygraph.errors import BadArgument, InvalidCursor
-from keygraph.paging import get_many, page_of, page_size
+from keygraph.paging import PageSize, get_many, page_of
 from keygraph.plan import BatchGet, Item, TableDef
 from keygraph.store import Session
 
@@ -76,12 +76,13 @@ def test_cursor_verifies_only_for_its_tenant_pattern_and_args() -> None:
 
 
 def test_page_size_bounds() -> None:
-    assert page_size(None, 20, 100) == 20
-    assert page_size(0, 20, 100) == 0
-    assert page_size(100, 20, 100) == 100
+    sizes = PageSize(20, 100)
+    assert sizes.size(None) == 20
+    assert sizes.size(0) == 0
+    assert sizes.size(100) == 100
     for bad in (-1, 101):
         with pytest.raises(BadArgument):
-            page_size(bad, 20, 100)
+            sizes.size(bad)
 
 
 class _CountingStore:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query
 from keygraph.store import Session
 
@@ -15,6 +16,9 @@ from ..keys import device as _keys_device
 from ..models.device import Device
 from ..models.event import Event
 from ..table import TABLE
+
+DEVICE_TIMELINE_PAGE = PageSize(20, 100)
+"""device_timeline: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_device(tenant: str, device_id: str, *, consistent: bool = False) -> Get:
@@ -68,7 +72,7 @@ async def device_timeline(
     s: Session, tenant: str, device_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[Device | Event]:
     """A device and its events, one item collection"""
-    size = _paging.page_size(first, 20, 100)
+    size = DEVICE_TIMELINE_PAGE.size(first)
     args: dict[str, str] = {"device_id": _kc.escape(device_id)}
     start = _paging.start_key(s, after, tenant, "device_timeline", args)
     items = await _paging.collect(

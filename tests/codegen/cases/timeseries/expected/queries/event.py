@@ -9,6 +9,7 @@ from datetime import datetime
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.page import Page
+from keygraph.paging import PageSize
 from keygraph.plan import Item, Key, Query, SortCondition
 from keygraph.store import Session
 
@@ -16,6 +17,15 @@ from ..keys import event as _keys_event
 from ..models.enums import EventAlertLevel, EventEventType
 from ..models.event import Event
 from ..table import TABLE
+
+DEVICE_EVENTS_BETWEEN_PAGE = PageSize(50, 500)
+"""device_events_between: the page size when `first` is left out, and the largest allowed."""
+ALERTS_PAGE = PageSize(20, 100)
+"""alerts: the page size when `first` is left out, and the largest allowed."""
+EVENTS_BY_TYPE_PAGE = PageSize(50, 500)
+"""events_by_type: the page size when `first` is left out, and the largest allowed."""
+EVENTS_BY_TYPE_SINCE_PAGE = PageSize(20, 100)
+"""events_by_type_since: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_events(tenant: str, refs: Sequence[tuple[str, datetime, str]]) -> list[Key]:
@@ -92,7 +102,7 @@ async def device_events_between(
     after: str | None = None,
 ) -> Page[Event]:
     """A device's events in [from, to), newest first"""
-    size = _paging.page_size(first, 50, 500)
+    size = DEVICE_EVENTS_BETWEEN_PAGE.size(first)
     args: dict[str, str] = {
         "device_id": _kc.escape(device_id),
         "from": _kc.format_datetime(from_),
@@ -137,7 +147,7 @@ async def alerts(
     after: str | None = None,
 ) -> Page[Event]:
     """Alerting events of one level, newest first (sparse index)"""
-    size = _paging.page_size(first, 20, 100)
+    size = ALERTS_PAGE.size(first)
     args: dict[str, str] = {"alert_level": _kc.escape(alert_level)}
     start = _paging.start_key(s, after, tenant, "alerts", args)
     items = await _paging.collect(s, plan_alerts(tenant, alert_level, limit=size + 1, start=start))
@@ -181,7 +191,7 @@ async def events_by_type(
 
     Every shard is queried concurrently; the pages are merged by sort key.
     """
-    size = _paging.page_size(first, 50, 500)
+    size = EVENTS_BY_TYPE_PAGE.size(first)
     args: dict[str, str] = {"event_type": _kc.escape(event_type)}
     start = _paging.start_key(s, after, tenant, "events_by_type", args)
     plans = plan_events_by_type(tenant, event_type, limit=size + 1, start=start)
@@ -239,7 +249,7 @@ async def events_by_type_since(
 
     Every shard is queried concurrently; the pages are merged by sort key.
     """
-    size = _paging.page_size(first, 20, 100)
+    size = EVENTS_BY_TYPE_SINCE_PAGE.size(first)
     args: dict[str, str] = {
         "event_type": _kc.escape(event_type),
         "since": _kc.format_datetime(since),
