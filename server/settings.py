@@ -27,12 +27,25 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Checked before execution: document depth, aliases, tokens, and any `first` argument."""
+    """What one request may ask and one tenant may spend, checked before anything runs."""
 
     max_depth: int = 10
     max_aliases: int = 30
     max_tokens: int = 2000
     max_first: int = 100
+    max_cost: int = 25_000
+    """The most objects one operation's response may hold (server/graphql/cost.py)."""
+    tenant_budget: int = 100_000
+    """Cost points a tenant's bucket holds (server/edge/budget.py), at least max_cost."""
+    tenant_refill: float = 20_000.0
+    """Cost points a tenant's bucket regains each second."""
+    max_body_bytes: int = 1024 * 1024
+    max_query_string: int = 8192
+    """Bytes of a GET request's query string."""
+    request_timeout: float = 30.0
+    """Seconds a request may run before it is cancelled."""
+    max_in_flight: int = 64
+    """Requests a worker runs at once; more are refused with 503."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     limits: Limits = field(default_factory=Limits)
+    workers: int = 1
+    """Worker processes `serve` runs; each takes its share of a tenant's budget."""
+    shutdown_timeout: float = 30.0
+    """Seconds a stopping server waits for requests in flight before it closes them."""
     batching: bool = True
     """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
 
@@ -93,6 +110,11 @@ class Settings:
                     "production mode needs KEYGRAPH_JWT_SECRET or KEYGRAPH_JWT_PUBLIC_KEY_FILE"
                 )
             settings = replace(settings, jwt_secret=dev_secret(settings.data_dir))
+        if settings.limits.tenant_budget < settings.limits.max_cost:
+            raise SettingsError(
+                "KEYGRAPH_TENANT_BUDGET must be at least KEYGRAPH_MAX_COST, or the costliest "
+                "operation allowed could never run"
+            )
         if settings.jwt_secret is not None and len(settings.jwt_secret) < 32:
             raise SettingsError("KEYGRAPH_JWT_SECRET must be at least 32 characters")
         if settings.jwt_public_key_file is not None:
@@ -130,13 +152,23 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_DEV_TENANT": "dev_tenant",
     "KEYGRAPH_HOST": "host",
     "KEYGRAPH_PORT": "port",
+    "KEYGRAPH_WORKERS": "workers",
+    "KEYGRAPH_SHUTDOWN_TIMEOUT": "shutdown_timeout",
 }
 _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",
     "KEYGRAPH_MAX_ALIASES": "max_aliases",
     "KEYGRAPH_MAX_TOKENS": "max_tokens",
     "KEYGRAPH_MAX_FIRST": "max_first",
+    "KEYGRAPH_MAX_COST": "max_cost",
+    "KEYGRAPH_TENANT_BUDGET": "tenant_budget",
+    "KEYGRAPH_TENANT_REFILL": "tenant_refill",
+    "KEYGRAPH_MAX_BODY_BYTES": "max_body_bytes",
+    "KEYGRAPH_MAX_QUERY_STRING": "max_query_string",
+    "KEYGRAPH_REQUEST_TIMEOUT": "request_timeout",
+    "KEYGRAPH_MAX_IN_FLIGHT": "max_in_flight",
 }
+_FLOATS = ("request_timeout", "shutdown_timeout", "tenant_refill")
 
 
 def _convert(name: str, raw: str) -> Any:
@@ -146,13 +178,14 @@ def _convert(name: str, raw: str) -> Any:
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
             raise SettingsError(f"KEYGRAPH_GRAPHIQL must be true or false, not {raw!r}")
         return raw.lower() in ("1", "true", "yes")
-    if name in ("port", *_ENV_LIMITS.values()):
+    if name in ("port", "workers", "shutdown_timeout", *_ENV_LIMITS.values()):
+        kind = float if name in _FLOATS else int
         try:
-            value = int(raw)
+            value: float = kind(raw)
         except ValueError as exc:
-            raise SettingsError(f"{name} must be an integer, not {raw!r}") from exc
-        if value < 1:
-            raise SettingsError(f"{name} must be positive, not {value}")
+            raise SettingsError(f"{name} must be a number, not {raw!r}") from exc
+        if not value > 0:
+            raise SettingsError(f"{name} must be positive, not {raw}")
         return value
     return raw
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from generated.keys.org_node import key as org_node_key
 from generated.models.org_node import OrgNode as OrgNodeRecord
+from generated.queries.org_node import org_children
 from generated.table import TABLE
 from keygraph.errors import TransactionCanceled
 from keygraph.plan import Check, Condition, Put
@@ -22,6 +23,9 @@ ROOT_REF = "ROOT"
 """The parent_ref of a root: roots are the children of ROOT in GSI1."""
 MAX_LEVELS = 32
 """A node's sort key is NODE# and 27 bytes a level; DynamoDB caps sort keys at 1024 bytes."""
+MAX_CHILDREN = 100
+"""The most children a node has, and the most roots a tenant has: `createOrgNode` refuses
+more, and a node's children are read as one page of this size."""
 CONDITION_FAILED = "ConditionalCheckFailed"
 
 Path = tuple[str, ...]
@@ -47,6 +51,12 @@ async def create_org_node(s: Session, tenant: str, name: str, parent_path: Path)
     does not exist."""
     if len(parent_path) >= MAX_LEVELS:
         raise BadUserInput(f"an org tree has at most {MAX_LEVELS} levels")
+    siblings = await org_children(
+        s, tenant, parent_path[-1] if parent_path else ROOT_REF, first=MAX_CHILDREN
+    )
+    if len(siblings.items) >= MAX_CHILDREN:
+        what = "a node has at most {} children" if parent_path else "a tenant has at most {} roots"
+        raise BadUserInput(what.format(MAX_CHILDREN))
     record = org_node_record(new_id(), name, parent_path, datetime.now(UTC))
     put = Put(record.to_item(tenant), conditions=(Condition("not_exists", TABLE.partition_key),))
     if not parent_path:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from generated.models.shop import Shop as ShopRecord
 from generated.queries.shop import shops_in_cell
 from generated.table import TABLE
+from keygraph.paging import PageSize
 from keygraph.plan import Condition, Put
 from keygraph.store import Session, Store
 from server.domain.geo import (
@@ -26,8 +27,8 @@ from server.domain.geo import (
 from server.domain.ids import new_id
 from server.errors import BadUserInput
 
-DEFAULT_FIRST = 20
-MAX_FIRST = 100
+SHOPS_NEAR_PAGE = PageSize(20, 100)
+"""How many shops `shopsNear` returns when `first` is left out, and at most."""
 POSITION_DECIMALS = 7
 CELL_PAGE_SIZE = 5000
 """The pattern's largest page: a dense cell costs as few round trips as it can."""
@@ -158,9 +159,9 @@ def check_query(lat: float, lng: float, radius_km: float, first: int | None) -> 
         raise BadUserInput(
             f"radiusKm must be greater than 0 and at most {MAX_RADIUS_KM:g}", field="radiusKm"
         )
-    limit = DEFAULT_FIRST if first is None else first
-    if not 0 <= limit <= MAX_FIRST:
-        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}", field="first")
+    limit = SHOPS_NEAR_PAGE.default if first is None else first
+    if not 0 <= limit <= SHOPS_NEAR_PAGE.maximum:
+        raise BadUserInput(f"first must be between 0 and {SHOPS_NEAR_PAGE.maximum}", field="first")
     return limit
 
 

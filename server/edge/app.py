@@ -8,14 +8,16 @@ from collections.abc import AsyncIterator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.store import Store
+from server.edge import graphiql
 from server.edge.auth import Verifier, issue_token
 from server.edge.http import GraphQLEndpoint
+from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
@@ -31,11 +33,14 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
         return f"Bearer {issue_token(settings, settings.dev_tenant, 'graphiql')}"
 
     prefill = settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
+    limits = settings.limits
     graphql = GraphQLEndpoint(
-        build_schema(settings.limits),
+        build_schema(limits),
         store=store,
         verifier=Verifier(settings),
         cursors=CursorCodec(settings.cursor_key()),
+        limits=limits,
+        budget=TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers)),
         dev=settings.dev,
         batching=settings.batching,
         graphiql=settings.graphiql_enabled,
@@ -61,11 +66,14 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
             if close_store:
                 await store.close()
 
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/graphql", graphql),
+    ]
+    if settings.graphiql_enabled:
+        routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
     return Starlette(
-        routes=[
-            Route("/healthz", healthz),
-            Route("/readyz", readyz),
-            Route("/graphql", graphql),
-        ],
+        routes=routes,
         lifespan=lifespan,
     )

@@ -1,26 +1,31 @@
-"""GraphQL over HTTP: authentication, the per-request context, response shaping and logs.
+"""GraphQL over HTTP: request limits, authentication, the per-request context, response
+shaping and logs.
 
-POST (JSON) and GET (queries only) go to Strawberry's ASGI view. Every GraphQL request needs a
-verified bearer token; the tenant comes from it alone. A client that accepts
+POST (JSON) and GET (queries only) go to Strawberry's ASGI view. Before anything is read, a
+request is refused when its Content-Length or query string is too large (413/414) or when
+the worker already runs its most requests (503, Retry-After); its body is cut off at the
+limit as it streams in (413), and it is cancelled at its timeout (504, TIMEOUT). Every GraphQL
+request needs a verified bearer token; the tenant comes from it alone. A client that accepts
 `application/graphql-response+json` gets that media type, and HTTP 400 when the request fails
-before execution (parse, validation, limits); others get `application/json` and 200. In dev
-mode each response's `extensions` reports the request's store calls and waves.
+before execution (parse, validation, limits); others get `application/json` and 200. A tenant
+over its budget gets 429 with Retry-After. Every response's `extensions.cost` gives the
+requested and actual cost and the tenant's remaining budget; in dev mode `extensions` also
+reports the request's store calls and waves.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
 from cross_web import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
@@ -28,28 +33,25 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
+from keygraph import capacity
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from server.domain.ids import new_id
+from server.edge import graphiql
 from server.edge.auth import Claims, Verifier
+from server.edge.guard import BodyTooLarge, Guard, Refusal
 from server.errors import Unauthenticated
-from server.graphql.context import Context
+from server.graphql.budget import TenantBudget
+from server.graphql.context import RequestContext
+from server.graphql.cost import count_objects
 from server.graphql.counting import CountingStore
 from server.graphql.error_format import format_error
+from server.settings import Limits
 
 log = logging.getLogger("keygraph.request")
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_HEADERS_MARKER = "React.useState(parameters.headers)"
-
-
-@dataclass
-class RequestContext(Context):
-    """The resolvers' Context plus what the HTTP layer reports about the request."""
-
-    counter: CountingStore | None = None
-    operation_name: str | None = None
 
 
 class FastJSON:
@@ -67,23 +69,6 @@ def _wants_graphql_response(request: Request) -> bool:
     return GRAPHQL_RESPONSE in request.headers.get("accept", "")
 
 
-def _error_response(request: Request, status: int, message: str, code: str) -> Response:
-    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
-    media = GRAPHQL_RESPONSE if _wants_graphql_response(request) else "application/json"
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return Response(json.dumps(body), status_code=status, media_type=media, headers=headers)
-
-
-def graphiql_html(base_html: str, authorization: str | None) -> str:
-    """Strawberry's GraphiQL page with the Authorization header prefilled."""
-    if authorization is None:
-        return base_html
-    if _HEADERS_MARKER not in base_html:
-        raise RuntimeError("the GraphiQL page changed: cannot prefill its headers")
-    headers = json.dumps(json.dumps({"Authorization": authorization}, indent=2))
-    return base_html.replace(_HEADERS_MARKER, f"React.useState(parameters.headers || {headers})")
-
-
 class GraphQLRequest(Request):
     """A request with what the endpoint learns about it on the way, as plain attributes
     (Starlette's `request.state` costs a property, a dict and a lookup on every use)."""
@@ -95,6 +80,9 @@ class GraphQLRequest(Request):
         self.claims: Claims | None = None
         self.ctx: RequestContext | None = None
         self.sub_response: Response | None = None
+        self.meter = capacity.Meter()
+        self.code: str | None = None
+        """The code of the failure that decided the response, for the request log."""
 
 
 def _own(request: object) -> GraphQLRequest:
@@ -111,6 +99,8 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         store: Store,
         verifier: Verifier,
         cursors: CursorCodec,
+        limits: Limits,
+        budget: TenantBudget,
         dev: bool,
         graphiql: bool,
         graphiql_authorization: Callable[[], str] | None = None,
@@ -125,61 +115,110 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         self.store = store
         self.verifier = verifier
         self.cursors = cursors
+        self.limits = limits
+        self.budget = budget
+        self.guard = Guard(limits)
         self.dev = dev
         self.batching = batching
         self._graphiql_authorization = graphiql_authorization
-        if graphiql and graphiql_authorization is not None:
-            graphiql_html(self.graphql_ide_html, "")  # fail at start if it cannot be prefilled
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
             return
         started = time.perf_counter()
-        request = GraphQLRequest(scope, receive)
+        request = GraphQLRequest(scope, self.guard.receive(receive))
+        refusal = self.guard.refuse(scope)
+        if refusal is not None:
+            response = self._refused(request, refusal)
+        else:
+            with self.guard.running():
+                response = await self._run_limited(request)
+        response.headers["X-Request-Id"] = request.request_id
+        await response(scope, receive, send)
+        self._log(request, response, started)
+
+    async def _run_limited(self, request: GraphQLRequest) -> Response:
+        """The request's response, within its timeout and body limit."""
+        timeout = self.limits.request_timeout
+        deadline = asyncio.timeout(timeout)
         try:
-            response = await self._respond(request)
+            with capacity.metering() as meter:
+                request.meter = meter
+                async with deadline:
+                    return await self._respond(request)
+        except BodyTooLarge:
+            limit = self.limits.max_body_bytes
+            message = f"the request body is larger than {limit} bytes"
+            return self._refused(request, Refusal(413, "REQUEST_TOO_LARGE", message))
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            message = f"the request took longer than {timeout:g} s and was cancelled"
+            return self._refused(request, Refusal(504, "TIMEOUT", message))
         finally:
             if request.ctx is not None:
                 request.ctx.close()
-        response.headers["X-Request-Id"] = request.request_id
-        await response(scope, receive, send)
-        ctx = request.ctx
-        counter = ctx.counter if ctx is not None else None
-        log.info(
-            "graphql request",
-            extra={
-                "request_id": request.request_id,
-                "tenant": request.claims.tenant if request.claims is not None else None,
-                "operation": ctx.operation_name if ctx is not None else None,
-                "status": response.status_code,
-                "store_calls": counter.calls if counter is not None else 0,
-                "store_waves": counter.waves if counter is not None else 0,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-            },
+
+    def _refused(self, request: GraphQLRequest, refusal: Refusal) -> Response:
+        """The JSON error response of a request that did not run to its end."""
+        request.code = refusal.code
+        headers = {}
+        if refusal.retry_after is not None:
+            headers["Retry-After"] = str(refusal.retry_after)
+        if refusal.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        if refusal.status == 413:
+            headers["Connection"] = "close"  # the rest of the body is never read
+        body = {
+            "errors": [{"message": refusal.message, "extensions": {"code": refusal.code}}],
+            "extensions": {"cost": self._cost(request, None)},
+        }
+        media = GRAPHQL_RESPONSE if _wants_graphql_response(request) else "application/json"
+        return Response(
+            orjson.dumps(body), status_code=refusal.status, media_type=media, headers=headers
         )
 
+    def _log(self, request: GraphQLRequest, response: Response, started: float) -> None:
+        ctx = request.ctx
+        counter = ctx.counter if ctx is not None else None
+        fields = {
+            "request_id": request.request_id,
+            "tenant": request.claims.tenant if request.claims is not None else None,
+            "operation": ctx.operation_name if ctx is not None else None,
+            "status": response.status_code,
+            "code": request.code,
+            "store_calls": counter.calls if counter is not None else 0,
+            "store_waves": counter.waves if counter is not None else 0,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if response.status_code >= 500 or response.status_code in (413, 414, 429):
+            log.warning("graphql request refused: %s", request.code, extra=fields)
+        else:
+            log.info("graphql request", extra=fields)
+
     async def _respond(self, request: GraphQLRequest) -> Response:
-        if self.should_render_graphql_ide(self.request_adapter_class(request)):
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            # A browser: GraphiQL, with `?query=` (and `&variables=`) in its editors.
             if self.graphql_ide is None:
                 return PlainTextResponse("Not Found", status_code=404)
             authorization = self._graphiql_authorization
             token = authorization() if authorization is not None else None
-            return HTMLResponse(graphiql_html(self.graphql_ide_html, token))
+            return graphiql.page(request.url.path, token)
         try:
             claims = self.verifier.verify_header(request.headers.get("authorization"))
         except Unauthenticated as exc:
-            return _error_response(request, 401, str(exc), Unauthenticated.code)
+            return self._refused(request, Refusal(401, Unauthenticated.code, str(exc)))
         request.claims = claims
         try:
             return await self.run(request)
         except HTTPException as exc:
             if request.method == "GET" and "mutation" in exc.reason:
                 # GraphQL over HTTP: a mutation sent with GET is 405, to be retried as POST
-                response = _error_response(request, 405, exc.reason, "BAD_REQUEST")
+                response = self._refused(request, Refusal(405, "BAD_REQUEST", exc.reason))
                 response.headers["Allow"] = "POST"
                 return response
-            return _error_response(request, exc.status_code, exc.reason, "BAD_REQUEST")
+            return self._refused(request, Refusal(exc.status_code, "BAD_REQUEST", exc.reason))
 
     async def get_sub_response(self, request: Any) -> Response:
         sub_response = await super().get_sub_response(request)
@@ -200,9 +239,41 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             dev=self.dev,
             batching=self.batching,
             counter=counter,
+            budget=self.budget,
         )
         request.ctx = ctx
         return ctx
+
+    def _cost(self, request: GraphQLRequest, data: Any) -> dict[str, Any]:
+        """extensions.cost: requested and actual cost, and (once the tenant is known) its
+        budget. Points the request did not use go back to the budget here."""
+        ctx = request.ctx
+        estimate = ctx.estimate if ctx is not None else None
+        objects = count_objects(data, estimate.shape) if estimate is not None else 0
+        meter = request.meter
+        cost: dict[str, Any] = {
+            "requested": estimate.cost if estimate is not None else 0,
+            "limit": self.limits.max_cost,
+            "actual": {
+                "objects": objects,
+                "storeCalls": ctx.counter.calls if ctx is not None and ctx.counter else 0,
+                "readUnits": meter.read_units,
+                "writeUnits": meter.write_units,
+            },
+        }
+        if request.claims is not None:
+            tenant = request.claims.tenant
+            admission = ctx.admission if ctx is not None else None
+            if admission is not None and admission.admitted and estimate is not None:
+                remaining = self.budget.refund(tenant, estimate.cost - objects)
+            else:
+                remaining = self.budget.remaining(tenant)
+            cost["budget"] = {
+                "remaining": int(remaining),
+                "capacity": int(self.budget.capacity),
+                "refillPerSecond": self.budget.refill_per_second,
+            }
+        return cost
 
     async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
         own = _own(request)
@@ -222,14 +293,19 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             body["data"] = result.data
         if result.errors:
             body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
+            codes = {error["extensions"]["code"] for error in body["errors"]}
+            if "THROTTLED" in codes and ctx.admission is not None:
+                own.code = "THROTTLED"
+                sub_response.status_code = 429
+                sub_response.headers["Retry-After"] = str(ctx.admission.retry_after)
         extensions = dict(result.extensions or {})
+        extensions["cost"] = self._cost(own, result.data)
         if self.dev and ctx.counter is not None:
             extensions.update(storeCalls=ctx.counter.calls, storeWaves=ctx.counter.waves)
-        if extensions:
-            body["extensions"] = extensions
+        body["extensions"] = extensions
         if modern:
             sub_response.media_type = GRAPHQL_RESPONSE
-            if before_execution:
+            if before_execution and sub_response.status_code != 429:
                 sub_response.status_code = 400
         return cast(GraphQLHTTPResponse, body)
 

@@ -13,6 +13,7 @@ REQUEST_FIELDS = (
     "tenant",
     "operation",
     "status",
+    "code",
     "store_calls",
     "store_waves",
     "duration_ms",

@@ -1,5 +1,5 @@
 """The per-request context every resolver sees: the caller's tenant, the data-layer session
-and the request's DataLoaders."""
+and the request's DataLoaders; and what the HTTP layer learns about the request."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ import strawberry
 from strawberry.dataloader import DataLoader
 
 from keygraph.store import Session
+from server.graphql.budget import Admission, TenantBudget
+from server.graphql.cost import Estimate
+from server.graphql.counting import CountingStore
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -46,8 +49,25 @@ class Context:
 
     def close(self) -> None:
         """Drops the request's loaders. Their batch functions refer back to this context, so
-        what they loaded would otherwise wait for the cycle collector to be freed."""
+        what they loaded would otherwise wait for the cycle collector to be freed. (A batch
+        still running when its request is cancelled is cancelled by its DataLoader once every
+        load waiting on it is.)"""
         self._loaders.clear()
+
+
+@dataclass
+class RequestContext(Context):
+    """The resolvers' Context plus what the HTTP layer and the operation's preparation
+    learn about the request."""
+
+    counter: CountingStore | None = None
+    operation_name: str | None = None
+    budget: TenantBudget | None = None
+    """The tenants' budgets this request is charged to (None: not charged)."""
+    estimate: Estimate | None = None
+    """The operation's cost, once prepared."""
+    admission: Admission | None = None
+    """What taking the cost from the tenant's budget gave."""
 
 
 Info = strawberry.Info[Context, None]

@@ -60,14 +60,30 @@ def format_error(error: GraphQLError, request_id: str | None) -> dict[str, Any]:
     return formatted
 
 
+EXPECTED_FAILURES = frozenset({"STORE_UNAVAILABLE", "TIMEOUT", "THROTTLED"})
+"""Codes of failures that are not the client's doing but are handled, not bugs: logged as
+warnings, without a traceback."""
+
+
 def log_errors(errors: list[GraphQLError], request_id: str | None) -> None:
-    """Log the unexpected errors with their traceback; expected ones are the client's."""
+    """Log bugs (INTERNAL) as errors with their traceback, and expected failures as
+    warnings with their code; the client's own mistakes are in the request log line."""
     for error in errors:
-        if classify(error)[0] in ("INTERNAL", "STORE_UNAVAILABLE"):
+        code = classify(error)[0]
+        where = ".".join(str(part) for part in error.path or ()) or "request"
+        if code == "INTERNAL":
             original = error.original_error or error
             log.error(
                 "unexpected error in %s",
-                ".".join(str(part) for part in error.path or ()) or "request",
+                where,
                 exc_info=(type(original), original, original.__traceback__),
-                extra={"request_id": request_id},
+                extra={"request_id": request_id, "code": code},
+            )
+        elif code in EXPECTED_FAILURES:
+            log.warning(
+                "%s in %s: %s",
+                code,
+                where,
+                error.original_error or error.message,
+                extra={"request_id": request_id, "code": code},
             )

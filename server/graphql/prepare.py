@@ -1,6 +1,7 @@
 """Every operation's preparation in one schema-extension hook: parse (token-limited),
-validate (with the depth and alias rule), check each `first` argument and record the
-operation's name for the request log.
+validate (with the depth and alias rule), check each `first` argument, estimate the cost
+against the per-request limit, take it from the tenant's budget, and record the operation's
+name for the request log.
 
 Strawberry runs each extension hook through its own context manager, built anew for every
 request; one hook in place of five (three for the limits and the parse cache, one for the
@@ -8,8 +9,9 @@ validation cache, one to record the name) takes about a tenth off a small query'
 time. A query text is parsed, validated and searched for `first` arguments once, then served
 from a cache keyed by the text itself (a string hashes once; a document's hash walks its
 whole tree). Validation errors, or a `first` over the limit, are handed to Strawberry as the
-validation result, so the order of checks a client sees is unchanged: syntax and size, then
-the operation type allowed for the HTTP method, then validation, then `first`.
+validation result, so the order of checks a client sees is: syntax and size, then the
+operation type allowed for the HTTP method, then validation, then `first`, then cost, then
+the tenant's budget. Nothing has touched the store by then.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from functools import lru_cache
 
 from graphql import (
     DocumentNode,
+    FragmentDefinitionNode,
     GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
     ValidationRule,
+    get_operation_ast,
     validate,
 )
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
-from server.edge.http import RequestContext
+from server.graphql.context import RequestContext
+from server.graphql.cost import Estimate, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
@@ -47,6 +52,9 @@ class Prepared:
     def __init__(self, document: DocumentNode, errors: list[GraphQLError]) -> None:
         self.document = document
         self.errors = errors
+        self.fragments = {
+            d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+        }
         self._names = {
             d.name.value
             for d in document.definitions
@@ -85,6 +93,41 @@ def _errors(context: ExecutionContext, prepared: Prepared, max_first: int) -> li
     return []
 
 
+def _cost_errors(
+    context: ExecutionContext, prepared: Prepared, ctx: RequestContext, max_cost: int
+) -> list[GraphQLError]:
+    """QUERY_TOO_COMPLEX over the per-request limit, THROTTLED when the tenant's budget does
+    not hold the cost; the estimate and the admission are left on the request context."""
+    operation = get_operation_ast(prepared.document, context.operation_name)
+    if operation is None:
+        return []  # execution reports the missing or ambiguous operation
+    found: Estimate | None = estimate(
+        context.schema._schema, operation, prepared.fragments, context.variables
+    )
+    if found is None:
+        return []  # execution reports the variables
+    ctx.estimate = found
+    if found.cost > max_cost:
+        return [
+            GraphQLError(
+                f"the operation may return {found.cost} objects, at most {max_cost}",
+                extensions={"code": "QUERY_TOO_COMPLEX", "cost": found.cost, "limit": max_cost},
+            )
+        ]
+    if ctx.budget is None:
+        return []
+    admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
+    if admission.admitted:
+        return []
+    return [
+        GraphQLError(
+            f"the tenant's budget holds {int(admission.remaining)} points, the operation "
+            f"costs {found.cost}; retry in {admission.retry_after} s",
+            extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
+        )
+    ]
+
+
 def prepare_extension(limits: Limits) -> type[SchemaExtension]:
     """The schema extension class preparing operations under `limits`."""
     rule = complexity_rule(limits.max_depth, limits.max_aliases)
@@ -96,9 +139,13 @@ def prepare_extension(limits: Limits) -> type[SchemaExtension]:
                 rules = (*context.validation_rules, rule)
                 prepared = prepare(context.schema._schema, context.query, rules, limits.max_tokens)
                 context.graphql_document = prepared.document
-                context.pre_execution_errors = _errors(context, prepared, limits.max_first)
-                if isinstance(context.context, RequestContext):
-                    context.context.operation_name = context.operation_name
+                errors = _errors(context, prepared, limits.max_first)
+                ctx = context.context
+                if isinstance(ctx, RequestContext):
+                    ctx.operation_name = context.operation_name
+                    if not errors:
+                        errors = _cost_errors(context, prepared, ctx, limits.max_cost)
+                context.pre_execution_errors = errors
             yield
 
     return PrepareOperation

@@ -37,6 +37,12 @@ async def gql(
     return body
 
 
+def store_counts(body: dict[str, Any]) -> dict[str, int]:
+    """The dev-mode store call and wave counts of a response."""
+    extensions = body["extensions"]
+    return {"storeCalls": extensions["storeCalls"], "storeWaves": extensions["storeWaves"]}
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()

@@ -115,12 +115,34 @@ async def test_graphiql_in_dev_has_the_token_prefilled(client: httpx.AsyncClient
     response = await client.get("/graphql", headers={"Accept": "text/html"})
     assert response.status_code == 200
     assert "graphiql" in response.text.lower()
+    assert "https://" not in response.text
+    assert "http://" not in response.text
     token = re.search(r"Bearer (ey[\w.-]+)", response.text)
     assert token is not None
     viewer = await client.post(
         "/graphql", json={"query": "{ viewer { tenant } }"}, headers=_auth(token.group(1))
     )
     assert viewer.json()["data"] == {"viewer": {"tenant": "demo"}}
+
+
+async def test_graphiql_loads_only_its_own_assets_under_a_strict_policy(
+    client: httpx.AsyncClient,
+) -> None:
+    page = await client.get("/graphql", headers={"Accept": "text/html"})
+    policy = page.headers["content-security-policy"]
+    for directive in ("script-src 'self'", "style-src 'self'", "connect-src 'self'"):
+        assert directive in policy
+    assert "unsafe-inline" not in policy
+    assert "unsafe-eval" not in policy
+    scripts = re.findall(r"<script([^>]*)>", page.text)
+    # every script is a file of our own, but the JSON block of settings, which never runs
+    assert all("src=" in attributes or "application/json" in attributes for attributes in scripts)
+    assets = re.findall(r'(?:src|href)="(graphiql/[^"]+)"', page.text)
+    assert len(assets) == 8
+    for asset in assets:
+        served = await client.get(f"/{asset}")
+        assert served.status_code == 200, asset
+        assert served.headers["content-type"].split(";")[0] in ("text/javascript", "text/css")
 
 
 async def _app_client(settings: Settings, store: Any) -> AsyncIterator[httpx.AsyncClient]:
@@ -205,17 +227,26 @@ async def test_unexpected_errors_are_masked_and_logged_with_the_request_id(
 
 
 async def test_unavailable_store_is_store_unavailable_and_not_ready(
-    failing: httpx.AsyncClient, failing_store: FailingStore, acme_token: str
+    failing: httpx.AsyncClient,
+    failing_store: FailingStore,
+    acme_token: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     failing_store.error = StoreUnavailable("throttled")
-    body = (
-        await failing.post(
-            "/graphql",
-            json={"query": '{ user(id: "VXNlcjox") { id } }'},
-            headers=_auth(acme_token),
-        )
-    ).json()
+    with caplog.at_level(logging.INFO, logger="keygraph"):
+        body = (
+            await failing.post(
+                "/graphql",
+                json={"query": '{ user(id: "VXNlcjox") { id } }'},
+                headers=_auth(acme_token),
+            )
+        ).json()
     assert body["errors"][0]["extensions"] == {"code": "STORE_UNAVAILABLE"}
+    # an expected failure: a warning with its code, no traceback, nothing at error level
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [getattr(r, "code", None) for r in warnings] == ["STORE_UNAVAILABLE"]
+    assert not any(r.exc_info for r in caplog.records)
+    assert not any(r.levelno >= logging.ERROR for r in caplog.records)
     ready = await failing.get("/readyz")
     assert ready.status_code == 503
 

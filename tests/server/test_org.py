@@ -192,7 +192,8 @@ async def test_nested_children_cost_one_query_per_parent(org: Org) -> None:
     for root in roots:
         for j in range(2):
             await org.create(f"child {j}", root)
-    data = await org.data("{ orgRoots { children { name parent { id } children { id } } } }")
+    query = "{ orgRoots { children(first: 5) { name parent { id } children(first: 5) { id } } } }"
+    data = await org.data(query)
     assert [len(root["children"]) for root in data["orgRoots"]] == [2, 2, 2]
     # roots (1), their children (3 concurrent), the grandchildren (6 concurrent); parents
     # come from the nodes already read.

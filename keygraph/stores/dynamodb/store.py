@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from keygraph import capacity
 from keygraph.errors import StoreUnavailable, ValidationError
 from keygraph.plan import (
     BatchGet,
@@ -36,6 +37,18 @@ from .wire import deserialize_item, deserialize_key, serialize_item, serialize_k
 __all__ = ["DynamoDBStore", "make_client"]  # make_client: callers' control-plane client
 
 _ALL_OLD = {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+_READS = frozenset({"GetItem", "BatchGetItem", "Query"})
+
+
+def _meter(operation: str, consumed: Any) -> None:
+    """Count the capacity a call's answer reports (one entry, or a list for batches and
+    transactions) against the open meter."""
+    entries = consumed if isinstance(consumed, list) else [consumed] if consumed else []
+    units = sum(float(entry.get("CapacityUnits", 0)) for entry in entries)
+    if operation in _READS:
+        capacity.add(read_units=units)
+    else:
+        capacity.add(write_units=units)
 
 
 class DynamoDBStore:
@@ -92,11 +105,17 @@ class DynamoDBStore:
 
     async def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
+        metered = capacity.active()
+        if metered:
+            params = {**params, "ReturnConsumedCapacity": "TOTAL"}
         call = functools.partial(self.transport.call, operation, params)
         attempt = 1
         while True:
             try:
-                return await loop.run_in_executor(self._pool, call)
+                response: dict[str, Any] = await loop.run_in_executor(self._pool, call)
+                if metered:
+                    _meter(operation, response.get("ConsumedCapacity"))
+                return response
             except ServiceError as exc:
                 if not retryable(exc):
                     raise map_error(exc) from exc

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from keygraph import capacity
 from keygraph.errors import (
     CancelReason,
     ConditionFailed,
@@ -129,15 +130,25 @@ class EmbeddedStore:
             values += sqlite_schema.index_values(index, item)
         return _Row(key, values)
 
-    def _store(self, conn: sqlite3.Connection, row: _Row) -> None:
+    def _store(self, conn: sqlite3.Connection, row: _Row, transactional: bool = False) -> None:
         conn.execute(self._insert, row.values)
+        capacity.add(write_units=capacity.write_units(row.values[3], transactional))
 
     # reads
 
+    def _read_sized(
+        self, conn: sqlite3.Connection, key: tuple[str, str]
+    ) -> tuple[str, int, int] | None:
+        found: tuple[str, int, int] | None = conn.execute(
+            "SELECT body, plain, size FROM items WHERE pk = ? AND sk = ?", key
+        ).fetchone()
+        return found
+
     async def get(self, plan: Get) -> Item | None:
         key = validate.key(self.table, plan.key)
-        row = self._read_row(self._conn(), key)
-        return None if row is None else item_of(*row)
+        row = self._read_sized(self._conn(), key)
+        capacity.add(capacity.read_units(0 if row is None else row[2], plan.consistent))
+        return None if row is None else item_of(row[0], row[1])
 
     async def batch_get(self, plan: BatchGet) -> list[Item]:
         validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
@@ -146,10 +157,12 @@ class EmbeddedStore:
         conn = self._conn()
         conn.execute("BEGIN")
         try:
-            found = [self._read_row(conn, key) for key in keys]
+            found = [self._read_sized(conn, key) for key in keys]
         finally:
             conn.execute("COMMIT")
-        return [item_of(*row) for row in found if row is not None]
+        rows = [row for row in found if row is not None]
+        capacity.add(capacity.batch_read_units((row[2] for row in rows), consistent=False))
+        return [item_of(body, plain) for body, plain, _ in rows]
 
     async def query(self, plan: Query) -> QueryResult:
         sql = keyrange.build(self.table, plan)
@@ -168,6 +181,7 @@ class EmbeddedStore:
                 full = True
                 break
         cursor.close()
+        capacity.add(capacity.read_units(read, plan.consistent))
         last_key = None
         if items and (full or len(items) == plan.limit):
             last_key = {name: items[-1][name] for name in sql.key_names}
@@ -228,6 +242,7 @@ class EmbeddedStore:
                 if not holds(plan.conditions, values, old):
                     raise ConditionFailed("The conditional request failed", _decoded(old))
             conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
+            capacity.add(write_units=capacity.write_units(0))
 
     async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
         validate.count("BatchWriteItem", len(actions), validate.BATCH_WRITE_LIMIT)
@@ -272,7 +287,7 @@ class EmbeddedStore:
                     reasons,
                 )
             for action, key, old, row in zip(actions, keys, olds, rows, strict=True):
-                self._apply(conn, action, key, old, row)
+                self._apply(conn, action, key, old, row, transactional=True)
 
     def _rows(self, actions: Sequence[WriteAction]) -> list[_Row | None]:
         """Each Put's row, encoded before the write lock is taken."""
@@ -291,13 +306,15 @@ class EmbeddedStore:
         key: tuple[str, str],
         old: dict[str, Wire] | None,
         row: _Row | None,
+        transactional: bool = False,
     ) -> None:
         if row is not None:
-            self._store(conn, row)
+            self._store(conn, row, transactional)
         elif isinstance(action, Update):
-            self._store(conn, self._row(self._updated(action, old)))
+            self._store(conn, self._row(self._updated(action, old)), transactional)
         elif isinstance(action, Delete):
             conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
+            capacity.add(write_units=capacity.write_units(0, transactional))
 
     async def close(self) -> None:
         with self._lock:

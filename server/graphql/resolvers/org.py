@@ -32,9 +32,12 @@ class OrgQuery:
         path = None if local is None else parse_path(local)
         return None if path is None else await load_org_node(info.context, path)
 
-    @strawberry.field(description="The roots of the tenant's org trees, by name.")
-    async def org_roots(self, info: Info) -> list[OrgNode]:
-        return await load_children(info.context, org.ROOT_REF)
+    @strawberry.field(
+        description="The roots of the tenant's org trees, by name: the first `first`, all when "
+        "left out (a tenant has at most 100)."
+    )
+    async def org_roots(self, info: Info, first: int | None = None) -> list[OrgNode]:
+        return await load_children(info.context, org.ROOT_REF, first)
 
 
 @strawberry.type

@@ -16,7 +16,8 @@ from strawberry.dataloader import DataLoader
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.queries.org_node import get_org_nodes, org_children, org_subtree
 from keygraph.store import Session
-from server.domain.org import MAX_LEVELS, Path
+from server.domain.org import MAX_CHILDREN, MAX_LEVELS, Path
+from server.errors import BadUserInput
 from server.graphql.context import Context, Info
 from server.graphql.ids import local_id, to_global_id
 from server.graphql.types.connection import Connection, connection_from_page
@@ -24,7 +25,7 @@ from server.graphql.types.node import Node, register_node
 
 TYPE_NAME = "OrgNode"
 PATH_SEPARATOR = "."
-CHILDREN_PAGE_SIZE = 1000
+CHILDREN_PAGE_SIZE = MAX_CHILDREN
 
 
 def node_global_id(path: Sequence[str]) -> strawberry.ID:
@@ -63,9 +64,12 @@ class OrgNode(Node):
         path = self.record.path
         return None if len(path) == 1 else await load_org_node(info.context, path[:-1])
 
-    @strawberry.field(description="The nodes directly below this one, by name.")
-    async def children(self, info: Info) -> list[OrgNode]:
-        return await load_children(info.context, self.record.node_id)
+    @strawberry.field(
+        description="The nodes directly below this one, by name: the first `first`, all when "
+        "left out (a node has at most 100)."
+    )
+    async def children(self, info: Info, first: int | None = None) -> list[OrgNode]:
+        return await load_children(info.context, self.record.node_id, first)
 
     @strawberry.field(
         description="Every node below this one, each before its own descendants, paged."
@@ -102,35 +106,38 @@ async def load_org_node(ctx: Context, path: Path) -> OrgNode | None:
     return None if record is None else OrgNode.from_record(record)
 
 
-async def _all_children(session: Session, tenant: str, parent_ref: str) -> list[OrgNodeRecord]:
+async def _children(session: Session, tenant: str, parent_ref: str) -> list[OrgNodeRecord]:
+    """The first MAX_CHILDREN children in the index's order (a node has no more unless two
+    creates raced), sorted by (name, id)."""
     found: list[OrgNodeRecord] = []
     after: str | None = None
-    while True:
-        page = await org_children(
-            session, tenant, parent_ref, first=CHILDREN_PAGE_SIZE, after=after
-        )
+    while len(found) < MAX_CHILDREN:
+        size = min(CHILDREN_PAGE_SIZE, MAX_CHILDREN - len(found))
+        page = await org_children(session, tenant, parent_ref, first=size, after=after)
         found.extend(page.items)
         if not page.has_next:
-            return sorted(found, key=lambda record: (record.name, record.node_id))
+            break
         after = page.cursor
+    return sorted(found, key=lambda record: (record.name, record.node_id))
 
 
-async def load_children(ctx: Context, parent_ref: str) -> list[OrgNode]:
-    """The children of a node id (ROOT for the roots), sorted by (name, id). One GSI1 Query
-    per parent (plus one per further page); the parents asked for together go out
-    concurrently, and a parent asked for twice in a request is read once."""
+async def load_children(ctx: Context, parent_ref: str, first: int | None = None) -> list[OrgNode]:
+    """The first `first` children of a node id (ROOT for the roots), sorted by (name, id);
+    all of them (at most MAX_CHILDREN) when `first` is None. One GSI1 Query per parent; the
+    parents asked for together go out concurrently, and a parent asked for twice in a
+    request is read once."""
+    if first is not None and not 0 <= first <= MAX_CHILDREN:
+        raise BadUserInput(f"first must be between 0 and {MAX_CHILDREN}, got {first}")
 
     async def load(parent_refs: Sequence[str]) -> list[list[OrgNodeRecord]]:
         return list(
-            await asyncio.gather(
-                *(_all_children(ctx.session, ctx.tenant, ref) for ref in parent_refs)
-            )
+            await asyncio.gather(*(_children(ctx.session, ctx.tenant, ref) for ref in parent_refs))
         )
 
     records = await ctx.loader("org_children", load).load(parent_ref)
     # Children read here are nodes the request may ask for again (as a child's parent).
     _node_loader(ctx).prime_many({record.path: record for record in records})
-    return [OrgNode.from_record(record) for record in records]
+    return [OrgNode.from_record(record) for record in records[:first]]
 
 
 async def resolve_node(ctx: Context, local: str) -> OrgNode | None:

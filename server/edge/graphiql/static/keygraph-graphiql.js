@@ -1,0 +1,26 @@
+// Starts GraphiQL with the explorer plugin. The page's settings come from its JSON block
+// (no inline script, so the page runs under a Content-Security-Policy of 'self').
+(function () {
+  "use strict";
+  var config = JSON.parse(document.getElementById("graphiql-config").textContent);
+  var params = new URLSearchParams(window.location.search);
+  var fetcher = GraphiQL.createFetcher({ url: config.endpoint });
+  var explorer = GraphiQLPluginExplorer.explorerPlugin();
+
+  function App() {
+    return React.createElement(GraphiQL, {
+      fetcher: fetcher,
+      plugins: [explorer],
+      defaultQuery: config.defaultQuery,
+      query: params.get("query") || undefined,
+      variables: params.get("variables") || undefined,
+      headers: config.headers || undefined,
+      defaultEditorToolsVisibility: config.headers ? "headers" : false,
+      isHeadersEditorEnabled: true,
+      shouldPersistHeaders: true,
+      inputValueDeprecation: true,
+    });
+  }
+
+  ReactDOM.createRoot(document.getElementById("graphiql")).render(React.createElement(App));
+})();

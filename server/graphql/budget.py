@@ -1,0 +1,93 @@
+"""Each tenant's budget of cost points: a token bucket, as Shopify meters its API.
+
+A request takes its requested cost from its tenant's bucket before it runs and gets back what
+it did not use (requested minus the objects it returned) when it ends. A bucket holds at most
+`capacity` points and refills at `refill_per_second`; a request that finds too few points is
+refused with the seconds until there will be enough. Buckets live in one process: with
+several workers each holds its own share (see `share`), and a bucket that has refilled to the
+brim is forgotten, so idle tenants cost no memory.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+FORGET_AFTER = 10_000
+"""Buckets kept before the full ones are dropped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The outcome of taking points: whether the request may run, what the tenant has left,
+    and (when refused) the whole seconds to wait."""
+
+    admitted: bool
+    remaining: float
+    retry_after: int = 0
+
+
+@dataclass(slots=True)
+class _Bucket:
+    points: float
+    at: float
+
+
+class TenantBudget:
+    """Token buckets of cost points, one per tenant, created full."""
+
+    def __init__(
+        self,
+        capacity: float,
+        refill_per_second: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if capacity <= 0 or refill_per_second <= 0:
+            raise ValueError("a budget needs a positive capacity and refill rate")
+        self.capacity = capacity
+        self.refill_per_second = refill_per_second
+        self._clock = clock
+        self._buckets: dict[str, _Bucket] = {}
+
+    def _bucket(self, tenant: str) -> _Bucket:
+        now = self._clock()
+        bucket = self._buckets.get(tenant)
+        if bucket is None:
+            if len(self._buckets) >= FORGET_AFTER:
+                self._forget_full(now)
+            bucket = self._buckets[tenant] = _Bucket(self.capacity, now)
+        else:
+            refilled = bucket.points + (now - bucket.at) * self.refill_per_second
+            bucket.points, bucket.at = min(self.capacity, refilled), now
+        return bucket
+
+    def _forget_full(self, now: float) -> None:
+        for tenant, bucket in list(self._buckets.items()):
+            if bucket.points + (now - bucket.at) * self.refill_per_second >= self.capacity:
+                del self._buckets[tenant]
+
+    def take(self, tenant: str, cost: float) -> Admission:
+        """Take `cost` points from the tenant's bucket if it holds them."""
+        bucket = self._bucket(tenant)
+        if cost <= bucket.points:
+            bucket.points -= cost
+            return Admission(True, bucket.points)
+        wait = (min(cost, self.capacity) - bucket.points) / self.refill_per_second
+        return Admission(False, bucket.points, max(1, math.ceil(wait)))
+
+    def refund(self, tenant: str, points: float) -> float:
+        """Give back points a request did not use; what the tenant then has."""
+        bucket = self._bucket(tenant)
+        bucket.points = min(self.capacity, bucket.points + max(0.0, points))
+        return bucket.points
+
+    def remaining(self, tenant: str) -> float:
+        return self._bucket(tenant).points
+
+
+def share(capacity: float, refill_per_second: float, workers: int) -> tuple[float, float]:
+    """One worker's bucket when `workers` processes serve a host: each gets an even share,
+    so the host admits the configured budget when a tenant's requests spread over them."""
+    return capacity / workers, refill_per_second / workers

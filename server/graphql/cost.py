@@ -1,0 +1,269 @@
+"""What an operation costs, known before it runs: the most objects its response can hold.
+
+Every object-typed field counts one per object it can return, multiplied by the objects its
+parent can be. A connection counts its nodes: `first`, or the pattern's default page when
+`first` is left out (the connection itself, its edges and pageInfo are free). A list with no
+`first` counts at its bound (`LIST_BOUNDS`), which the server also enforces. Fields are
+collected as the executor collects them: aliases count each, fragments and inline fragments
+are followed, @skip/@include honoured with the operation's variables, and fields merged under
+one response key count once. A field of an abstract type (`node`) counts as its costliest
+possible type. A mutation field costs `WRITE_COST` more. Introspection is free.
+
+The same walk gives the response's `Shape`: which keys hold counted objects, so the objects a
+response actually holds can be counted without knowing its types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotated_types import MaxLen
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLField,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    OperationType,
+    get_named_type,
+    is_abstract_type,
+    is_leaf_type,
+)
+from graphql.execution.collect_fields import (
+    FieldDetails,
+    FragmentDetails,
+    collect_fields,
+    collect_subfields,
+)
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
+from pydantic import BaseModel
+
+from generated.models.order import Order
+from generated.queries.membership import GROUP_MEMBERS_PAGE, USER_GROUPS_PAGE
+from generated.queries.order import ORDERS_BY_STATUS_PAGE
+from generated.queries.org_node import ORG_SUBTREE_PAGE
+from generated.queries.user import LIST_USERS_PAGE
+from generated.queries.user_order import USER_ORDERS_PAGE
+from keygraph.paging import PageSize
+from server.domain.org import MAX_CHILDREN, MAX_LEVELS
+from server.domain.shops import SHOPS_NEAR_PAGE
+
+WRITE_COST = 10
+"""What a mutation field costs besides the objects it returns."""
+
+
+def _max_items(model: type[BaseModel], name: str) -> int:
+    """The `max_length` the spec gives a list attribute (its generated model's bound)."""
+    for constraint in model.model_fields[name].metadata:
+        if isinstance(constraint, MaxLen):
+            return constraint.max_length
+    raise ValueError(f"{model.__name__}.{name} has no max_length")
+
+
+CONNECTION_PAGES: Mapping[tuple[str, str], PageSize] = {
+    ("Query", "users"): LIST_USERS_PAGE,
+    ("Query", "ordersByStatus"): ORDERS_BY_STATUS_PAGE,
+    ("User", "orders"): USER_ORDERS_PAGE,
+    ("User", "groups"): USER_GROUPS_PAGE,
+    ("Group", "members"): GROUP_MEMBERS_PAGE,
+    ("OrgNode", "descendants"): ORG_SUBTREE_PAGE,
+}
+"""Connections by (type, field): their nodes count `first`, or the default page."""
+
+FIRST_LISTS: Mapping[tuple[str, str], PageSize] = {
+    ("Query", "shopsNear"): SHOPS_NEAR_PAGE,
+    ("Query", "orgRoots"): PageSize(MAX_CHILDREN, MAX_CHILDREN),
+    ("OrgNode", "children"): PageSize(MAX_CHILDREN, MAX_CHILDREN),
+}
+"""Lists sized by a `first` argument, at their bound when it is left out."""
+
+LIST_BOUNDS: Mapping[tuple[str, str], int] = {
+    ("OrgNode", "ancestors"): MAX_LEVELS - 1,
+    ("Order", "items"): _max_items(Order, "items"),
+}
+"""Lists without `first`, at the most items they hold."""
+
+
+@dataclass(slots=True)
+class Shape:
+    """What a response holds under one key: whether its objects count, and its fields."""
+
+    counts: bool = False
+    fields: dict[str, Shape] = field(default_factory=dict)
+
+    def merge(self, other: Shape) -> None:
+        self.counts = self.counts or other.counts
+        for key, shape in other.fields.items():
+            mine = self.fields.setdefault(key, Shape())
+            mine.merge(shape)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """The most objects an operation's response can hold, and where they sit."""
+
+    cost: int
+    shape: Shape
+
+
+def _is_list(type_: GraphQLOutputType) -> bool:
+    while isinstance(type_, GraphQLNonNull):
+        type_ = type_.of_type
+    return isinstance(type_, GraphQLList)
+
+
+def _is_connection(type_: GraphQLNamedType) -> bool:
+    return type_.name.endswith("Connection")
+
+
+class _Walk:
+    """One operation's walk: the schema, fragments and coerced variables it runs with."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        operation: OperationDefinitionNode,
+        fragments: dict[str, FragmentDetails],
+        variables: VariableValues,
+    ) -> None:
+        self.schema = schema
+        self.operation = operation
+        self.fragments = fragments
+        self.variables = variables
+
+    def fields_of(
+        self, type_: GraphQLObjectType, details: list[FieldDetails]
+    ) -> dict[str, list[FieldDetails]]:
+        return collect_subfields(
+            self.schema, self.fragments, self.variables, self.operation, type_, details
+        ).grouped_field_set
+
+    def object_cost(
+        self, type_: GraphQLNamedType, details: list[FieldDetails]
+    ) -> tuple[int, Shape]:
+        """The cost of one object of `type_` below itself: its costliest possible type's."""
+        shape = Shape(counts=True)
+        if not isinstance(type_, GraphQLObjectType) and not is_abstract_type(type_):
+            return 0, shape
+        runtime = self.schema.get_possible_types(type_) if is_abstract_type(type_) else [type_]
+        most = 0
+        for candidate in runtime:
+            assert isinstance(candidate, GraphQLObjectType)
+            cost, inner = self.selection_cost(candidate, self.fields_of(candidate, details))
+            most = max(most, cost)
+            shape.merge(Shape(True, inner))
+        return most, shape
+
+    def selection_cost(
+        self, type_: GraphQLObjectType, grouped: dict[str, list[FieldDetails]]
+    ) -> tuple[int, dict[str, Shape]]:
+        total, shapes = 0, {}
+        for key, details in grouped.items():
+            name = details[0].node.name.value
+            definition = type_.fields.get(name)
+            if definition is None or name.startswith("__"):
+                continue
+            cost, shape = self.field_cost(type_, definition, details)
+            if shape is not None:
+                total += cost
+                shapes[key] = shape
+        return total, shapes
+
+    def field_cost(
+        self, parent: GraphQLObjectType, definition: GraphQLField, details: list[FieldDetails]
+    ) -> tuple[int, Shape | None]:
+        named = get_named_type(definition.type)
+        if is_leaf_type(named):
+            return 0, None
+        node: FieldNode = details[0].node
+        args = get_argument_values(definition, node, self.variables)
+        where = (parent.name, node.name.value)
+        if where in CONNECTION_PAGES:
+            assert isinstance(named, GraphQLObjectType)
+            return self.connection_cost(named, details, _size(CONNECTION_PAGES[where], args))
+        if where in FIRST_LISTS:
+            count = _size(FIRST_LISTS[where], args)
+        elif _is_list(definition.type):
+            count = LIST_BOUNDS[where]
+        else:
+            count = 1
+        inner, shape = self.object_cost(named, details)
+        return count * (1 + inner), shape
+
+    def connection_cost(
+        self, type_: GraphQLObjectType, details: list[FieldDetails], size: int
+    ) -> tuple[int, Shape]:
+        """`size` nodes, each counting once per `edges { node }` selected (at least once),
+        with what is selected below them."""
+        shape = Shape()
+        per_node = 0
+        for edges_key, edges in self.fields_of(type_, details).items():
+            if edges[0].node.name.value != "edges":
+                continue
+            edge_type = get_named_type(type_.fields["edges"].type)
+            assert isinstance(edge_type, GraphQLObjectType)
+            edge_shape = Shape()
+            for node_key, nodes in self.fields_of(edge_type, edges).items():
+                if nodes[0].node.name.value != "node":
+                    continue
+                node_type = get_named_type(edge_type.fields["node"].type)
+                inner, node_shape = self.object_cost(node_type, nodes)
+                per_node += 1 + inner
+                edge_shape.fields[node_key] = node_shape
+            shape.fields[edges_key] = edge_shape
+        return size * max(1, per_node), shape
+
+
+def _size(page: PageSize, args: dict[str, Any]) -> int:
+    first = args.get("first")
+    return page.default if first is None else max(0, min(int(first), page.maximum))
+
+
+def estimate(
+    schema: GraphQLSchema,
+    operation: OperationDefinitionNode,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    raw_variables: Mapping[str, Any] | None,
+) -> Estimate | None:
+    """The operation's cost and shape; None when its variables do not coerce (execution
+    then reports them and runs nothing)."""
+    variables = get_variable_values(
+        schema, operation.variable_definitions or (), dict(raw_variables or {})
+    )
+    if not isinstance(variables, VariableValues):
+        return None
+    root = schema.get_root_type(operation.operation)
+    if root is None:
+        return None
+    walk = _Walk(
+        schema,
+        operation,
+        {name: FragmentDetails(definition) for name, definition in fragments.items()},
+        variables,
+    )
+    grouped = collect_fields(schema, walk.fragments, variables, root, operation).grouped_field_set
+    cost, shapes = walk.selection_cost(root, grouped)
+    if operation.operation == OperationType.MUTATION:
+        cost += WRITE_COST * sum(1 for key in grouped if not key.startswith("__"))
+    return Estimate(cost, Shape(False, shapes))
+
+
+def count_objects(data: Any, shape: Shape) -> int:
+    """The counted objects a response's data holds, by its shape."""
+    if isinstance(data, list):
+        return sum(count_objects(entry, shape) for entry in data)
+    if not isinstance(data, dict):
+        return 0
+    found = 1 if shape.counts else 0
+    for key, inner in shape.fields.items():
+        value = data.get(key)
+        if value is not None:
+            found += count_objects(value, inner)
+    return found

@@ -1,0 +1,211 @@
+"""Query cost: the static estimate, its limit, `extensions.cost` on every response, and the
+objects a response actually holds."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphql import (
+    FragmentDefinitionNode,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    OperationDefinitionNode,
+    get_named_type,
+    parse,
+)
+
+from bench import queries as bench_queries
+from server.graphql.cost import (
+    CONNECTION_PAGES,
+    FIRST_LISTS,
+    LIST_BOUNDS,
+    WRITE_COST,
+    count_objects,
+    estimate,
+)
+from server.graphql.schema import build_schema
+from server.settings import Limits
+from tests.server.conftest import Api
+
+SCHEMA = build_schema(Limits())._schema
+README = Path(__file__).parents[2] / "README.md"
+
+ATTACK = (
+    "{ users(first:100) { edges { node { groups(first:100) { edges { node {"
+    " members(first:100) { edges { node { name email } } } } } } } } } }"
+)
+
+
+def cost(query: str, variables: dict[str, Any] | None = None) -> int:
+    document = parse(query)
+    operation = next(d for d in document.definitions if isinstance(d, OperationDefinitionNode))
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    found = estimate(SCHEMA, operation, fragments, variables)
+    assert found is not None
+    return found.cost
+
+
+def readme_query() -> str:
+    match = re.search(r"```graphql\n(.*?)```", README.read_text(), re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_connections_count_their_nodes_and_lists_multiply() -> None:
+    assert cost("{ users(first: 7) { edges { node { id } } } }") == 7
+    assert cost("{ users { pageInfo { hasNextPage } } }") == 20  # the default page
+    assert cost(ATTACK) == 100 + 100 * 100 + 100 * 100 * 100
+    nested = "{ users(first: 3) { edges { node { orders(first: 2) { edges { node { id } } } } } } }"
+    assert cost(nested) == 3 * (1 + 2)
+    assert cost("{ orgRoots { name } }") == 100  # a list without first counts at its bound
+    assert cost("{ orgRoots(first: 4) { children(first: 2) { id } } }") == 4 * (1 + 2)
+    assert cost('{ order(id: "x") { items { sku } } }') == 1 + 50
+    near = "{ shopsNear(lat: 1, lng: 2, radiusKm: 3) { shop { id } } }"
+    assert cost(near) == 20 * 2  # each ShopDistance and its shop
+
+
+def test_aliases_count_each_and_merged_fields_once() -> None:
+    one = "users(first: 10) { edges { node { id } } }"
+    assert cost(f"{{ a: {one} b: {one} c: {one} }}") == 30
+    assert cost(f"{{ {one} {one} }}") == 10  # one response key: the executor runs it once
+    edges_twice = "{ users(first: 10) { edges { node { id } } e: edges { node { name } } } }"
+    assert cost(edges_twice) == 20
+
+
+def test_fragments_directives_and_variables_count_as_executed() -> None:
+    query = """
+    query($n: Int, $skip: Boolean!) {
+      users(first: $n) { edges { node { ...F } } }
+      more: users(first: 5) @skip(if: $skip) { edges { node { id } } }
+    }
+    fragment F on User { orders(first: 3) { edges { node { id } } } }
+    """
+    assert cost(query, {"n": 4, "skip": True}) == 4 * (1 + 3)
+    assert cost(query, {"n": 4, "skip": False}) == 4 * (1 + 3) + 5
+    assert cost(query, {"skip": True}) == 20 * (1 + 3)  # $n left out: the default page
+
+
+def test_an_abstract_field_costs_its_costliest_type() -> None:
+    query = """{ node(id: "x") {
+      ... on User { orders(first: 10) { edges { node { id } } } }
+      ... on Group { members(first: 50) { edges { node { id } } } }
+    } }"""
+    assert cost(query) == 1 + 50
+
+
+def test_mutations_cost_a_write_and_what_they_return() -> None:
+    query = 'mutation { createGroup(input: {name: "g"}) { id members { edges { node { id } } } } }'
+    assert cost(query) == WRITE_COST + 1 + 20
+
+
+def test_introspection_is_free() -> None:
+    assert cost("{ __schema { types { name fields { name } } } }") == 0
+
+
+def test_every_list_and_connection_field_has_a_bound() -> None:
+    bounded = set(CONNECTION_PAGES) | set(FIRST_LISTS) | set(LIST_BOUNDS)
+    for type_ in SCHEMA.type_map.values():
+        if not isinstance(type_, GraphQLObjectType) or type_.name.startswith("__"):
+            continue
+        for name, field in type_.fields.items():
+            inner = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
+            named = get_named_type(field.type)
+            connection = named.name.endswith("Connection")
+            if type_.name.endswith("Connection") or type_.name.endswith("Edge"):
+                continue
+            if isinstance(inner, GraphQLList) or connection:
+                assert (type_.name, name) in bounded, f"{type_.name}.{name} has no bound"
+
+
+def test_the_default_limit_admits_the_readme_and_bench_and_refuses_the_attack() -> None:
+    limit = Limits().max_cost
+    assert cost(readme_query()) <= limit
+    variables = {"id": "x", "lat": 1.0, "lng": 2.0, "input": None}
+    for name in ("Q1", "Q2", "Q3", "Q4", "Q5", "Q6"):
+        assert cost(getattr(bench_queries, name), variables) <= limit, name
+    assert cost(ATTACK) > limit
+
+
+def test_estimating_is_fast() -> None:
+    for query in (ATTACK, readme_query()):
+        document = parse(query)
+        operation = next(d for d in document.definitions if isinstance(d, OperationDefinitionNode))
+        started = time.perf_counter()
+        for _ in range(20):
+            estimate(SCHEMA, operation, {}, None)
+        assert (time.perf_counter() - started) / 20 < 0.05  # far below; bench/ measures it
+
+
+def test_counting_objects_follows_the_shape() -> None:
+    orders = "orders(first: 2) { edges { node { id } } }"
+    query = f"{{ users(first: 5) {{ edges {{ node {{ id {orders} }} }} }} }}"
+    document = parse(query)
+    found = estimate(SCHEMA, document.definitions[0], {}, None)  # type: ignore[arg-type]
+    assert found is not None
+    data = {
+        "users": {
+            "edges": [
+                {"node": {"id": "1", "orders": {"edges": [{"node": {"id": "o"}}]}}},
+                {"node": {"id": "2", "orders": {"edges": []}}},
+            ]
+        }
+    }
+    assert count_objects(data, found.shape) == 3
+    assert count_objects(None, found.shape) == 0
+
+
+async def test_an_operation_over_the_limit_runs_nothing(acme: Api) -> None:
+    body = await acme(ATTACK)
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["QUERY_TOO_COMPLEX"]
+    assert body["errors"][0]["extensions"]["cost"] == 1_010_100
+    assert body["errors"][0]["extensions"]["limit"] == Limits().max_cost
+    assert body["extensions"]["storeCalls"] == 0
+    four = " ".join(f"a{i}: {ATTACK[1:-1]}" for i in range(4))
+    body = await acme(f"{{ {four} }}")
+    assert body["errors"][0]["extensions"]["cost"] == 4 * 1_010_100
+
+
+async def test_every_response_reports_its_cost(acme: Api) -> None:
+    users = [await acme.create_user(f"u{i}@example.com") for i in range(3)]
+    groups = "groups { edges { node { id } } }"
+    body = await acme(f"{{ users(first: 10) {{ edges {{ node {{ id {groups} }} }} }} }}")
+    report = body["extensions"]["cost"]
+    assert report["requested"] == 10 * (1 + 20)
+    assert report["actual"]["objects"] == len(users)
+    assert report["actual"]["storeCalls"] == body["extensions"]["storeCalls"]
+    assert report["actual"]["readUnits"] > 0
+    assert report["budget"]["capacity"] == Limits().tenant_budget
+    assert 0 < report["budget"]["remaining"] <= Limits().tenant_budget
+    failed = await acme("{ nope }")
+    assert failed["extensions"]["cost"]["requested"] == 0
+    assert "budget" in failed["extensions"]["cost"]
+
+
+async def test_readme_query_runs(acme: Api) -> None:
+    data = await acme.data(readme_query())
+    assert data["viewer"]["tenant"] == "acme"
+
+
+@pytest.mark.parametrize("first", [0, 3])
+async def test_children_first_is_honoured(acme: Api, first: int) -> None:
+    root = (await acme.data('mutation { createOrgNode(input: {name: "r"}) { id } }'))[
+        "createOrgNode"
+    ]["id"]
+    for name in "abcde":
+        await acme.data(
+            "mutation($p: ID!, $n: String!) { createOrgNode(input: {name: $n, parentId: $p}) "
+            "{ id } }",
+            {"p": root, "n": name},
+        )
+    data = await acme.data(
+        "query($id: ID!, $f: Int) { orgNode(id: $id) { children(first: $f) { name } } }",
+        {"id": root, "f": first},
+    )
+    assert [c["name"] for c in data["orgNode"]["children"]] == list("abcde")[:first]
