@@ -40,9 +40,21 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="python -m server", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="serve the GraphQL API with uvicorn")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    serve = commands.add_parser(
+        "serve",
+        help="serve the GraphQL API with uvicorn",
+        description="Serve the GraphQL API. SIGTERM or SIGINT (Ctrl-C) stop taking "
+        "connections, let requests in flight finish, then exit; a DynamoDB Local started "
+        "here stops with the server, even one killed.",
+    )
+    serve.add_argument("--host", help="default 127.0.0.1 (KEYGRAPH_HOST)")
+    serve.add_argument("--port", type=int, help="default 8000 (KEYGRAPH_PORT)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes sharing the port (default 1, KEYGRAPH_WORKERS); each takes "
+        "its share of a tenant's budget",
+    )
     _store_options(serve)
     serve.add_argument("--demo", action="store_true", help="seed the demo tenant once first")
 
@@ -73,31 +85,25 @@ def _sizes(args: argparse.Namespace) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from server.edge import logging as json_logging
-    from server.edge.app import create_app
     from server.edge.auth import issue_token
     from server.seed.tenant import SeedSizes, seed
     from server.serving.backends import open_backend
-    from server.serving.datastack import run_with_headroom
+    from server.serving.serve import serve
 
-    settings = _settings(args, host=args.host, port=args.port)
+    settings = _settings(args, host=args.host, port=args.port, workers=args.workers)
     json_logging.configure()
     with open_backend(settings) as backend:
         if args.demo:
             report = asyncio.run(seed(backend.store, settings.dev_tenant, SeedSizes.demo()))
             state = "already seeded" if report.already_seeded else f"{report.total} items"
             print(f"demo tenant {settings.dev_tenant!r}: {state}", file=sys.stderr)
-        app = create_app(settings, backend.store, close_store=True)
         if settings.dev and settings.jwt_secret is not None:
             url = f"http://{settings.host}:{settings.port}/graphql"
             token = issue_token(settings, settings.dev_tenant, "dev")
             print(f"GraphiQL: {url}\ndev token (tenant {settings.dev_tenant}): {token}")
             sys.stdout.flush()
-        run_with_headroom(
-            lambda: uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
-        )
+        serve(settings, backend.store, backend.local_endpoint)
     return 0
 
 

@@ -110,6 +110,8 @@ class Settings:
                     "production mode needs KEYGRAPH_JWT_SECRET or KEYGRAPH_JWT_PUBLIC_KEY_FILE"
                 )
             settings = replace(settings, jwt_secret=dev_secret(settings.data_dir))
+        if settings.workers < 1:
+            raise SettingsError(f"workers must be at least 1, not {settings.workers}")
         if settings.limits.tenant_budget < settings.limits.max_cost:
             raise SettingsError(
                 "KEYGRAPH_TENANT_BUDGET must be at least KEYGRAPH_MAX_COST, or the costliest "

@@ -28,6 +28,8 @@ class Backend:
     table: TableDef
     client: Any | None
     """The low-level DynamoDB client, for table administration; None for the embedded store."""
+    local_endpoint: str | None = None
+    """DynamoDB Local's URL when this process runs it (worker processes connect there)."""
 
 
 def table_of(settings: Settings) -> TableDef:
@@ -52,16 +54,32 @@ def open_backend(settings: Settings) -> Iterator[Backend]:
     if settings.store != "dynamodb-local":
         raise SettingsError(f"unknown store {settings.store!r}")
     with DynamoDBLocal(data_dir=settings.data_dir / "dynamodb-local") as local:
-        client = make_client(
-            local.endpoint_url,
-            LOCAL_REGION,
-            access_key_id=LOCAL_KEY_ID,
-            secret_access_key=LOCAL_SECRET,
-            read_timeout=LOCAL_READ_TIMEOUT,
-        )
+        client = _local_client(local.endpoint_url)
         try:
             if not admin.describe(client, table.name):
                 admin.create_table(client, table)
-            yield Backend(DynamoDBStore(table, client=client), table, client)
+            store = DynamoDBStore(table, client=client)
+            yield Backend(store, table, client, local.endpoint_url)
         finally:
             client.close()
+
+
+def _local_client(endpoint: str) -> Any:
+    return make_client(
+        endpoint,
+        LOCAL_REGION,
+        access_key_id=LOCAL_KEY_ID,
+        secret_access_key=LOCAL_SECRET,
+        read_timeout=LOCAL_READ_TIMEOUT,
+    )
+
+
+def worker_store(settings: Settings, local_endpoint: str | None) -> Store:
+    """A worker process's store over the same data as its parent's backend: the embedded
+    file, DynamoDB, or the DynamoDB Local its parent runs at `local_endpoint`."""
+    table = table_of(settings)
+    if local_endpoint is not None:
+        return DynamoDBStore(table, client=_local_client(local_endpoint))
+    if settings.store == "embedded":
+        return EmbeddedStore(settings.embedded_path, table)
+    return DynamoDBStore(table, endpoint_url=settings.dynamodb_endpoint, region=settings.region)

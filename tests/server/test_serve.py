@@ -1,0 +1,196 @@
+"""`python -m server serve` as a process: stop signals drain requests in flight, worker
+processes share the port, and neither a DynamoDB Local child nor a worker outlives the
+server, however it ends (SIGTERM, SIGINT, SIGKILL)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from keygraph.stores.dynamodb.local import LocalUnavailable, find_jar, find_java, free_port
+from server.edge.auth import issue_token
+from server.settings import Settings
+
+ROOT = Path(__file__).parents[2]
+SECRET = "serve-test-secret-" + "s" * 32
+STOPS = [signal.SIGTERM, signal.SIGINT]
+
+
+class Server:
+    """A `serve` process on a free port with its own data directory."""
+
+    def __init__(self, data: Path, *flags: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "KEYGRAPH_JWT_SECRET": SECRET}
+        command = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
+        self.process = subprocess.Popen(
+            [*command, "--data", str(data), *flags],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.token = issue_token(Settings(data_dir=data, jwt_secret=SECRET), "acme")
+
+    def wait_healthy(self, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, f"serve exited with {self.process.returncode}"
+            try:
+                with urllib.request.urlopen(f"{self.url}/readyz", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise TimeoutError("the server did not come up")
+
+    def query(self, query: str) -> dict[str, object]:
+        request = urllib.request.Request(
+            f"{self.url}/graphql",
+            data=json.dumps({"query": query}).encode(),
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body: dict[str, object] = json.loads(response.read())
+            return body
+
+    def children(self, match: Callable[[str], bool]) -> list[int]:
+        """Pids of this server's child processes whose command line matches."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            ppid = int(stat.rpartition(")")[2].split()[1])
+            if ppid == self.process.pid and match(cmdline):
+                found.append(int(entry.name))
+        return found
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    servers: list[Server] = []
+
+    def make(*flags: str) -> Server:
+        server = Server(tmp_path / "data", *flags)
+        servers.append(server)
+        server.wait_healthy()
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+def _gone(pid: int, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if Path(f"/proc/{pid}/stat").exists() and " Z " in Path(f"/proc/{pid}/stat").read_text():
+            return True  # exited, waiting for its parent to reap it
+        time.sleep(0.1)
+    return False
+
+
+def _needs_dynamodb_local() -> None:
+    try:
+        find_jar()
+        find_java()
+    except LocalUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"DynamoDB Local is required in CI: {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
+def test_a_stop_signal_lets_the_request_in_flight_finish(
+    start: Callable[..., Server], stop: signal.Signals
+) -> None:
+    server = start()
+    body = json.dumps({"query": "{ viewer { tenant } }"}).encode()
+    head = (
+        f"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {server.token}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", server.port)) as connection:
+        connection.sendall(head + body[:10])  # the request has begun, its body is not all here
+        time.sleep(0.3)
+        server.process.send_signal(stop)
+        time.sleep(0.5)
+        assert server.process.poll() is None  # still draining
+        connection.sendall(body[10:])
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert b'"tenant":"acme"' in answer
+    assert server.process.wait(timeout=30) == 0
+
+
+def test_workers_share_the_port_and_stop_with_the_server(start: Callable[..., Server]) -> None:
+    server = start("--workers", "2")
+    workers = server.children(lambda cmd: "multiprocessing.spawn" in cmd)
+    assert len(workers) == 2
+    for _ in range(6):
+        assert server.query("{ viewer { tenant } }")["data"] == {"viewer": {"tenant": "acme"}}
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=60) == 0
+    assert all(_gone(pid) for pid in workers)
+
+
+def test_workers_never_outlive_a_killed_server(start: Callable[..., Server]) -> None:
+    server = start("--workers", "2")
+    workers = server.children(lambda cmd: "multiprocessing.spawn" in cmd)
+    server.process.kill()
+    assert all(_gone(pid) for pid in workers)
+
+
+@pytest.mark.dynamodb_local
+@pytest.mark.parametrize("stop", [*STOPS, signal.SIGKILL], ids=lambda s: s.name)
+def test_dynamodb_local_never_outlives_the_server(
+    start: Callable[..., Server], stop: signal.Signals
+) -> None:
+    _needs_dynamodb_local()
+    server = start("--store", "dynamodb-local")
+    java = server.children(lambda cmd: "DynamoDBLocal.jar" in cmd)
+    assert len(java) == 1
+    assert server.query("{ viewer { tenant } }")["data"] == {"viewer": {"tenant": "acme"}}
+    server.process.send_signal(stop)
+    server.process.wait(timeout=60)
+    assert _gone(java[0])
+
+
+@pytest.mark.dynamodb_local
+def test_workers_on_dynamodb_local(start: Callable[..., Server]) -> None:
+    _needs_dynamodb_local()
+    server = start("--store", "dynamodb-local", "--workers", "2")
+    assert len(server.children(lambda cmd: "multiprocessing.spawn" in cmd)) == 2
+    created = server.query('mutation { createGroup(input: {name: "g"}) { id } }')
+    group_id = created["data"]["createGroup"]["id"]  # type: ignore[index]
+    for _ in range(4):  # whichever worker answers reads what the other wrote
+        found = server.query(f'{{ group(id: "{group_id}") {{ name }} }}')
+        assert found["data"] == {"group": {"name": "g"}}
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=60) == 0
