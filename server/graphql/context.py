@@ -3,6 +3,7 @@ and the request's DataLoaders; and what the HTTP layer learns about the request.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -19,6 +20,15 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
+class SharedLoader(DataLoader[K, V]):
+    """A DataLoader whose loads are shared safely: each caller waits on its own shield of the
+    cached future, so a caller cancelled while waiting (graphql-core cancels the siblings of
+    a field that failed) does not cancel the load for every other field waiting on it."""
+
+    def load(self, key: K) -> Awaitable[V]:
+        return asyncio.shield(super().load(key))
+
+
 @dataclass
 class Context:
     """Built once per request from a verified token; the tenant never comes from arguments."""
@@ -31,6 +41,7 @@ class Context:
     batching: bool = True
     """Off only to measure the naive baseline: every load is its own store call."""
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
+    _batches: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def loader(
         self, name: str, load: Callable[[Sequence[K]], Awaitable[Sequence[V | BaseException]]]
@@ -39,19 +50,40 @@ class Context:
         within a request load once, and keys asked for in one tick go out in one batch."""
         existing = self._loaders.get(name)
         if existing is None:
+            tracked = self._tracked(load)
             existing = (
-                DataLoader(load_fn=load)
+                SharedLoader(load_fn=tracked)
                 if self.batching
-                else DataLoader(load_fn=load, max_batch_size=1, cache=False)
+                else SharedLoader(load_fn=tracked, max_batch_size=1, cache=False)
             )
             self._loaders[name] = existing
         return cast(DataLoader[K, V], existing)
 
+    def _tracked(
+        self, load: Callable[[Sequence[K]], Awaitable[Sequence[V | BaseException]]]
+    ) -> Callable[[Sequence[K]], Awaitable[Sequence[V | BaseException]]]:
+        """`load`, noting the task each batch runs in while it runs: DataLoaders run their
+        batches in tasks of their own, which cancelling the request does not reach."""
+
+        async def run(keys: Sequence[K]) -> Sequence[V | BaseException]:
+            task = asyncio.current_task()
+            if task is not None:
+                self._batches.add(task)
+            try:
+                return await load(keys)
+            finally:
+                if task is not None:
+                    self._batches.discard(task)
+
+        return run
+
     def close(self) -> None:
-        """Drops the request's loaders. Their batch functions refer back to this context, so
-        what they loaded would otherwise wait for the cycle collector to be freed. (A batch
-        still running when its request is cancelled is cancelled by its DataLoader once every
-        load waiting on it is.)"""
+        """Cancels the batches still running (a request cancelled at its timeout) and drops
+        the request's loaders: their batch functions refer back to this context, so what
+        they loaded would otherwise wait for the cycle collector to be freed."""
+        for task in list(self._batches):
+            task.cancel()
+        self._batches.clear()
         self._loaders.clear()
 
 

@@ -331,3 +331,18 @@ async def test_trees_stop_at_the_deepest_level_a_sort_key_can_hold(org: Org) -> 
     found = await org.data("query($id: ID!) { orgNode(id: $id) { id } }", id=too_long)
     assert found["orgNode"] is None
     assert org.calls == 0
+
+
+async def test_a_failed_field_leaves_the_loads_it_shares_to_the_others(org: Org) -> None:
+    # x.ancestors and y.parent load the same node through one loader; x.descendants fails,
+    # so the executor cancels x's other fields: y must still get its parent.
+    root = await org.create("root")
+    child = await org.create("child", root)
+    query = """query($child: ID!) {
+      x: orgNode(id: $child) { descendants(after: "not a cursor") { edges { cursor } }
+                               ancestors { id } }
+      y: orgNode(id: $child) { parent { id } }
+    }"""
+    data, codes = await org.run(query, child=child)
+    assert codes == ["INVALID_CURSOR"]
+    assert data == {"x": None, "y": {"parent": {"id": root}}}
