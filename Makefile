@@ -62,5 +62,10 @@ bench: install dynamodb-local
 bench-quick: install dynamodb-local
 	$(BIN)/python -m bench --quick
 
+# Ten minutes of mixed reads and writes on each store (bench/README.md, "Soak").
+soak: install dynamodb-local
+	$(BIN)/python -m bench.soak --store embedded
+	$(BIN)/python -m bench.soak --store dynamodb-local
+
 clean:
 	rm -rf $(VENV) .keygraph .mypy_cache .pytest_cache .ruff_cache

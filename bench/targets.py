@@ -20,13 +20,18 @@ from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
-from server.settings import Settings, load_settings
+from server.settings import Limits, Settings, load_settings
 
 StoreName = Literal["embedded", "dynamodb-local"]
 Variant = Literal["keygraph", "naive", "floor"]
 VARIANTS: tuple[Variant, ...] = ("keygraph", "floor", "naive")
 
 JWT_SECRET = "keygraph-benchmark-secret-not-for-production-use"
+
+
+BENCH_LIMITS = Limits(tenant_budget=10**12, tenant_refill=10**12)
+"""The default limits, but a budget no run can exhaust: the benchmark measures throughput,
+and one tenant sends every request."""
 
 
 def bench_settings(data_dir: Path, store: StoreName, endpoint: str | None) -> Settings:
@@ -41,6 +46,7 @@ def bench_settings(data_dir: Path, store: StoreName, endpoint: str | None) -> Se
         region=LOCAL_REGION,
         jwt_secret=JWT_SECRET,
         graphiql=False,
+        limits=BENCH_LIMITS,
     )
 
 
