@@ -238,7 +238,7 @@ def build_embedded(path: Path, count: int) -> None:
     partial.unlink(missing_ok=True)
     conn = sqlite3.connect(partial, isolation_level=None)
     sqlite_schema.ensure(conn, TEST_TABLE)
-    insert = sqlite_schema.insert_statement(TEST_TABLE)
+    insert = sqlite_schema.insert_statement(TEST_TABLE.indexes)
 
     # Items differ only in their keys (strings): encode the rest once, as the store would.
     keyed = ("PK", "SK", "GSI1PK", "GSI1SK")

@@ -53,6 +53,20 @@ class Query:
 
 
 @dataclass(frozen=True, slots=True)
+class Scan:
+    """Every item of the table in segment `segment` of `segments` (DynamoDB's parallel scan),
+    optionally only those whose partition key starts with `partition_prefix`. Only table
+    migrations scan; serving reads never do."""
+
+    partition_prefix: str | None = None
+    segment: int = 0
+    segments: int = 1
+    limit: int | None = None
+    start: Key | None = None
+    consistent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Condition:
     """One atom of a write condition; a write's conditions are ANDed."""
 

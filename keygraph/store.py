@@ -7,7 +7,18 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .cursor import CursorCodec
-from .plan import BatchGet, Delete, Get, Item, Put, Query, QueryResult, Update, WriteAction
+from .plan import (
+    BatchGet,
+    Delete,
+    Get,
+    Item,
+    Put,
+    Query,
+    QueryResult,
+    Scan,
+    Update,
+    WriteAction,
+)
 
 
 class Store(Protocol):
@@ -22,6 +33,10 @@ class Store(Protocol):
     async def batch_get(self, plan: BatchGet) -> list[Item]: ...
 
     async def query(self, plan: Query) -> QueryResult: ...
+
+    async def scan(self, plan: Scan) -> QueryResult:
+        """For table migrations only: serving reads are GetItem, BatchGetItem and Query."""
+        ...
 
     async def put(self, plan: Put) -> None: ...
 

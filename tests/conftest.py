@@ -7,6 +7,7 @@
 - `store_factory`: `await store_factory(kind, table)` gives a fresh store of kind "embedded"
   (a SQLite file under tmp_path) or "dynamodb-local" (a new table with a unique name, deleted
   afterwards) for any TableDef; every store is closed at teardown.
+- `kind`: "embedded", then "dynamodb-local": a test taking it runs on both stores.
 - `embedded_store`, `dynamodb_store`: stores over TEST_TABLE.
 
 keygraph.stores.testing has the same helpers for code that cannot take fixtures.
@@ -85,6 +86,15 @@ async def store_factory(
     yield make
     for store in opened:
         await drop_store(store)
+
+
+@pytest.fixture(
+    params=["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local)]
+)
+def kind(request: pytest.FixtureRequest) -> str:
+    """Each store kind in turn: a test taking it runs on both."""
+    kind: str = request.param
+    return kind
 
 
 @pytest.fixture

@@ -8,11 +8,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from keygraph.admin import TableAdmin
+from keygraph.store import Store
+
 if TYPE_CHECKING:
     from .dynamodb.store import DynamoDBStore
     from .embedded.store import EmbeddedStore
 
-__all__ = ["DynamoDBStore", "EmbeddedStore"]
+__all__ = ["DynamoDBStore", "EmbeddedStore", "admin_of"]
+
+
+def admin_of(store: Store) -> TableAdmin:
+    """The control plane of a store's table (StoreViews are looked through)."""
+    from .dynamodb.admin import DynamoDBAdmin
+    from .dynamodb.store import DynamoDBStore
+    from .embedded.admin import EmbeddedAdmin
+    from .embedded.store import EmbeddedStore
+    from .view import StoreView
+
+    while isinstance(store, StoreView):
+        store = store.inner
+    if isinstance(store, EmbeddedStore):
+        return EmbeddedAdmin(store)
+    if isinstance(store, DynamoDBStore):
+        return DynamoDBAdmin(store.client, store.table)
+    raise TypeError(f"no table administration for {type(store).__name__}")
 
 
 def __getattr__(name: str) -> Any:

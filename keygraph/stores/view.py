@@ -14,6 +14,7 @@ from keygraph.plan import (
     Put,
     Query,
     QueryResult,
+    Scan,
     Update,
     WriteAction,
 )
@@ -44,6 +45,9 @@ class StoreView:
 
     async def query(self, plan: Query) -> QueryResult:
         return await self._call("Query", lambda: self.inner.query(plan))
+
+    async def scan(self, plan: Scan) -> QueryResult:
+        return await self._call("Scan", lambda: self.inner.scan(plan))
 
     async def put(self, plan: Put) -> None:
         await self._call("PutItem", lambda: self.inner.put(plan))

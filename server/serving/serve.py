@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import signal
 import socket
 import time
@@ -80,9 +81,11 @@ def serve_here(settings: Settings, store: Store) -> None:
         run_with_headroom(server.run)
 
 
-def _worker(settings: Settings, local_endpoint: str | None, sock: socket.socket) -> None:
+def _worker(
+    settings: Settings, local_endpoint: str | None, sock: socket.socket, supervisor: int
+) -> None:
     """A worker process: serve on the supervisor's socket until told to stop."""
-    die_with_parent(signal.SIGTERM)
+    die_with_parent(signal.SIGTERM, supervisor)  # exits at once if it is already gone
     json_logging.configure()
     server = uvicorn.Server(_config(settings, worker_store(settings, local_endpoint)))
     with _stop_on_signals():
@@ -105,7 +108,7 @@ class Supervisor:
     def _start(self) -> BaseProcess:
         process = self.context.Process(
             target=_worker,
-            args=(self.settings, self.local_endpoint, self.socket),
+            args=(self.settings, self.local_endpoint, self.socket, os.getpid()),
             name="keygraph-worker",
         )
         process.start()

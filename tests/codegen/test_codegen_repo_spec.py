@@ -23,12 +23,13 @@ from generated.table import TABLE
 from keygraph.cursor import CursorCodec
 from keygraph.errors import BadArgument, InvalidCursor
 from keygraph.store import Session
-from tests.codegen.memstore import MemoryStore
+from tests.codegen.recording import Recording
+from tests.conftest import StoreFactory
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
-def _session(store: MemoryStore) -> Session:
+def _session(store: Recording) -> Session:
     return Session(store=store, cursors=CursorCodec(b"0123456789abcdef0123"))
 
 
@@ -81,15 +82,17 @@ def test_models_round_trip_through_items() -> None:
         User(user_id="u", email="nope", name="A", created_at=T0, version=1)
 
 
-async def test_gets_and_batch_gets_answer_in_order() -> None:
-    store = MemoryStore(TABLE)
+async def test_gets_and_batch_gets_answer_in_order(store_factory: StoreFactory, kind: str) -> None:
+    store = Recording(await store_factory(kind, TABLE))
     s = _session(store)
-    store.add(User(user_id="u1", email="a@b.c", name="A", created_at=T0, version=1).to_item("acme"))
+    await store.add(
+        User(user_id="u1", email="a@b.c", name="A", created_at=T0, version=1).to_item("acme")
+    )
     assert (await user.get_user(s, "acme", "u1")) is not None
     assert (await user.get_user(s, "other", "u1")) is None
     found = await user.get_users(s, "acme", ["u2", "u1", "u1"])
     assert [u.user_id if u else None for u in found] == [None, "u1", "u1"]
-    store.add(
+    await store.add(
         OrgNode(
             node_id="eng",
             path=("root", "eng"),
@@ -103,12 +106,14 @@ async def test_gets_and_batch_gets_answer_in_order() -> None:
     assert [n.name if n else None for n in nodes] == ["Eng", None]
 
 
-async def test_query_pages_newest_first_with_signed_cursors() -> None:
-    store = MemoryStore(TABLE, page_cap=2)
+async def test_query_pages_newest_first_with_signed_cursors(
+    store_factory: StoreFactory, kind: str
+) -> None:
+    store = Recording(await store_factory(kind, TABLE), 2)
     s = _session(store)
     for n in range(5):
-        store.add(UserOrder.model_validate(_order(n).model_dump()).to_item("acme"))
-        store.add(_order(n).to_item("acme"))
+        await store.add(UserOrder.model_validate(_order(n).model_dump()).to_item("acme"))
+        await store.add(_order(n).to_item("acme"))
     first = await user_order.user_orders(s, "acme", "u1", first=3)
     assert [o.order_id for o in first.items] == ["o4", "o3", "o2"]
     assert first.cursor is not None

@@ -11,18 +11,19 @@ from typing import Any
 
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session
-from tests.codegen.memstore import MemoryStore
+from tests.codegen.recording import Recording
+from tests.conftest import StoreFactory
 
 Importer = Callable[[str], ModuleType]
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-def _seed(ts: Importer, store: MemoryStore) -> list[Any]:
+async def _seed(ts: Importer, store: Recording) -> list[Any]:
     event_cls = ts("models.event").Event
     enums = ts("models.enums")
     device = ts("models.device").Device(device_id="d1", site="lab", installed_at=T0)
-    store.add(device.to_item("acme"))
+    await store.add(device.to_item("acme"))
     events = []
     for n in range(40):
         event = event_cls(
@@ -34,19 +35,21 @@ def _seed(ts: Importer, store: MemoryStore) -> list[Any]:
             alert_level=enums.EventAlertLevel.CRIT if n % 5 == 0 else None,
             readings=[{"name": "temp", "value": 20.5 + n}],
         )
-        store.add(event.to_item("acme"))
-        store.add(event.to_item("other"))
+        await store.add(event.to_item("acme"))
+        await store.add(event.to_item("other"))
         events.append(event)
     return events
 
 
-def _session(store: MemoryStore) -> Session:
+def _session(store: Recording) -> Session:
     return Session(store=store, cursors=CursorCodec(b"k" * 32))
 
 
-async def test_sharded_pattern_fans_out_and_merges_pages(timeseries: Importer) -> None:
-    store = MemoryStore(timeseries("table").TABLE, page_cap=3)
-    events = _seed(timeseries, store)
+async def test_sharded_pattern_fans_out_and_merges_pages(
+    timeseries: Importer, store_factory: StoreFactory, kind: str
+) -> None:
+    store = Recording(await store_factory(kind, timeseries("table").TABLE), 3)
+    events = await _seed(timeseries, store)
     queries = timeseries("queries.event")
     reading = timeseries("models.enums").EventEventType.READING
     s = _session(store)
@@ -69,9 +72,11 @@ async def test_sharded_pattern_fans_out_and_merges_pages(timeseries: Importer) -
     assert all(p.startswith("T#acme#EVTTYPE#READING#") for p in partitions)
 
 
-async def test_sharded_pattern_with_a_sort_condition(timeseries: Importer) -> None:
-    store = MemoryStore(timeseries("table").TABLE)
-    events = _seed(timeseries, store)
+async def test_sharded_pattern_with_a_sort_condition(
+    timeseries: Importer, store_factory: StoreFactory, kind: str
+) -> None:
+    store = Recording(await store_factory(kind, timeseries("table").TABLE))
+    events = await _seed(timeseries, store)
     boot = timeseries("models.enums").EventEventType.BOOT
     since = T0 + timedelta(minutes=20)
     page = await timeseries("queries.event").events_by_type_since(
@@ -85,9 +90,11 @@ async def test_sharded_pattern_with_a_sort_condition(timeseries: Importer) -> No
     assert page.cursor is None
 
 
-async def test_sparse_index_holds_only_items_with_the_attribute(timeseries: Importer) -> None:
-    store = MemoryStore(timeseries("table").TABLE)
-    events = _seed(timeseries, store)
+async def test_sparse_index_holds_only_items_with_the_attribute(
+    timeseries: Importer, store_factory: StoreFactory, kind: str
+) -> None:
+    store = Recording(await store_factory(kind, timeseries("table").TABLE))
+    events = await _seed(timeseries, store)
     crit = timeseries("models.enums").EventAlertLevel.CRIT
     page = await timeseries("queries.event").alerts(_session(store), "acme", crit)
     assert sorted(e.event_id for e in page.items) == sorted(
@@ -98,9 +105,11 @@ async def test_sparse_index_holds_only_items_with_the_attribute(timeseries: Impo
     assert quiet.to_item("acme")["readings"][0]["value"] == Decimal(repr(20.5 + 1))
 
 
-async def test_item_collection_returns_both_types(timeseries: Importer) -> None:
-    store = MemoryStore(timeseries("table").TABLE)
-    events = _seed(timeseries, store)
+async def test_item_collection_returns_both_types(
+    timeseries: Importer, store_factory: StoreFactory, kind: str
+) -> None:
+    store = Recording(await store_factory(kind, timeseries("table").TABLE))
+    events = await _seed(timeseries, store)
     s = _session(store)
     page = await timeseries("queries.device").device_timeline(s, "acme", "d1", first=100)
     kinds = [type(x).__name__ for x in page.items]

@@ -3,9 +3,7 @@ objects a response actually holds."""
 
 from __future__ import annotations
 
-import re
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +18,7 @@ from graphql import (
 )
 
 from bench import queries as bench_queries
+from bench.limits import ATTACK, readme_query
 from server.graphql.cost import (
     CONNECTION_PAGES,
     FIRST_LISTS,
@@ -33,12 +32,6 @@ from server.settings import Limits
 from tests.server.conftest import Api
 
 SCHEMA = build_schema(Limits())._schema
-README = Path(__file__).parents[2] / "README.md"
-
-ATTACK = (
-    "{ users(first:100) { edges { node { groups(first:100) { edges { node {"
-    " members(first:100) { edges { node { name email } } } } } } } } } }"
-)
 
 
 def cost(query: str, variables: dict[str, Any] | None = None) -> int:
@@ -50,12 +43,6 @@ def cost(query: str, variables: dict[str, Any] | None = None) -> int:
     found = estimate(SCHEMA, operation, fragments, variables)
     assert found is not None
     return found.cost
-
-
-def readme_query() -> str:
-    match = re.search(r"```graphql\n(.*?)```", README.read_text(), re.S)
-    assert match is not None
-    return match.group(1)
 
 
 def test_connections_count_their_nodes_and_lists_multiply() -> None:

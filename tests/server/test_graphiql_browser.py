@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.limits import readme_query
 from keygraph.stores.dynamodb.local import free_port
-from tests.server.test_cost import readme_query
 
 ROOT = Path(__file__).parents[2]
 SCREENSHOT = ROOT / "server" / "edge" / "graphiql" / "screenshot.png"

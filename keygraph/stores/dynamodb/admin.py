@@ -1,5 +1,6 @@
-"""Table administration against DynamoDB: create a table from a TableDef, describe a live
-table, and say in words how a live table differs from its definition."""
+"""Table administration against DynamoDB (boto3's control plane): create a table from a
+TableDef, describe it, add and remove indexes one UpdateTable at a time, TTL and
+point-in-time recovery (`DynamoDBAdmin`, the TableAdmin of this store)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from keygraph.admin import IndexStatus, LiveIndex, LiveTable
 from keygraph.plan import IndexDef, TableDef
 
 
@@ -145,3 +147,145 @@ def diff(client: Any, table: TableDef) -> list[str]:
         ):
             problems.append(f"TTL is not enabled on attribute {table.ttl_attribute}")
     return problems
+
+
+WAIT_TIMEOUT = 600.0
+"""Seconds to wait for an index to become ACTIVE or go (a large table backfills for long)."""
+
+
+def _index_def(live: dict[str, Any]) -> IndexDef:
+    partition_key, sort_key = _keys(live["KeySchema"])
+    projection = live.get("Projection", {})
+    return IndexDef(
+        live["IndexName"],
+        str(partition_key),
+        sort_key,
+        projection.get("ProjectionType", "ALL"),
+        tuple(projection.get("NonKeyAttributes", ())),
+    )
+
+
+class DynamoDBAdmin:
+    """The control plane of one DynamoDB table through a boto3 client."""
+
+    def __init__(self, client: Any, table: TableDef, poll: float = 0.2) -> None:
+        self.client = client
+        self.table = table
+        self.poll = poll
+
+    def describe(self) -> LiveTable | None:
+        live = describe(self.client, self.table.name)
+        if not live:
+            return None
+        partition_key, sort_key = _keys(live["KeySchema"])
+        indexes = {
+            index["IndexName"]: LiveIndex(
+                _index_def(index), _status(index.get("IndexStatus", "ACTIVE"))
+            )
+            for index in live.get("GlobalSecondaryIndexes", [])
+        }
+        ttl = self.client.describe_time_to_live(TableName=self.table.name)["TimeToLiveDescription"]
+        enabled = ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING")
+        return LiveTable(
+            name=self.table.name,
+            partition_key=str(partition_key),
+            sort_key=sort_key,
+            indexes=indexes,
+            ttl_attribute=ttl.get("AttributeName") if enabled else None,
+            point_in_time_recovery=self._point_in_time_recovery(),
+        )
+
+    def _point_in_time_recovery(self) -> bool | None:
+        try:
+            backups = self.client.describe_continuous_backups(TableName=self.table.name)
+        except ClientError:
+            return None  # not offered by this endpoint (DynamoDB Local)
+        description = backups["ContinuousBackupsDescription"]
+        status = description.get("PointInTimeRecoveryDescription", {})
+        return bool(status.get("PointInTimeRecoveryStatus") == "ENABLED")
+
+    def create_table(self) -> None:
+        create_table(self.client, self.table)
+
+    def _wait(self, done: Any, what: str) -> None:
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while not done(describe(self.client, self.table.name)):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what} after {WAIT_TIMEOUT:.0f} s")
+            time.sleep(self.poll)
+
+    def create_index(self, index: IndexDef) -> None:
+        names = [index.partition_key, *([index.sort_key] if index.sort_key else [])]
+        self.client.update_table(
+            TableName=self.table.name,
+            AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in names],
+            GlobalSecondaryIndexUpdates=[
+                {
+                    "Create": {
+                        "IndexName": index.name,
+                        "KeySchema": _key_schema(index.partition_key, index.sort_key),
+                        "Projection": _projection(index),
+                    }
+                }
+            ],
+        )
+
+        def active(live: dict[str, Any]) -> bool:
+            found = [
+                i for i in live.get("GlobalSecondaryIndexes", []) if i["IndexName"] == index.name
+            ]
+            return (
+                bool(found)
+                and found[0].get("IndexStatus") == "ACTIVE"
+                and not found[0].get("Backfilling", False)
+            )
+
+        self._wait(active, f"index {index.name} is not ACTIVE")
+
+    def delete_index(self, name: str) -> None:
+        self.client.update_table(
+            TableName=self.table.name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": name}}]
+        )
+
+        def gone(live: dict[str, Any]) -> bool:
+            return all(i["IndexName"] != name for i in live.get("GlobalSecondaryIndexes", []))
+
+        self._wait(gone, f"index {name} is still there")
+
+    def set_ttl(self, attribute: str | None) -> None:
+        current = self.client.describe_time_to_live(TableName=self.table.name)
+        old = current["TimeToLiveDescription"].get("AttributeName")
+        enabled = current["TimeToLiveDescription"].get("TimeToLiveStatus") in (
+            "ENABLED",
+            "ENABLING",
+        )
+        if enabled and old != attribute:
+            self.client.update_time_to_live(
+                TableName=self.table.name,
+                TimeToLiveSpecification={"Enabled": False, "AttributeName": old},
+            )
+        if attribute is not None:
+            self.client.update_time_to_live(
+                TableName=self.table.name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute},
+            )
+
+    def set_point_in_time_recovery(self, enabled: bool) -> None:
+        self.client.update_continuous_backups(
+            TableName=self.table.name,
+            PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": enabled},
+        )
+
+    def count(self, partition_prefix: str | None = None) -> int | None:
+        """DynamoDB's item count of the whole table (it refreshes about every six hours);
+        None for a prefix, which only a scan could count."""
+        if partition_prefix:
+            return None
+        live = describe(self.client, self.table.name)
+        return int(live["ItemCount"]) if live and "ItemCount" in live else None
+
+
+def _status(text: str) -> IndexStatus:
+    if text in ("CREATING", "ACTIVE", "DELETING", "UPDATING"):
+        return text  # type: ignore[return-value]
+    raise ValueError(f"unknown index status {text!r}")

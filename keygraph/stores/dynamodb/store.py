@@ -22,6 +22,7 @@ from keygraph.plan import (
     Put,
     Query,
     QueryResult,
+    Scan,
     TableDef,
     Update,
     WriteAction,
@@ -37,7 +38,7 @@ from .wire import deserialize_item, deserialize_key, serialize_item, serialize_k
 __all__ = ["DynamoDBStore", "make_client"]  # make_client: callers' control-plane client
 
 _ALL_OLD = {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-_READS = frozenset({"GetItem", "BatchGetItem", "Query"})
+_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
 
 
 def _meter(operation: str, consumed: Any) -> None:
@@ -182,6 +183,27 @@ class DynamoDBStore:
         if plan.consistent:
             params["ConsistentRead"] = True
         response = await self._call("Query", params)
+        last = response.get("LastEvaluatedKey")
+        return QueryResult(
+            [deserialize_item(i) for i in response.get("Items", ())],
+            deserialize_key(last) if last else None,
+        )
+
+    async def scan(self, plan: Scan) -> QueryResult:
+        params: dict[str, Any] = {"TableName": self.table.name}
+        if plan.partition_prefix:
+            ex = Expressions()
+            name, value = ex.name(self.table.partition_key), ex.value(plan.partition_prefix)
+            params.update(ex.params(FilterExpression=f"begins_with({name}, {value})"))
+        if plan.segments > 1:
+            params.update(Segment=plan.segment, TotalSegments=plan.segments)
+        if plan.limit is not None:
+            params["Limit"] = plan.limit
+        if plan.start is not None:
+            params["ExclusiveStartKey"] = serialize_key(plan.start)
+        if plan.consistent:
+            params["ConsistentRead"] = True
+        response = await self._call("Scan", params)
         last = response.get("LastEvaluatedKey")
         return QueryResult(
             [deserialize_item(i) for i in response.get("Items", ())],

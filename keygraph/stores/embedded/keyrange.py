@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from keygraph.errors import ValidationError
-from keygraph.plan import Query, SortCondition, TableDef
+from keygraph.plan import Query, Scan, SortCondition, TableDef
 
 from .schema import pk_column, sk_column
 
@@ -133,3 +134,37 @@ def _order_names(table: TableDef, plan: Query, names: tuple[str, ...]) -> list[s
         return [table.sort_key]
     index_sort = [names[3]] if len(names) == 4 else []
     return [*index_sort, table.partition_key, table.sort_key]
+
+
+SEGMENT_FUNCTION = "kg_segment"
+"""The SQL function placing a partition key in a parallel scan's segment."""
+
+
+def segment_of(partition: str, segments: int) -> int:
+    """The segment of a partition key: a stable hash, as DynamoDB spreads partitions."""
+    return zlib.crc32(partition.encode()) % segments
+
+
+def scan(table: TableDef, plan: Scan) -> QuerySQL:
+    """A Scan as SQL over the items table (in key order), with DynamoDB's checks."""
+    if plan.limit is not None and plan.limit < 1:
+        raise ValidationError("Limit must be at least 1")
+    if not 0 <= plan.segment < plan.segments <= 1_000_000:
+        raise ValidationError("Segment must be at least 0 and less than TotalSegments")
+    clauses, params = ["1"], []
+    if plan.partition_prefix:
+        upper = prefix_successor(plan.partition_prefix)
+        clauses.append("pk >= ?")
+        params.append(plan.partition_prefix)
+        if upper is not None:
+            clauses.append("pk < ?")
+            params.append(upper)
+    if plan.segments > 1:
+        clauses.append(f"{SEGMENT_FUNCTION}(pk, {plan.segments}) = {plan.segment}")
+    names = (table.partition_key, table.sort_key)
+    if plan.start is not None:
+        if set(plan.start) != set(names):
+            raise ValidationError("Exclusive Start Key must have same size as table's key schema")
+        clauses.append("(pk, sk) > (?, ?)")
+        params += [plan.start[table.partition_key], plan.start[table.sort_key]]
+    return QuerySQL(" AND ".join(clauses), params, "pk, sk", names)

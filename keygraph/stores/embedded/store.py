@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,6 +33,7 @@ from keygraph.plan import (
     Put,
     Query,
     QueryResult,
+    Scan,
     TableDef,
     Update,
     WriteAction,
@@ -54,10 +55,20 @@ class _Row:
 
     key: tuple[str, str]
     values: list[Any]
+    item: Item
+    live: TableDef
+    """The layout it was encoded for: a row encoded before the layout changed is encoded
+    again when written."""
 
 
 class EmbeddedStore:
-    """The Store protocol over a SQLite file at `path` for the table `table`."""
+    """The Store protocol over a SQLite file at `path` for the table `table`.
+
+    The indexes served are the file's own (`live`), as a DynamoDB table's are: `table` names
+    the key attributes; indexes it adds or drops take a migration (`EmbeddedAdmin`). A
+    change made by another connection or process is picked up at the next write, or the
+    next query of an index (SQLite's schema version says when).
+    """
 
     answers_inline: ClassVar[bool] = True
     """Its calls never wait for I/O, so callers may make a batch of them one after another."""
@@ -70,8 +81,21 @@ class EmbeddedStore:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._insert = sqlite_schema.insert_statement(table)
-        sqlite_schema.ensure(self._conn(), table)
+        self._schema_version = -1
+        self.live = table
+        self._insert = ""
+        conn = self._conn()
+        sqlite_schema.ensure(conn, table)
+        self._refresh(conn)
+
+    def _refresh(self, conn: sqlite3.Connection) -> None:
+        """Reload the live indexes when the file's schema has changed."""
+        version: int = conn.execute("PRAGMA schema_version").fetchone()[0]
+        if version != self._schema_version:
+            indexes = sqlite_schema.live_indexes(conn, self.table)
+            self.live = replace(self.table, indexes=indexes)
+            self._insert = sqlite_schema.insert_statement(indexes)
+            self._schema_version = version
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -91,6 +115,9 @@ class EmbeddedStore:
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             # Reads through a memory map skip a system call per page: large files stay fast.
             conn.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
+            conn.create_function(
+                keyrange.SEGMENT_FUNCTION, 2, keyrange.segment_of, deterministic=True
+            )
             self._connections.append(conn)
         self._local.conn = conn
         return conn
@@ -103,6 +130,7 @@ class EmbeddedStore:
         except sqlite3.OperationalError as exc:
             raise StoreUnavailable(f"the embedded store is busy: {exc}") from exc
         try:
+            self._refresh(conn)
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
@@ -121,16 +149,19 @@ class EmbeddedStore:
 
     def _row(self, item: Item) -> _Row:
         """The item validated and encoded once, as the row that stores it."""
+        live = self.live
         wire, size = encode_item(item)
-        key = validate.item(self.table, item, size)
+        key = validate.item(live, item, size)
         plain = plain_body(wire)
         body = dumps(wire) if plain is None else plain
         values: list[Any] = [*key, body, size, int(plain is not None)]
-        for index in self.table.indexes:
+        for index in live.indexes:
             values += sqlite_schema.index_values(index, item)
-        return _Row(key, values)
+        return _Row(key, values, item, live)
 
     def _store(self, conn: sqlite3.Connection, row: _Row, transactional: bool = False) -> None:
+        if row.live is not self.live:
+            row = self._row(row.item)
         conn.execute(self._insert, row.values)
         capacity.add(write_units=capacity.write_units(row.values[3], transactional))
 
@@ -165,12 +196,40 @@ class EmbeddedStore:
         return [item_of(body, plain) for body, plain, _ in rows]
 
     async def query(self, plan: Query) -> QueryResult:
-        sql = keyrange.build(self.table, plan)
+        if plan.index is not None:
+            self._refresh(self._conn())
+        sql = keyrange.build(self.live, plan)
         limit = plan.limit if plan.limit is not None else -1
         cursor = self._conn().execute(
             f"SELECT body, size, plain FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?",
             [*sql.params, limit],
         )
+        items, read, full = self._page(cursor)
+        capacity.add(capacity.read_units(read, plan.consistent))
+        last_key = None
+        if items and (full or len(items) == plan.limit):
+            last_key = {name: items[-1][name] for name in sql.key_names}
+        if plan.index is not None:
+            items = [self._project(plan.index, item) for item in items]
+        return QueryResult(items, last_key)
+
+    async def scan(self, plan: Scan) -> QueryResult:
+        sql = keyrange.scan(self.table, plan)
+        limit = plan.limit if plan.limit is not None else -1
+        cursor = self._conn().execute(
+            f"SELECT body, size, plain FROM items WHERE {sql.where} ORDER BY pk, sk LIMIT ?",
+            [*sql.params, limit],
+        )
+        items, read, full = self._page(cursor)
+        capacity.add(capacity.read_units(read, plan.consistent))
+        last_key = None
+        if items and (full or len(items) == plan.limit):
+            last_key = self.table.primary_key(items[-1])
+        return QueryResult(items, last_key)
+
+    def _page(self, cursor: sqlite3.Cursor) -> tuple[list[Item], int, bool]:
+        """The items of a result up to DynamoDB's 1 MB page: (items, bytes read, whether the
+        page filled before the result ended)."""
         items: list[Item] = []
         read = 0
         full = False
@@ -181,16 +240,10 @@ class EmbeddedStore:
                 full = True
                 break
         cursor.close()
-        capacity.add(capacity.read_units(read, plan.consistent))
-        last_key = None
-        if items and (full or len(items) == plan.limit):
-            last_key = {name: items[-1][name] for name in sql.key_names}
-        if plan.index is not None:
-            items = [self._project(plan.index, item) for item in items]
-        return QueryResult(items, last_key)
+        return items, read, full
 
     def _project(self, index_name: str, item: Item) -> Item:
-        index = self.table.index(index_name)
+        index = self.live.index(index_name)
         if index.projection == "ALL":
             return item
         keep = {self.table.partition_key, self.table.sort_key, index.partition_key}

@@ -1,0 +1,140 @@
+"""What the request limits cost and save: the time to estimate an operation's cost, and the
+server's memory after it is sent a 200 MB body (declared, and streamed with no length).
+
+`python -m bench.limits` prints one JSON object and writes bench/results/limits.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graphql import OperationDefinitionNode, parse
+
+from bench.machine import machine_info
+from bench.soak import memory_kib
+from keygraph.stores.dynamodb.local import free_port
+from server.graphql.cost import estimate
+from server.graphql.schema import build_schema
+from server.settings import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).with_name("results")
+ATTACK = (
+    "{ users(first:100) { edges { node { groups(first:100) { edges { node {"
+    " members(first:100) { edges { node { name email } } } } } } } } } }"
+)
+BODY_MB = 200
+CHUNK = 1 << 20
+
+
+def readme_query() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text.split("```graphql\n", 1)[1].split("```", 1)[0]
+
+
+def cost_timing(repeats: int) -> dict[str, Any]:
+    """Median microseconds to estimate each query's cost (parsing and validation are cached
+    per query text, so they are not part of it)."""
+    schema = build_schema(Limits())._schema
+    found = {}
+    for name, query in (("attack", ATTACK), ("readme", readme_query())):
+        document = parse(query)
+        operation = next(d for d in document.definitions if isinstance(d, OperationDefinitionNode))
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            result = estimate(schema, operation, {}, None)
+            samples.append(time.perf_counter() - started)
+        assert result is not None
+        found[name] = {
+            "cost": result.cost,
+            "median_us": round(statistics.median(samples) * 1e6, 1),
+        }
+    return found
+
+
+def _send(port: int, declared: bool) -> int:
+    """Send a 200 MB body (with its length, or chunked) and return the answer's status."""
+    with socket.create_connection(("127.0.0.1", port)) as connection:
+        length = f"Content-Length: {BODY_MB * CHUNK}" if declared else "Transfer-Encoding: chunked"
+        connection.sendall(
+            f"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"{length}\r\n\r\n".encode()
+        )
+        chunk = b" " * CHUNK
+        try:
+            for _ in range(BODY_MB):
+                connection.sendall(chunk if declared else b"%x\r\n" % CHUNK + chunk + b"\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed: the rest is never read
+        answer = connection.recv(4096)
+    return int(answer.split(b" ", 2)[1]) if answer else 0
+
+
+def big_bodies() -> dict[str, Any]:
+    """The server's memory idle, then after each 200 MB body."""
+    port = free_port()
+    env = {**os.environ, "KEYGRAPH_JWT_SECRET": "limits-bench-" + "x" * 32}
+    with tempfile.TemporaryDirectory() as data:
+        command = [sys.executable, "-m", "server", "serve", "--port", str(port), "--data", data]
+        server = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            idle = memory_kib(server.pid)
+            found: dict[str, Any] = {"idle_kib": idle}
+            for declared in (True, False):
+                started = time.perf_counter()
+                status = _send(port, declared)
+                name = "declared" if declared else "streamed"
+                after = memory_kib(server.pid)
+                found[name] = {
+                    "status": status,
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "after_kib": after,
+                    "rss_growth_kib": after["VmRSS"] - idle["VmRSS"],
+                }
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.limits", description=__doc__)
+    parser.add_argument("--repeats", type=int, default=2000, help="cost estimates per query")
+    args = parser.parse_args(argv)
+    result = {
+        "machine": machine_info(),
+        "cost": cost_timing(args.repeats),
+        "body_mb": BODY_MB,
+        "bodies": big_bodies(),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "limits.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
