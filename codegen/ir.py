@@ -175,12 +175,23 @@ class EntityKeyRowIR:
 
 
 @dataclass(frozen=True, slots=True)
+class EntityRowIR:
+    """One entity in the registry table migrations read."""
+
+    type_value: str
+    class_name: str
+    module: str
+    versioned: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ProgramIR:
     source: str
     table_name: str
     partition_key: str
     sort_key: str
     ttl_attribute: str
+    point_in_time_recovery: bool
     indexes: tuple[IndexIR, ...]
     enums: tuple[EnumIR, ...]
     structs: tuple[ModelIR, ...]
@@ -189,3 +200,6 @@ class ProgramIR:
     queries: tuple[QueriesModuleIR, ...]
     worksheet: tuple[WorksheetRowIR, ...]
     entity_keys: tuple[EntityKeyRowIR, ...]
+    entity_rows: tuple[EntityRowIR, ...]
+    fingerprint: str
+    tenant_prefixes: str

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .ir import IndexIR, ProgramIR
+import hashlib
+import json
+
+from .ir import EntityRowIR, IndexIR, ProgramIR
 from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct
 from .lower_queries import lower_queries
@@ -19,6 +22,7 @@ def lower(resolved: Resolved) -> ProgramIR:
         partition_key=table.partition_key,
         sort_key=table.sort_key,
         ttl_attribute=repr(table.ttl_attribute),
+        point_in_time_recovery=table.point_in_time_recovery,
         indexes=tuple(
             IndexIR(
                 name=name,
@@ -39,4 +43,40 @@ def lower(resolved: Resolved) -> ProgramIR:
         queries=tuple(lower_queries(resolved)),
         worksheet=tuple(worksheet(resolved)),
         entity_keys=tuple(entity_keys(resolved)),
+        entity_rows=tuple(
+            EntityRowIR(e.spec.type, e.name, e.module, "version" in e.attrs)
+            for _, e in sorted(resolved.entities.items())
+        ),
+        fingerprint=fingerprint(resolved),
+        tenant_prefixes=repr(tenant_prefixes(resolved)),
     )
+
+
+def tenant_prefixes(resolved: Resolved) -> tuple[str, ...]:
+    """The literal text before {tenant} in each partition key of the table: a tenant's items
+    are those whose partition key starts with one of them and the escaped tenant."""
+    found: set[str] = set()
+    for entity in resolved.entities.values():
+        template = entity.keys.get(resolved.spec.table.partition_key)
+        if template is None or "tenant" not in template.placeholders:
+            continue
+        head = []
+        for segment in template.segments:
+            if segment.placeholder == "tenant":
+                break
+            head.append(segment.text + "#")
+        found.add("".join(head))
+    return tuple(sorted(found))
+
+
+def fingerprint(resolved: Resolved) -> str:
+    """A digest of how the spec stores items (the table and every entity): a migration's
+    checkpoint belongs to one."""
+    spec = resolved.spec
+    stored = {
+        "table": spec.table.model_dump(mode="json"),
+        "structs": {name: s.model_dump(mode="json") for name, s in spec.structs.items()},
+        "entities": {name: e.model_dump(mode="json") for name, e in spec.entities.items()},
+    }
+    text = json.dumps(stored, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

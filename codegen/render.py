@@ -45,6 +45,7 @@ def render(program: ProgramIR, table: TableSpec) -> dict[str, str]:
     put("models/_types.py", "model_types.py.j2")
     put("models/enums.py", "enums.py.j2", enums=program.enums)
     put("table.py", "table.py.j2", p=program)
+    put("entities.py", "entities.py.j2", p=program)
     put("ACCESS_PATTERNS.md", "access_patterns.md.j2", p=program, notice=NOTICE)
     for keys in program.keys:
         put(f"keys/{keys.module}.py", "keys.py.j2", m=keys)

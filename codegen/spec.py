@@ -29,6 +29,7 @@ class TableSpec(_Strict):
     partition_key: str
     sort_key: str
     ttl_attribute: str | None = None
+    point_in_time_recovery: bool = False
     indexes: dict[str, IndexSpec] = {}
 
 

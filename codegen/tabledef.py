@@ -53,6 +53,8 @@ def cloudformation(table: TableSpec, source: str) -> dict[str, Any]:
             "AttributeName": table.ttl_attribute,
             "Enabled": True,
         }
+    if table.point_in_time_recovery:
+        properties["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"{HEADER} source: {source}",

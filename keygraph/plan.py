@@ -136,6 +136,7 @@ class TableDef:
     sort_key: str
     indexes: tuple[IndexDef, ...] = ()
     ttl_attribute: str | None = None
+    point_in_time_recovery: bool = False
 
     def index(self, name: str) -> IndexDef:
         for index in self.indexes:

@@ -24,10 +24,11 @@ def make_client(
     read_timeout: float = 10.0,
 ) -> Any:
     """A low-level boto3 DynamoDB client for the control plane (creating, describing and
-    deleting tables), which never retries on its own."""
+    changing tables), retrying throttling and transient failures as botocore's standard mode
+    does (DynamoDB Local answers InternalFailure now and then while an index is built)."""
     config = Config(
         max_pool_connections=max_connections,
-        retries={"total_max_attempts": 1},
+        retries={"mode": "standard", "total_max_attempts": 5},
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
         tcp_keepalive=True,
