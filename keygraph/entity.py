@@ -25,12 +25,16 @@ class EntityDef:
     def name(self) -> str:
         return str(self.model.__name__)
 
-    def rebuild(self, item: Mapping[str, Any]) -> Item:
-        """The item as this spec stores it: read into the model, written back out with every
-        key this spec computes. Raises what reading or keying it raises."""
-        model = self.model.from_item(item)
-        if self.tenant_scoped:
-            rebuilt: Item = model.to_item(self.parse_key(item).tenant)
-        else:
-            rebuilt = model.to_item()
-        return rebuilt
+    def read(self, item: Mapping[str, Any]) -> Any:
+        """The model of a stored item; raises what the model refuses."""
+        return self.model.from_item(item)
+
+    def tenant_of(self, item: Mapping[str, Any]) -> str | None:
+        """The tenant in a stored item's primary key (None for an entity without tenants);
+        BadArgument for a key this spec does not build."""
+        return str(self.parse_key(item).tenant) if self.tenant_scoped else None
+
+    def store(self, model: Any, tenant: str | None) -> Item:
+        """The item this spec stores for a model: its attributes and every key."""
+        stored: Item = model.to_item() if tenant is None else model.to_item(tenant)
+        return stored

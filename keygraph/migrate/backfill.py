@@ -12,17 +12,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from keygraph.entity import EntityDef
+from keygraph.errors import BadArgument
 from keygraph.plan import Condition, Item, Update
 
 from .target import Target
 
 
 class PrimaryKeyChanged(Exception):
-    """The spec computes another primary key for a stored item: not an online change."""
+    """The spec computes another primary key for a stored item (or cannot parse the one it
+    has): not an online change."""
 
-    def __init__(self, entity: str, old: Mapping[str, str], new: Mapping[str, str]) -> None:
-        super().__init__(f"{entity} {dict(old)} would move to {dict(new)}")
-        self.entity, self.old, self.new = entity, dict(old), dict(new)
+    def __init__(self, entity: str, old: Mapping[str, str], new: Mapping[str, str] | None) -> None:
+        where = "a key this spec does not build" if new is None else f"would move to {dict(new)}"
+        super().__init__(f"{entity} at {dict(old)}: {where}")
+        self.entity = entity
 
 
 class Unreadable(Exception):
@@ -66,9 +69,14 @@ def judge(target: Target, item: Item) -> Verdict:
         return Verdict(None)
     key = table.primary_key(item)
     try:
-        rebuilt = entity.rebuild(item)
-    except Exception as exc:
+        model = entity.read(item)
+    except Exception as exc:  # whatever the model refuses is reported as data
         raise Unreadable(entity.name, key, str(exc).splitlines()[0]) from exc
+    try:
+        tenant = entity.tenant_of(item)
+    except BadArgument as exc:
+        raise PrimaryKeyChanged(entity.name, key, None) from exc
+    rebuilt = entity.store(model, tenant)
     if table.primary_key(rebuilt) != key:
         raise PrimaryKeyChanged(entity.name, key, table.primary_key(rebuilt))
     keys = {table.partition_key, table.sort_key, *target.index_keys}

@@ -17,6 +17,7 @@ import orjson
 
 from keygraph import keycodec
 from keygraph.admin import LiveTable, TableAdmin
+from keygraph.errors import BadArgument
 from keygraph.plan import IndexDef, Item, Scan
 from keygraph.store import Store
 
@@ -86,8 +87,8 @@ class Plan:
     backfill: dict[str, EntityCount] = field(default_factory=dict)
     deletes: list[IndexStep] = field(default_factory=list)
     """After the backfill; kept out of the plan unless destruction is allowed."""
-    kept: list[str] = field(default_factory=list)
-    """Indexes the spec lacks, left alone."""
+    notes: list[str] = field(default_factory=list)
+    """What the plan leaves alone, and why (an index the spec lacks, backups a store lacks)."""
     refused: list[str] = field(default_factory=list)
     other_items: dict[str, int] = field(default_factory=dict)
     """Items of no entity of the spec, by type, left as they are."""
@@ -144,8 +145,8 @@ class Plan:
             add(step.describe())
         if number == 0:
             lines.append("  nothing to do: the table and its items are as the spec says")
-        for kept in self.kept:
-            lines.append(f"  kept: {kept}")
+        for note in self.notes:
+            lines.append(f"  note: {note}")
         for kind, found in sorted(self.other_items.items()):
             lines.append(f"  left as they are: {found:,} items of type {kind} (not in the spec)")
         for refusal in self.refused:
@@ -200,9 +201,9 @@ def _in_tenant(target: Target, item: Item, tenant: str | None) -> bool:
     if entity is None:
         return False
     try:
-        return bool(entity.parse_key(item).tenant == tenant)
-    except Exception:
-        return False
+        return entity.tenant_of(item) == tenant
+    except BadArgument:
+        return True  # a key this spec does not build: the plan reports it
 
 
 def _index_steps(target: Target, live: LiveTable, allow_destructive: bool, plan: Plan) -> None:
@@ -227,8 +228,8 @@ def _index_steps(target: Target, live: LiveTable, allow_destructive: bool, plan:
             if allow_destructive:
                 plan.deletes.append(IndexStep("delete", found.index))
             else:
-                plan.kept.append(
-                    f"index {name} is not in the spec (--allow-destructive deletes it)"
+                plan.notes.append(
+                    f"index {name} is not in the spec: kept (--allow-destructive deletes it)"
                 )
 
 
@@ -239,7 +240,10 @@ def _setting_steps(target: Target, live: LiveTable, plan: Plan) -> None:
     wanted = table.point_in_time_recovery
     if live.point_in_time_recovery is None:
         if wanted:
-            plan.kept.append("point-in-time recovery: this store has none (copy its file)")
+            plan.notes.append(
+                "the spec asks for point-in-time recovery, which this store has not: back it "
+                "up by copying its file"
+            )
     elif live.point_in_time_recovery != wanted:
         plan.steps.append(SettingStep("point_in_time_recovery", wanted))
 

@@ -37,11 +37,11 @@ def table_of(settings: Settings) -> TableDef:
 
 
 @contextlib.contextmanager
-def open_backend(settings: Settings) -> Iterator[Backend]:
-    """The store the settings name. With dynamodb-local the process runs (its data kept in
-    the data directory) until the block ends, and the table is created when missing. The
-    caller closes the store."""
-    table = table_of(settings)
+def open_backend(settings: Settings, table: TableDef | None = None) -> Iterator[Backend]:
+    """The store the settings name, over `table` (the generated package's by default). With
+    dynamodb-local the process runs (its data kept in the data directory) until the block
+    ends, and the table is created when missing. The caller closes the store."""
+    table = table or table_of(settings)
     if settings.store == "embedded":
         yield Backend(EmbeddedStore(settings.embedded_path, table), table, None)
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -68,6 +69,12 @@ def test_seed_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert asyncio.run(users()) == 3
 
 
-def test_table_commands_need_dynamodb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["table", "describe", "--data", str(tmp_path)]) == 2
-    assert "embedded store needs no table" in capsys.readouterr().out
+def test_table_commands_on_the_embedded_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["table", "describe", "--data", str(tmp_path)]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert sorted(described["indexes"]) == ["GSI1", "GSI2"]
+    assert described["ttl_attribute"] == "expires_at"
+    assert main(["table", "plan", "--data", str(tmp_path)]) == 0
+    assert "nothing to do" in capsys.readouterr().out

@@ -55,7 +55,8 @@ def create_request(table: TableDef) -> dict[str, Any]:
 
 
 def create_table(client: Any, table: TableDef, wait: bool = True, timeout: float = 120) -> None:
-    """Create the table (and its TTL setting); with `wait`, return once it is ACTIVE."""
+    """Create the table (and its TTL and backup settings); with `wait`, return once it is
+    ACTIVE."""
     client.create_table(**create_request(table))
     if wait:
         deadline = time.monotonic() + timeout
@@ -68,6 +69,15 @@ def create_table(client: Any, table: TableDef, wait: bool = True, timeout: float
             TableName=table.name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
         )
+    if table.point_in_time_recovery:
+        try:
+            client.update_continuous_backups(
+                TableName=table.name,
+                PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "UnknownOperationException":
+                raise  # DynamoDB Local has no backups: the table is made without
 
 
 def delete_table(client: Any, name: str) -> None:
@@ -88,65 +98,6 @@ def describe(client: Any, name: str) -> dict[str, Any]:
 def _keys(schema: list[dict[str, str]]) -> tuple[str | None, str | None]:
     by_type = {k["KeyType"]: k["AttributeName"] for k in schema}
     return by_type.get("HASH"), by_type.get("RANGE")
-
-
-def _index_differences(wanted: IndexDef, live: dict[str, Any]) -> list[str]:
-    problems = []
-    live_keys = _keys(live["KeySchema"])
-    if live_keys != (wanted.partition_key, wanted.sort_key):
-        problems.append(
-            f"GSI {wanted.name} has key schema {live_keys}, expected "
-            f"{(wanted.partition_key, wanted.sort_key)}"
-        )
-    projection = live.get("Projection", {})
-    live_type = projection.get("ProjectionType", "ALL")
-    if live_type != wanted.projection:
-        problems.append(f"GSI {wanted.name} projects {live_type}, expected {wanted.projection}")
-    elif wanted.projection == "INCLUDE":
-        live_include = sorted(projection.get("NonKeyAttributes", []))
-        if live_include != sorted(wanted.include):
-            problems.append(
-                f"GSI {wanted.name} includes {live_include}, expected {sorted(wanted.include)}"
-            )
-    return problems
-
-
-def diff(client: Any, table: TableDef) -> list[str]:
-    """How the live table differs from the definition, one sentence per difference; an
-    empty list when they agree."""
-    live = describe(client, table.name)
-    if not live:
-        return [f"table {table.name} does not exist"]
-    problems = []
-    live_keys = _keys(live["KeySchema"])
-    if live_keys != (table.partition_key, table.sort_key):
-        problems.append(
-            f"table {table.name} has key schema {live_keys}, expected "
-            f"{(table.partition_key, table.sort_key)}"
-        )
-    types = {a["AttributeName"]: a["AttributeType"] for a in live["AttributeDefinitions"]}
-    for name, kind in sorted(types.items()):
-        if kind != "S":
-            problems.append(f"key attribute {name} has type {kind}, expected S (string)")
-    live_indexes = {i["IndexName"]: i for i in live.get("GlobalSecondaryIndexes", [])}
-    for index in table.indexes:
-        if index.name not in live_indexes:
-            problems.append(f"GSI {index.name} is missing")
-        else:
-            problems += _index_differences(index, live_indexes[index.name])
-    wanted = {index.name for index in table.indexes}
-    problems += [
-        f"GSI {name} is not in the definition"
-        for name in sorted(live_indexes)
-        if name not in wanted
-    ]
-    if table.ttl_attribute:
-        ttl = client.describe_time_to_live(TableName=table.name)["TimeToLiveDescription"]
-        if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING") or (
-            ttl.get("AttributeName") != table.ttl_attribute
-        ):
-            problems.append(f"TTL is not enabled on attribute {table.ttl_attribute}")
-    return problems
 
 
 WAIT_TIMEOUT = 600.0

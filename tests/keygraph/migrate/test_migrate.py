@@ -11,7 +11,6 @@ import dataclasses
 import signal
 import sys
 import textwrap
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,25 +28,13 @@ from keygraph.stores import admin_of
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.embedded.store import EmbeddedStore
 from tests.conftest import StoreFactory
-from tests.packages import Importer, generated
+from tests.packages import Importer
 
 HERE = Path(__file__).parent
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 GENRES = ("NOVEL", "POETRY", "ESSAY")
 AUTHORS = 4
 BOOKS = 60
-
-
-@pytest.fixture(scope="module")
-def v1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Importer]:
-    with generated(HERE / "spec_v1.toml", "library_v1", tmp_path_factory.mktemp("v1")) as pkg:
-        yield pkg
-
-
-@pytest.fixture(scope="module")
-def v2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Importer]:
-    with generated(HERE / "spec_v2.toml", "library_v2", tmp_path_factory.mktemp("v2")) as pkg:
-        yield pkg
 
 
 def short(kind: str) -> str:

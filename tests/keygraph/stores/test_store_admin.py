@@ -8,44 +8,25 @@ from typing import Any
 
 import pytest
 
-from keygraph.plan import IndexDef
 from keygraph.stores.dynamodb import admin, local
 from keygraph.stores.testing import TEST_TABLE, unique_table
 
 
 @pytest.mark.dynamodb_local
-def test_create_describe_and_diff(dynamodb_client: Any) -> None:
+def test_a_table_is_created_as_defined(dynamodb_client: Any) -> None:
     table = unique_table(dataclasses.replace(TEST_TABLE, ttl_attribute="expires_at"))
-    assert admin.diff(dynamodb_client, table) == [f"table {table.name} does not exist"]
+    live_admin = admin.DynamoDBAdmin(dynamodb_client, table)
+    assert live_admin.describe() is None
     admin.create_table(dynamodb_client, table)
     try:
-        live = admin.describe(dynamodb_client, table.name)
-        assert live["TableStatus"] == "ACTIVE"
-        assert admin.diff(dynamodb_client, table) == []
-        changed = dataclasses.replace(
-            table,
-            sort_key="SORT",
-            indexes=(
-                IndexDef("GSI1", "GSI1PK", "OTHER"),
-                IndexDef("Sparse", "SPK", "SSK", "KEYS_ONLY"),
-                IndexDef("GSI9", "X", "Y"),
-            ),
-            ttl_attribute="gone_at",
-        )
-        problems = admin.diff(dynamodb_client, changed)
-        assert any("key schema" in p and table.name in p for p in problems)
-        assert any(p.startswith("GSI GSI1 has key schema") for p in problems)
-        assert "GSI Sparse projects INCLUDE, expected KEYS_ONLY" in problems
-        assert "GSI GSI9 is missing" in problems
-        assert "TTL is not enabled on attribute gone_at" in problems
-        fewer = dataclasses.replace(table, indexes=table.indexes[:1])
-        assert admin.diff(dynamodb_client, fewer) == ["GSI Sparse is not in the definition"]
-        include = dataclasses.replace(
-            table, indexes=(table.indexes[0], IndexDef("Sparse", "SPK", "SSK", "INCLUDE", ("x",)))
-        )
-        assert admin.diff(dynamodb_client, include) == [
-            "GSI Sparse includes ['status'], expected ['x']"
-        ]
+        live = live_admin.describe()
+        assert live is not None
+        assert (live.partition_key, live.sort_key) == ("PK", "SK")
+        assert {name: found.index for name, found in live.indexes.items()} == {
+            index.name: index for index in table.indexes
+        }
+        assert live.ttl_attribute == "expires_at"
+        assert live.point_in_time_recovery is None  # DynamoDB Local has no backups
     finally:
         admin.delete_table(dynamodb_client, table.name)
 

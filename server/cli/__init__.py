@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from server.cli import table
 from server.settings import STORE_KINDS, Settings, SettingsError, load_settings
 
 
@@ -68,9 +68,7 @@ def parser() -> argparse.ArgumentParser:
     token.add_argument("--ttl", type=int, default=86400, help="seconds (default a day)")
     token.add_argument("--data", help="data directory (default ./.keygraph)")
 
-    table = commands.add_parser("table", help="create, describe or diff the DynamoDB table")
-    table.add_argument("action", choices=("create", "describe", "diff"))
-    _store_options(table)
+    table.add_parser(commands, _store_options)
 
     commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     return root
@@ -138,31 +136,7 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from keygraph.stores.dynamodb import admin
-    from server.serving.backends import open_backend
-
-    settings = _settings(args)
-    if settings.store == "embedded":
-        print("the embedded store needs no table; use --store dynamodb or dynamodb-local")
-        return 2
-    with open_backend(settings) as backend:
-        try:
-            if args.action == "create":
-                if admin.describe(backend.client, backend.table.name):
-                    print(f"table {backend.table.name} exists")
-                else:
-                    admin.create_table(backend.client, backend.table)
-                    print(f"created table {backend.table.name}")
-                return 0
-            if args.action == "describe":
-                print(json.dumps(admin.describe(backend.client, backend.table.name), default=str))
-                return 0
-            problems = admin.diff(backend.client, backend.table)
-            for problem in problems:
-                print(problem)
-            return 1 if problems else 0
-        finally:
-            asyncio.run(backend.store.close())
+    return table.run(args, _settings(args))
 
 
 def cmd_schema(_args: argparse.Namespace) -> int:
