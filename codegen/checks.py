@@ -33,6 +33,7 @@ _TYPE_KEYS = {
     "float": {"ge", "le"},
     "enum": {"values"},
     "list": {"of", "min_items", "max_items"},
+    "struct": {"of"},
 }
 _COMMON_KEYS = {"type", "description", "optional"}
 
@@ -48,7 +49,7 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
         for value in values:
             if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", value):
                 yield Problem(f"{path}.values", f"enum value {value!r} must be an identifier")
-    if attr.type == "list" and attr.of not in structs:
+    if attr.type in ("list", "struct") and attr.of not in structs:
         yield Problem(f"{path}.of", f"{attr.of!r} is not a struct; declare [structs.{attr.of}]")
     if attr.pattern is not None:
         try:

@@ -78,6 +78,21 @@ class ModelIR:
     optional: tuple[FieldIR, ...]
     key_calls: tuple[str, ...]
     sparse_keys: tuple[SparseKeyIR, ...]
+    tenant_scoped: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryIR:
+    """A summary model: what a partial index holds of an entity."""
+
+    module: str
+    class_name: str
+    doc: str
+    type_value: str
+    imports: tuple[str, ...]
+    fields: tuple[FieldIR, ...]
+    key_reads: tuple[tuple[str, str], ...]
+    """(local variable, key parser) for each key its fields are parsed out of."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +113,7 @@ class GetIR:
     name: str
     doc: str
     signature: str
+    """Every parameter, tenant first when the entity has tenants ("" when none)."""
     call: str
     key_call: str
     model: str
@@ -107,6 +123,9 @@ class GetIR:
 class BatchGetIR:
     name: str
     doc: str
+    scope: str
+    """"tenant: str, " for an entity with tenants, else nothing."""
+    scope_arg: str
     ref_type: str
     key_call: str
     model: str
@@ -117,6 +136,9 @@ class QueryIR:
     name: str
     doc: str
     signature: str
+    """Every parameter, tenant first when the pattern is a tenant's ("" when none)."""
+    scope_arg: str
+    """What binds its cursors: the tenant, or "" for a pattern over global entities."""
     call: str
     partition: str
     index: str
@@ -129,6 +151,9 @@ class QueryIR:
     key_attributes: str
     result: str
     returns: tuple[str, ...]
+    """The classes of what it returns: entity models, or summaries on a partial index."""
+    typed: bool
+    """Whether its items carry `_type` (a partial index may leave it out)."""
     shard_count: int
     shard_var: str
     index_partition_key: str
@@ -182,6 +207,7 @@ class EntityRowIR:
     class_name: str
     module: str
     versioned: bool
+    tenant_scoped: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +222,7 @@ class ProgramIR:
     enums: tuple[EnumIR, ...]
     structs: tuple[ModelIR, ...]
     models: tuple[ModelIR, ...]
+    summaries: tuple[SummaryIR, ...]
     keys: tuple[KeysModuleIR, ...]
     queries: tuple[QueriesModuleIR, ...]
     worksheet: tuple[WorksheetRowIR, ...]

@@ -9,7 +9,7 @@ from .diagnostics import Problem
 from .keytemplate import Template
 from .resolve import Entity, Resolved
 
-KEY_TYPES = frozenset({"id", "string", "int", "datetime", "enum", "path"})
+KEY_TYPES = frozenset({"id", "string", "int", "datetime", "date", "enum", "path"})
 
 
 def _fits(ge: float | None, le: float | None, width: int | None) -> bool:
@@ -32,6 +32,13 @@ def check_placeholders(
                 f"{{{name}}} is a name generated functions use themselves; rename the "
                 "attribute or arg (reserved: " + ", ".join(sorted(RESERVED)) + ")",
             )
+        if name == "tenant" and not entity.tenant_scoped:
+            yield Problem(
+                path,
+                f'{entity.name} is global (tenancy = "global"): its items are everyone\'s, '
+                "so its keys take no {tenant}; remove it or make the entity a tenant's",
+            )
+            continue
         if name == "tenant" or name in extra:
             continue
         attr = entity.attrs.get(name)
@@ -46,7 +53,7 @@ def check_placeholders(
             yield Problem(
                 path,
                 f"{{{name}}} is a {attr.spec.type}, which cannot be part of a key; key "
-                "placeholders are id, string, int (with width), datetime, enum or path",
+                "placeholders are id, string, int (with width), datetime, date, enum or path",
             )
         elif attr.spec.type == "int" and attr.spec.width is None:
             yield Problem(

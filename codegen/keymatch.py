@@ -12,6 +12,7 @@ from .keytemplate import Template
 from .pytypes import KeyVar
 
 _DATETIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+_DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,8 @@ def _accepts(var: KeyVar, literal: str) -> bool:
         return literal.isdigit() and len(literal) == var.width
     if var.type == "datetime":
         return bool(_DATETIME.match(literal))
+    if var.type == "date":
+        return bool(_DATE.match(literal))
     if var.type == "enum":
         return literal in var.values
     return True
@@ -98,18 +101,3 @@ def can_begin(prefix: Sequence[Slot], partial: str, full: Sequence[Slot]) -> boo
         return False
     nxt = full[len(prefix)]
     return nxt.literal is None or nxt.literal.startswith(partial)
-
-
-def overlapping_literals(a: Sequence[Slot], b: Sequence[Slot]) -> tuple[str, str] | None:
-    """The first pair of differing literals at the same position, one a prefix of the other,
-    reached while every earlier position can be equal (ORDER vs ORDERS, 1 vs 10)."""
-    for x, y in zip(a, b, strict=False):
-        if x.is_path or y.is_path:
-            return None
-        if x.literal is not None and y.literal is not None and x.literal != y.literal:
-            if x.literal.startswith(y.literal) or y.literal.startswith(x.literal):
-                return x.literal, y.literal
-            return None
-        if not slot_can_equal(x, y):
-            return None
-    return None

@@ -1,6 +1,8 @@
-"""Key-design checks (DESIGN §3): every query served by a key or index, no keys that collide
-or whose literals overlap, prefix queries ending at a delimiter, tenant in every partition
-key, projections holding what patterns return, shard ranges matching their fan-out."""
+"""Key-design checks (DESIGN §3): every query served by a key or index, no keys that collide,
+no query that can read an entity it does not return (entities whose literals merely share
+characters, ORDER#... beside ORDERLINE#..., are judged by what each condition can reach),
+prefix queries ending at a delimiter, tenants where the spec says, summaries that can tell
+entities apart, shard ranges matching their fan-out."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from .lower_queries import sort_templates
 from .pytypes import KeyVar
 from .resolve import Entity, Resolved
 from .spec import PatternSpec
+from .summaries import summary_of
 
 Lookup = Callable[[str], KeyVar | None]
 
@@ -109,6 +112,16 @@ def _sort_served(
         yield Problem(path, f"no key serves this condition: {cond.source!r} {why}")
     elif op == "eq" and (matched != len(have.segments) or cond.trailing_delimiter):
         yield Problem(path, f"eq needs the whole sort key {have.source!r}; use begins_with")
+    elif op == "collection" and (
+        cond.trailing_delimiter
+        or (matched < len(have.segments) and have.segments[matched].literal is None)
+    ):
+        yield Problem(
+            path,
+            f"{entity.name}'s {have.source!r} must be the collection's head "
+            f"{cond.source!r} itself, or continue below it with a literal segment "
+            "(ORDER#{id}#ITEM#{n} below ORDER#{id})",
+        )
     elif op == "begins_with" and not cond.trailing_delimiter and not ends_in_prefix_arg:
         yield Problem(
             path,
@@ -118,6 +131,28 @@ def _sort_served(
         )
     elif cond.trailing_delimiter and matched == len(have.segments) and not extends:
         yield Problem(path, f"{cond.source!r} goes past the end of {have.source!r}")
+
+
+def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    """A collection query returns the entity keyed at its head, not only the ones below."""
+    op, conditions = sort_templates(pattern.sort)
+    keys = resolved.index_keys(pattern.index)
+    if op != "collection" or keys is None or keys[1] is None:
+        return
+    heads = []
+    for name in pattern.returns:
+        have = resolved.entities[name].keys.get(keys[1])
+        if have is None:
+            continue
+        matched, why = _structural(pattern, conditions[0], have, resolved.entities[name])
+        if why is None and matched == len(have.segments):
+            heads.append(name)
+    if not heads:
+        yield Problem(
+            f"{path}.sort.collection",
+            f"no returned entity is keyed at {conditions[0].source!r}, the collection's head; "
+            "return it too, or read the items below with begins_with and a trailing '#'",
+        )
 
 
 def _slots(template: Template, lookup: Lookup) -> list[keymatch.Slot]:
@@ -135,6 +170,10 @@ def _reads(
     mine = [_slots(c, lookup) for c in conditions]
     if op == "eq":
         return keymatch.can_equal(mine[0], theirs)
+    if op == "collection":
+        return keymatch.can_equal(mine[0], theirs) or keymatch.can_start(
+            mine[0], theirs, strict=True
+        )
     if op == "begins_with":
         last = mine[0][-1]
         if conditions[0].trailing_delimiter or last.literal is None:
@@ -179,15 +218,33 @@ def _tenant(resolved: Resolved) -> Iterator[Problem]:
         assert keys is not None
         for name, entity in resolved.entities.items():
             template = entity.keys.get(keys[0])
-            if template is not None and "tenant" not in template.placeholders:
+            if (
+                entity.tenant_scoped
+                and template is not None
+                and "tenant" not in template.placeholders
+            ):
                 yield Problem(
                     f"entities.{name}.keys.{keys[0]}",
                     f"partition key {template.source!r} lacks {{tenant}}: items of all "
                     "tenants would share it; start it with T#{tenant}",
                 )
     for name, pattern in resolved.spec.patterns.items():
-        if pattern.partition and "tenant" not in keytemplate.parse(pattern.partition).placeholders:
+        if not pattern.partition or not pattern.returns:
+            continue
+        scoped = {resolved.entities[r].tenant_scoped for r in pattern.returns}
+        has_tenant = "tenant" in keytemplate.parse(pattern.partition).placeholders
+        if len(scoped) > 1:
+            yield Problem(
+                f"patterns.{name}.returns",
+                "a query reads one tenant's items or global ones, not both: split it",
+            )
+        elif scoped == {True} and not has_tenant:
             yield Problem(f"patterns.{name}.partition", "the partition must contain {tenant}")
+        elif scoped == {False} and has_tenant:
+            yield Problem(
+                f"patterns.{name}.partition",
+                "it returns global entities, whose partitions hold no {tenant}; remove it",
+            )
 
 
 def _collisions(resolved: Resolved) -> Iterator[Problem]:
@@ -212,30 +269,23 @@ def _collisions(resolved: Resolved) -> Iterator[Problem]:
                         f"{name_a} and {name_b} can have the same key on {index}; give them "
                         "different literal segments",
                     )
-                elif len(slots) > 1 and (pair := keymatch.overlapping_literals(*slots[1])):
-                    yield Problem(
-                        where,
-                        f"literal prefixes overlap on {index}: {pair[0]!r} and {pair[1]!r} of "
-                        f"{name_a} and {name_b} share a partition and one starts the other; "
-                        "rename one so neither is a prefix of the other",
-                    )
 
 
 def _projection(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
-    index = resolved.spec.table.indexes.get(pattern.index)
-    if index is None or index.projection == "ALL":
+    """A query on a partial index returns summaries; of several entities, it must tell them
+    apart by their `_type`."""
+    if len(pattern.returns) < 2:
         return
-    table = resolved.spec.table
-    projected = {table.partition_key, table.sort_key, index.partition_key, index.sort_key}
-    projected |= set(index.include)
     for name in pattern.returns:
-        missing = sorted({"_type", *resolved.entities[name].attrs} - projected)
-        if missing:
+        summary = summary_of(resolved, resolved.entities[name], pattern.index)
+        if summary is not None and not summary.typed:
             yield Problem(
                 f"{path}.index",
-                f"{pattern.index} projects {index.projection} and lacks {name}'s "
-                f"{', '.join(missing)}; add them to include or project ALL",
+                f"{pattern.index} projects {summary.included or 'no attributes'} without "
+                f"_type: a query returning {', '.join(pattern.returns)} cannot tell them "
+                "apart; add _type to include",
             )
+            return
 
 
 def _shards(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
@@ -280,6 +330,7 @@ def lint(resolved: Resolved) -> list[Problem]:
         if pattern.operation != "query":
             continue
         path = f"patterns.{name}"
-        for check in (_served, _extra_reads, _projection, _shards, _shared_types):
+        checks = (_served, _collection_head, _extra_reads, _projection, _shards, _shared_types)
+        for check in checks:
             problems.extend(check(path, pattern, resolved))
     return problems

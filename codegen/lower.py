@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
+
+from pydantic import BaseModel
 
 from .ir import EntityRowIR, IndexIR, ProgramIR
 from .lower_keys import lower_keys
-from .lower_models import lower_entity, lower_enums, lower_struct
+from .lower_models import lower_entity, lower_enums, lower_struct, lower_summaries
 from .lower_queries import lower_queries
 from .resolve import Resolved
 from .worksheet import entity_keys, worksheet
@@ -39,12 +42,13 @@ def lower(resolved: Resolved) -> ProgramIR:
             for name, struct in sorted(spec.structs.items())
         ),
         models=tuple(lower_entity(e, resolved) for _, e in sorted(resolved.entities.items())),
+        summaries=tuple(lower_summaries(resolved)),
         keys=tuple(lower_keys(e, resolved) for _, e in sorted(resolved.entities.items())),
         queries=tuple(lower_queries(resolved)),
         worksheet=tuple(worksheet(resolved)),
         entity_keys=tuple(entity_keys(resolved)),
         entity_rows=tuple(
-            EntityRowIR(e.spec.type, e.name, e.module, "version" in e.attrs)
+            EntityRowIR(e.spec.type, e.name, e.module, "version" in e.attrs, e.tenant_scoped)
             for _, e in sorted(resolved.entities.items())
         ),
         fingerprint=fingerprint(resolved),
@@ -69,14 +73,20 @@ def tenant_prefixes(resolved: Resolved) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _dump(model: BaseModel) -> Any:
+    """A spec part as JSON, settings left at their defaults left out (a new setting does not
+    change the fingerprint of a spec that does not use it)."""
+    return model.model_dump(mode="json", exclude_defaults=True)
+
+
 def fingerprint(resolved: Resolved) -> str:
     """A digest of how the spec stores items (the table and every entity): a migration's
     checkpoint belongs to one."""
     spec = resolved.spec
     stored = {
-        "table": spec.table.model_dump(mode="json"),
-        "structs": {name: s.model_dump(mode="json") for name, s in spec.structs.items()},
-        "entities": {name: e.model_dump(mode="json") for name, e in spec.entities.items()},
+        "table": _dump(spec.table),
+        "structs": {n: _dump(s) for n, s in spec.structs.items()},
+        "entities": {n: _dump(e) for n, e in spec.entities.items()},
     }
     text = json.dumps(stored, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

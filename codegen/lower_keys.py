@@ -101,9 +101,11 @@ def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
         checks: list[str] = []
         for attr, template in zip(attrs, group, strict=True):
             func = "_" + attr.lower()
-            own = params_of([template], lookup)
-            if "tenant" not in template.placeholders:
-                own = own[1:]
+            own = [
+                p
+                for p in params_of([template], lookup)
+                if p.name != "tenant" or "tenant" in template.placeholders
+            ]
             templates.append(KeyTemplateIR(func, signature(own), render_template(template, lookup)))
             var = f"s{len(splits)}"
             fresh = {p: e for p, e in _parse_exprs(template, var, lookup).items() if p not in exprs}
@@ -138,6 +140,8 @@ def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
         imports.append("from collections.abc import Sequence")
     if "datetime" in types:
         imports.append("from datetime import datetime")
+    if "date" in types:
+        imports.append("from datetime import date")
     enums = sorted({str(v.enum_class) for v in all_vars if v.type == "enum"})
     imports.extend(f"from ..models.enums import {e}" for e in enums)
     return KeysModuleIR(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .imports import sort_imports
-from .ir import EnumIR, EnumMemberIR, FieldIR, ModelIR, SparseKeyIR
+from .ir import EnumIR, EnumMemberIR, FieldIR, ModelIR, SparseKeyIR, SummaryIR
 from .lower_keys import key_groups, params_of
 from .pytypes import docstring, field_annotation, load_expr, member_name, snake, store_expr
 from .resolve import Attr, Entity, Resolved
+from .summaries import Summary, summary_of
 
 
 def _field(attr: Attr) -> FieldIR:
@@ -39,8 +40,10 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
     ]
     if common:
         lines.append(f"from ._types import {', '.join(common)}")
-    if types & {"datetime"}:
+    if types & {"datetime", "date"}:
         lines.append("from keygraph import keycodec as _kc")
+    if "date" in types:
+        lines.append("from datetime import date")
     if types & {"string", "int", "float", "list"} and any(
         field_annotation(a.spec, a.enum_class).startswith("Annotated") for a in attrs
     ):
@@ -49,7 +52,7 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
         lines.append("from decimal import Decimal")
     for enum in sorted({str(a.enum_class) for a in attrs if a.enum_class}):
         lines.append(f"from .enums import {enum}")
-    for struct in sorted({str(a.spec.of) for a in attrs if a.spec.type == "list"}):
+    for struct in sorted({str(a.spec.of) for a in attrs if a.spec.type in ("list", "struct")}):
         if snake(struct) != module:
             lines.append(f"from .{snake(struct)} import {struct}")
     return lines
@@ -103,6 +106,7 @@ def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
         optional=tuple(f for a, f in zip(attrs, fields, strict=True) if a.spec.optional),
         key_calls=tuple(key_calls),
         sparse_keys=tuple(sparse),
+        tenant_scoped=entity.tenant_scoped,
     )
 
 
@@ -118,3 +122,51 @@ def lower_enums(resolved: Resolved) -> list[EnumIR]:
                 doc = docstring(attr.spec.description or f"Values of {owner}.{attr.name}.")
                 enums[attr.enum_class] = EnumIR(attr.enum_class, doc, members)
     return [enums[name] for name in sorted(enums)]
+
+
+def lower_summary(summary: Summary) -> SummaryIR:
+    """A summary model: fields parsed out of the keys it holds, then the included ones."""
+    entity = summary.entity
+    fields: list[FieldIR] = []
+    for name, attr in entity.attrs.items():
+        if name in summary.from_keys:
+            var = "_" + summary.from_keys[name]
+            field = _field(attr)
+            fields.append(FieldIR(name, field.annotation, field.store, f"{var}.{name}"))
+        elif name in summary.included:
+            fields.append(_field(attr))
+    builders = dict.fromkeys(summary.from_keys.values())
+    attrs = [entity.attrs[f.name] for f in fields]
+    imports = _imports(attrs, summary.module)
+    imports += ["from typing import ClassVar", f"from ..keys import {entity.module} as _keys"]
+    unused = {"from keygraph.plan import Item"}
+    if not any("_kc." in f.load for f in fields):
+        unused.add("from keygraph import keycodec as _kc")
+    imports = [line for line in imports if line not in unused]
+    index = summary.index
+    return SummaryIR(
+        module=summary.module,
+        class_name=summary.class_name,
+        doc=docstring(
+            f"What index {index} holds of {entity.name} items: "
+            + ", ".join(f.name for f in fields)
+            + "."
+        ),
+        type_value=entity.spec.type,
+        imports=tuple(sort_imports(imports)),
+        fields=tuple(fields),
+        key_reads=tuple((f"_{b}", f"_keys.parse_{b}") for b in builders),
+    )
+
+
+def lower_summaries(resolved: Resolved) -> list[SummaryIR]:
+    """Every summary a query of the spec returns."""
+    found: dict[str, Summary] = {}
+    for pattern in resolved.spec.patterns.values():
+        if pattern.operation != "query":
+            continue
+        for name in pattern.returns:
+            summary = summary_of(resolved, resolved.entities[name], pattern.index)
+            if summary is not None:
+                found.setdefault(summary.class_name, summary)
+    return [lower_summary(found[name]) for name in sorted(found)]

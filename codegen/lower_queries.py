@@ -13,8 +13,9 @@ from .lower_keys import params_of, render_template
 from .pytypes import KeyVar, docstring, snake
 from .resolve import TABLE_INDEX, Resolved
 from .spec import PatternSpec, SortSpec
+from .summaries import summary_of
 
-_SORT_OPS = ("eq", "begins_with", "between", "lt", "le", "gt", "ge")
+_SORT_OPS = ("eq", "begins_with", "between", "lt", "le", "gt", "ge", "collection")
 
 
 def sort_templates(sort: SortSpec | None) -> tuple[str, list[Template]]:
@@ -51,12 +52,13 @@ def _get(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[GetIR, li
     entity = resolved.entities[str(pattern.entity)]
     table = resolved.spec.table
     templates = [entity.keys[table.partition_key], entity.keys[table.sort_key]]
-    params = params_of(templates, entity.var)[1:]
-    call = ", ".join(["tenant", *(p.param for p in params)])
+    params = [p for p in params_of(templates, entity.var) if p.name != "tenant"]
+    scope = ["tenant"] if entity.tenant_scoped else []
+    call = ", ".join([*scope, *(p.param for p in params)])
     return GetIR(
         name=name,
         doc=docstring(pattern.description or f"{entity.name} by its key."),
-        signature="".join(f", {p.param}: {p.annotation}" for p in params),
+        signature=", ".join([*(["tenant: str"] if scope else []), *_params(params)]),
         call=call,
         key_call=f"_keys_{entity.module}.key({call})",
         model=entity.name,
@@ -68,20 +70,41 @@ def _batch_get(
 ) -> tuple[BatchGetIR, list[KeyVar]]:
     get, params = _get(name, pattern, resolved)
     module = snake(get.model)
+    scoped = resolved.entities[get.model].tenant_scoped
+    tenant = "tenant, " if scoped else ""
     if len(params) == 1:
-        ref_type, key_call = params[0].annotation, f"_keys_{module}.key(tenant, ref)"
+        ref_type, key_call = params[0].annotation, f"_keys_{module}.key({tenant}ref)"
     else:
         ref_type = "tuple[" + ", ".join(p.annotation for p in params) + "]"
-        key_call = f"_keys_{module}.key(tenant, *ref)"
-    return BatchGetIR(name, get.doc, ref_type, key_call, get.model), params
+        key_call = f"_keys_{module}.key({tenant}*ref)"
+    scope = "tenant: str, " if scoped else ""
+    return BatchGetIR(
+        name, get.doc, scope, "tenant" if scoped else '""', ref_type, key_call, get.model
+    ), params
+
+
+def _params(params: list[KeyVar]) -> list[str]:
+    return [f"{p.param}: {p.annotation}" for p in params]
+
+
+def returned_classes(pattern: PatternSpec, resolved: Resolved) -> tuple[str, ...]:
+    """The class of each entity a query returns: its model, or its summary on the index."""
+    found = []
+    for name in pattern.returns:
+        summary = summary_of(resolved, resolved.entities[name], pattern.index)
+        found.append(name if summary is None else summary.class_name)
+    return tuple(found)
 
 
 def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR, list[KeyVar]]:
     lookup = pattern_lookup(pattern, resolved)
+    summaries = [summary_of(resolved, resolved.entities[r], pattern.index) for r in pattern.returns]
+    classes = returned_classes(pattern, resolved)
     shard = pattern.shards.placeholder if pattern.shards else ""
     partition = keytemplate.parse(str(pattern.partition))
     op, sort = sort_templates(pattern.sort)
-    params = [p for p in params_of([partition, *sort], lookup)[1:] if p.name != shard]
+    params = [p for p in params_of([partition, *sort], lookup) if p.name not in ("tenant", shard)]
+    scoped = "tenant" in partition.placeholders
     keys = resolved.index_keys(pattern.index)
     assert keys is not None
     partition_key, sort_key = keys
@@ -90,7 +113,9 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
     if pattern.index != TABLE_INDEX:
         key_attrs += [a for a in keys if a is not None]
     sort_expr = "None"
-    if op:
+    if op == "collection":
+        sort_expr = f'SortCondition("between", *_kc.collection({render_template(sort[0], lookup)}))'
+    elif op:
         values = ", ".join(render_template(t, lookup) for t in sort)
         sort_expr = f'SortCondition("{op}", {values})'
     size = pattern.page_size
@@ -98,8 +123,9 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
     return QueryIR(
         name=name,
         doc=docstring(pattern.description or f"Query {name}."),
-        signature="".join(f", {p.param}: {p.annotation}" for p in params),
-        call=", ".join(["tenant", *(p.param for p in params)]),
+        signature=", ".join([*(["tenant: str"] if scoped else []), *_params(params)]),
+        scope_arg="tenant" if scoped else '""',
+        call=", ".join([*(["tenant"] if scoped else []), *(p.param for p in params)]),
         partition=render_template(partition, lookup),
         index="None" if pattern.index == TABLE_INDEX else f'"{pattern.index}"',
         sort=sort_expr,
@@ -109,8 +135,9 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         max_size=size.max if size else 100,
         args="{" + args + "}",
         key_attributes="(" + ", ".join(f'"{a}"' for a in key_attrs) + ")",
-        result=" | ".join(pattern.returns),
-        returns=pattern.returns,
+        result=" | ".join(classes),
+        returns=classes,
+        typed=all(s is None or s.typed for s in summaries),
         shard_count=pattern.shards.count if pattern.shards else 0,
         shard_var=shard,
         index_partition_key=partition_key,
@@ -156,14 +183,16 @@ def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: 
             "from keygraph.paging import PageSize",
             "from keygraph.plan import Item, Key, Query",
         }
-        if "{" in query.partition + query.sort + query.args:
+        if "_kc." in query.partition + query.sort + query.args:
             imports.add("from keygraph import keycodec as _kc")
         if pattern.sort:
             imports.add("from keygraph.plan import SortCondition")
-        imports |= {f"from ..models.{snake(r)} import {r}" for r in pattern.returns}
+        imports |= {f"from ..models.{snake(c)} import {c}" for c in query.returns}
     for p in params:
         if p.type == "datetime":
             imports.add("from datetime import datetime")
+        if p.type == "date":
+            imports.add("from datetime import date")
         if p.type == "path":
             imports.add("from collections.abc import Sequence")
         if p.type == "enum":

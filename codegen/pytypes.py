@@ -58,6 +58,7 @@ class KeyVar:
         return {
             "int": "int",
             "datetime": "datetime",
+            "date": "date",
             "path": "Sequence[str]",
             "enum": str(self.enum_class),
         }.get(self.type, "str")
@@ -69,6 +70,8 @@ class KeyVar:
     def render(self, value: str) -> str:
         if self.type == "datetime":
             return f"_kc.format_datetime({value})"
+        if self.type == "date":
+            return f"_kc.format_date({value})"
         if self.type == "int":
             return f"_kc.format_int({value}, {self.width})"
         if self.type == "path":
@@ -78,6 +81,8 @@ class KeyVar:
     def parse(self, segment: str) -> str:
         if self.type == "datetime":
             return f"_kc.parse_datetime({segment})"
+        if self.type == "date":
+            return f"_kc.parse_date({segment})"
         if self.type == "int":
             return f"int({segment})"
         if self.type == "path":
@@ -94,6 +99,10 @@ def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
         return "Id"
     if t == "datetime":
         return "UtcDatetime"
+    if t == "date":
+        return "date"
+    if t == "struct":
+        return str(attr.of)
     if t == "path":
         return "PathParts"
     if t == "bool":
@@ -122,9 +131,11 @@ def store_expr(attr: AttributeSpec, value: str) -> str:
     return {
         "float": f"Decimal(repr({value}))",
         "datetime": f"_kc.format_datetime({value})",
+        "date": f"_kc.format_date({value})",
         "enum": f"{value}.value",
         "path": f"list({value})",
         "list": f"[entry.to_item() for entry in {value}]",
+        "struct": f"{value}.to_item()",
     }.get(attr.type, value)
 
 
@@ -134,6 +145,7 @@ def load_expr(attr: AttributeSpec, raw: str, enum_class: str | None) -> str:
         "int": f"int({raw})",
         "float": f"float({raw})",
         "datetime": f"_kc.parse_datetime({raw})",
+        "date": f"_kc.parse_date({raw})",
         "enum": f"{enum_class}({raw})",
         "path": f"tuple({raw})",
-    }.get(attr.type, raw)  # a list of structs is validated by its model, in the same pass
+    }.get(attr.type, raw)  # structs and lists of them are validated by their models

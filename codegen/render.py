@@ -51,10 +51,14 @@ def render(program: ProgramIR, table: TableSpec) -> dict[str, str]:
         put(f"keys/{keys.module}.py", "keys.py.j2", m=keys)
     for model in program.models:
         put(f"models/{model.module}.py", "entity.py.j2", m=model)
+    for summary in program.summaries:
+        put(f"models/{summary.module}.py", "summary.py.j2", m=summary)
     for struct in program.structs:
         put(f"models/{struct.module}.py", "struct.py.j2", m=struct)
     for queries in program.queries:
         put(f"queries/{queries.module}.py", "queries.py.j2", m=queries)
     files["table.json"] = tabledef.dump(tabledef.create_table(table))
     files["cloudformation.json"] = tabledef.dump(tabledef.cloudformation(table, program.source))
+    files["table.tf.json"] = tabledef.dump(tabledef.terraform(table, program.source))
+    files["nosql-workbench.json"] = tabledef.dump(tabledef.workbench(table, program.source))
     return dict(sorted(files.items()))

@@ -30,6 +30,8 @@ class Entity:
     spec: EntitySpec
     attrs: dict[str, Attr] = field(default_factory=dict)
     keys: dict[str, keytemplate.Template] = field(default_factory=dict)
+    tenant_scoped: bool = True
+    """Whether its items belong to a tenant (a global entity's are everyone's)."""
 
     @property
     def module(self) -> str:
@@ -37,7 +39,7 @@ class Entity:
 
     def var(self, name: str) -> KeyVar | None:
         if name == "tenant":
-            return KeyVar("tenant", "id")
+            return KeyVar("tenant", "id") if self.tenant_scoped else None
         attr = self.attrs.get(name)
         return attr.var() if attr else None
 
@@ -74,7 +76,8 @@ def resolve(spec: Spec, source: str) -> Resolved:
     for name, struct in spec.structs.items():
         out.struct_attrs[name] = _attrs(name, struct.fields)
     for name, entity in spec.entities.items():
-        resolved = Entity(name, entity)
+        tenancy = entity.tenancy or spec.table.tenancy
+        resolved = Entity(name, entity, tenant_scoped=tenancy == "tenant")
         base = entity.attributes_from
         if base is not None:
             origin = spec.entities.get(base)

@@ -7,8 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-AttrType = Literal["id", "string", "int", "float", "bool", "datetime", "enum", "path", "list"]
-ArgType = Literal["id", "string", "int", "datetime", "path"]
+AttrType = Literal[
+    "id", "string", "int", "float", "bool", "datetime", "date", "enum", "path", "list", "struct"
+]
+ArgType = Literal["id", "string", "int", "datetime", "date", "path"]
 Number = int | float
 
 
@@ -24,10 +26,15 @@ class IndexSpec(_Strict):
     include: tuple[str, ...] = ()
 
 
+Tenancy = Literal["tenant", "global"]
+
+
 class TableSpec(_Strict):
     name: str = Field(min_length=3, max_length=255, pattern=r"^[A-Za-z0-9_.-]+$")
     partition_key: str
     sort_key: str
+    tenancy: Tenancy = "tenant"
+    """Whether items belong to a tenant (their partition keys hold it) or to everyone."""
     ttl_attribute: str | None = None
     point_in_time_recovery: bool = False
     indexes: dict[str, IndexSpec] = {}
@@ -64,6 +71,8 @@ class StructSpec(BaseModel):
 class EntitySpec(_Strict):
     type: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
     description: str = ""
+    tenancy: Tenancy | None = None
+    """The table's tenancy when left out."""
     attributes: dict[str, AttributeSpec] = {}
     attributes_from: str | None = None
     keys: dict[str, str]
@@ -84,6 +93,8 @@ class SortSpec(_Strict):
     le: str | None = None
     gt: str | None = None
     ge: str | None = None
+    collection: str | None = None
+    """An item and every item keyed below it at a delimiter (its item collection)."""
 
 
 class PageSizeSpec(_Strict):

@@ -1,4 +1,5 @@
-"""The table definition as DynamoDB CreateTable input and as a CloudFormation template."""
+"""The table definition as infrastructure code: DynamoDB CreateTable input, a CloudFormation
+template, a Terraform `aws_dynamodb_table` (JSON syntax) and a NoSQL Workbench data model."""
 
 from __future__ import annotations
 
@@ -59,6 +60,91 @@ def cloudformation(table: TableSpec, source: str) -> dict[str, Any]:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"{HEADER} source: {source}",
         "Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": properties}},
+    }
+
+
+def terraform(table: TableSpec, source: str) -> dict[str, Any]:
+    """The table as a Terraform resource in JSON syntax (`*.tf.json`)."""
+    names = {table.partition_key, table.sort_key}
+    for index in table.indexes.values():
+        names.update(k for k in (index.partition_key, index.sort_key) if k)
+    resource: dict[str, Any] = {
+        "name": table.name,
+        "billing_mode": "PAY_PER_REQUEST",
+        "hash_key": table.partition_key,
+        "range_key": table.sort_key,
+        "attribute": [{"name": name, "type": "S"} for name in sorted(names)],
+    }
+    indexes = []
+    for name, index in table.indexes.items():
+        entry: dict[str, Any] = {
+            "name": name,
+            "hash_key": index.partition_key,
+            "projection_type": index.projection,
+        }
+        if index.sort_key:
+            entry["range_key"] = index.sort_key
+        if index.projection == "INCLUDE":
+            entry["non_key_attributes"] = list(index.include)
+        indexes.append(entry)
+    if indexes:
+        resource["global_secondary_index"] = indexes
+    if table.ttl_attribute:
+        resource["ttl"] = {"attribute_name": table.ttl_attribute, "enabled": True}
+    if table.point_in_time_recovery:
+        resource["point_in_time_recovery"] = {"enabled": True}
+    return {
+        "//": f"{HEADER} source: {source}",
+        "resource": {"aws_dynamodb_table": {_terraform_name(table.name): resource}},
+    }
+
+
+def _terraform_name(name: str) -> str:
+    """A Terraform resource name: letters, digits, _ and -, not starting with a digit."""
+    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
+    return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else "_" + cleaned
+
+
+def workbench(table: TableSpec, source: str) -> dict[str, Any]:
+    """The table as an AWS NoSQL Workbench data model (importable in its modeler)."""
+
+    def attribute(name: str) -> dict[str, str]:
+        return {"AttributeName": name, "AttributeType": "S"}
+
+    keys = {"PartitionKey": attribute(table.partition_key), "SortKey": attribute(table.sort_key)}
+    index_keys = {k for i in table.indexes.values() for k in (i.partition_key, i.sort_key) if k}
+    indexes = []
+    for name, index in table.indexes.items():
+        entry: dict[str, Any] = {
+            "IndexName": name,
+            "KeyAttributes": {"PartitionKey": attribute(index.partition_key)},
+            "Projection": {"ProjectionType": index.projection},
+        }
+        if index.sort_key:
+            entry["KeyAttributes"]["SortKey"] = attribute(index.sort_key)
+        if index.projection == "INCLUDE":
+            entry["Projection"]["NonKeyAttributes"] = list(index.include)
+        indexes.append(entry)
+    model: dict[str, Any] = {
+        "TableName": table.name,
+        "KeyAttributes": keys,
+        "NonKeyAttributes": [attribute(n) for n in sorted(index_keys)],
+        "GlobalSecondaryIndexes": indexes,
+        "TableData": [],
+        "DataAccess": {"MySql": {}},
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    return {
+        "ModelName": table.name,
+        "ModelMetadata": {
+            "Author": "keygraph codegen",
+            "DateCreated": "",
+            "DateLastModified": "",
+            "Description": f"{HEADER} source: {source}",
+            "AWSService": "Amazon DynamoDB",
+            "Version": "3.0",
+        },
+        "DataModel": [model],
     }
 
 

@@ -28,6 +28,8 @@ def example_value(var: KeyVar, later: bool = False) -> str:
         return var.values[-1 if later else 0]
     if var.type == "datetime":
         return keycodec.format_datetime(_EXAMPLE_TIME + timedelta(days=30 if later else 0))
+    if var.type == "date":
+        return keycodec.format_date((_EXAMPLE_TIME + timedelta(days=30 if later else 0)).date())
     if var.type == "int":
         return keycodec.format_int(1, var.width or 1)
     if var.type == "path":
@@ -48,6 +50,8 @@ def _condition(attr: str, op: str, values: list[str]) -> str:
         return f"begins_with({attr}, {values[0]})"
     if op == "between":
         return f"{attr} BETWEEN {values[0]} AND {values[1]}"
+    if op == "collection":
+        return f"{attr} = {values[0]} or begins_with({attr}, {values[0]}#)"
     return f"{attr} {_OPS[op]} {values[0]}"
 
 

@@ -6,14 +6,15 @@ character are kept. Escaping is injective and the escaped text holds no "#", so 
 never end a segment early and reach another item's key. Empty values are refused: "USER#"
 would be a prefix of every user key.
 
-Datetimes are written as fixed-width UTC ("2024-01-02T03:04:05.000006Z") and non-negative
-integers zero-padded to their declared width, so string order is value order.
+Datetimes are written as fixed-width UTC ("2024-01-02T03:04:05.000006Z"), dates as ISO dates
+("2024-01-02") and non-negative integers zero-padded to their declared width, so string order
+is value order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from .errors import BadArgument
 
@@ -54,11 +55,31 @@ def parse_datetime(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+def format_date(value: date) -> str:
+    if isinstance(value, datetime):
+        raise BadArgument("a date attribute takes a date, not a datetime")
+    return value.isoformat()
+
+
+def parse_date(text: str) -> date:
+    return date.fromisoformat(text)
+
+
 def format_int(value: int, width: int) -> str:
     text = str(value)
     if value < 0 or len(text) > width:
         raise BadArgument(f"{value} does not fit a key of {width} digits")
     return text.zfill(width)
+
+
+LAST_CHARACTER = "\U0010ffff"
+"""The highest code point: every key segment below a prefix sorts before it."""
+
+
+def collection(head: str) -> tuple[str, str]:
+    """The sort-key range of an item collection: the key `head` itself and every key below
+    it at a delimiter (head#...), but no longer value (head0 is another item)."""
+    return head, head + DELIMITER + LAST_CHARACTER
 
 
 def split(key: str, expected: int) -> list[str]:
