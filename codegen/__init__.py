@@ -9,24 +9,39 @@ path and line, all at once (diagnostics.py).
 
 The spec language (see access_patterns.toml for a full example):
 
-- [table]: name, partition_key, sort_key, ttl_attribute; [table.indexes.<NAME>]:
-  partition_key, sort_key, projection (ALL | KEYS_ONLY | INCLUDE) and include.
+- [table]: name, partition_key, sort_key, ttl_attribute, point_in_time_recovery, tenancy
+  ("tenant", the default: every partition key holds {tenant}; or "global");
+  [table.indexes.<NAME>]: partition_key, sort_key, projection (ALL | KEYS_ONLY | INCLUDE) and
+  include. A query on a KEYS_ONLY or INCLUDE index returns a generated summary model of what
+  the index holds of each entity (<Entity><Index>Summary: the attributes its keys carry,
+  parsed back out, and the included ones).
 - [structs.<Name>]: description and one attribute table per field (nested in lists).
-- [entities.<Name>]: type (the `_type` discriminator), attributes.<name> = { type = id |
-  string | int | float | bool | datetime | enum | path | list, optional, and per type:
-  min_length, max_length, pattern / ge, le, width / values / of, min_items, max_items },
-  attributes_from = "<Entity>" to share another entity's attributes, and keys.<ATTR> =
-  "<template>" for the table's and each index's key attributes.
+- [entities.<Name>]: type (the `_type` discriminator), tenancy (overrides the table's: a
+  "global" entity, such as a public catalog, has no {tenant} in its keys and its functions
+  take no tenant), attributes.<name> = { type = id | string | int | float | bool | datetime
+  | date | enum | path | list | struct, optional, and per type: min_length, max_length,
+  pattern / ge, le, width / values / of (the struct of a list or struct) / min_items,
+  max_items }, attributes_from = "<Entity>" to share another entity's attributes, and
+  keys.<ATTR> = "<template>" for the table's and each index's key attributes.
 - Key templates: segments joined by "#"; each segment literal text or one {placeholder}
   naming tenant, an attribute, or a pattern arg. Values are escaped ("%" -> "%25",
   "#" -> "%23"), datetimes fixed-width UTC, ints zero-padded to `width`, paths escaped part by
-  part. A key naming an optional attribute is sparse: absent while the attribute is None.
+  part, dates as ISO dates. A key naming an optional attribute is sparse: absent while the
+  attribute is None.
 - [patterns.<name>]: operation get | batch_get (entity = "<Entity>") or query (index,
-  partition template, sort = { eq | begins_with | between = [low, high] | lt | le | gt | ge },
+  partition template, sort = { eq | begins_with | between = [low, high] | lt | le | gt | ge
+  | collection }, where collection = "<template>" reads the item keyed there and every item
+  keyed below it at a delimiter (an order and its ORDER#...#ITEM#n lines) in one Query,
   args.<name> = { type, width, prefix_of = "<attribute>" }, direction ascending | descending,
   returns = [entities], page_size = { default, max }, 20 and 100 when left out). Lint
   requires every query to be served by the keys of the entities it returns, and no other
-  entity's items to match it.
+  entity's items to be within its reach (ORDER#... beside ORDERLINE#...: a begins_with
+  ending at '#' cannot reach the other, a range can). Every problem is reported in one run,
+  the shape's with the rest's.
+
+Besides the package, codegen writes the table as CreateTable JSON, CloudFormation, a
+Terraform aws_dynamodb_table (table.tf.json) and a NoSQL Workbench model, and the registry
+of entities table migrations read (entities.py).
 - Write sharding: shards = { placeholder = "shard", count = 10 } on a query whose partition
   holds {shard}: the entities store the shard as an int attribute (width set, 0..count-1,
   chosen by the writer); the generated function queries every shard concurrently and merges

@@ -63,8 +63,37 @@ def _message(error: Any) -> str:
     return f"{text[0].lower()}{text[1:]}, got {error['input']!r}"
 
 
-def parse_text(text: str) -> Spec:
-    """The spec in `text`, or SpecErrors naming every problem."""
+_SECTIONS = ("entities", "patterns", "structs")
+"""Parts of a spec that can be left out when their shape is wrong, so the rest is checked."""
+
+
+def _drop(data: dict[str, Any], loc: tuple[int | str, ...]) -> bool:
+    """Remove the part of the spec holding the error at `loc`; False when it is essential."""
+    if len(loc) >= 2 and loc[0] in _SECTIONS and isinstance(data.get(str(loc[0])), dict):
+        return data[str(loc[0])].pop(str(loc[1]), None) is not None
+    if len(loc) >= 3 and loc[:2] == ("table", "indexes"):
+        indexes = data.get("table", {}).get("indexes", {})
+        return isinstance(indexes, dict) and indexes.pop(str(loc[2]), None) is not None
+    return False
+
+
+def _drop_dependents(data: dict[str, Any], dropped: set[str]) -> None:
+    """Leave out, silently, what refers to a dropped entity: its problems are reported."""
+    entities, patterns = data.get("entities", {}), data.get("patterns", {})
+    for name, entity in list(entities.items()):
+        if isinstance(entity, dict) and entity.get("attributes_from") in dropped:
+            del entities[name]
+    for name, pattern in list(patterns.items()):
+        if isinstance(pattern, dict) and (
+            pattern.get("entity") in dropped or set(pattern.get("returns") or ()) & dropped
+        ):
+            del patterns[name]
+
+
+def parse_text(text: str) -> tuple[Spec, list[Problem]]:
+    """The spec in `text` and the problems of its shape: a part whose shape is wrong (an
+    entity, a pattern, a struct, an index) is reported and left out, so the rest can still
+    be checked. SpecErrors when the TOML does not parse or an essential part is wrong."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -72,11 +101,22 @@ def parse_text(text: str) -> Spec:
         line = int(match.group(1)) if match else None
         message = _TOML_LINE.sub("", str(exc)).strip()
         raise SpecErrors([Problem("", f"not valid TOML: {message}", line)]) from None
-    try:
-        return Spec.model_validate(data)
-    except pydantic.ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            loc = tuple(p for p in error["loc"] if not str(p).startswith("function-"))
-            problems.append(Problem(_path(loc), _message(error)))
-        raise SpecErrors(locate(problems, text)) from None
+    problems: list[Problem] = []
+    dropped: set[str] = set()
+    while True:
+        try:
+            spec = Spec.model_validate(data)
+        except pydantic.ValidationError as exc:
+            essential = False
+            for error in exc.errors():
+                loc = tuple(p for p in error["loc"] if not str(p).startswith("function-"))
+                problems.append(Problem(_path(loc), _message(error)))
+                if loc[:1] == ("entities",) and len(loc) >= 2:
+                    dropped.add(str(loc[1]))
+                if not _drop(data, loc):
+                    essential = True
+            if essential:
+                raise SpecErrors(locate(problems, text)) from None
+            _drop_dependents(data, dropped)
+            continue
+        return spec, locate(problems, text)

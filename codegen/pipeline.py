@@ -15,17 +15,51 @@ from .resolve import Resolved, resolve
 
 
 def analyse(text: str, source: str) -> Resolved:
-    """The resolved spec, or SpecErrors with every problem, located: first the shape and
-    references (lowering relies on them), then, when those hold, the key design (lint)."""
-    resolved = resolve(parse_text(text), source)
-    problems: list[Problem] = list(resolved.problems)
+    """The resolved spec, or SpecErrors with every problem, located, all in one run: the
+    shape, the references, and the key design (lint) of every part whose shape and
+    references hold (lint relies on them; the others are already reported)."""
+    spec, problems = parse_text(text)
+    resolved = resolve(spec, source)
+    problems += resolved.problems
     for check in (check_table, check_types, check_keys, check_patterns):
         problems.extend(check(resolved))
-    if not problems:
-        problems = lint(resolved)
+    sound = _without(resolved, problems)
+    if sound is not None:
+        problems += lint(sound)
     if problems:
-        raise SpecErrors(locate(problems, text))
+        raise SpecErrors(locate(sorted(set(problems), key=_order), text))
     return resolved
+
+
+def _order(problem: Problem) -> tuple[int, str, str]:
+    return (problem.line or 0, problem.path, problem.message)
+
+
+def _without(resolved: Resolved, problems: list[Problem]) -> Resolved | None:
+    """The resolved spec without the entities and patterns a problem names, nor the patterns
+    reading those entities; None when a problem touches the table or a struct (every key
+    depends on them)."""
+    broken: dict[str, set[str]] = {"entities": set(), "patterns": set()}
+    for problem in problems:
+        section, _, rest = problem.path.partition(".")
+        if section in broken and rest:
+            broken[section].add(rest.split(".")[0])
+        elif not problem.path.startswith(("entities", "patterns")):
+            return None
+    entities = {n: e for n, e in resolved.entities.items() if n not in broken["entities"]}
+    patterns = {
+        name: pattern
+        for name, pattern in resolved.spec.patterns.items()
+        if name not in broken["patterns"]
+        and {pattern.entity or "", *pattern.returns} - {""} <= set(entities)
+    }
+    spec = resolved.spec.model_copy(
+        update={
+            "entities": {n: resolved.spec.entities[n] for n in entities},
+            "patterns": patterns,
+        }
+    )
+    return Resolved(spec, resolved.source, entities, resolved.struct_attrs)
 
 
 def generate(text: str, source: str) -> dict[str, str]:
