@@ -39,11 +39,12 @@ The spec language (see access_patterns.toml for a full example):
   ending at '#' cannot reach the other, a range can). Every problem is reported in one run,
   the shape's with the rest's.
 
-Besides the package, codegen writes the table as CreateTable JSON, CloudFormation, a
-Terraform aws_dynamodb_table (table.tf.json) and a NoSQL Workbench model, and the registry
-of entities table migrations read (entities.py).
 - Write sharding: shards = { placeholder = "shard", count = 10 } on a query whose partition
   holds {shard}: the entities store the shard as an int attribute (width set, 0..count-1,
   chosen by the writer); the generated function queries every shard concurrently and merges
   the pages by sort key in the pattern's direction (ties by table key).
+
+Besides the package, codegen writes the table as CreateTable JSON, CloudFormation, a
+Terraform aws_dynamodb_table (table.tf.json) and a NoSQL Workbench model, and the registry
+of entities table migrations read (entities.py).
 """
