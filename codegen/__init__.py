@@ -38,7 +38,6 @@ The spec language (see access_patterns.toml for a full example):
   entity's items to be within its reach (ORDER#... beside ORDERLINE#...: a begins_with
   ending at '#' cannot reach the other, a range can). Every problem is reported in one run,
   the shape's with the rest's.
-
 - Write sharding: shards = { placeholder = "shard", count = 10 } on a query whose partition
   holds {shard}: the entities store the shard as an int attribute (width set, 0..count-1,
   chosen by the writer); the generated function queries every shard concurrently and merges
