@@ -25,9 +25,10 @@ from graphql import OperationDefinitionNode, parse
 from bench.machine import machine_info
 from bench.soak import memory_kib
 from keygraph.stores.dynamodb.local import free_port
+from server.edge.auth import issue_token
 from server.graphql.cost import estimate
 from server.graphql.schema import build_schema
-from server.settings import Limits
+from server.settings import Limits, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("results")
@@ -65,13 +66,13 @@ def cost_timing(repeats: int) -> dict[str, Any]:
     return found
 
 
-def _send(port: int, declared: bool) -> int:
+def _send(port: int, token: str, declared: bool) -> int:
     """Send a 200 MB body (with its length, or chunked) and return the answer's status."""
     with socket.create_connection(("127.0.0.1", port)) as connection:
         length = f"Content-Length: {BODY_MB * CHUNK}" if declared else "Transfer-Encoding: chunked"
         connection.sendall(
             f"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"{length}\r\n\r\n".encode()
+            f"Authorization: Bearer {token}\r\n{length}\r\n\r\n".encode()
         )
         chunk = b" " * CHUNK
         try:
@@ -86,7 +87,8 @@ def _send(port: int, declared: bool) -> int:
 def big_bodies() -> dict[str, Any]:
     """The server's memory idle, then after each 200 MB body."""
     port = free_port()
-    env = {**os.environ, "KEYGRAPH_JWT_SECRET": "limits-bench-" + "x" * 32}
+    secret = "limits-bench-" + "x" * 32
+    env = {**os.environ, "KEYGRAPH_JWT_SECRET": secret}
     with tempfile.TemporaryDirectory() as data:
         command = [sys.executable, "-m", "server", "serve", "--port", str(port), "--data", data]
         server = subprocess.Popen(
@@ -102,11 +104,12 @@ def big_bodies() -> dict[str, Any]:
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.2)
+            token = issue_token(Settings(data_dir=Path(data), jwt_secret=secret), "acme")
             idle = memory_kib(server.pid)
             found: dict[str, Any] = {"idle_kib": idle}
             for declared in (True, False):
                 started = time.perf_counter()
-                status = _send(port, declared)
+                status = _send(port, token, declared)
                 name = "declared" if declared else "streamed"
                 after = memory_kib(server.pid)
                 found[name] = {
