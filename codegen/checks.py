@@ -35,13 +35,26 @@ _TYPE_KEYS = {
     "list": {"of", "min_items", "max_items"},
     "struct": {"of"},
 }
-_COMMON_KEYS = {"type", "description", "optional"}
+_COMMON_KEYS = {"type", "description", "optional", "default"}
+_DEFAULTS = {"string": str, "id": str, "int": int, "bool": bool, "enum": str}
 
 
 def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Problem]:
     allowed = _COMMON_KEYS | _TYPE_KEYS.get(attr.type, set())
     for name in sorted(attr.model_fields_set - allowed):
         yield Problem(f"{path}.{name}", f"`{name}` does not apply to type {attr.type}; remove it")
+    if attr.default is not None:
+        kind = _DEFAULTS.get(attr.type)
+        if kind is None or type(attr.default) is not kind:
+            yield Problem(
+                f"{path}.default",
+                f"a default must be a {kind.__name__ if kind else 'value'} of the attribute's "
+                "type; defaults apply to id, string, int, bool and enum attributes",
+            )
+        elif attr.optional:
+            yield Problem(f"{path}.default", "an optional attribute has no default; drop one")
+        elif attr.type == "enum" and attr.default not in (attr.values or ()):
+            yield Problem(f"{path}.default", f"{attr.default!r} is not one of the values")
     if attr.type == "enum":
         values = attr.values or ()
         if not values or len(set(values)) != len(values):

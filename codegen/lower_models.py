@@ -22,6 +22,10 @@ def _field(attr: Attr) -> FieldIR:
             if load == raw
             else f'None if item.get("{attr.name}") is None else {load}'
         )
+    elif spec.default is not None:
+        default = f"{attr.enum_class}({spec.default!r})" if attr.enum_class else repr(spec.default)
+        annotation += f" = {default}"
+        load = load_expr(spec, f'item.get("{attr.name}", {spec.default!r})', attr.enum_class)
     return FieldIR(attr.name, annotation, store_expr(spec, f"self.{attr.name}"), load)
 
 

@@ -5,16 +5,22 @@ this spec stores each one's items (keygraph.migrate)."""
 
 from keygraph.entity import EntityDef
 
+from .keys import address as _keys_address
+from .keys import cleanup_task as _keys_cleanup_task
 from .keys import email_claim as _keys_email_claim
 from .keys import group as _keys_group
+from .keys import idempotency_record as _keys_idempotency_record
 from .keys import membership as _keys_membership
 from .keys import order as _keys_order
 from .keys import org_node as _keys_org_node
 from .keys import shop as _keys_shop
 from .keys import user as _keys_user
 from .keys import user_order as _keys_user_order
+from .models.address import Address
+from .models.cleanup_task import CleanupTask
 from .models.email_claim import EmailClaim
 from .models.group import Group
+from .models.idempotency_record import IdempotencyRecord
 from .models.membership import Membership
 from .models.order import Order
 from .models.org_node import OrgNode
@@ -22,7 +28,7 @@ from .models.shop import Shop
 from .models.user import User
 from .models.user_order import UserOrder
 
-FINGERPRINT = "63c50eaef85c2161"
+FINGERPRINT = "dc324ef4dff16ba3"
 """A digest of how the spec stores items; it changes whenever the spec does."""
 
 TENANT_PREFIXES: tuple[str, ...] = ("T#",)
@@ -30,12 +36,19 @@ TENANT_PREFIXES: tuple[str, ...] = ("T#",)
 the escaped tenant."""
 
 ENTITIES: dict[str, EntityDef] = {
+    "ADDRESS": EntityDef(Address, _keys_address.parse_key, versioned=True),
+    "CLEANUP": EntityDef(
+        CleanupTask, _keys_cleanup_task.parse_key, versioned=False, tenant_scoped=False
+    ),
     "EMAIL": EntityDef(EmailClaim, _keys_email_claim.parse_key, versioned=False),
-    "GROUP": EntityDef(Group, _keys_group.parse_key, versioned=False),
+    "GROUP": EntityDef(Group, _keys_group.parse_key, versioned=True),
+    "IDEMPOTENCY": EntityDef(
+        IdempotencyRecord, _keys_idempotency_record.parse_key, versioned=False
+    ),
     "MEMBER": EntityDef(Membership, _keys_membership.parse_key, versioned=False),
     "ORDER": EntityDef(Order, _keys_order.parse_key, versioned=True),
-    "ORG_NODE": EntityDef(OrgNode, _keys_org_node.parse_key, versioned=False),
-    "SHOP": EntityDef(Shop, _keys_shop.parse_key, versioned=False),
+    "ORG_NODE": EntityDef(OrgNode, _keys_org_node.parse_key, versioned=True),
+    "SHOP": EntityDef(Shop, _keys_shop.parse_key, versioned=True),
     "USER": EntityDef(User, _keys_user.parse_key, versioned=True),
     "USER_ORDER": EntityDef(UserOrder, _keys_user_order.parse_key, versioned=True),
 }

@@ -86,13 +86,15 @@ class Put:
 
 @dataclass(frozen=True, slots=True)
 class Update:
-    """SET the given attributes and REMOVE others on an item (created if absent, as in
-    DynamoDB, unless a condition says otherwise). Key attributes cannot be set."""
+    """SET the given attributes, REMOVE others and ADD to numbers (an absent one counts as
+    0) on an item (created if absent, as in DynamoDB, unless a condition says otherwise).
+    Key attributes cannot be changed."""
 
     key: Key
     set: Mapping[str, Any] = field(default_factory=dict)
     remove: tuple[str, ...] = ()
     conditions: Conditions = ()
+    add: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,13 @@ class Store(Protocol):
 
     async def batch_write(self, actions: Sequence[Put | Delete]) -> None: ...
 
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None: ...
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
+        """All the actions or none. A `token` (DynamoDB's ClientRequestToken, 1-36
+        characters) makes it idempotent for ten minutes: sent again with the same actions it
+        succeeds without writing; with other actions it is refused."""
+        ...
 
     async def close(self) -> None: ...
 

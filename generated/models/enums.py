@@ -5,6 +5,22 @@
 from enum import StrEnum
 
 
+class CleanupTaskKind(StrEnum):
+    """Values of CleanupTask.kind."""
+
+    USER = "USER"
+    GROUP = "GROUP"
+    ORG_SUBTREE = "ORG_SUBTREE"
+    ORG_MOVE = "ORG_MOVE"
+
+
+class IdempotencyRecordState(StrEnum):
+    """Values of IdempotencyRecord.state."""
+
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+
+
 class OrderStatus(StrEnum):
     """Values of Order.status."""
 

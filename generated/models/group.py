@@ -23,6 +23,7 @@ class Group(BaseModel):
     group_id: Id
     name: Annotated[str, Field(min_length=1, max_length=200)]
     created_at: UtcDatetime
+    version: Annotated[int, Field(ge=1)] = 1
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -31,6 +32,7 @@ class Group(BaseModel):
             "group_id": self.group_id,
             "name": self.name,
             "created_at": _kc.format_datetime(self.created_at),
+            "version": self.version,
         }
         item.update(_keys.key(tenant, self.group_id))
         return item
@@ -42,4 +44,5 @@ class Group(BaseModel):
             group_id=item["group_id"],
             name=item["name"],
             created_at=_kc.parse_datetime(item["created_at"]),
+            version=int(item.get("version", 1)),
         )

@@ -26,6 +26,8 @@ class OrgNode(BaseModel):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     depth: Annotated[int, Field(ge=0)]
     created_at: UtcDatetime
+    version: Annotated[int, Field(ge=1)] = 1
+    moving: Id | None = None
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -37,7 +39,10 @@ class OrgNode(BaseModel):
             "name": self.name,
             "depth": self.depth,
             "created_at": _kc.format_datetime(self.created_at),
+            "version": self.version,
         }
+        if self.moving is not None:
+            item["moving"] = self.moving
         item.update(_keys.key(tenant, self.path))
         item.update(_keys.gsi1_key(tenant, self.parent_ref, self.name, self.node_id))
         return item
@@ -52,4 +57,6 @@ class OrgNode(BaseModel):
             name=item["name"],
             depth=int(item["depth"]),
             created_at=_kc.parse_datetime(item["created_at"]),
+            version=int(item.get("version", 1)),
+            moving=item.get("moving"),
         )

@@ -28,6 +28,7 @@ class Shop(BaseModel):
     geohash: Annotated[str, Field(min_length=9, max_length=9)]
     geo_cell: Annotated[str, Field(min_length=3, max_length=3)]
     created_at: UtcDatetime
+    version: Annotated[int, Field(ge=1)] = 1
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -40,6 +41,7 @@ class Shop(BaseModel):
             "geohash": self.geohash,
             "geo_cell": self.geo_cell,
             "created_at": _kc.format_datetime(self.created_at),
+            "version": self.version,
         }
         item.update(_keys.key(tenant, self.shop_id))
         item.update(_keys.gsi2_key(tenant, self.geo_cell, self.geohash, self.shop_id))
@@ -56,4 +58,5 @@ class Shop(BaseModel):
             geohash=item["geohash"],
             geo_cell=item["geo_cell"],
             created_at=_kc.parse_datetime(item["created_at"]),
+            version=int(item.get("version", 1)),
         )

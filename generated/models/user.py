@@ -25,6 +25,7 @@ class User(BaseModel):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     created_at: UtcDatetime
     version: Annotated[int, Field(ge=1)]
+    default_address_id: Id | None = None
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -36,6 +37,8 @@ class User(BaseModel):
             "created_at": _kc.format_datetime(self.created_at),
             "version": self.version,
         }
+        if self.default_address_id is not None:
+            item["default_address_id"] = self.default_address_id
         item.update(_keys.key(tenant, self.user_id))
         item.update(_keys.gsi1_key(tenant, self.created_at, self.user_id))
         return item
@@ -49,4 +52,5 @@ class User(BaseModel):
             name=item["name"],
             created_at=_kc.parse_datetime(item["created_at"]),
             version=int(item["version"]),
+            default_address_id=item.get("default_address_id"),
         )

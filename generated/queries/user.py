@@ -13,11 +13,14 @@ from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
 from ..keys import user as _keys_user
+from ..models.address import Address
 from ..models.user import User
 from ..table import TABLE
 
 LIST_USERS_PAGE = PageSize(20, 100)
 """list_users: the page size when `first` is left out, and the largest allowed."""
+USER_WITH_ADDRESSES_PAGE = PageSize(21, 21)
+"""user_with_addresses: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_user(tenant: str, user_id: str, *, consistent: bool = False) -> Get:
@@ -51,6 +54,15 @@ def _list_users_item(item: Item) -> User | None:
     return None
 
 
+def _user_with_addresses_item(item: Item) -> User | Address | None:
+    kind = item.get("_type")
+    if kind == User.TYPE:
+        return User.from_item(item)
+    if kind == Address.TYPE:
+        return Address.from_item(item)
+    return None
+
+
 def plan_list_users(tenant: str, *, limit: int, start: Key | None = None) -> Query:
     """U3: a tenant's users, oldest first"""
     return Query(
@@ -80,4 +92,33 @@ async def list_users(
         tenant,
         "list_users",
         args,
+    )
+
+
+def plan_user_with_addresses(
+    tenant: str, user_id: str, *, limit: int, start: Key | None = None
+) -> Query:
+    """A1: a user and its addresses, in one Query on the user's item collection"""
+    return Query(
+        partition=f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        index=None,
+        sort=SortCondition("between", *_kc.collection("PROFILE")),
+        forward=True,
+        limit=limit,
+        start=start,
+    )
+
+
+async def user_with_addresses(
+    s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
+) -> Page[User | Address]:
+    """A1: a user and its addresses, in one Query on the user's item collection"""
+    size = USER_WITH_ADDRESSES_PAGE.size(first)
+    args: dict[str, str] = {"user_id": _kc.escape(user_id)}
+    start = _paging.start_key(s, after, tenant, "user_with_addresses", args)
+    items = await _paging.collect(
+        s, plan_user_with_addresses(tenant, user_id, limit=size + 1, start=start)
+    )
+    return _paging.page_of(
+        s, items, size, _user_with_addresses_item, ("PK", "SK"), tenant, "user_with_addresses", args
     )

@@ -61,8 +61,10 @@ class StoreView:
     async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
         await self._call("BatchWriteItem", lambda: self.inner.batch_write(actions))
 
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
-        await self._call("TransactWriteItems", lambda: self.inner.transact_write(actions))
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
+        await self._call("TransactWriteItems", lambda: self.inner.transact_write(actions, token))
 
     async def close(self) -> None:
         """Leaves the inner store open."""

@@ -29,6 +29,7 @@ from server.edge import logging as json_logging
 from server.edge.app import create_app
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
+from server.serving.memory import limit_malloc_arenas
 from server.settings import Settings
 
 log = logging.getLogger("keygraph.serve")
@@ -86,6 +87,7 @@ def _worker(
 ) -> None:
     """A worker process: serve on the supervisor's socket until told to stop."""
     die_with_parent(signal.SIGTERM, supervisor)  # exits at once if it is already gone
+    limit_malloc_arenas()
     json_logging.configure()
     server = uvicorn.Server(_config(settings, worker_store(settings, local_endpoint)))
     with _stop_on_signals():

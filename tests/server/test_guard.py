@@ -70,9 +70,11 @@ class SlowStore(EmbeddedStore):
         await self._wait("query")
         return await super().query(plan)
 
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
         await self._wait("transact_write")
-        await super().transact_write(actions)
+        await super().transact_write(actions, token)
 
 
 def _client(settings: Settings, store: EmbeddedStore) -> httpx.AsyncClient:

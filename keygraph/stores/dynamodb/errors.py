@@ -35,6 +35,8 @@ def map_error(error: ServiceError) -> Exception:
         return TransactionCanceled(message, cancel_reasons(body))
     if code in {"ValidationException", "SerializationException"}:
         return ValidationError(message)
+    if code == "IdempotentParameterMismatchException":
+        return ValidationError(f"IdempotentParameterMismatch: {message}")
     return StoreUnavailable(f"DynamoDB {code}: {message}")
 
 

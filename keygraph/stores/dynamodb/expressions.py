@@ -59,13 +59,17 @@ class Expressions:
                 parts.append(f"{name} = {self.value(condition.value)}")
         return " AND ".join(parts)
 
-    def update(self, set_: Mapping[str, Any], remove: Sequence[str]) -> str:
+    def update(self, set_: Mapping[str, Any], remove: Sequence[str], add: Mapping[str, int]) -> str:
         clauses = []
         if set_:
             assignments = (f"{self.name(k)} = {self.value(v)}" for k, v in set_.items())
             clauses.append("SET " + ", ".join(assignments))
         if remove:
             clauses.append("REMOVE " + ", ".join(self.name(k) for k in remove))
+        if add:
+            clauses.append(
+                "ADD " + ", ".join(f"{self.name(k)} {self.value(v)}" for k, v in add.items())
+            )
         return " ".join(clauses)
 
     def params(self, **expressions: str) -> dict[str, Any]:

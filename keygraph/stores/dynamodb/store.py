@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -223,7 +224,7 @@ class DynamoDBStore:
     def _update_params(self, plan: Update) -> dict[str, Any]:
         ex = Expressions()
         params = ex.params(
-            UpdateExpression=ex.update(plan.set, plan.remove),
+            UpdateExpression=ex.update(plan.set, plan.remove, plan.add),
             ConditionExpression=ex.condition(plan.conditions),
         )
         params.update(TableName=self.table.name, Key=serialize_key(plan.key))
@@ -272,7 +273,11 @@ class DynamoDBStore:
             await self._backoff(attempt, "writes")
             attempt += 1
 
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
+        """Always sent with a ClientRequestToken (one of our own when none is given), so a
+        retry after a lost answer does not apply the transaction twice."""
         items: list[dict[str, Any]] = []
         for action in actions:
             if isinstance(action, Put):
@@ -283,7 +288,10 @@ class DynamoDBStore:
                 items.append({"Delete": self._keyed_params(action)})
             else:
                 items.append({"ConditionCheck": self._keyed_params(action)})
-        await self._call("TransactWriteItems", {"TransactItems": items})
+        await self._call(
+            "TransactWriteItems",
+            {"TransactItems": items, "ClientRequestToken": token or uuid.uuid4().hex},
+        )
 
     async def close(self) -> None:
         self._pool.shutdown(wait=True)

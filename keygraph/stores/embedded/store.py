@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -45,6 +47,8 @@ from .conditions import encode_values, holds
 from .values import Wire, decode_item, dumps, encode_item, item_of, plain_body, wire_of
 
 PAGE_BYTES = 1024 * 1024
+TOKEN_WINDOW = 600.0
+"""Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
 _BUSY_TIMEOUT_MS = 10_000
 _MMAP_BYTES = 1 << 30
 
@@ -268,7 +272,7 @@ class EmbeddedStore:
 
     async def update(self, plan: Update) -> Item:
         key = validate.key(self.table, plan.key)
-        validate.update(self.table, plan.set, plan.remove)
+        validate.update(self.table, plan.set, plan.remove, plan.add)
         encode_item(plan.set)
         values = encode_values(plan.conditions)
         with self._write() as conn:
@@ -280,10 +284,17 @@ class EmbeddedStore:
         return item
 
     def _updated(self, plan: Update, old: dict[str, Wire] | None) -> Item:
-        item = decode_item(old) if old is not None else dict(plan.key)
+        item: Item = decode_item(old) if old is not None else dict(plan.key)
         item.update(plan.set)
         for name in plan.remove:
             item.pop(name, None)
+        for name, amount in plan.add.items():
+            current = item.get(name, 0)
+            if isinstance(current, bool) or not isinstance(current, int | Decimal):
+                raise ValidationError(
+                    "An operand in the update expression has an incorrect data type"
+                )
+            item[name] = current + amount
         return item
 
     async def delete(self, plan: Delete) -> None:
@@ -308,8 +319,11 @@ class EmbeddedStore:
             for action, key, row in zip(actions, keys, rows, strict=True):
                 self._apply(conn, action, key, None, row)
 
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
         validate.count("TransactWriteItems", len(actions), validate.TRANSACTION_LIMIT)
+        digest = validate.client_token(token, actions)
         rows = self._rows(actions)
         # A row's values are pk, sk, body, size, then the index columns.
         validate.transaction_payload(actions, [0 if row is None else row.values[3] for row in rows])
@@ -320,11 +334,13 @@ class EmbeddedStore:
         values = [encode_values(action.conditions) for action in actions]
         for action in actions:
             if isinstance(action, Update):
-                validate.update(self.table, action.set, action.remove)
+                validate.update(self.table, action.set, action.remove, action.add)
                 encode_item(action.set)
             if isinstance(action, Check) and not action.conditions:
                 raise ValidationError("A condition check needs a condition")
         with self._write() as conn:
+            if token is not None and self._seen(conn, token, digest):
+                return  # the same transaction again, inside its window: already written
             olds = [self._read_wire(conn, key) for key in keys]
             reasons = tuple(
                 CancelReason("None")
@@ -341,6 +357,25 @@ class EmbeddedStore:
                 )
             for action, key, old, row in zip(actions, keys, olds, rows, strict=True):
                 self._apply(conn, action, key, old, row, transactional=True)
+            if token is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO tokens (token, digest, at) VALUES (?, ?, ?)",
+                    (token, digest, time.time()),
+                )
+
+    def _seen(self, conn: sqlite3.Connection, token: str, digest: str) -> bool:
+        """Whether a transaction with this token was written inside the window (True), or
+        not (False); IdempotentParameterMismatch when it had other actions."""
+        conn.execute("DELETE FROM tokens WHERE at < ?", (time.time() - TOKEN_WINDOW,))
+        found = conn.execute("SELECT digest FROM tokens WHERE token = ?", (token,)).fetchone()
+        if found is None:
+            return False
+        if found[0] != digest:
+            raise ValidationError(
+                "IdempotentParameterMismatch: the ClientRequestToken was used for another "
+                "transaction"
+            )
+        return True
 
     def _rows(self, actions: Sequence[WriteAction]) -> list[_Row | None]:
         """Each Put's row, encoded before the write lock is taken."""

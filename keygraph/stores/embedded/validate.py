@@ -3,6 +3,7 @@ DynamoDB's wording."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -74,14 +75,16 @@ def item(table: TableDef, item: Mapping[str, Any], size: int) -> tuple[str, str]
     return values
 
 
-def update(table: TableDef, set_: Mapping[str, Any], remove: Sequence[str]) -> None:
-    for name in (*set_, *remove):
+def update(
+    table: TableDef, set_: Mapping[str, Any], remove: Sequence[str], add: Mapping[str, int]
+) -> None:
+    for name in (*set_, *remove, *add):
         if name in (table.partition_key, table.sort_key):
             raise ValidationError(
                 "One or more parameter values were invalid: Cannot update attribute "
                 f"{name}. This attribute is part of the key"
             )
-    overlap = set(set_) & set(remove)
+    overlap = (set(set_) & set(remove)) | (set(add) & (set(set_) | set(remove)))
     if overlap:
         raise ValidationError(
             "Invalid UpdateExpression: Two document paths overlap with each other; must "
@@ -95,6 +98,14 @@ def conditions(conditions: Sequence[Condition]) -> None:
             raise ValidationError(f"unknown condition {condition.op!r}")
         if not condition.attribute:
             raise ValidationError("a condition must name an attribute")
+
+
+def client_token(token: str | None, actions: Sequence[WriteAction]) -> str:
+    """A digest of a transaction's actions, to recognise it when its token comes again;
+    DynamoDB's checks of the token."""
+    if token is not None and not 1 <= len(token) <= 36:
+        raise ValidationError("ClientRequestToken must be 1 to 36 characters")
+    return hashlib.sha256(repr(list(actions)).encode()).hexdigest()
 
 
 def count(what: str, n: int, limit: int) -> None:

@@ -86,6 +86,18 @@ async def test_update_creates_sets_removes_and_returns_the_new_item(store: Store
     assert bare == key("bare")
 
 
+async def test_update_adds_to_numbers(store: Store) -> None:
+    created = await store.update(Update(key("n"), {"name": "x"}, add={"count": 2}))
+    assert created == {**key("n"), "name": "x", "count": 2}  # absent counts as 0
+    added = await store.update(Update(key("n"), add={"count": -5, "other": 1}))
+    assert added == {**key("n"), "name": "x", "count": -3, "other": 1}
+    with pytest.raises(ValidationError):
+        await store.update(Update(key("n"), add={"name": 1}))  # not a number
+    with pytest.raises(ValidationError):
+        await store.update(Update(key("n"), {"count": 1}, add={"count": 1}))  # overlap
+    assert await store.get(Get(key("n"))) == added
+
+
 async def test_optimistic_locking_with_version(store: Store) -> None:
     await store.put(Put({**key("v"), "version": 1}, NEW))
     expect_1 = (Condition("equals", "version", 1),)
@@ -223,3 +235,16 @@ async def test_transaction_payload_limit(store: Store) -> None:
         + [Delete(key(f"e{i:02}")) for i in range(1, 11)]
     )
     assert await store.get(Get(key("e10"))) is None
+
+
+async def test_a_transaction_token_writes_once(store: Store) -> None:
+    create = [Put({**key("t1"), "n": 1}, NEW), Put({**key("t2"), "n": 1}, NEW)]
+    await store.transact_write(create, token="token-1")
+    await store.transact_write(create, token="token-1")  # again: no ConditionalCheckFailed
+    assert await store.get(Get(key("t1"))) == {**key("t1"), "n": 1}
+    other = [Put({**key("t3"), "n": 1}, NEW)]
+    with pytest.raises(ValidationError, match="IdempotentParameterMismatch"):
+        await store.transact_write(other, token="token-1")
+    assert await store.get(Get(key("t3"))) is None
+    with pytest.raises(TransactionCanceled):
+        await store.transact_write(create, token="token-2")  # a new token: written anew
