@@ -1,5 +1,5 @@
-"""The README's example of a spec that is not this repo's, run as written (in a temporary
-directory instead of /tmp/shop)."""
+"""The README's examples: the spec that is not this repo's, run as written (in a temporary
+directory instead of /tmp/shop), and every GraphQL operation, valid against the schema."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+from graphql import parse, validate
+
+from server.graphql.schema import build_schema
+from server.settings import Limits
 
 ROOT = Path(__file__).parents[1]
 
@@ -38,3 +43,12 @@ def test_the_any_spec_example_runs(tmp_path: Path) -> None:
     assert lines[2].count("OrderItem(") == 2
     assert lines[2].startswith("[Order(customer_id='c1', order_id='O1'")
     assert lines[3].startswith("[OrderByStatusSummary(customer_id='c1', order_id='O1'")
+
+
+def test_the_graphql_operations_are_valid() -> None:
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```graphql\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 2
+    schema = build_schema(Limits())._schema
+    for block in blocks:
+        assert validate(schema, parse(block)) == [], block

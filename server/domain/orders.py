@@ -7,15 +7,17 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from generated.keys import order as order_keys
 from generated.keys import user as user_keys
+from generated.keys import user_order as user_order_keys
 from generated.models.enums import OrderStatus
 from generated.models.order import Order
 from generated.models.user_order import UserOrder
 from generated.queries.order import get_order
-from keygraph.plan import Check, Item, Put, WriteAction
+from keygraph.plan import Check, Delete, Item, Put, WriteAction
 from keygraph.store import Session
 from server.domain.ids import new_id
-from server.domain.tx import ABSENT, PRESENT, transact, version_is
+from server.domain.tx import ABSENT, PRESENT, stale, transact, version_is
 from server.errors import Conflict, NotFound
 
 
@@ -96,3 +98,22 @@ async def update_order_status(
     ]
     await transact(s.store, actions, {0: stale, 1: stale})
     return updated
+
+
+async def delete_order(s: Session, tenant: str, order_id: str, expected_version: int) -> None:
+    """Delete an order: both copies, in one transaction."""
+    current = await get_order(s, tenant, order_id, consistent=True)
+    if current is None:
+        raise NotFound("no such order")
+    if current.version != expected_version:
+        raise stale("order", current.version, expected_version)
+    condition = version_is(expected_version)
+    copy = user_copy(current)
+    actions: list[WriteAction] = [
+        Delete(order_keys.key(tenant, order_id), condition),
+        Delete(
+            user_order_keys.key(tenant, copy.user_id, copy.created_at, copy.order_id), condition
+        ),
+    ]
+    conflict = stale("order", current.version + 1, expected_version)
+    await transact(s.store, actions, {0: conflict, 1: conflict})

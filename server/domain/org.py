@@ -14,7 +14,7 @@ from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.queries.org_node import org_children
 from generated.table import TABLE
 from keygraph.errors import TransactionCanceled
-from keygraph.plan import Check, Condition, Put
+from keygraph.plan import Check, Condition, Put, Update
 from keygraph.store import Session
 from server.domain.ids import new_id
 from server.errors import BadUserInput, NotFound
@@ -43,6 +43,7 @@ def org_node_record(
         name=name,
         depth=len(path) - 1,
         created_at=created_at,
+        version=1,
     )
 
 
@@ -62,15 +63,26 @@ async def create_org_node(s: Session, tenant: str, name: str, parent_path: Path)
     if not parent_path:
         await s.store.put(put)
         return record
-    # The parent's path is in its id, so its existence is checked in the same
-    # transaction that writes the child: no read, and no child of a missing parent.
-    parent_exists = Check(
-        org_node_key(tenant, parent_path), (Condition("exists", TABLE.partition_key),)
-    )
+    # The parent's path is in its id: the same transaction that writes the child checks
+    # the parent and its ancestors (no read), and raises the parent's version.
     try:
-        await s.store.transact_write([parent_exists, put])
+        await s.store.transact_write([*guard_parent(tenant, parent_path), put])
     except TransactionCanceled as exc:
-        if exc.reasons and exc.reasons[0].code == CONDITION_FAILED:
-            raise NotFound("no such parent org node") from exc
+        if any(reason.code == CONDITION_FAILED for reason in exc.reasons[:-1]):
+            raise NotFound("no such parent org node, or its subtree is moving") from exc
         raise
     return record
+
+
+STILL = (Condition("exists", TABLE.partition_key), Condition("not_exists", "moving"))
+"""A node that exists and is not part of a move under way."""
+
+
+def guard_parent(tenant: str, parent: Path) -> list[Check | Update]:
+    """The actions that make a change below `parent` safe: the parent and every ancestor
+    exist and none is moving, and the parent's version goes up (its children changed)."""
+    ancestors: list[Check | Update] = [
+        Check(org_node_key(tenant, parent[:end]), STILL) for end in range(1, len(parent))
+    ]
+    bump = Update(org_node_key(tenant, parent), add={"version": 1}, conditions=STILL)
+    return [*ancestors, bump]

@@ -1,5 +1,5 @@
-"""Shops: a name at a position, created with its geohash keys, and the shops nearest a point
-(S1), read in widening circles of geohash cells."""
+"""Shops: a name at a position, created, moved and deleted with its geohash keys, and the
+shops nearest a point (S1), read in widening circles of geohash cells."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import asyncio
 import math
 from datetime import UTC, datetime
 
+from generated.keys import shop as shop_keys
 from generated.models.shop import Shop as ShopRecord
-from generated.queries.shop import shops_in_cell
+from generated.queries.shop import get_shop, shops_in_cell
 from generated.table import TABLE
 from keygraph.paging import PageSize
-from keygraph.plan import Condition, Put
+from keygraph.plan import Condition, Delete, Put, WriteAction
 from keygraph.store import Session, Store
 from server.domain.geo import (
     FIRST_RING_KM,
@@ -25,7 +26,8 @@ from server.domain.geo import (
     shop_geohash,
 )
 from server.domain.ids import new_id
-from server.errors import BadUserInput
+from server.domain.tx import stale, transact, version_is
+from server.errors import BadUserInput, NotFound
 
 SHOPS_NEAR_PAGE = PageSize(20, 100)
 """How many shops `shopsNear` returns when `first` is left out, and at most."""
@@ -148,6 +150,7 @@ def shop_record(
         geohash=geohash,
         geo_cell=geohash[:GEO_CELL_LENGTH],
         created_at=created_at,
+        version=1,
     )
 
 
@@ -173,3 +176,37 @@ async def create_shop(s: Session, tenant: str, name: str, lat: float, lng: float
         Put(record.to_item(tenant), conditions=(Condition("not_exists", TABLE.partition_key),))
     )
     return record
+
+
+async def _current_shop(s: Session, tenant: str, shop_id: str, expected: int) -> ShopRecord:
+    current = await get_shop(s, tenant, shop_id, consistent=True)
+    if current is None:
+        raise NotFound("no such shop")
+    if current.version != expected:
+        raise stale("shop", current.version, expected)
+    return current
+
+
+async def move_shop(
+    s: Session, tenant: str, shop_id: str, expected_version: int, lat: float, lng: float
+) -> ShopRecord:
+    """Move a shop: its position and geohash keys change in one conditional write, so the
+    shop is found near its old position or its new one, never both or neither."""
+    check_position(lat, lng)
+    current = await _current_shop(s, tenant, shop_id, expected_version)
+    moved = shop_record(shop_id, current.name, lat, lng, current.created_at)
+    moved = moved.model_copy(update={"version": current.version + 1})
+    await _write_if(s, Put(moved.to_item(tenant), version_is(expected_version)), current)
+    return moved
+
+
+async def delete_shop(s: Session, tenant: str, shop_id: str, expected_version: int) -> None:
+    current = await _current_shop(s, tenant, shop_id, expected_version)
+    await _write_if(
+        s, Delete(shop_keys.key(tenant, shop_id), version_is(expected_version)), current
+    )
+
+
+async def _write_if(s: Session, action: WriteAction, current: ShopRecord) -> None:
+    """One conditional write; CONFLICT when the shop changed since `current` was read."""
+    await transact(s.store, [action], {0: stale("shop", current.version + 1, current.version)})

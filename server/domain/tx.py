@@ -18,8 +18,24 @@ PRESENT = (Condition(op="exists", attribute="PK"),)
 CONDITION_FAILED = "ConditionalCheckFailed"
 
 
+MAX_ACTIONS = 100
+"""The most actions one DynamoDB transaction takes."""
+
+
 def version_is(version: int) -> tuple[Condition, ...]:
     return (Condition(op="equals", attribute="version", value=version),)
+
+
+def stale(what: str, current: int, expected: int) -> Conflict:
+    """The error of a change made against a version that is no longer current."""
+    return Conflict(f"the {what} is at version {current}, not {expected}", currentVersion=current)
+
+
+async def write_in_chunks(store: Store, actions: Sequence[WriteAction]) -> None:
+    """Write unconditional, idempotent actions (a cleanup's deletes) in transactions of at
+    most MAX_ACTIONS: each chunk lands whole or not at all, and can be written again."""
+    for start in range(0, len(actions), MAX_ACTIONS):
+        await store.transact_write(actions[start : start + MAX_ACTIONS])
 
 
 async def transact(

@@ -1,17 +1,26 @@
-"""Users and their email claims: one transaction keeps an email unique per tenant."""
+"""Users and their email claims: one transaction keeps an email unique per tenant; deleting
+a user releases its email at once and cleans up what it owned."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from generated.keys import email_claim as email_claim_keys
+from generated.keys import order as order_keys
+from generated.keys import user as user_keys
+from generated.models.cleanup_task import CleanupTask
 from generated.models.email_claim import EmailClaim
+from generated.models.enums import CleanupTaskKind
 from generated.models.user import User
-from generated.queries.user import get_user
+from generated.queries.membership import plan_user_groups
+from generated.queries.user import get_user, plan_user_with_addresses
+from generated.queries.user_order import plan_user_orders
 from keygraph.plan import Condition, Delete, Item, Put, WriteAction
 from keygraph.store import Session
+from server.domain import cleanup
+from server.domain.collection import delete_of, first_page
 from server.domain.ids import new_id
-from server.domain.tx import ABSENT, transact, version_is
+from server.domain.tx import ABSENT, MAX_ACTIONS, stale, transact, version_is, write_in_chunks
 from server.errors import BadUserInput, Conflict, NotFound
 
 
@@ -96,3 +105,44 @@ async def update_user(
     taken = Conflict(f"the email {updated.email!r} is already in use")
     await transact(s.store, actions, {0: stale, 1: stale, 2: taken})
     return updated
+
+
+async def delete_user(s: Session, tenant: str, user_id: str, expected_version: int) -> bool:
+    """Delete a user and release its email at once; its addresses, memberships and orders
+    follow in a cleanup (True when that is done before this returns)."""
+    current = await get_user(s, tenant, user_id, consistent=True)
+    if current is None:
+        raise NotFound("no such user")
+    if current.version != expected_version:
+        raise stale("user", current.version, expected_version)
+    task = cleanup.new_task(tenant, CleanupTaskKind.USER, user_id)
+    owned = (Condition(op="equals", attribute="user_id", value=user_id),)
+    actions: list[WriteAction] = [
+        Delete(key=user_keys.key(tenant, user_id), conditions=version_is(expected_version)),
+        Delete(key=email_claim_keys.key(tenant, email_key(current.email)), conditions=owned),
+        cleanup.put_task(task),
+    ]
+    conflict = stale("user", current.version + 1, expected_version)
+    await transact(s.store, actions, {0: conflict, 1: conflict})
+    return await cleanup.finish(s, task)
+
+
+async def _clean_user(s: Session, task: CleanupTask) -> bool:
+    """A page of what a deleted user leaves: orders (both copies), memberships (both sides
+    are one item), addresses. New ones cannot appear: each is written with a check that the
+    user exists."""
+    tenant, user_id = task.tenant, task.subject
+    page = MAX_ACTIONS // 2
+    orders = await first_page(s, plan_user_orders(tenant, user_id, limit=page), page)
+    memberships = await first_page(s, plan_user_groups(tenant, user_id, limit=page), page)
+    profile = await first_page(s, plan_user_with_addresses(tenant, user_id, limit=page), page)
+    actions: list[WriteAction] = []
+    for item in orders:
+        actions.append(Delete(order_keys.key(tenant, item["order_id"])))
+        actions.append(delete_of(item))
+    actions.extend(delete_of(item) for item in (*memberships, *profile))
+    await write_in_chunks(s.store, actions)
+    return not actions
+
+
+cleanup.register(CleanupTaskKind.USER, _clean_user)

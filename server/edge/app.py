@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -13,7 +14,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
-from keygraph.store import Store
+from keygraph.store import Session, Store
+from server.domain import cleanup
 from server.edge import graphiql
 from server.edge.auth import Verifier, issue_token
 from server.edge.http import GraphQLEndpoint
@@ -23,6 +25,18 @@ from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
 _PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}
+log = logging.getLogger("keygraph.app")
+
+
+async def _resume_cleanups(session: Session) -> None:
+    """Carry on the cleanups of deletes and moves a stopped server left unfinished."""
+    try:
+        resumed = await cleanup.resume_all(session)
+    except (StoreError, OSError) as exc:
+        log.warning("pending cleanups not resumed: the store is unavailable (%s)", exc)
+        return
+    if resumed:
+        log.info("resumed %d pending cleanups", resumed)
 
 
 def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> Starlette:
@@ -34,11 +48,12 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
 
     prefill = settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
     limits = settings.limits
+    cursors = CursorCodec(settings.cursor_key())
     graphql = GraphQLEndpoint(
         build_schema(limits),
         store=store,
         verifier=Verifier(settings),
-        cursors=CursorCodec(settings.cursor_key()),
+        cursors=cursors,
         limits=limits,
         budget=TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers)),
         dev=settings.dev,
@@ -60,9 +75,11 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         tune_for_serving()
+        await _resume_cleanups(Session(store, cursors))
         try:
             yield
         finally:
+            await cleanup.stop()
             if close_store:
                 await store.close()
 

@@ -52,6 +52,7 @@ from generated.queries.org_node import ORG_SUBTREE_PAGE
 from generated.queries.user import LIST_USERS_PAGE
 from generated.queries.user_order import USER_ORDERS_PAGE
 from keygraph.paging import PageSize
+from server.domain.addresses import MAX_ADDRESSES
 from server.domain.org import MAX_CHILDREN, MAX_LEVELS
 from server.domain.shops import SHOPS_NEAR_PAGE
 
@@ -87,6 +88,7 @@ FIRST_LISTS: Mapping[tuple[str, str], PageSize] = {
 LIST_BOUNDS: Mapping[tuple[str, str], int] = {
     ("OrgNode", "ancestors"): MAX_LEVELS - 1,
     ("Order", "items"): _max_items(Order, "items"),
+    ("User", "addresses"): MAX_ADDRESSES,
 }
 """Lists without `first`, at the most items they hold."""
 

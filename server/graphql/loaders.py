@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from strawberry.dataloader import DataLoader
 
+from generated.models.address import Address as AddressModel
 from generated.models.group import Group as GroupModel
 from generated.models.membership import Membership
 from generated.models.user import User as UserModel
@@ -26,6 +27,7 @@ from generated.queries.membership import group_members, user_groups
 from generated.queries.user import get_users
 from generated.queries.user_order import user_orders, user_orders_between
 from keygraph.page import Page
+from server.domain.addresses import user_and_addresses
 from server.graphql.context import Context
 from server.graphql.counting import CountingStore
 
@@ -62,6 +64,16 @@ def settled(loader: DataLoader[K, V], key: K) -> asyncio.Future[V] | None:
     if future is None or not future.done() or future.cancelled() or future.exception():
         return None
     return future
+
+
+def addresses_of_user(ctx: Context) -> DataLoader[str, list[AddressModel]]:
+    """A user's addresses: one Query on its item collection per user."""
+
+    async def run(user_id: str) -> list[AddressModel]:
+        _, addresses = await user_and_addresses(ctx.session, ctx.tenant, user_id)
+        return addresses
+
+    return _queries(ctx, "addresses_of_user", run)
 
 
 def users(ctx: Context) -> DataLoader[str, UserModel | None]:

@@ -52,6 +52,15 @@ def selected(info: Info, path: Sequence[str], type_name: str) -> list[tuple[str,
     return found
 
 
+def selects_any(info: Info, names: Iterable[str]) -> bool:
+    """Whether the resolving field's selection asks directly for any of `names`."""
+    raw = info._raw_info
+    variables = VariableValues(sources={}, coerced=cast(dict[str, Any], raw.variable_values))
+    wanted = set(names)
+    below = _below(raw.field_nodes, raw.fragments, variables)
+    return any(node.name.value in wanted for node in below)
+
+
 def _below(
     nodes: Iterable[FieldNode],
     fragments: dict[str, FragmentDefinitionNode],

@@ -12,12 +12,14 @@ from strawberry.types import ExecutionContext
 
 from server.graphql.error_format import log_errors
 from server.graphql.prepare import prepare_extension
+from server.graphql.resolvers.address import AddressMutation
 from server.graphql.resolvers.group import GroupMutation, GroupQuery
 from server.graphql.resolvers.node import NodeQuery
 from server.graphql.resolvers.order import OrderMutation, OrderQuery
 from server.graphql.resolvers.org import OrgMutation, OrgQuery
 from server.graphql.resolvers.shop import ShopMutation, ShopQuery
 from server.graphql.resolvers.user import UserMutation, UserQuery
+from server.graphql.types.address import Address
 from server.graphql.types.group import Group
 from server.graphql.types.order import Order
 from server.graphql.types.org import OrgNode
@@ -27,9 +29,10 @@ from server.settings import Limits
 
 Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
 Mutation = merge_types(
-    "Mutation", (UserMutation, OrderMutation, GroupMutation, OrgMutation, ShopMutation)
+    "Mutation",
+    (UserMutation, AddressMutation, OrderMutation, GroupMutation, OrgMutation, ShopMutation),
 )
-NODE_TYPES: list[Any] = [User, Order, Group, OrgNode, Shop]
+NODE_TYPES: list[Any] = [User, Address, Order, Group, OrgNode, Shop]
 
 
 class KeygraphSchema(strawberry.Schema):

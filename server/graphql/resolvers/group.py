@@ -9,6 +9,7 @@ from server.errors import NotFound
 from server.graphql.context import Info
 from server.graphql.types.group import Group, load_group
 from server.graphql.types.node import lookup_id
+from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
 
 
 @strawberry.input(description="A new group.")
@@ -67,3 +68,14 @@ class GroupMutation:
         group, user = _ids(group_id, user_id)
         await groups.remove_member(ctx.session, ctx.tenant, group, user)
         return await _reload(info, group)
+
+    @strawberry.mutation(
+        description="Delete a group with every membership; a stale expectedVersion is a CONFLICT."
+    )
+    async def delete_group(self, info: Info, input: DeleteInput) -> DeletePayload:
+        ctx = info.context
+        group_id = local_id_of(input.id, "Group")
+        complete = await groups.delete_group(
+            ctx.session, ctx.tenant, group_id, input.expected_version
+        )
+        return DeletePayload(deleted_id=input.id, complete=complete)

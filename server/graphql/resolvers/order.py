@@ -12,6 +12,7 @@ from server.graphql.context import Info
 from server.graphql.types.connection import Connection, connection_from_page
 from server.graphql.types.node import lookup_id
 from server.graphql.types.order import Order, load_order
+from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
 
 
 @strawberry.input(description="One line of a new order.")
@@ -82,3 +83,10 @@ class OrderMutation:
             ctx.session, ctx.tenant, order_id, input.status, input.expected_version
         )
         return Order.from_model(model)
+
+    @strawberry.mutation(description="Delete an order; a stale expectedVersion is a CONFLICT.")
+    async def delete_order(self, info: Info, input: DeleteInput) -> DeletePayload:
+        ctx = info.context
+        order_id = local_id_of(input.id, "Order")
+        await orders.delete_order(ctx.session, ctx.tenant, order_id, input.expected_version)
+        return DeletePayload(deleted_id=input.id, complete=True)

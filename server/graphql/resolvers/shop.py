@@ -7,12 +7,21 @@ import strawberry
 from server.domain import shops
 from server.graphql.context import Info
 from server.graphql.types.node import lookup_id
+from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
 from server.graphql.types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
 
 
 @strawberry.input(description="A new shop: its name and position in degrees.")
 class CreateShopInput:
     name: str
+    lat: float
+    lng: float
+
+
+@strawberry.input(description="A shop's new position, checked against the version last read.")
+class MoveShopInput:
+    id: strawberry.ID
+    expected_version: int
     lat: float
     lng: float
 
@@ -49,3 +58,21 @@ class ShopMutation:
         ctx = info.context
         record = await shops.create_shop(ctx.session, ctx.tenant, input.name, input.lat, input.lng)
         return Shop.from_record(record)
+
+    @strawberry.mutation(
+        description="Move a shop to a new position; a stale expectedVersion is a CONFLICT."
+    )
+    async def move_shop(self, info: Info, input: MoveShopInput) -> Shop:
+        ctx = info.context
+        shop_id = local_id_of(input.id, TYPE_NAME)
+        record = await shops.move_shop(
+            ctx.session, ctx.tenant, shop_id, input.expected_version, input.lat, input.lng
+        )
+        return Shop.from_record(record)
+
+    @strawberry.mutation(description="Delete a shop; a stale expectedVersion is a CONFLICT.")
+    async def delete_shop(self, info: Info, input: DeleteInput) -> DeletePayload:
+        ctx = info.context
+        shop_id = local_id_of(input.id, TYPE_NAME)
+        await shops.delete_shop(ctx.session, ctx.tenant, shop_id, input.expected_version)
+        return DeletePayload(deleted_id=input.id, complete=True)

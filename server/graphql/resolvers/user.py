@@ -7,11 +7,13 @@ import strawberry
 from generated.queries.email_claim import get_email_claim
 from generated.queries.user import get_user, list_users
 from server.domain import users
+from server.domain.addresses import user_and_addresses
 from server.errors import NotFound
-from server.graphql import prefetch
+from server.graphql import lookahead, prefetch
 from server.graphql.context import Info
 from server.graphql.types.connection import Connection, connection_from_page
 from server.graphql.types.node import lookup_id
+from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
 from server.graphql.types.user import User, load_user
 
 
@@ -34,12 +36,20 @@ class UserQuery:
     @strawberry.field(description="A user by id; null when there is none.")
     async def user(self, info: Info, id: strawberry.ID) -> User | None:
         user_id = lookup_id(id, "User")
-        return None if user_id is None else await load_user(info.context, user_id)
+        if user_id is None:
+            return None
+        if not lookahead.selects_any(info, ("addresses", "defaultAddress")):
+            return await load_user(info.context, user_id)
+        ctx = info.context
+        model, addresses = await user_and_addresses(ctx.session, ctx.tenant, user_id)
+        return None if model is None else User.from_model(model, addresses)
 
     @strawberry.field(description="The user holding an email (compared without case).")
     async def user_by_email(self, info: Info, email: str) -> User | None:
         ctx = info.context
-        claim = await get_email_claim(ctx.session, ctx.tenant, users.email_key(email))
+        claim = await get_email_claim(
+            ctx.session, ctx.tenant, users.email_key(email), consistent=True
+        )
         if claim is None:
             return None
         model = await get_user(ctx.session, ctx.tenant, claim.user_id, consistent=True)
@@ -78,3 +88,13 @@ class UserMutation:
             email=input.email,
         )
         return User.from_model(model)
+
+    @strawberry.mutation(
+        description="Delete a user: its email is free at once; its addresses, memberships "
+        "and orders go with it."
+    )
+    async def delete_user(self, info: Info, input: DeleteInput) -> DeletePayload:
+        ctx = info.context
+        user_id = local_id_of(input.id, "User")
+        complete = await users.delete_user(ctx.session, ctx.tenant, user_id, input.expected_version)
+        return DeletePayload(deleted_id=input.id, complete=complete)

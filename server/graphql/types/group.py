@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 class Group(Node):
     name: str
     created_at: datetime
+    version: int = strawberry.field(
+        description="Increases with every change; pass it back as expectedVersion to change it."
+    )
     group_id: strawberry.Private[str]
 
     @classmethod
@@ -31,6 +34,7 @@ class Group(Node):
             id=to_global_id("Group", model.group_id),
             name=model.name,
             created_at=model.created_at,
+            version=model.version,
             group_id=model.group_id,
         )
 

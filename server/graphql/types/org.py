@@ -48,6 +48,10 @@ def node_path(global_id: str) -> Path | None:
 class OrgNode(Node):
     name: str
     depth: int
+    version: int = strawberry.field(
+        description="Increases with every change to the node or to its children; pass it "
+        "back as expectedVersion to delete or move the node."
+    )
     record: strawberry.Private[OrgNodeRecord]
 
     @classmethod
@@ -56,6 +60,7 @@ class OrgNode(Node):
             id=node_global_id(record.path),
             name=record.name,
             depth=len(record.path) - 1,
+            version=record.version,
             record=record,
         )
 
@@ -101,9 +106,14 @@ def _node_loader(ctx: Context) -> DataLoader[Path, OrgNodeRecord | None]:
 
 
 async def load_org_node(ctx: Context, path: Path) -> OrgNode | None:
-    """A node by its path, through the request's batched loader (BatchGetItem)."""
-    record = await _node_loader(ctx).load(path)
-    return None if record is None else OrgNode.from_record(record)
+    """A node by its path, through the request's batched loader (BatchGetItem), read with
+    its ancestors in the same batch: a node below a removed one (left by a large delete or
+    move still at work) is not found."""
+    records = await _node_loader(ctx).load_many([path[:end] for end in range(1, len(path) + 1)])
+    record = records[-1]
+    if record is None or any(ancestor is None for ancestor in records):
+        return None
+    return OrgNode.from_record(record)
 
 
 async def _children(session: Session, tenant: str, parent_ref: str) -> list[OrgNodeRecord]:

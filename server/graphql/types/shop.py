@@ -20,6 +20,9 @@ class Shop(Node):
     name: str
     lat: float
     lng: float
+    version: int = strawberry.field(
+        description="Increases with every change; pass it back as expectedVersion to change it."
+    )
 
     @classmethod
     def from_record(cls, record: ShopRecord) -> Shop:
@@ -28,6 +31,7 @@ class Shop(Node):
             name=record.name,
             lat=record.lat,
             lng=record.lng,
+            version=record.version,
         )
 
 

@@ -1,4 +1,4 @@
-"""The User type: profile fields, the user's orders (newest first) and groups."""
+"""The User type: profile fields, addresses, the user's orders (newest first) and groups."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 from strawberry.dataloader import DataLoader
 
+from generated.models.address import Address as AddressModel
 from generated.models.group import Group as GroupModel
 from generated.models.membership import Membership
 from generated.models.user import User as UserModel
@@ -21,6 +22,7 @@ from server.graphql.context import Context, Info
 from server.graphql.ids import to_global_id
 from server.graphql.types import group as group_types
 from server.graphql.types import order as order_types
+from server.graphql.types.address import Address
 from server.graphql.types.connection import Connection, connection_from_page
 from server.graphql.types.node import Node, register_node
 
@@ -40,9 +42,12 @@ class User(Node):
         description="Increases with every update; pass it back as expectedVersion to update."
     )
     user_id: strawberry.Private[str]
+    default_address_id: strawberry.Private[str | None]
+    read_addresses: strawberry.Private[list[AddressModel] | None]
+    """The user's addresses when they were read together with it."""
 
     @classmethod
-    def from_model(cls, model: UserModel) -> User:
+    def from_model(cls, model: UserModel, addresses: list[AddressModel] | None = None) -> User:
         return cls(
             id=to_global_id("User", model.user_id),
             email=model.email,
@@ -50,7 +55,30 @@ class User(Node):
             created_at=model.created_at,
             version=model.version,
             user_id=model.user_id,
+            default_address_id=model.default_address_id,
+            read_addresses=addresses,
         )
+
+    @strawberry.field(
+        description="The user's addresses, oldest first (at most 20). Read with the user in "
+        "one Query when the user is asked for by id."
+    )
+    async def addresses(self, info: Info) -> list[Address]:
+        return [Address.from_model(a, self.default_address_id) for a in await self._addresses(info)]
+
+    @strawberry.field(description="The address used when none is named; null when none is set.")
+    async def default_address(self, info: Info) -> Address | None:
+        if self.default_address_id is None:
+            return None
+        for model in await self._addresses(info):
+            if model.address_id == self.default_address_id:
+                return Address.from_model(model, self.default_address_id)
+        return None
+
+    async def _addresses(self, info: Info) -> list[AddressModel]:
+        if self.read_addresses is not None:
+            return self.read_addresses
+        return await loaders.addresses_of_user(info.context).load(self.user_id)
 
     # orders and groups answer at once when a list of users loaded them ahead (prefetch.py),
     # and through the request's loaders otherwise.

@@ -1,0 +1,151 @@
+"""Work a delete or move leaves after its first transaction, done until it is done.
+
+A large delete first removes the object itself in one transaction (it reads as NOT_FOUND at
+once) together with a `CleanupTask` item; the rest (a user's orders, a group's memberships,
+an org subtree) is removed afterwards, page by page, each page idempotent. The request that
+made the task works on it for a while; what is left goes on in the background, and every
+server resumes pending tasks when it starts, so a crash or restart only delays the work.
+
+Each kind of task registers its runner here (`register`); a runner does a page of the work
+and says whether the task is done, and is run again until it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from generated.keys.cleanup_task import key as task_key
+from generated.models.cleanup_task import CleanupTask
+from generated.models.enums import CleanupTaskKind
+from generated.queries.cleanup_task import cleanup_tasks
+from keygraph.plan import Condition, Delete, Put
+from keygraph.store import Session, Store
+from keygraph.stores.view import StoreView
+from server.domain.ids import new_id
+
+log = logging.getLogger("keygraph.cleanup")
+
+Runner = Callable[[Session, CleanupTask], Awaitable[bool]]
+"""Does a page of a task's work; True once nothing is left."""
+
+INLINE_SECONDS = 2.0
+"""How long the request that made a task works on it before answering."""
+PAUSE = 0.05
+"""Between two pages of a task; longer (RETRY_PAUSE) after a page failed."""
+RETRY_PAUSE = 1.0
+INDEX_SETTLE_SECONDS = 1.0
+"""How old a task must be before an empty read of a DynamoDB global secondary index may end
+it: an item written just before the task could still be missing from the index."""
+
+_RUNNERS: dict[CleanupTaskKind, Runner] = {}
+_RUNNING: set[asyncio.Task[None]] = set()
+
+
+def register(kind: CleanupTaskKind, runner: Runner) -> None:
+    _RUNNERS[kind] = runner
+
+
+def new_task(
+    tenant: str, kind: CleanupTaskKind, subject: str, destination: str | None = None
+) -> CleanupTask:
+    return CleanupTask(
+        task_id=new_id(),
+        tenant=tenant,
+        kind=kind,
+        subject=subject,
+        destination=destination,
+        created_at=datetime.now(UTC),
+    )
+
+
+def put_task(task: CleanupTask) -> Put:
+    """The action recording a task, for the transaction that makes it."""
+    return Put(task.to_item(), conditions=(Condition("not_exists", "PK"),))
+
+
+def index_settled(s: Session, task: CleanupTask) -> bool:
+    """Whether an empty read of a global secondary index can be trusted to end `task`: at
+    once on the embedded store (its indexes are written with the item), after
+    INDEX_SETTLE_SECONDS on DynamoDB."""
+    if getattr(s.store, "answers_inline", False):
+        return True
+    age = (datetime.now(UTC) - task.created_at).total_seconds()
+    return age >= INDEX_SETTLE_SECONDS
+
+
+async def _step(s: Session, task: CleanupTask) -> bool:
+    done = await _RUNNERS[task.kind](s, task)
+    if done:
+        await s.store.delete(Delete(task_key(task.task_id)))
+    return done
+
+
+def _base(store: Store) -> Store:
+    """The store under any request-scoped view: background work outlives its request."""
+    while isinstance(store, StoreView):
+        store = store.inner
+    return store
+
+
+async def finish(s: Session, task: CleanupTask) -> bool:
+    """Work on a task for up to INLINE_SECONDS; True when it is done, else it goes on in the
+    background of this process."""
+    deadline = time.monotonic() + INLINE_SECONDS
+    while not await _step(s, task):
+        if time.monotonic() > deadline:
+            spawn(Session(_base(s.store), s.cursors), task)
+            return False
+        await asyncio.sleep(PAUSE)
+    return True
+
+
+def spawn(s: Session, task: CleanupTask) -> None:
+    """Run a task to its end in the background of this process."""
+
+    async def run() -> None:
+        while True:
+            try:
+                if await _step(s, task):
+                    return
+                await asyncio.sleep(PAUSE)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("cleanup %s failed a page; retrying", task.task_id, exc_info=True)
+                await asyncio.sleep(RETRY_PAUSE)
+
+    running = asyncio.create_task(run(), name=task.task_id)
+    _RUNNING.add(running)
+    running.add_done_callback(_RUNNING.discard)
+
+
+async def resume_all(s: Session) -> int:
+    """Start every pending task in the background; how many there were."""
+    count = 0
+    after: str | None = None
+    while True:
+        page = await cleanup_tasks(s, first=100, after=after)
+        for task in page.items:
+            if not any(t.get_name() == task.task_id for t in _RUNNING):
+                spawn(s, task)
+                count += 1
+        if not page.has_next:
+            return count
+        after = page.cursor
+
+
+async def drain() -> None:
+    """Wait until this process's background tasks are done."""
+    while _RUNNING:
+        await asyncio.gather(*list(_RUNNING), return_exceptions=True)
+
+
+async def stop() -> None:
+    """Cancel this process's background tasks (at shutdown; they resume at the next start)."""
+    for running in list(_RUNNING):
+        running.cancel()
+    await asyncio.gather(*list(_RUNNING), return_exceptions=True)
