@@ -30,6 +30,11 @@ class ValidationError(StoreError):
     in a batch get, an empty key attribute, a float, ...)."""
 
 
+class IdempotentParameterMismatch(ValidationError):
+    """A transaction sent with a ClientRequestToken that an earlier, different transaction
+    used within the token's window: nothing was written."""
+
+
 class ConditionFailed(StoreError):
     """A conditional write whose condition did not hold; `item` is the item as it stood."""
 

@@ -39,5 +39,9 @@ class QueryTooComplex(ApiError):
     code = "QUERY_TOO_COMPLEX"
 
 
+class IdempotencyKeyReused(ApiError):
+    code = "IDEMPOTENCY_KEY_REUSED"
+
+
 class StoreUnavailableError(ApiError):
     code = "STORE_UNAVAILABLE"

@@ -46,6 +46,8 @@ class Limits:
     """Seconds a request may run before it is cancelled."""
     max_in_flight: int = 64
     """Requests a worker runs at once; more are refused with 503."""
+    idempotency_window: float = 600.0
+    """Seconds an Idempotency-Key's first answer is kept and repeated (edge/idempotency.py)."""
 
 
 @dataclass(frozen=True)
@@ -169,8 +171,9 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_QUERY_STRING": "max_query_string",
     "KEYGRAPH_REQUEST_TIMEOUT": "request_timeout",
     "KEYGRAPH_MAX_IN_FLIGHT": "max_in_flight",
+    "KEYGRAPH_IDEMPOTENCY_WINDOW": "idempotency_window",
 }
-_FLOATS = ("request_timeout", "shutdown_timeout", "tenant_refill")
+_FLOATS = ("request_timeout", "shutdown_timeout", "tenant_refill", "idempotency_window")
 
 
 def _convert(name: str, raw: str) -> Any:

@@ -10,7 +10,8 @@ request needs a verified bearer token; the tenant comes from it alone. A client 
 before execution (parse, validation, limits); others get `application/json` and 200. A tenant
 over its budget gets 429 with Retry-After. Every response's `extensions.cost` gives the
 requested and actual cost and the tenant's remaining budget; in dev mode `extensions` also
-reports the request's store calls and waves.
+reports the request's store calls and waves. A POST with an Idempotency-Key runs once within
+the key's window; retries get its first answer (edge/idempotency.py).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from keygraph import capacity
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from server.domain.ids import new_id
-from server.edge import graphiql
+from server.edge import graphiql, idempotency
 from server.edge.auth import Claims, Verifier
 from server.edge.guard import BodyTooLarge, Guard, Refusal
 from server.errors import Unauthenticated
@@ -80,6 +81,7 @@ class GraphQLRequest(Request):
         self.claims: Claims | None = None
         self.ctx: RequestContext | None = None
         self.sub_response: Response | None = None
+        self.idempotency_key: str | None = None
         self.meter = capacity.Meter()
         self.code: str | None = None
         """The code of the failure that decided the response, for the request log."""
@@ -118,6 +120,8 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         self.limits = limits
         self.budget = budget
         self.guard = Guard(limits)
+        self.ledger = idempotency.Ledger(store, limits.idempotency_window, limits.request_timeout)
+        self._releasing: set[asyncio.Future[None]] = set()
         self.dev = dev
         self.batching = batching
         self._graphiql_authorization = graphiql_authorization
@@ -210,6 +214,40 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         except Unauthenticated as exc:
             return self._refused(request, Refusal(401, Unauthenticated.code, str(exc)))
         request.claims = claims
+        key = request.headers.get(idempotency.HEADER)
+        if key is not None and request.method == "POST":
+            return await self._run_once(request, claims.tenant, key)
+        return await self._execute(request)
+
+    async def _run_once(self, request: GraphQLRequest, tenant: str, key: str) -> Response:
+        """A request with an Idempotency-Key: its first answer, once (edge/idempotency.py)."""
+        if not idempotency.valid_key(key):
+            message = "Idempotency-Key must be 1 to 255 printable ASCII characters"
+            return self._refused(request, Refusal(400, "BAD_REQUEST", message))
+        outcome = await self.ledger.claim(tenant, key, idempotency.digest(await request.body()))
+        if isinstance(outcome, idempotency.Refused):
+            refusal = Refusal(outcome.status, outcome.code, outcome.message, outcome.retry_after)
+            return self._refused(request, refusal)
+        if isinstance(outcome, idempotency.Answer):
+            request.code = "REPLAYED"
+            headers = {idempotency.REPLAYED: "true"}
+            return Response(outcome.body, outcome.status, headers, outcome.media_type)
+        request.idempotency_key = key
+        try:
+            response = await self._execute(request)
+        except BaseException:
+            # cancelled (timeout, shutdown) or failed: a retry runs again
+            release = asyncio.ensure_future(self.ledger.release(outcome))
+            self._releasing.add(release)
+            release.add_done_callback(self._releasing.discard)
+            raise
+        media = response.media_type or "application/json"
+        await self.ledger.keep(
+            outcome, idempotency.Answer(response.status_code, media, bytes(response.body))
+        )
+        return response
+
+    async def _execute(self, request: GraphQLRequest) -> Response:
         try:
             return await self.run(request)
         except HTTPException as exc:
@@ -230,7 +268,11 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         claims = request.claims
         if claims is None:
             raise RuntimeError("a GraphQL context is built only for a verified request")
-        counter = CountingStore(self.store)
+        key = request.idempotency_key
+        store = (
+            self.store if key is None else idempotency.TokenedStore(self.store, claims.tenant, key)
+        )
+        counter = CountingStore(store)
         ctx = RequestContext(
             tenant=claims.tenant,
             subject=claims.subject,

@@ -9,8 +9,13 @@ from typing import Any
 import pydantic
 from graphql import GraphQLError
 
-from keygraph.errors import BadArgument, InvalidCursor, StoreUnavailable
-from server.errors import ApiError
+from keygraph.errors import (
+    BadArgument,
+    IdempotentParameterMismatch,
+    InvalidCursor,
+    StoreUnavailable,
+)
+from server.errors import ApiError, IdempotencyKeyReused
 
 log = logging.getLogger("keygraph.errors")
 
@@ -33,6 +38,9 @@ def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
         return "BAD_USER_INPUT", str(original), {}
     if isinstance(original, InvalidCursor):
         return "INVALID_CURSOR", str(original), {}
+    if isinstance(original, IdempotentParameterMismatch):
+        message = "a request with this Idempotency-Key already wrote other data"
+        return IdempotencyKeyReused.code, message, {}
     if isinstance(original, StoreUnavailable):
         return "STORE_UNAVAILABLE", "the data store is unavailable, try again", {}
     return "INTERNAL", INTERNAL_MESSAGE, {}

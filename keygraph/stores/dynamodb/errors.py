@@ -8,6 +8,7 @@ from typing import Any
 from keygraph.errors import (
     CancelReason,
     ConditionFailed,
+    IdempotentParameterMismatch,
     StoreUnavailable,
     TransactionCanceled,
     ValidationError,
@@ -36,7 +37,7 @@ def map_error(error: ServiceError) -> Exception:
     if code in {"ValidationException", "SerializationException"}:
         return ValidationError(message)
     if code == "IdempotentParameterMismatchException":
-        return ValidationError(f"IdempotentParameterMismatch: {message}")
+        return IdempotentParameterMismatch(f"IdempotentParameterMismatch: {message}")
     return StoreUnavailable(f"DynamoDB {code}: {message}")
 
 

@@ -22,6 +22,7 @@ from keygraph import capacity
 from keygraph.errors import (
     CancelReason,
     ConditionFailed,
+    IdempotentParameterMismatch,
     StoreUnavailable,
     TransactionCanceled,
     ValidationError,
@@ -371,7 +372,7 @@ class EmbeddedStore:
         if found is None:
             return False
         if found[0] != digest:
-            raise ValidationError(
+            raise IdempotentParameterMismatch(
                 "IdempotentParameterMismatch: the ClientRequestToken was used for another "
                 "transaction"
             )

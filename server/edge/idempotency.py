@@ -1,0 +1,206 @@
+"""Idempotency-Key: a retried mutation gets its first answer, and nothing is written again.
+
+A POST carrying the header first claims a record under the key in the tenant's partition
+(RUNNING, with a digest of the request), then runs, then keeps its answer in the record
+(DONE) for the window (`Limits.idempotency_window`, ten minutes by default). Within it:
+
+- the same key and request: the kept answer, with `Idempotent-Replayed: true`;
+- the same key with another request: 422, IDEMPOTENCY_KEY_REUSED;
+- the same key while the first request still runs: the retry waits for its answer up to
+  WAIT_SECONDS, then gets 409, IN_PROGRESS, with Retry-After.
+
+An answer that asks the client to retry (429, 5xx) is not kept: the record goes, and the
+retry runs afresh. Every transaction of a request with a key carries a ClientRequestToken
+derived from the tenant, the key and its place in the request, so a transaction that landed
+just before a timeout is not written twice by the retry. A RUNNING record older than the
+request timeout plus LEASE_SLACK belongs to a worker that died; a retry takes it over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import orjson
+
+from generated.keys.idempotency_record import key as record_key
+from generated.models.enums import IdempotencyRecordState as State
+from generated.models.idempotency_record import IdempotencyRecord
+from keygraph.errors import ConditionFailed
+from keygraph.plan import Condition, Delete, Put, WriteAction
+from keygraph.store import Store
+from keygraph.stores.view import StoreView
+
+HEADER = "idempotency-key"
+REPLAYED = "Idempotent-Replayed"
+WAIT_SECONDS = 5.0
+POLL_SECONDS = 0.05
+LEASE_SLACK = 5.0
+MAX_KEPT_BYTES = 300_000
+"""The largest answer kept (a DynamoDB item holds 400 KB); a larger one is kept as a
+CONFLICT error saying the first request succeeded."""
+_VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+_ABSENT = (Condition("not_exists", "PK"),)
+
+
+def valid_key(key: str) -> bool:
+    """1 to 255 printable ASCII characters, no spaces."""
+    return bool(_VALID_KEY.match(key))
+
+
+def digest(body: bytes) -> str:
+    """What makes two requests the same: their JSON (keys sorted), else their bytes."""
+    try:
+        canonical = orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        canonical = body
+    return hashlib.sha256(canonical).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An HTTP answer as kept in a record."""
+
+    status: int
+    media_type: str
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    status: int
+    code: str
+    message: str
+    retry_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """The request holds the key: run it, then `keep` or `release` the claim."""
+
+    tenant: str
+    key: str
+    request: str
+    created_at: str
+    """The record's created_at as stored: the claim is this request's while it matches."""
+
+    def mine(self) -> tuple[Condition, ...]:
+        return (Condition("equals", "created_at", self.created_at),)
+
+
+class Ledger:
+    """The records of a store's Idempotency-Keys."""
+
+    def __init__(self, store: Store, window: float, request_timeout: float) -> None:
+        self.store = store
+        self.window = window
+        self.lease = request_timeout + LEASE_SLACK
+
+    async def claim(self, tenant: str, key: str, request: str) -> Claimed | Answer | Refused:
+        """Claim `key` for a request with digest `request`, or what to answer instead."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            now = datetime.now(UTC)
+            record = IdempotencyRecord(
+                idempotency_key=key,
+                request_hash=request,
+                state=State.RUNNING,
+                created_at=now,
+                expires_at=int(now.timestamp() + self.window),
+            )
+            claim = Claimed(tenant, key, request, record.to_item(tenant)["created_at"])
+            held = await self._put(tenant, record, _ABSENT)
+            if held is None:
+                return claim
+            if held.expires_at < now.timestamp() or (
+                held.state == State.RUNNING and (now - held.created_at).total_seconds() > self.lease
+            ):
+                # expired (TTL removes records late), or left RUNNING by a dead worker
+                same = (Condition("equals", "created_at", held.to_item(tenant)["created_at"]),)
+                if await self._put(tenant, record, same) is None:
+                    return claim
+                continue
+            if held.request_hash != request:
+                message = "this Idempotency-Key was used with another request"
+                return Refused(422, "IDEMPOTENCY_KEY_REUSED", message)
+            if held.state == State.DONE:
+                return _answer(held)
+            if time.monotonic() > deadline:
+                message = "a request with this Idempotency-Key is still running; retry later"
+                return Refused(409, "IN_PROGRESS", message, retry_after=1)
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def _put(
+        self, tenant: str, record: IdempotencyRecord, conditions: tuple[Condition, ...]
+    ) -> IdempotencyRecord | None:
+        """Write `record` if `conditions` hold: None, else the record that stood."""
+        try:
+            await self.store.put(Put(record.to_item(tenant), conditions=conditions))
+        except ConditionFailed as exc:
+            if exc.item is None:
+                return record  # gone since: try again
+            return IdempotencyRecord.from_item(exc.item)
+        return None
+
+    async def keep(self, claim: Claimed, answer: Answer) -> None:
+        """Keep the answer of the request holding `claim` for the window; an answer to
+        retry (429, 5xx) releases the claim instead."""
+        if answer.status == 429 or answer.status >= 500:
+            await self.release(claim)
+            return
+        body = answer.body
+        if len(body) > MAX_KEPT_BYTES:
+            body = orjson.dumps({"errors": [_too_large()]})
+        kept = {"status": answer.status, "media_type": answer.media_type, "body": body.decode()}
+        now = datetime.now(UTC)
+        record = IdempotencyRecord(
+            idempotency_key=claim.key,
+            request_hash=claim.request,
+            state=State.DONE,
+            response=orjson.dumps(kept).decode(),
+            created_at=datetime.fromisoformat(claim.created_at),
+            expires_at=int(now.timestamp() + self.window),
+        )
+        with contextlib.suppress(ConditionFailed):  # taken over meanwhile: theirs now
+            await self.store.put(Put(record.to_item(claim.tenant), conditions=claim.mine()))
+
+    async def release(self, claim: Claimed) -> None:
+        """Give the key up: the next request with it runs."""
+        with contextlib.suppress(ConditionFailed):
+            key = record_key(claim.tenant, claim.key)
+            await self.store.delete(Delete(key, conditions=claim.mine()))
+
+
+def _too_large() -> dict[str, object]:
+    message = (
+        "the first request with this Idempotency-Key succeeded; its answer is too large to repeat"
+    )
+    return {"message": message, "extensions": {"code": "CONFLICT"}}
+
+
+def _answer(record: IdempotencyRecord) -> Answer:
+    kept = orjson.loads(record.response or "{}")
+    return Answer(int(kept["status"]), str(kept["media_type"]), str(kept["body"]).encode())
+
+
+class TokenedStore(StoreView):
+    """A request's store whose transactions carry ClientRequestTokens derived from its
+    tenant and Idempotency-Key, numbered in the order the request sends them."""
+
+    def __init__(self, inner: Store, tenant: str, key: str) -> None:
+        super().__init__(inner)
+        self._prefix = hashlib.sha256(f"{tenant}\0{key}".encode()).hexdigest()[:32]
+        self._sent = 0
+
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
+        self._sent += 1
+        mine = f"{self._prefix}-{self._sent}" if token is None else token
+        await self.inner.transact_write(actions, mine)
