@@ -128,21 +128,20 @@ async def delete_user(s: Session, tenant: str, user_id: str, expected_version: i
 
 
 async def _clean_user(s: Session, task: CleanupTask) -> bool:
-    """A page of what a deleted user leaves: orders (both copies), memberships (both sides
-    are one item), addresses. New ones cannot appear: each is written with a check that the
-    user exists."""
+    """A page of what a deleted user leaves: its orders (both copies) first, as they can
+    still be read by id, then its memberships (both sides are one item) and addresses. New
+    ones cannot appear: each is written with a check that the user exists."""
     tenant, user_id = task.tenant, task.subject
     page = MAX_ACTIONS // 2
     orders = await first_page(s, plan_user_orders(tenant, user_id, limit=page), page)
+    if orders:
+        actions = [Delete(order_keys.key(tenant, item["order_id"])) for item in orders]
+        await write_in_chunks(s.store, [*actions, *map(delete_of, orders)])
+        return False
     memberships = await first_page(s, plan_user_groups(tenant, user_id, limit=page), page)
     profile = await first_page(s, plan_user_with_addresses(tenant, user_id, limit=page), page)
-    actions: list[WriteAction] = []
-    for item in orders:
-        actions.append(Delete(order_keys.key(tenant, item["order_id"])))
-        actions.append(delete_of(item))
-    actions.extend(delete_of(item) for item in (*memberships, *profile))
-    await write_in_chunks(s.store, actions)
-    return not actions
+    await write_in_chunks(s.store, [delete_of(item) for item in (*memberships, *profile)])
+    return not memberships and not profile
 
 
 cleanup.register(CleanupTaskKind.USER, _clean_user)
