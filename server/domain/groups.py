@@ -108,7 +108,7 @@ async def _clean_group(s: Session, task: CleanupTask) -> bool:
     plan = plan_group_members(task.tenant, task.subject, limit=MAX_ACTIONS)
     memberships = await first_page(s, plan, MAX_ACTIONS)
     await write_in_chunks(s.store, [delete_of(item) for item in memberships])
-    return not memberships and cleanup.index_settled(s, task)
+    return len(memberships) < MAX_ACTIONS and await cleanup.index_settled(s, task)
 
 
 cleanup.register(CleanupTaskKind.GROUP, _clean_group)

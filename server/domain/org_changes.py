@@ -85,7 +85,7 @@ async def _clean_subtree(s: Session, task: CleanupTask) -> bool:
     below = await first_page(s, plan, MAX_ACTIONS)
     paths = [OrgNodeRecord.from_item(item).path for item in below]
     await write_in_chunks(s.store, [Delete(org_node_key(task.tenant, path)) for path in paths])
-    return not below
+    return len(below) < MAX_ACTIONS
 
 
 def _path(joined: str) -> Path:

@@ -134,14 +134,14 @@ async def _clean_user(s: Session, task: CleanupTask) -> bool:
     tenant, user_id = task.tenant, task.subject
     page = MAX_ACTIONS // 2
     orders = await first_page(s, plan_user_orders(tenant, user_id, limit=page), page)
-    if orders:
-        actions = [Delete(order_keys.key(tenant, item["order_id"])) for item in orders]
-        await write_in_chunks(s.store, [*actions, *map(delete_of, orders)])
+    actions = [Delete(order_keys.key(tenant, item["order_id"])) for item in orders]
+    await write_in_chunks(s.store, [*actions, *map(delete_of, orders)])
+    if len(orders) == page:
         return False
     memberships = await first_page(s, plan_user_groups(tenant, user_id, limit=page), page)
     profile = await first_page(s, plan_user_with_addresses(tenant, user_id, limit=page), page)
     await write_in_chunks(s.store, [delete_of(item) for item in (*memberships, *profile)])
-    return not memberships and not profile
+    return len(memberships) < page and len(profile) < page
 
 
 cleanup.register(CleanupTaskKind.USER, _clean_user)
