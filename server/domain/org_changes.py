@@ -10,10 +10,12 @@ paths: the moved nodes answer to new ids.
 
 from __future__ import annotations
 
+from generated.keys.cleanup_task import key as task_key
 from generated.keys.org_node import key as org_node_key
 from generated.models.cleanup_task import CleanupTask
 from generated.models.enums import CleanupTaskKind
 from generated.models.org_node import OrgNode as OrgNodeRecord
+from generated.queries.cleanup_task import cleanup_tasks
 from generated.queries.org_node import get_org_node, org_children, plan_org_subtree
 from keygraph.plan import Check, Condition, Delete, Put, Update, WriteAction
 from keygraph.store import Session
@@ -24,6 +26,7 @@ from server.domain.tx import ABSENT, MAX_ACTIONS, stale, transact, write_in_chun
 from server.errors import BadUserInput, Conflict, NotFound
 
 SEPARATOR = "."
+_ORG_KINDS = (CleanupTaskKind.ORG_MOVE, CleanupTaskKind.ORG_SUBTREE)
 MOVE_PAGE = MAX_ACTIONS // 2
 """Nodes a large move rewrites per transaction (a delete and a put each)."""
 
@@ -41,6 +44,28 @@ async def _current(s: Session, tenant: str, path: Path, expected: int) -> OrgNod
     if node.version != expected:
         raise stale("org node", node.version, expected)
     return node
+
+
+async def _no_work_below(s: Session, tenant: str, path: Path, ours: str | None = None) -> None:
+    """CONFLICT when a large delete or move (other than task `ours`) is still at work in the
+    subtree of `path`: it would race with this change."""
+    joined = SEPARATOR.join(path)
+    after: str | None = None
+    while True:
+        page = await cleanup_tasks(s, first=1000, after=after)
+        for task in page.items:
+            mine = task.tenant == tenant and task.kind in _ORG_KINDS and task.task_id != ours
+            if mine and _touches(task, joined):
+                raise Conflict("a move or delete is still at work below this org node")
+        if not page.has_next:
+            return
+        after = page.cursor
+
+
+def _touches(task: CleanupTask, joined: str) -> bool:
+    """Whether a task's subtree (where it is, or where it goes) lies within path `joined`."""
+    places = (task.subject, task.destination or "")
+    return any(place == joined or place.startswith(joined + SEPARATOR) for place in places)
 
 
 def _guards(tenant: str, *parents: Path) -> list[WriteAction]:
@@ -61,6 +86,7 @@ async def delete_org_node(
 ) -> bool:
     """Delete a leaf, or with `cascade` a subtree; True when nothing is left to clean up."""
     node = await _current(s, tenant, path, expected_version)
+    await _no_work_below(s, tenant, path)
     guards = _guards(tenant, path[:-1])
     room = MAX_ACTIONS - 1 - len(guards)
     below = await first_page(s, plan_org_subtree(tenant, path, limit=room + 1), room + 1)
@@ -110,6 +136,7 @@ async def move_org_node(
     if new_parent[: len(path)] == path:
         raise BadUserInput("an org node cannot move below itself")
     node = await _current(s, tenant, path, expected_version)
+    await _no_work_below(s, tenant, path)
     if new_parent and await get_org_node(s, tenant, new_parent, consistent=True) is None:
         raise NotFound("no such new parent org node")
     parent_ref = new_parent[-1] if new_parent else ROOT_REF
@@ -141,6 +168,14 @@ async def move_org_node(
         conditions=_unchanged(node.version),
     )
     await transact(s.store, [lock, *guards, cleanup.put_task(task)], {0: conflict})
+    try:
+        # Once locked, no new work can start below; work that started before shows here.
+        await _no_work_below(s, tenant, path, ours=task.task_id)
+    except Conflict:
+        mine = (Condition("equals", "moving", task.task_id),)
+        unlock = Update(org_node_key(tenant, path), remove=("moving",), conditions=mine)
+        await s.store.transact_write([unlock, Delete(task_key(task.task_id))])
+        raise
     done = await cleanup.finish(s, task)
     return _moved(node, path, new_parent, moving=None if done else task.task_id), done
 

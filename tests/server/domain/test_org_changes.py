@@ -107,6 +107,11 @@ async def test_a_large_move_locks_the_subtree_until_done(
     for parent in (new_top, kids[1]):
         body = await acme(CREATE, {"name": "late", "parent": parent})
         assert [e["extensions"]["code"] for e in body["errors"]] == ["NOT_FOUND"]
+    # and no delete or move above it can race with it
+    cascade = {"id": b, "expectedVersion": await version(world, b), "cascade": True}
+    assert await acme.codes(DELETE, {"i": cascade}) == ["CONFLICT"]
+    away = {"id": a, "expectedVersion": await version(world, a), "newParentId": b}
+    assert await acme.codes(MOVE, {"i": away}) == ["CONFLICT"]
 
     monkeypatch.undo()
     session = _session(world)
