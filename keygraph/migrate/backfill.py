@@ -51,13 +51,14 @@ class Verdict:
 def _conditions(
     entity: EntityDef, item: Mapping[str, Any], keys: set[str]
 ) -> tuple[Condition, ...]:
-    """The item must still be the one read: its version, or (an unversioned entity) every
-    attribute that is not a key."""
-    if entity.versioned:
+    """The item must still be the one read: its version, or (an unversioned entity, or an
+    item stored before its entity had a version) every attribute that is not a key."""
+    if entity.versioned and "version" in item:
         return (Condition("equals", "version", item["version"]),)
-    return tuple(
+    same = tuple(
         Condition("equals", name, value) for name, value in sorted(item.items()) if name not in keys
     )
+    return (*same, Condition("not_exists", "version")) if entity.versioned else same
 
 
 def judge(target: Target, item: Item) -> Verdict:
