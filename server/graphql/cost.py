@@ -21,6 +21,8 @@ from typing import Any
 
 from annotated_types import MaxLen
 from graphql import (
+    ArgumentNode,
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     GraphQLField,
@@ -32,9 +34,12 @@ from graphql import (
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
+    VariableNode,
+    Visitor,
     get_named_type,
     is_abstract_type,
     is_leaf_type,
+    visit,
 )
 from graphql.execution.collect_fields import (
     FieldDetails,
@@ -255,6 +260,24 @@ def estimate(
     if operation.operation == OperationType.MUTATION:
         cost += WRITE_COST * sum(1 for key in grouped if not key.startswith("__"))
     return Estimate(cost, Shape(False, shapes))
+
+
+COST_ARGUMENTS = frozenset({"first", "if"})
+"""The only arguments a cost depends on: list sizes, and @skip/@include."""
+
+
+def cost_variables(document: DocumentNode) -> tuple[str, ...]:
+    """The variables a cost can depend on: those given to a COST_ARGUMENTS argument
+    anywhere in the document."""
+    found: set[str] = set()
+
+    class Finder(Visitor):
+        def enter_argument(self, node: ArgumentNode, *_args: Any) -> None:
+            if node.name.value in COST_ARGUMENTS and isinstance(node.value, VariableNode):
+                found.add(node.value.name.value)
+
+    visit(document, Finder())
+    return tuple(sorted(found))
 
 
 def count_objects(data: Any, shape: Shape) -> int:

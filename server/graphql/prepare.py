@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 from graphql import (
     DocumentNode,
@@ -33,7 +34,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
 from server.graphql.context import RequestContext
-from server.graphql.cost import Estimate, estimate
+from server.graphql.cost import Estimate, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
@@ -44,6 +45,8 @@ from server.graphql.limits import (
 from server.settings import Limits
 
 _CACHE_SIZE = 512
+_ESTIMATES_KEPT = 64
+"""Estimates a prepared query keeps, one per value of its cost's variables."""
 
 
 class Prepared:
@@ -61,6 +64,8 @@ class Prepared:
             if isinstance(d, OperationDefinitionNode) and d.name is not None
         }
         self._firsts: dict[str | None, list[FirstArgument]] = {}
+        self._cost_variables = cost_variables(document)
+        self._estimates: dict[tuple[object, ...], Estimate] = {}
 
     def firsts(self, operation_name: str | None) -> list[FirstArgument]:
         """The `first` arguments of the operation to run; none for a name the document does
@@ -70,6 +75,27 @@ class Prepared:
         found = self._firsts.get(operation_name)
         if found is None:
             found = self._firsts[operation_name] = first_arguments(self.document, operation_name)
+        return found
+
+    def estimate(
+        self,
+        schema: GraphQLSchema,
+        operation: OperationDefinitionNode,
+        name: str | None,
+        variables: dict[str, Any],
+    ) -> Estimate | None:
+        """The operation's cost (cost.estimate), remembered per value of the variables a cost
+        can depend on (`first` and `if` arguments): other variables, ids for instance, do not
+        change it. An estimate is only remembered once one was made: variables that do not
+        coerce give none, and the next request makes its own."""
+        key = (name, *(repr(variables.get(v)) for v in self._cost_variables))
+        found = self._estimates.get(key)
+        if found is None:
+            found = estimate(schema, operation, self.fragments, variables)
+            if found is not None:
+                if len(self._estimates) >= _ESTIMATES_KEPT:
+                    self._estimates.clear()
+                self._estimates[key] = found
         return found
 
 
@@ -101,8 +127,8 @@ def _cost_errors(
     operation = get_operation_ast(prepared.document, context.operation_name)
     if operation is None:
         return []  # execution reports the missing or ambiguous operation
-    found: Estimate | None = estimate(
-        context.schema._schema, operation, prepared.fragments, context.variables
+    found = prepared.estimate(
+        context.schema._schema, operation, context.operation_name, context.variables or {}
     )
     if found is None:
         return []  # execution reports the variables

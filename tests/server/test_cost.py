@@ -27,6 +27,7 @@ from server.graphql.cost import (
     count_objects,
     estimate,
 )
+from server.graphql.prepare import prepare
 from server.graphql.schema import build_schema
 from server.settings import Limits
 from tests.server.conftest import Api
@@ -196,3 +197,24 @@ async def test_children_first_is_honoured(acme: Api, first: int) -> None:
         {"id": root, "f": first},
     )
     assert [c["name"] for c in data["orgNode"]["children"]] == list("abcde")[:first]
+
+
+def test_a_prepared_query_remembers_its_estimate_per_cost_variable() -> None:
+    query = """query($n: Int, $id: ID!, $more: Boolean!) { user(id: $id) {
+      orders(first: $n) { edges { node { id } } } groups @include(if: $more) { edges {
+      node { id } } } } }"""
+    prepared = prepare(SCHEMA, query, (), 2000)
+    operation = next(
+        d for d in prepared.document.definitions if isinstance(d, OperationDefinitionNode)
+    )
+
+    def run(**variables: Any) -> Any:
+        return prepared.estimate(SCHEMA, operation, None, variables)
+
+    first = run(n=5, id="a", more=False)
+    assert first.cost == 1 + 5
+    assert run(n=5, id="b", more=False) is first  # another id: the same cost, not redone
+    assert run(n=7, id="a", more=False).cost == 1 + 7
+    assert run(n=5, id="a", more=True).cost == 1 + 5 + 20
+    assert run(n="five", id="a", more=False) is None  # does not coerce: nothing remembered
+    assert run(n=5, id="a", more=False) is first
