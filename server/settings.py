@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
+ExecutorKind = Literal["compiled", "strawberry"]
+EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "strawberry")
 
 
 class SettingsError(ValueError):
@@ -73,6 +75,9 @@ class Settings:
     """Seconds a stopping server waits for requests in flight before it closes them."""
     batching: bool = True
     """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
+    executor: ExecutorKind = "compiled"
+    """How operations run: compiled into plans (server/graphql/compiled), or by Strawberry's
+    graphql-core executor; the answers are the same."""
 
     @property
     def dev(self) -> bool:
@@ -105,6 +110,9 @@ class Settings:
         if self.store not in STORE_KINDS:
             kinds = ", ".join(STORE_KINDS)
             raise SettingsError(f"store must be one of {kinds}, not {self.store!r}")
+        if self.executor not in EXECUTOR_KINDS:
+            kinds = ", ".join(EXECUTOR_KINDS)
+            raise SettingsError(f"KEYGRAPH_EXECUTOR must be one of {kinds}, not {self.executor!r}")
         settings = self
         if settings.jwt_public_key_file is None and not settings.jwt_secret:
             if not settings.dev:
@@ -158,6 +166,7 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_PORT": "port",
     "KEYGRAPH_WORKERS": "workers",
     "KEYGRAPH_SHUTDOWN_TIMEOUT": "shutdown_timeout",
+    "KEYGRAPH_EXECUTOR": "executor",
 }
 _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",

@@ -50,7 +50,7 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     limits = settings.limits
     cursors = CursorCodec(settings.cursor_key())
     graphql = GraphQLEndpoint(
-        build_schema(limits),
+        build_schema(limits, settings.executor),
         store=store,
         verifier=Verifier(settings),
         cursors=cursors,

@@ -10,6 +10,7 @@ from graphql import GraphQLError
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
+from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.error_format import log_errors
 from server.graphql.prepare import prepare_extension
 from server.graphql.resolvers.address import AddressMutation
@@ -25,7 +26,7 @@ from server.graphql.types.order import Order
 from server.graphql.types.org import OrgNode
 from server.graphql.types.shop import Shop
 from server.graphql.types.user import User
-from server.settings import Limits
+from server.settings import ExecutorKind, Limits
 
 Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
 Mutation = merge_types(
@@ -43,12 +44,13 @@ class KeygraphSchema(strawberry.Schema):
         log_errors(errors, getattr(context, "request_id", None))
 
 
-def build_schema(limits: Limits) -> strawberry.Schema:
+def build_schema(limits: Limits, executor: ExecutorKind = "compiled") -> strawberry.Schema:
     return KeygraphSchema(
         query=Query,
         mutation=Mutation,
         types=NODE_TYPES,
         extensions=[prepare_extension(limits)],
+        execution_context_class=CompiledExecutor if executor == "compiled" else None,
     )
 
 

@@ -23,13 +23,17 @@ def test_aggregate_takes_ratios_within_each_repeat() -> None:
     runs: Runs = {
         # The machine slows down tenfold in the second repeat: each repeat's ratio is 0.8.
         ("Q2", "keygraph"): [_run(80), _run(8), _run(40)],
+        ("Q2", "strawberry"): [_run(40), _run(2), _run(20)],
         ("Q2", "floor"): [_run(100), _run(10), _run(50)],
         ("Q2", "naive"): [_run(10), _run(2), _run(4)],
         ("Q1", "keygraph"): [_run(50)],
+        ("Q1", "strawberry"): [_run(25)],
         ("Q1", "floor"): [_run(100)],
     }
     blocks = aggregate(ops, runs)
     assert blocks["Q2"]["vs_floor"] == pytest.approx(0.8)
+    assert blocks["Q2"]["vs_strawberry"] == pytest.approx(2.0)
+    assert blocks["Q2"]["strawberry_vs_floor"] == pytest.approx(0.4)
     assert blocks["Q2"]["naive_speedup"] == pytest.approx(8.0)
     assert blocks["Q2"]["keygraph"]["rps"] == 40
     assert blocks["Q2"]["keygraph"]["runs"] == 3

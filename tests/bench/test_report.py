@@ -29,7 +29,10 @@ RESULTS: dict[str, Any] = {
                     },
                     "inprocess": {
                         "keygraph": {"rps": 25.0, "p50_ms": 40.0, "p99_ms": 55.5},
+                        "strawberry": {"rps": 12.5, "p50_ms": 80.0, "p99_ms": 99.0},
                         "vs_floor": 0.91,
+                        "strawberry_vs_floor": 0.45,
+                        "vs_strawberry": 2.0,
                         "naive_speedup": 1.5,
                     },
                     "http": None,
@@ -48,8 +51,8 @@ def test_render_has_a_row_per_operation_with_its_numbers() -> None:
     header = next(line for line in table.splitlines() if line.startswith("| op "))
     assert len(cells) == len(header.strip("|").split("|"))
     assert cells[:5] == ["Q3", "users", "3", "102 / 3", "160 / 4"]
-    assert cells[5:10] == ["25", "40.00", "55.50", "0.91x", "1.50x"]
-    assert cells[10:] == ["-"] * 5
+    assert cells[5:12] == ["25", "40.00", "80.00", "0.91x", "0.45x", "2.00x", "1.50x"]
+    assert cells[12:] == ["-"] * 7
     assert "2,000" in table
     assert "keygraph 120 MiB" in table
 

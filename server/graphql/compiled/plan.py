@@ -1,0 +1,297 @@
+"""An operation compiled into plans: per object type and selection, the fields to fill, each
+with what gives its value (an attribute, or the Strawberry resolver called directly) and how
+its value completes (leaf, list, object, interface). Fields are collected as the executor
+collects them (fragments, @skip/@include, merged fields), so a plan holds for every request
+giving the same values to the operation's @skip/@include variables, and is kept for them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from graphql import (
+    FieldNode,
+    GraphQLBoolean,
+    GraphQLFloat,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLInterfaceType,
+    GraphQLLeafType,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    GraphQLString,
+    Node,
+    OperationDefinitionNode,
+    OperationType,
+    VariableNode,
+)
+from graphql.execution.collect_fields import (
+    FieldDetails,
+    FragmentDetails,
+    collect_fields,
+    collect_subfields,
+)
+from graphql.execution.values import VariableValues
+from strawberry.types.field import StrawberryField
+
+_BACKREF = "strawberry-definition"
+_MAX_INT = 2**31 - 1
+
+
+class Unsupported(Exception):
+    """The operation asks for something the compiler leaves to Strawberry."""
+
+
+def _plain_float(value: object) -> bool:
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _plain_int(value: object) -> bool:
+    return type(value) is int and -_MAX_INT - 1 <= value <= _MAX_INT
+
+
+_FAST: dict[str, Callable[[object], bool]] = {
+    GraphQLString.name: lambda value: type(value) is str,
+    GraphQLID.name: lambda value: type(value) is str,
+    GraphQLBoolean.name: lambda value: type(value) is bool,
+    GraphQLInt.name: _plain_int,
+    GraphQLFloat.name: _plain_float,
+}
+"""Values the built-in scalars return unchanged: serializing them would only check."""
+
+
+@dataclass(eq=False, slots=True)
+class Leaf:
+    type: GraphQLLeafType
+    unchanged: Callable[[object], bool] | None
+
+
+@dataclass(eq=False, slots=True)
+class NonNull:
+    inner: Completion
+
+
+@dataclass(eq=False, slots=True)
+class ListOf:
+    inner: Completion
+    items_nullable: bool
+
+
+@dataclass(eq=False, slots=True)
+class Object:
+    plan: ObjectPlan
+
+
+@dataclass(eq=False, slots=True)
+class Abstract:
+    interface: GraphQLInterfaceType
+    plans: dict[str, ObjectPlan]
+    """A plan per possible object type, by name."""
+    by_class: dict[type, str]
+    """The object type name of each Strawberry class implementing the interface."""
+
+
+Completion = Leaf | NonNull | ListOf | Object | Abstract
+
+
+@dataclass(eq=False, slots=True)
+class FieldPlan:
+    """One response key of an object's selection."""
+
+    key: str
+    name: str
+    parent_type: GraphQLObjectType
+    details: list[FieldDetails]
+    nodes: list[FieldNode]
+    completion: Completion
+    nullable: bool
+    leaf: bool
+    """Its value is a scalar or enum (or a list of them): it makes no path of its own."""
+    typename: bool = False
+    attribute: str | None = None
+    """A field without a resolver: the source's attribute of this name."""
+    strawberry: StrawberryField | None = None
+    resolver: Callable[..., Any] | None = None
+    pass_self: bool = False
+    info_name: str | None = None
+    source_names: tuple[str, ...] = ()
+    """Keyword parameters (strawberry.Parent, root) given the source object."""
+    takes_arguments: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class ObjectPlan:
+    type: GraphQLObjectType
+    fields: list[FieldPlan]
+    is_type_of: Callable[[Any, Any], Any] | None
+
+
+@dataclass(eq=False, slots=True)
+class OperationPlan:
+    root: ObjectPlan
+    serial: bool
+
+
+@dataclass(eq=False)
+class CompiledOperation:
+    """An operation's plans, one per value of its @skip/@include variables."""
+
+    operation: OperationDefinitionNode
+    directive_variables: tuple[str, ...]
+    plans: dict[tuple[object, ...], OperationPlan | None] = field(default_factory=dict)
+
+
+class Compiler:
+    """Compiles one operation's selections against a schema, for one set of variables."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: dict[str, FragmentDetails],
+        variables: VariableValues,
+        operation: OperationDefinitionNode,
+    ) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.operation = operation
+
+    def compile(self) -> OperationPlan:
+        kind = self.operation.operation
+        if kind is OperationType.SUBSCRIPTION:
+            raise Unsupported("subscriptions")
+        root_type = self.schema.get_root_type(kind)
+        if root_type is None:
+            raise Unsupported("no root type")
+        grouped, defers, _ = collect_fields(
+            self.schema, self.fragments, self.variables, root_type, self.operation
+        )
+        if defers:
+            raise Unsupported("@defer")
+        root = self._object_plan(root_type, grouped)
+        return OperationPlan(root, serial=kind is OperationType.MUTATION)
+
+    def _object_plan(
+        self, type_: GraphQLObjectType, grouped: dict[str, list[FieldDetails]]
+    ) -> ObjectPlan:
+        definition = type_.extensions.get(_BACKREF)
+        if definition is None:
+            raise Unsupported(f"{type_.name} is no Strawberry type")
+        fields = [self._field_plan(type_, key, details) for key, details in grouped.items()]
+        return ObjectPlan(type_, fields, type_.is_type_of)
+
+    def _field_plan(
+        self, parent: GraphQLObjectType, key: str, details: list[FieldDetails]
+    ) -> FieldPlan:
+        nodes = [detail.node for detail in details]
+        if any(detail.fragment_variable_values is not None for detail in details):
+            raise Unsupported("fragment variables")
+        name = nodes[0].name.value
+        if name == "__typename":
+            return FieldPlan(
+                key,
+                name,
+                parent,
+                details,
+                nodes,
+                NonNull(Leaf(GraphQLString, None)),
+                nullable=False,
+                leaf=True,
+                typename=True,
+            )
+        definition = parent.fields.get(name)
+        if definition is None:
+            raise Unsupported(f"{parent.name}.{name}")
+        strawberry_field = definition.extensions.get(_BACKREF)
+        if not isinstance(strawberry_field, StrawberryField) or strawberry_field.extensions:
+            raise Unsupported(f"{parent.name}.{name} is not a plain Strawberry field")
+        completion = self._completion(definition.type, details)
+        plan = FieldPlan(
+            key,
+            name,
+            parent,
+            details,
+            nodes,
+            completion,
+            nullable=not isinstance(completion, NonNull),
+            leaf=_is_leaf(completion),
+            strawberry=strawberry_field,
+            takes_arguments=bool(definition.args or nodes[0].arguments),
+        )
+        resolver = strawberry_field.base_resolver
+        if resolver is None:
+            plan.attribute = strawberry_field.python_name
+            return plan
+        plan.resolver = cast(Callable[..., Any], resolver.wrapped_func)
+        plan.pass_self = resolver.self_parameter is not None
+        plan.info_name = resolver.info_parameter.name if resolver.info_parameter else None
+        plan.source_names = tuple(
+            p.name for p in (resolver.parent_parameter, resolver.root_parameter) if p is not None
+        )
+        return plan
+
+    def _completion(self, type_: GraphQLOutputType, details: list[FieldDetails]) -> Completion:
+        if isinstance(type_, GraphQLNonNull):
+            return NonNull(self._completion(type_.of_type, details))
+        if isinstance(type_, GraphQLList):
+            inner = self._completion(type_.of_type, details)
+            return ListOf(inner, items_nullable=not isinstance(inner, NonNull))
+        if isinstance(type_, GraphQLLeafType):
+            return Leaf(type_, _FAST.get(type_.name))
+        if isinstance(type_, GraphQLObjectType):
+            return Object(self._subplan(type_, details))
+        if isinstance(type_, GraphQLInterfaceType):
+            plans: dict[str, ObjectPlan] = {}
+            by_class: dict[type, str] = {}
+            for possible in self.schema.get_possible_types(type_):
+                plans[possible.name] = self._subplan(possible, details)
+                origin = getattr(possible.extensions.get(_BACKREF), "origin", None)
+                if isinstance(origin, type):
+                    by_class[origin] = possible.name
+            return Abstract(type_, plans, by_class)
+        raise Unsupported(f"fields of type {type_}")
+
+    def _subplan(self, type_: GraphQLObjectType, details: list[FieldDetails]) -> ObjectPlan:
+        grouped, defers, _ = collect_subfields(
+            self.schema, self.fragments, self.variables, self.operation, type_, details
+        )
+        if defers:
+            raise Unsupported("@defer")
+        return self._object_plan(type_, grouped)
+
+
+def _is_leaf(completion: Completion) -> bool:
+    while isinstance(completion, NonNull | ListOf):
+        completion = completion.inner
+    return isinstance(completion, Leaf)
+
+
+def directive_variables(
+    operation: OperationDefinitionNode, fragments: dict[str, FragmentDetails]
+) -> tuple[str, ...]:
+    """The variables the operation's @skip/@include directives (and its fragments') read."""
+    found: set[str] = set()
+    roots: list[Node] = [operation, *(details.definition for details in fragments.values())]
+    for root in roots:
+        for node in _walk(root):
+            directives = getattr(node, "directives", None) or ()
+            for directive in directives:
+                for argument in directive.arguments:
+                    if isinstance(argument.value, VariableNode):
+                        found.add(argument.value.name.value)
+    return tuple(sorted(found))
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        selection_set = getattr(current, "selection_set", None)
+        if selection_set is not None:
+            stack.extend(selection_set.selections)

@@ -1,0 +1,463 @@
+"""Runs an operation's plan: the resolvers a selection needs are called directly, values
+complete in one pass, and what resolvers leave awaiting goes out in waves, every awaitable
+of a wave gathered at once (so the request's DataLoaders batch a whole list level). Errors,
+paths and null propagation follow graphql-core's rules: a failed non-null field nulls its
+nearest nullable ancestor, and errors below a nulled position are dropped."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+from inspect import CORO_CREATED, getcoroutinestate, iscoroutine
+from typing import Any
+
+from graphql import GraphQLError, located_error
+from graphql.execution.executor import invalid_return_type_error
+from graphql.execution.values import get_argument_values
+from graphql.pyutils import Path, Undefined, inspect
+from strawberry.types.arguments import convert_arguments
+
+from server.graphql.compiled.plan import (
+    Abstract,
+    Completion,
+    FieldPlan,
+    Leaf,
+    ListOf,
+    NonNull,
+    Object,
+    ObjectPlan,
+    OperationPlan,
+)
+
+
+class Place:
+    """Where a completed object or list sits in the response, for nulling it later."""
+
+    __slots__ = ("container", "dead", "key", "nullable", "parent", "path")
+
+    def __init__(
+        self,
+        parent: Place | None,
+        container: dict[str, Any] | list[Any] | None,
+        key: str | int,
+        path: Path | None,
+        nullable: bool,
+    ) -> None:
+        self.parent = parent
+        self.container = container
+        self.key = key
+        self.path = path
+        self.nullable = nullable
+        self.dead = False
+
+
+@dataclass(slots=True)
+class Pending:
+    """A field whose resolver returned an awaitable, to complete in the next wave."""
+
+    field: FieldPlan
+    awaitable: Any
+    out: dict[str, Any]
+    path: Path
+    owner: Place
+
+
+class Run:
+    """One execution of a plan for one executor (its context, variables and errors)."""
+
+    def __init__(self, executor: Any, plan: OperationPlan) -> None:
+        self.executor = executor
+        self.plan = plan
+        self.errors = executor.collected_errors
+        self.is_awaitable = executor.is_awaitable
+        self.pending: list[Pending] = []
+        self.running: dict[asyncio.Future[Any], Pending] = {}
+        """Tasks completing fields, each with the field it waits on."""
+        self.abandoned: set[asyncio.Future[Any]] = set()
+        self.idle: asyncio.Future[None] | None = None
+        """Set once nothing runs and nothing is pending."""
+        self.arguments: dict[int, Any] = {}
+        self.root = Place(None, None, "", None, True)
+        self.data: dict[str, Any] | None = {}
+
+    def start(self) -> Any:
+        """The ExecutionResult, or an awaitable of it when some resolver awaits."""
+        if self.plan.serial:
+            return self._serially()
+        self._fill(self.plan.root, self.executor.root_value, self.data, None, self.root)
+        if not self.pending:
+            return self.executor.build_response(self.data)
+        return self._waves()
+
+    async def _waves(self) -> Any:
+        await self._drain()
+        return self.executor.build_response(self.data)
+
+    async def _serially(self) -> Any:
+        """Mutation root fields, each finished (with everything below it) before the next."""
+        root = self.plan.root
+        for field in root.fields:
+            if self.data is None:
+                break
+            self._fill(
+                ObjectPlan(root.type, [field], None),
+                self.executor.root_value,
+                self.data,
+                None,
+                self.root,
+            )
+            await self._drain()
+        return self.executor.build_response(self.data)
+
+    def _fill(
+        self,
+        plan: ObjectPlan,
+        source: Any,
+        out: dict[str, Any] | None,
+        path: Path | None,
+        owner: Place,
+    ) -> None:
+        """Completes the root selection into `out`; a failure of a non-null root field
+        nulls the whole data."""
+        try:
+            self._fields(plan, source, out if out is not None else {}, path, owner)
+        except GraphQLError as error:
+            self._null(self.root, error)
+
+    def _fields(
+        self,
+        plan: ObjectPlan,
+        source: Any,
+        out: dict[str, Any],
+        path: Path | None,
+        owner: Place,
+    ) -> dict[str, Any]:
+        """Fills `out` with the plan's fields of `source`; raises the located error of a
+        failed non-null field, for the caller to null this object."""
+        type_name = plan.type.name
+        for field in plan.fields:
+            if field.typename:
+                out[field.key] = type_name
+                continue
+            field_path = None if field.leaf else Path(path, field.key, type_name)
+            mark = len(self.pending)
+            try:
+                if field.attribute is not None:
+                    value = getattr(source, field.attribute)
+                else:
+                    if field_path is None:
+                        field_path = Path(path, field.key, type_name)
+                    value = self._call(field, source, field_path)
+                    if self.is_awaitable(value):
+                        out[field.key] = None
+                        self.pending.append(Pending(field, value, out, field_path, owner))
+                        continue
+                out[field.key] = self._complete(
+                    field.completion, field, value, field_path, owner, out, field.key
+                )
+            except Exception as raw:
+                self._drop_from(mark)
+                error_path = field_path or Path(path, field.key, type_name)
+                error = located_error(raw, field.nodes, error_path.as_list())
+                if not field.nullable:
+                    raise error from None
+                self.errors.add(error, error_path)
+                out[field.key] = None
+        return out
+
+    def _call(self, field: FieldPlan, source: Any, path: Path) -> Any:
+        kwargs = self._arguments(field) if field.takes_arguments else {}
+        if field.info_name is not None or field.source_names:
+            kwargs = dict(kwargs)
+            if field.info_name is not None:
+                kwargs[field.info_name] = self._info(field, path)
+            for name in field.source_names:
+                kwargs[name] = source
+        assert field.resolver is not None
+        if field.pass_self:
+            return field.resolver(source, **kwargs)
+        return field.resolver(**kwargs)
+
+    def _arguments(self, field: FieldPlan) -> dict[str, Any]:
+        """The field's arguments as its resolver takes them, converted once per request."""
+        found = self.arguments.get(id(field))
+        if found is None:
+            try:
+                found = self._convert(field)
+            except Exception as error:  # each call of the field raises it again
+                found = error
+            self.arguments[id(field)] = found
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _convert(self, field: FieldPlan) -> dict[str, Any]:
+        executor = self.executor
+        definition = field.parent_type.fields[field.name]
+        values = get_argument_values(
+            definition, field.nodes[0], executor.variable_values, None, executor.hide_suggestions
+        )
+        assert field.strawberry is not None
+        converter = executor.schema._strawberry_schema.schema_converter
+        return convert_arguments(
+            values,
+            field.strawberry.arguments,
+            scalar_registry=converter.scalar_registry,
+            config=converter.config,
+        )
+
+    def _info(self, field: FieldPlan, path: Path) -> Any:
+        executor = self.executor
+        definition = field.parent_type.fields[field.name]
+        raw = executor.build_resolve_info(definition, field.nodes, field.parent_type, path)
+        return executor.schema._strawberry_schema.config.info_class(
+            _raw_info=raw, _field=field.strawberry
+        )
+
+    def _complete(
+        self,
+        completion: Completion,
+        field: FieldPlan,
+        value: Any,
+        path: Path | None,
+        owner: Place,
+        container: dict[str, Any] | list[Any],
+        key: str | int,
+        nullable: bool = True,
+    ) -> Any:
+        """The completed value of `value` for its place container[key] (where the caller
+        stores it); raises when it cannot complete."""
+        if type(completion) is NonNull:
+            if value is None:
+                message = (
+                    f"Cannot return null for non-nullable field"
+                    f" {field.parent_type.name}.{field.name}."
+                )
+                raise TypeError(message)
+            completion = completion.inner
+            nullable = False
+        elif value is None or value is Undefined:
+            return None
+        kind = type(completion)
+        if kind is Leaf:
+            check = completion.unchanged  # type: ignore[union-attr]
+            if check is not None and check(value):
+                return value
+            coerced = completion.type.coerce_output_value(value)  # type: ignore[union-attr]
+            if coerced is Undefined or coerced is None:
+                message = (
+                    f"Expected `{inspect(completion.type)}.coerce_output_value("  # type: ignore[union-attr]
+                    f"{inspect(value)})` to return non-nullable value, returned:"
+                    f" {inspect(coerced)}"
+                )
+                raise TypeError(message)
+            return coerced
+        assert path is not None
+        if kind is ListOf:
+            return self._list(completion, field, value, path, owner, container, key, nullable)  # type: ignore[arg-type]
+        if kind is Object:
+            plan = completion.plan  # type: ignore[union-attr]
+        else:
+            plan = self._runtime_plan(completion, field, value, path)  # type: ignore[arg-type]
+        if plan.is_type_of is not None and not plan.is_type_of(value, None):
+            raise invalid_return_type_error(plan.type, value, field.details)
+        place = Place(owner, container, key, path, nullable)
+        return self._fields(plan, value, {}, path, place)
+
+    def _list(
+        self,
+        completion: ListOf,
+        field: FieldPlan,
+        value: Any,
+        path: Path,
+        owner: Place,
+        container: dict[str, Any] | list[Any],
+        key: str | int,
+        nullable: bool,
+    ) -> list[Any]:
+        if not isinstance(value, Iterable) or isinstance(value, str | bytes | dict):
+            message = (
+                "Expected Iterable, but did not find one for field"
+                f" '{field.parent_type.name}.{field.name}'."
+            )
+            raise GraphQLError(message)
+        items: list[Any] = []
+        inner = completion.inner
+        leaf = type(inner) is Leaf or (type(inner) is NonNull and type(inner.inner) is Leaf)
+        place = owner if leaf else Place(owner, container, key, path, nullable)
+        for index, item in enumerate(value):
+            item_path = Path(path, index, None)
+            mark = len(self.pending)
+            try:
+                items.append(self._complete(inner, field, item, item_path, place, items, index))
+            except Exception as raw:
+                self._drop_from(mark)
+                error = located_error(raw, field.nodes, item_path.as_list())
+                if not completion.items_nullable:
+                    raise error from None
+                self.errors.add(error, item_path)
+                items.append(None)
+        return items
+
+    def _runtime_plan(
+        self, completion: Abstract, field: FieldPlan, value: Any, path: Path
+    ) -> ObjectPlan:
+        name = completion.by_class.get(type(value))
+        if name is None:
+            executor = self.executor
+            definition = field.parent_type.fields[field.name]
+            info = executor.build_resolve_info(definition, field.nodes, field.parent_type, path)
+            resolved = completion.interface.resolve_type(value, info, completion.interface)  # type: ignore[misc]
+            runtime = executor.ensure_valid_runtime_type(
+                resolved, completion.interface, field.details, info, value
+            )
+            name = runtime.name
+        return completion.plans[name]
+
+    async def _drain(self) -> None:
+        """Completes pending fields as their awaitables settle, until none is left. What a
+        settled field's completion leaves pending starts at once, beside everything still
+        running: fields asked for in the same tick reach the DataLoaders together."""
+        while self._drop_dead():
+            if len(self.pending) == 1:  # alone: awaited here, without a task
+                pending = self.pending.pop()
+                self._settled(pending, await _settle(pending.awaitable))
+                continue
+            idle = self.idle = asyncio.get_running_loop().create_future()
+            self._launch()
+            try:
+                await idle
+            finally:
+                for running in list(self.running):
+                    self._cancel(running)
+                for pending in self.pending:
+                    _close(pending.awaitable)
+
+    def _drop_from(self, mark: int) -> None:
+        """Drops, unstarted, the fields left pending since `mark`: all below a value that
+        failed to complete."""
+        for pending in self.pending[mark:]:
+            _close(pending.awaitable)
+        del self.pending[mark:]
+
+    def _drop_dead(self) -> bool:
+        """Drops the pending fields below a nulled place, unstarted; whether any is left."""
+        live = []
+        for pending in self.pending:
+            if _is_dead(pending.owner):
+                _close(pending.awaitable)
+            else:
+                live.append(pending)
+        self.pending = live
+        return bool(live)
+
+    def _launch(self) -> None:
+        self._drop_dead()
+        launched, self.pending = self.pending, []
+        for pending in launched:
+            running = asyncio.ensure_future(self._complete_when_settled(pending))
+            self.running[running] = pending
+            running.add_done_callback(self._finished)
+
+    async def _complete_when_settled(self, pending: Pending) -> None:
+        """Completes the field in the step its value arrives in. What that leaves pending
+        starts at once: the first field goes on in this task, the others in tasks of their
+        own started before it, so the loads they all ask for go out together."""
+        task = asyncio.current_task()
+        while True:
+            self._settled(pending, await _settle(pending.awaitable))
+            if not self._drop_dead():
+                return
+            pending = self.pending.pop(0)
+            if task is not None:
+                self.running[task] = pending
+            self._launch()
+
+    def _finished(self, done: asyncio.Future[None]) -> None:
+        self.running.pop(done, None)
+        idle = self.idle
+        if idle is None or idle.done():
+            return
+        if done.cancelled():
+            if done not in self.abandoned:
+                idle.set_exception(asyncio.CancelledError())
+                return
+            self.abandoned.discard(done)
+        elif done.exception() is not None:
+            idle.set_exception(done.exception())  # type: ignore[arg-type]
+            return
+        if not self.running:
+            idle.set_result(None)
+
+    def _abandon_dead(self) -> None:
+        """Cancels the tasks completing fields below a nulled place (not the calling one)."""
+        current = asyncio.current_task()
+        for task, pending in list(self.running.items()):
+            if task is not current and _is_dead(pending.owner):
+                self.abandoned.add(task)
+                self._cancel(task)
+
+    def _cancel(self, task: asyncio.Future[Any]) -> None:
+        """Cancels a task completing a field, closing the field's awaitable if the task
+        never started awaiting it."""
+        pending = self.running.get(task)
+        task.cancel()
+        awaitable = pending.awaitable if pending is not None else None
+        if iscoroutine(awaitable) and getcoroutinestate(awaitable) == CORO_CREATED:
+            awaitable.close()
+
+    def _settled(self, pending: Pending, result: Any) -> None:
+        if _is_dead(pending.owner):
+            return
+        field, out, path = pending.field, pending.out, pending.path
+        try:
+            if isinstance(result, BaseException):
+                raise result
+            out[field.key] = self._complete(
+                field.completion, field, result, path, pending.owner, out, field.key
+            )
+        except Exception as raw:
+            error = located_error(raw, field.nodes, path.as_list())
+            if field.nullable:
+                self.errors.add(error, path)
+                out[field.key] = None
+            else:
+                self._null(pending.owner, error)
+
+    def _null(self, place: Place, error: GraphQLError) -> None:
+        """Nulls the nearest nullable place from `place` up (the data, at the top) for
+        `error`, which is kept unless a place above was nulled before."""
+        while not place.nullable and place.parent is not None:
+            place = place.parent
+        if place.parent is None:
+            self.data = None
+            self.errors.add(error, None)
+        else:
+            assert place.container is not None
+            place.container[place.key] = None  # type: ignore[index]
+            self.errors.add(error, place.path)
+        place.dead = True
+        if self.running:
+            self._abandon_dead()
+
+
+def _close(awaitable: Any) -> None:
+    """Disposes of a coroutine that will not be awaited (a future may be shared)."""
+    if iscoroutine(awaitable):
+        awaitable.close()
+
+
+def _is_dead(place: Place | None) -> bool:
+    while place is not None:
+        if place.dead:
+            return True
+        place = place.parent
+    return False
+
+
+async def _settle(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except Exception as error:
+        return error

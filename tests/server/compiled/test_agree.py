@@ -1,0 +1,265 @@
+"""Compiled execution answers every operation byte for byte as Strawberry's executor does:
+data, errors with their paths, extensions (cost, store calls and waves), status and media
+type. The corpus (corpus.py), the benchmark's and README's operations and hypothesis-graphql
+operations run on one seeded store through both; the corpus's mutations run on two copies."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from graphql import OperationType, parse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis_graphql import Mode, nodes, queries
+
+from bench.queries import Q1, Q2, Q3, Q4, Q5, Q6
+from generated.table import TABLE
+from keygraph.store import Store
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.graphql.schema import sdl
+from server.seed.tenant import SeedSizes, seed
+from server.settings import Limits, Settings
+from tests.conftest import StoreFactory
+from tests.server.compiled.corpus import MUTATIONS, QUERIES, SEEDED_IDS, Seeded, seeded
+from tests.server.conftest import SECRET
+
+pytestmark = pytest.mark.filterwarnings(
+    # graphql-core drops the coroutines of fields it abandons after a failed non-null field
+    "ignore:coroutine 'GraphQLCoreConverter.from_resolver.<locals>._async_resolver' was never"
+    ":RuntimeWarning",
+    "ignore::pytest.PytestUnraisableExceptionWarning",
+)
+SIZES = SeedSizes(users=8, orders=24, groups=3, org_nodes=9, org_depth=3, shops=12, max_members=5)
+GENERATED = {"embedded": 500, "dynamodb-local": 150}
+README = Path(__file__).parents[3] / "README.md"
+REQUEST_ID = "agree"
+BUDGET = Limits(tenant_budget=10**12, tenant_refill=10**12)
+"""A budget no run drains, so `extensions.cost.budget` reads the same on both sides."""
+
+Pair = tuple[httpx.AsyncClient, httpx.AsyncClient]
+
+
+def _settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=BUDGET).resolved()
+
+
+def _clients(settings: Settings, left: Store, right: Store) -> tuple[Pair, list[Any]]:
+    apps = (
+        create_app(settings, left),
+        create_app(replace(settings, executor="strawberry"), right),
+    )
+    clients = tuple(
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+        for app in apps
+    )
+    return (clients[0], clients[1]), list(clients)
+
+
+def _headers(settings: Settings) -> dict[str, str]:
+    token = issue_token(settings, "acme", "agree")
+    return {"Authorization": f"Bearer {token}", "X-Request-Id": REQUEST_ID}
+
+
+async def _agree(
+    pair: Pair, headers: dict[str, str], query: str, variables: Any, kind: str
+) -> bytes:
+    """Posts the operation through both executors; asserts equal answers, returns one.
+    On DynamoDB Local, how calls fall into waves (calls overlapping in time) depends on its
+    latency from one call to the next, so there only the wave counts may differ."""
+    answers = []
+    for client in pair:
+        response = await client.post(
+            "/graphql", json={"query": query, "variables": variables}, headers=headers
+        )
+        answers.append((response.status_code, response.headers["content-type"], response.content))
+    if answers[0] != answers[1]:
+        assert answers[0][:2] == answers[1][:2], query
+        _fewer_waves_or_abandoned_work(answers[0][2], answers[1][2], query, kind)
+    return answers[0][2]
+
+
+_COUNTERS = (("storeCalls",), ("cost", "actual", "storeCalls"), ("cost", "actual", "readUnits"))
+
+
+def _fewer_waves_or_abandoned_work(
+    compiled: bytes, strawberry: bytes, query: str, kind: str
+) -> None:
+    """The differences allowed, each in compiled execution's favour:
+    - fewer store waves: it starts a field's loads in the step its parent's value arrives,
+      where graphql-core may take a turn of the event loop per level;
+    - less abandoned work: when a failed non-null field nulls a position while other fields
+      still load, graphql-core lets those run on for a few turns (their errors and store
+      calls reach the response or not by the loop's order), and compiled execution stops
+      them. Its errors are then among Strawberry's, and its store calls no more.
+    Everything else stays byte for byte."""
+    left, right = orjson.loads(compiled), orjson.loads(strawberry)
+    waves = left["extensions"].pop("storeWaves"), right["extensions"].pop("storeWaves")
+    assert kind != "embedded" or waves[0] <= waves[1], query
+    if orjson.dumps(left) == orjson.dumps(right):
+        return
+    assert orjson.dumps(left.get("data")) == orjson.dumps(right.get("data")), query
+    mine, theirs = left.pop("errors", []), right.pop("errors", [])
+    assert mine, query
+    assert all(error in theirs for error in mine), query
+    for path in _COUNTERS:
+        *parents, name = path
+        own, other = left["extensions"], right["extensions"]
+        for parent in parents:
+            own, other = own[parent], other[parent]
+        assert own.pop(name) <= other.pop(name), (query, path)
+    assert orjson.dumps(left) == orjson.dumps(right), query
+
+
+async def _seeded_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> Seeded:
+    response = await client.post("/graphql", json={"query": SEEDED_IDS}, headers=headers)
+    return seeded(response.json()["data"])
+
+
+@pytest.fixture(
+    params=["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local)]
+)
+async def reads(
+    request: pytest.FixtureRequest, store_factory: StoreFactory, tmp_path: Path
+) -> AsyncIterator[tuple[Pair, dict[str, str], Seeded, str]]:
+    """Both executors over one seeded store, a user of which has an address."""
+    store = await store_factory(request.param, TABLE)
+    for tenant in ("acme", "globex"):
+        await seed(store, tenant, SIZES, progress=False)
+    settings = _settings(tmp_path)
+    pair, clients = _clients(settings, store, store)
+    headers = _headers(settings)
+    ids = await _seeded_ids(pair[0], headers)
+    added = await pair[0].post(
+        "/graphql",
+        json={
+            "query": """mutation($id: ID!) { addAddress(input: {userId: $id, label: "Home",
+              line1: "1 Road", city: "Berlin", postalCode: "10115", country: "DE"}) {
+              address { id } } }""",
+            "variables": {"id": ids.users[0]},
+        },
+        headers=headers,
+    )
+    assert "errors" not in added.json()
+    try:
+        yield pair, headers, await _seeded_ids(pair[0], headers), request.param
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+def _readme_queries() -> list[str]:
+    blocks = re.findall(r"```graphql\n(.*?)```", README.read_text(), re.S)
+    return [
+        block
+        for block in blocks
+        if all(
+            getattr(d, "operation", None) is not OperationType.MUTATION
+            for d in parse(block).definitions
+        )
+    ]
+
+
+def _generated(ids: Seeded, count: int) -> list[str]:
+    """`count` queries from the schema, valid and not, the same on every run, whose ids and
+    strings are often the seeded ones."""
+    every_id = [*ids.users, *ids.orders, *ids.groups, *ids.org_nodes, *ids.shops, *ids.addresses]
+    scalars = {
+        "ID": st.one_of(st.sampled_from(every_id), st.text(max_size=20)).map(nodes.String),
+        "String": st.one_of(st.sampled_from(ids.emails), st.text(max_size=20)).map(nodes.String),
+        "DateTime": st.sampled_from(
+            ["2025-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00", "soon"]
+        ).map(nodes.String),
+    }
+    strategy = st.one_of(
+        queries(sdl(), custom_scalars=scalars),
+        queries(sdl(), custom_scalars=scalars),
+        queries(sdl(), custom_scalars=scalars, mode=Mode.NEGATIVE),
+    )
+    found: list[str] = []
+
+    @settings(
+        max_examples=count,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(operation=strategy)
+    def collect(operation: str) -> None:
+        found.append(operation)
+
+    collect()
+    return found
+
+
+async def test_queries_answer_alike(reads: tuple[Pair, dict[str, str], Seeded, str]) -> None:
+    pair, headers, ids, kind = reads
+    for case in QUERIES:
+        query, variables = case(ids)
+        await _agree(pair, headers, query, variables, kind)
+    for query in _readme_queries():
+        await _agree(pair, headers, query, {}, kind)
+    user, group, node = ids.users[0], ids.groups[0], ids.org_nodes[0]
+    for query, variables in (
+        (Q1, {"id": user}),
+        (Q2, {"id": user}),
+        (Q3, {}),
+        (Q4, {"id": group}),
+        (Q5, {"id": node}),
+        (Q6, {"lat": 52.52, "lng": 13.405}),
+    ):
+        await _agree(pair, headers, query, variables, kind)
+
+
+async def test_generated_queries_answer_alike(
+    reads: tuple[Pair, dict[str, str], Seeded, str],
+) -> None:
+    pair, headers, ids, kind = reads
+    answered = 0
+    for query in _generated(ids, GENERATED[kind]):
+        body = await _agree(pair, headers, query, {}, kind)
+        answered += b'"data":{' in body
+    assert answered > GENERATED[kind] // 3  # most ran, not only failed validation
+
+
+@pytest.fixture(
+    params=["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local)]
+)
+async def writes(
+    request: pytest.FixtureRequest, store_factory: StoreFactory, tmp_path: Path
+) -> AsyncIterator[tuple[Pair, dict[str, str], Seeded, str]]:
+    """Each executor over its own copy of the same seeded data."""
+    copies = []
+    for _ in range(2):
+        store = await store_factory(request.param, TABLE)
+        await seed(store, "acme", SIZES, progress=False)
+        copies.append(store)
+    settings = _settings(tmp_path)
+    pair, clients = _clients(settings, copies[0], copies[1])
+    headers = _headers(settings)
+    assert await _seeded_ids(pair[0], headers) == await _seeded_ids(pair[1], headers)
+    try:
+        yield pair, headers, await _seeded_ids(pair[0], headers), request.param
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def test_mutations_answer_alike(
+    writes: tuple[Pair, dict[str, str], Seeded, str],
+) -> None:
+    pair, headers, ids, kind = writes
+    for case in MUTATIONS:
+        query, variables = case(ids)
+        await _agree(pair, headers, query, variables, kind)
+    after = """{ users(first: 20) { edges { node { email name version addresses { label }
+      orders(first: 30) { edges { node { status totalCents version } } } } } } }"""
+    await _agree(pair, headers, after, {}, kind)  # and the data after them, less new ids
