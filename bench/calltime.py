@@ -32,13 +32,20 @@ from bench.queries import Operation, operations
 from bench.run import profile_for
 from bench.stats import median
 from bench.stores import store_environment
-from bench.targets import StoreName, auth_headers, bench_settings, keygraph_app, open_store
+from bench.targets import (
+    StoreName,
+    Variant,
+    auth_headers,
+    bench_settings,
+    keygraph_app,
+    open_store,
+)
 from keygraph.store import Store
 from keygraph.stores.view import StoreView
 from server.serving.datastack import run_with_headroom
 
 R = TypeVar("R")
-VARIANTS = ("keygraph", "naive")
+VARIANTS: tuple[Variant, ...] = ("keygraph", "naive")
 
 
 class TimedStore(StoreView):
@@ -76,7 +83,10 @@ def _by_kind(calls: Sequence[tuple[str, float, float]]) -> dict[str, tuple[int, 
 
 
 async def measure(
-    stores: dict[str, TimedStore], clients: dict[str, AsgiClient], op: Operation, repeats: int
+    stores: dict[Variant, TimedStore],
+    clients: dict[Variant, AsgiClient],
+    op: Operation,
+    repeats: int,
 ) -> dict[str, Any]:
     """Each variant's request time and, by kind of call, the calls and the time they were in
     flight: medians over `repeats` requests, the variants' requests interleaved."""
@@ -180,9 +190,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             inner = open_store(settings)
             stores = {name: TimedStore(inner) for name in VARIANTS}
             clients = {
-                name: AsgiClient(
-                    keygraph_app(settings, stores[name], batching=name == "keygraph"), headers
-                )
+                name: AsgiClient(keygraph_app(settings, stores[name], name), headers)
                 for name in VARIANTS
             }
             try:

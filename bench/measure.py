@@ -48,7 +48,8 @@ Runs = dict[tuple[str, Variant], list[RunSummary]]
 
 
 def variants(op: Operation) -> tuple[Variant, ...]:
-    return ("keygraph", "floor", "naive") if op.naive else ("keygraph", "floor")
+    both: tuple[Variant, ...] = ("keygraph", "strawberry", "floor")
+    return (*both, "naive") if op.naive else both
 
 
 def aggregate(ops: list[Operation], runs: Runs) -> dict[str, dict[str, Any]]:
@@ -61,6 +62,11 @@ def aggregate(ops: list[Operation], runs: Runs) -> dict[str, dict[str, Any]]:
             variant: median_of(runs[(op.name, variant)]).to_json() for variant in variants(op)
         }
         block["vs_floor"] = median_ratio(kg, [run.rps for run in runs[(op.name, "floor")]])
+        strawberry = [run.rps for run in runs[(op.name, "strawberry")]]
+        block["vs_strawberry"] = median_ratio(kg, strawberry)
+        block["strawberry_vs_floor"] = median_ratio(
+            strawberry, [run.rps for run in runs[(op.name, "floor")]]
+        )
         if op.naive:
             naive = [run.rps for run in runs[(op.name, "naive")]]
             block["naive_speedup"] = median_ratio(kg, naive)
@@ -97,8 +103,9 @@ async def measure_inprocess(
     """Counts, the floor check and timed runs of every variant inside this process."""
     store = open_store(settings)
     apps = {
-        "keygraph": keygraph_app(settings, store, batching=True),
-        "naive": keygraph_app(settings, store, batching=False),
+        "keygraph": keygraph_app(settings, store, "keygraph"),
+        "strawberry": keygraph_app(settings, store, "strawberry"),
+        "naive": keygraph_app(settings, store, "naive"),
         "floor": floor_app(floor_items, tenant),
     }
     # The dataset, the floor's dicts and the apps live through the run: frozen, they are not

@@ -31,21 +31,26 @@ def _counts(op: dict[str, Any], variant: str) -> str:
 def _mode_cells(op: dict[str, Any], mode: str) -> list[str]:
     block = op.get(mode)
     if not block:
-        return ["-"] * 5
+        return ["-"] * 7
     kg = block["keygraph"]
+    strawberry = block.get("strawberry") or {}
     return [
         _num(kg["rps"], 0),
         _num(kg["p50_ms"], 2),
-        _num(kg["p99_ms"], 2),
+        _num(strawberry.get("p50_ms"), 2),
         _ratio(block.get("vs_floor")),
+        _ratio(block.get("strawberry_vs_floor")),
+        _ratio(block.get("vs_strawberry")),
         _ratio(block.get("naive_speedup")),
     ]
 
 
 HEADER = (
     "| op | what | levels | calls / waves | naive calls / waves "
-    "| in-proc req/s | p50 ms | p99 ms | ÷ floor | naive → batched "
-    "| HTTP req/s | p50 ms | p99 ms | ÷ floor | naive → batched |"
+    "| in-proc req/s | p50 ms | Strawberry p50 | ÷ floor | Strawberry ÷ floor "
+    "| ÷ Strawberry | naive → compiled "
+    "| HTTP req/s | p50 ms | Strawberry p50 | ÷ floor | Strawberry ÷ floor "
+    "| ÷ Strawberry | naive → compiled |"
 )
 
 

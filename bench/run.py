@@ -56,6 +56,7 @@ def _server_args(
         common += ["--endpoint", endpoint]
     return {
         "keygraph": ["--target", "keygraph", *common],
+        "strawberry": ["--target", "strawberry", *common],
         "naive": ["--target", "naive", *common],
         "floor": ["--target", "floor", "--items", str(items)],
     }

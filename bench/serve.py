@@ -13,7 +13,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from bench.dataset import TENANTS, load_items
-from bench.targets import bench_settings, floor_app, keygraph_app, open_store
+from bench.targets import VARIANTS, bench_settings, floor_app, keygraph_app, open_store
 from server.serving.datastack import run_with_headroom
 from server.serving.gc_tuning import tune_for_serving
 
@@ -23,13 +23,13 @@ def build(args: argparse.Namespace) -> ASGIApp:
         tenant = TENANTS[0]
         return floor_app(load_items(Path(args.items))[tenant], tenant)
     settings = bench_settings(Path(args.data_dir), args.store, args.endpoint)
-    return keygraph_app(settings, open_store(settings), batching=args.target == "keygraph")
+    return keygraph_app(settings, open_store(settings), args.target)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.serve", description=__doc__)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--target", choices=("keygraph", "naive", "floor"), required=True)
+    parser.add_argument("--target", choices=VARIANTS, required=True)
     parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="embedded")
     parser.add_argument("--data-dir", default=".keygraph")
     parser.add_argument("--endpoint", default=None, help="DynamoDB Local's URL")

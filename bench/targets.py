@@ -1,5 +1,6 @@
-"""The three servers the benchmark compares, built the same way in-process and in a server
-process: keygraph (batched), keygraph naive (DataLoader batching off) and the floor."""
+"""The servers the benchmark compares, built the same way in-process and in a server process:
+keygraph (compiled execution, batched), keygraph on Strawberry's executor (batched), the
+naive baseline (Strawberry's executor, DataLoader batching off) and the floor."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from server.edge.auth import issue_token
 from server.settings import Limits, Settings, load_settings
 
 StoreName = Literal["embedded", "dynamodb-local"]
-Variant = Literal["keygraph", "naive", "floor"]
-VARIANTS: tuple[Variant, ...] = ("keygraph", "floor", "naive")
+Variant = Literal["keygraph", "strawberry", "naive", "floor"]
+VARIANTS: tuple[Variant, ...] = ("keygraph", "strawberry", "floor", "naive")
 
 JWT_SECRET = "keygraph-benchmark-secret-not-for-production-use"
 
@@ -93,9 +94,14 @@ def open_store(settings: Settings) -> Store:
     return dynamodb_local_store(settings.dynamodb_endpoint)
 
 
-def keygraph_app(settings: Settings, store: Store, batching: bool) -> ASGIApp:
-    """keygraph's own app; `batching` False is the naive baseline (one store call per load)."""
-    return create_app(replace(settings, batching=batching), store, close_store=True)
+def keygraph_app(settings: Settings, store: Store, variant: Variant) -> ASGIApp:
+    """keygraph's own app as `variant` runs it (not the floor)."""
+    changed = replace(
+        settings,
+        batching=variant != "naive",
+        executor="compiled" if variant == "keygraph" else "strawberry",
+    )
+    return create_app(changed, store, close_store=True)
 
 
 def floor_app(items: Iterable[Item], tenant: str) -> ASGIApp:
