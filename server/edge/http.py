@@ -38,7 +38,7 @@ from keygraph import capacity
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from server.domain.ids import new_id
-from server.edge import graphiql, idempotency
+from server.edge import fast_path, graphiql, idempotency
 from server.edge.auth import Claims, Verifier
 from server.edge.guard import BodyTooLarge, Guard, Refusal
 from server.errors import Unauthenticated
@@ -248,6 +248,9 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         return response
 
     async def _execute(self, request: GraphQLRequest) -> Response:
+        compiled = await fast_path.answer(self, request)
+        if compiled is not None:
+            return compiled
         try:
             return await self.run(request)
         except HTTPException as exc:

@@ -28,10 +28,10 @@ from graphql import (
     OperationDefinitionNode,
     ValidationRule,
     get_operation_ast,
+    specified_rules,
     validate,
 )
 from strawberry.extensions import SchemaExtension
-from strawberry.types import ExecutionContext
 
 from server.graphql.context import RequestContext
 from server.graphql.cost import Estimate, cost_variables, estimate
@@ -108,69 +108,82 @@ def prepare(
     return Prepared(document, validate(schema, document, rules))
 
 
-def _errors(context: ExecutionContext, prepared: Prepared, max_first: int) -> list[GraphQLError]:
-    """Validation errors, or else a `first` over the limit: what stops the operation."""
-    if prepared.errors:
-        return prepared.errors
-    try:
-        check_first(prepared.firsts(context.operation_name), context.variables or {}, max_first)
-    except GraphQLError as error:
-        return [error]
-    return []
+class Preparation:
+    """How operations are prepared under one set of limits: by the schema extension on
+    Strawberry's path, and directly on compiled execution's (server/edge/fast_path.py)."""
 
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.rules = (*specified_rules, complexity_rule(limits.max_depth, limits.max_aliases))
 
-def _cost_errors(
-    context: ExecutionContext, prepared: Prepared, ctx: RequestContext, max_cost: int
-) -> list[GraphQLError]:
-    """QUERY_TOO_COMPLEX over the per-request limit, THROTTLED when the tenant's budget does
-    not hold the cost; the estimate and the admission are left on the request context."""
-    operation = get_operation_ast(prepared.document, context.operation_name)
-    if operation is None:
-        return []  # execution reports the missing or ambiguous operation
-    found = prepared.estimate(
-        context.schema._schema, operation, context.operation_name, context.variables or {}
-    )
-    if found is None:
-        return []  # execution reports the variables
-    ctx.estimate = found
-    if found.cost > max_cost:
+    def prepared(self, schema: GraphQLSchema, query: str) -> Prepared:
+        """The query parsed and validated (cached); GraphQLError when it cannot be parsed."""
+        return prepare(schema, query, self.rules, self.limits.max_tokens)
+
+    def admit(
+        self,
+        schema: GraphQLSchema,
+        prepared: Prepared,
+        name: str | None,
+        variables: dict[str, Any],
+        ctx: RequestContext,
+    ) -> list[GraphQLError]:
+        """What stops the operation: validation errors, else a `first` over the limit, else
+        QUERY_TOO_COMPLEX over the per-request limit, else THROTTLED when the tenant's budget
+        does not hold the cost. The name, estimate and admission are left on `ctx`."""
+        ctx.operation_name = name
+        if prepared.errors:
+            return prepared.errors
+        try:
+            check_first(prepared.firsts(name), variables, self.limits.max_first)
+        except GraphQLError as error:
+            return [error]
+        operation = get_operation_ast(prepared.document, name)
+        if operation is None:
+            return []  # execution reports the missing or ambiguous operation
+        found = prepared.estimate(schema, operation, name, variables)
+        if found is None:
+            return []  # execution reports the variables
+        ctx.estimate = found
+        max_cost = self.limits.max_cost
+        if found.cost > max_cost:
+            return [
+                GraphQLError(
+                    f"the operation may return {found.cost} objects, at most {max_cost}",
+                    extensions={"code": "QUERY_TOO_COMPLEX", "cost": found.cost, "limit": max_cost},
+                )
+            ]
+        if ctx.budget is None:
+            return []
+        admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
+        if admission.admitted:
+            return []
         return [
             GraphQLError(
-                f"the operation may return {found.cost} objects, at most {max_cost}",
-                extensions={"code": "QUERY_TOO_COMPLEX", "cost": found.cost, "limit": max_cost},
+                f"the tenant's budget holds {int(admission.remaining)} points, the operation "
+                f"costs {found.cost}; retry in {admission.retry_after} s",
+                extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
             )
         ]
-    if ctx.budget is None:
-        return []
-    admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
-    if admission.admitted:
-        return []
-    return [
-        GraphQLError(
-            f"the tenant's budget holds {int(admission.remaining)} points, the operation "
-            f"costs {found.cost}; retry in {admission.retry_after} s",
-            extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
-        )
-    ]
 
 
-def prepare_extension(limits: Limits) -> type[SchemaExtension]:
-    """The schema extension class preparing operations under `limits`."""
-    rule = complexity_rule(limits.max_depth, limits.max_aliases)
+def prepare_extension(preparation: Preparation) -> type[SchemaExtension]:
+    """The schema extension class preparing Strawberry's operations by `preparation`."""
 
     class PrepareOperation(SchemaExtension):
         def on_parse(self) -> Iterator[None]:
             context = self.execution_context
             if context.graphql_document is None and context.query is not None:
-                rules = (*context.validation_rules, rule)
-                prepared = prepare(context.schema._schema, context.query, rules, limits.max_tokens)
+                schema = context.schema._schema
+                prepared = preparation.prepared(schema, context.query)
                 context.graphql_document = prepared.document
-                errors = _errors(context, prepared, limits.max_first)
                 ctx = context.context
                 if isinstance(ctx, RequestContext):
-                    ctx.operation_name = context.operation_name
-                    if not errors:
-                        errors = _cost_errors(context, prepared, ctx, limits.max_cost)
+                    errors = preparation.admit(
+                        schema, prepared, context.operation_name, context.variables or {}, ctx
+                    )
+                else:
+                    errors = prepared.errors
                 context.pre_execution_errors = errors
             yield
 

@@ -12,7 +12,7 @@ from strawberry.types import ExecutionContext
 
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.error_format import log_errors
-from server.graphql.prepare import prepare_extension
+from server.graphql.prepare import Preparation, prepare_extension
 from server.graphql.resolvers.address import AddressMutation
 from server.graphql.resolvers.group import GroupMutation, GroupQuery
 from server.graphql.resolvers.node import NodeQuery
@@ -37,6 +37,13 @@ NODE_TYPES: list[Any] = [User, Address, Order, Group, OrgNode, Shop]
 
 
 class KeygraphSchema(strawberry.Schema):
+    """The schema, with how its operations are prepared and whether they run compiled."""
+
+    def __init__(self, *args: Any, preparation: Preparation, compiled: bool, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.preparation = preparation
+        self.compiled = compiled
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -44,13 +51,17 @@ class KeygraphSchema(strawberry.Schema):
         log_errors(errors, getattr(context, "request_id", None))
 
 
-def build_schema(limits: Limits, executor: ExecutorKind = "compiled") -> strawberry.Schema:
+def build_schema(limits: Limits, executor: ExecutorKind = "compiled") -> KeygraphSchema:
+    preparation = Preparation(limits)
+    compiled = executor == "compiled"
     return KeygraphSchema(
         query=Query,
         mutation=Mutation,
         types=NODE_TYPES,
-        extensions=[prepare_extension(limits)],
-        execution_context_class=CompiledExecutor if executor == "compiled" else None,
+        extensions=[prepare_extension(preparation)],
+        execution_context_class=CompiledExecutor if compiled else None,
+        preparation=preparation,
+        compiled=compiled,
     )
 
 

@@ -6,7 +6,6 @@ giving the same values to the operation's @skip/@include variables, and is kept 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -40,35 +39,27 @@ from graphql.execution.values import VariableValues
 from strawberry.types.field import StrawberryField
 
 _BACKREF = "strawberry-definition"
-_MAX_INT = 2**31 - 1
 
 
 class Unsupported(Exception):
     """The operation asks for something the compiler leaves to Strawberry."""
 
 
-def _plain_float(value: object) -> bool:
-    return isinstance(value, float) and math.isfinite(value)
-
-
-def _plain_int(value: object) -> bool:
-    return type(value) is int and -_MAX_INT - 1 <= value <= _MAX_INT
-
-
-_FAST: dict[str, Callable[[object], bool]] = {
-    GraphQLString.name: lambda value: type(value) is str,
-    GraphQLID.name: lambda value: type(value) is str,
-    GraphQLBoolean.name: lambda value: type(value) is bool,
-    GraphQLInt.name: _plain_int,
-    GraphQLFloat.name: _plain_float,
+_EXACT: dict[str, type] = {
+    GraphQLString.name: str,
+    GraphQLID.name: str,
+    GraphQLBoolean.name: bool,
+    GraphQLInt.name: int,
+    GraphQLFloat.name: float,
 }
-"""Values the built-in scalars return unchanged: serializing them would only check."""
+"""The Python type whose values each built-in scalar answers unchanged (an int within 32
+bits, a finite float): serializing them would only check."""
 
 
 @dataclass(eq=False, slots=True)
 class Leaf:
-    type: GraphQLLeafType
-    unchanged: Callable[[object], bool] | None
+    scalar: GraphQLLeafType
+    exact: type | None
 
 
 @dataclass(eq=False, slots=True)
@@ -122,13 +113,17 @@ class FieldPlan:
     source_names: tuple[str, ...] = ()
     """Keyword parameters (strawberry.Parent, root) given the source object."""
     takes_arguments: bool = False
+    exact: type | None = None
+    """For an attribute of a built-in scalar: the Python type answered as it is."""
 
 
 @dataclass(eq=False, slots=True)
 class ObjectPlan:
-    type: GraphQLObjectType
+    object_type: GraphQLObjectType
     fields: list[FieldPlan]
     is_type_of: Callable[[Any, Any], Any] | None
+    origin: type | None = None
+    """The Strawberry class of the type: its instances need no is_type_of check."""
 
 
 @dataclass(eq=False, slots=True)
@@ -183,7 +178,10 @@ class Compiler:
         if definition is None:
             raise Unsupported(f"{type_.name} is no Strawberry type")
         fields = [self._field_plan(type_, key, details) for key, details in grouped.items()]
-        return ObjectPlan(type_, fields, type_.is_type_of)
+        origin = getattr(definition, "origin", None)
+        return ObjectPlan(
+            type_, fields, type_.is_type_of, origin if isinstance(origin, type) else None
+        )
 
     def _field_plan(
         self, parent: GraphQLObjectType, key: str, details: list[FieldDetails]
@@ -199,7 +197,7 @@ class Compiler:
                 parent,
                 details,
                 nodes,
-                NonNull(Leaf(GraphQLString, None)),
+                NonNull(Leaf(GraphQLString, str)),
                 nullable=False,
                 leaf=True,
                 typename=True,
@@ -226,6 +224,9 @@ class Compiler:
         resolver = strawberry_field.base_resolver
         if resolver is None:
             plan.attribute = strawberry_field.python_name
+            inner = completion.inner if isinstance(completion, NonNull) else completion
+            if isinstance(inner, Leaf):
+                plan.exact = inner.exact
             return plan
         plan.resolver = cast(Callable[..., Any], resolver.wrapped_func)
         plan.pass_self = resolver.self_parameter is not None
@@ -242,7 +243,7 @@ class Compiler:
             inner = self._completion(type_.of_type, details)
             return ListOf(inner, items_nullable=not isinstance(inner, NonNull))
         if isinstance(type_, GraphQLLeafType):
-            return Leaf(type_, _FAST.get(type_.name))
+            return Leaf(type_, _EXACT.get(type_.name))
         if isinstance(type_, GraphQLObjectType):
             return Object(self._subplan(type_, details))
         if isinstance(type_, GraphQLInterfaceType):

@@ -30,6 +30,8 @@ from server.graphql.compiled.plan import (
     OperationPlan,
 )
 
+_ABSENT = object()
+
 
 class Place:
     """Where a completed object or list sits in the response, for nulling it later."""
@@ -101,7 +103,7 @@ class Run:
             if self.data is None:
                 break
             self._fill(
-                ObjectPlan(root.type, [field], None),
+                ObjectPlan(root.object_type, [field], None),
                 self.executor.root_value,
                 self.data,
                 None,
@@ -135,8 +137,14 @@ class Run:
     ) -> dict[str, Any]:
         """Fills `out` with the plan's fields of `source`; raises the located error of a
         failed non-null field, for the caller to null this object."""
-        type_name = plan.type.name
+        type_name = plan.object_type.name
         for field in plan.fields:
+            exact = field.exact
+            if exact is not None:  # an attribute that is answered as it is, mostly
+                value = getattr(source, field.attribute, _ABSENT)  # type: ignore[arg-type]
+                if type(value) is exact and (exact is str or _unchanged(value)):
+                    out[field.key] = value
+                    continue
             if field.typename:
                 out[field.key] = type_name
                 continue
@@ -241,13 +249,13 @@ class Run:
             return None
         kind = type(completion)
         if kind is Leaf:
-            check = completion.unchanged  # type: ignore[union-attr]
-            if check is not None and check(value):
+            exact = completion.exact  # type: ignore[union-attr]
+            if type(value) is exact and (exact is str or _unchanged(value)):
                 return value
-            coerced = completion.type.coerce_output_value(value)  # type: ignore[union-attr]
+            coerced = completion.scalar.coerce_output_value(value)  # type: ignore[union-attr]
             if coerced is Undefined or coerced is None:
                 message = (
-                    f"Expected `{inspect(completion.type)}.coerce_output_value("  # type: ignore[union-attr]
+                    f"Expected `{inspect(completion.scalar)}.coerce_output_value("  # type: ignore[union-attr]
                     f"{inspect(value)})` to return non-nullable value, returned:"
                     f" {inspect(coerced)}"
                 )
@@ -260,8 +268,12 @@ class Run:
             plan = completion.plan  # type: ignore[union-attr]
         else:
             plan = self._runtime_plan(completion, field, value, path)  # type: ignore[arg-type]
-        if plan.is_type_of is not None and not plan.is_type_of(value, None):
-            raise invalid_return_type_error(plan.type, value, field.details)
+        if (
+            plan.is_type_of is not None
+            and type(value) is not plan.origin
+            and not plan.is_type_of(value, None)
+        ):
+            raise invalid_return_type_error(plan.object_type, value, field.details)
         place = Place(owner, container, key, path, nullable)
         return self._fields(plan, value, {}, path, place)
 
@@ -440,6 +452,14 @@ class Run:
         place.dead = True
         if self.running:
             self._abandon_dead()
+
+
+def _unchanged(value: Any) -> bool:
+    """Whether a scalar of the type its GraphQL scalar wants is answered as it is: an int
+    within 32 bits, a finite float (inf - inf is nan), any bool."""
+    if type(value) is int:
+        return -(2**31) <= value < 2**31
+    return bool(value - value == 0)
 
 
 def _close(awaitable: Any) -> None:
