@@ -240,7 +240,13 @@ class Soak:
         ack, lost = self.acknowledged, []
         for user_id, user in ack.users.items():
             _, body = await client.send(READS["user"], {"id": user_id})
-            if body["data"]["user"] != user:
+            found = body["data"]["user"]
+            # memberships added since raise the version
+            if (
+                found is None
+                or {**found, "version": user["version"]} != user
+                or found["version"] < user["version"]
+            ):
                 lost.append(f"user {user_id}")
         for order_id, order in ack.orders.items():
             _, body = await client.send(

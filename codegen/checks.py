@@ -36,6 +36,8 @@ _TYPE_KEYS = {
     "struct": {"of"},
 }
 _COMMON_KEYS = {"type", "description", "optional", "default"}
+SCALAR_LISTS = frozenset({"id", "string"})
+"""What a list holds besides structs: ids or strings, stored as a list of strings."""
 _DEFAULTS = {"string": str, "id": str, "int": int, "bool": bool, "enum": str}
 
 
@@ -62,8 +64,13 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
         for value in values:
             if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", value):
                 yield Problem(f"{path}.values", f"enum value {value!r} must be an identifier")
-    if attr.type in ("list", "struct") and attr.of not in structs:
+    if attr.type == "struct" and attr.of not in structs:
         yield Problem(f"{path}.of", f"{attr.of!r} is not a struct; declare [structs.{attr.of}]")
+    if attr.type == "list" and attr.of not in structs and attr.of not in SCALAR_LISTS:
+        yield Problem(
+            f"{path}.of",
+            f"{attr.of!r} is not a struct: a list holds structs, ids or strings",
+        )
     if attr.pattern is not None:
         try:
             re.compile(attr.pattern)

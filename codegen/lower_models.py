@@ -36,7 +36,9 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
         "from pydantic import BaseModel, ConfigDict",
         "from keygraph.plan import Item",
     ]
-    types = {a.spec.type for a in attrs}
+    types = {a.spec.type for a in attrs} | {
+        "id" for a in attrs if a.spec.type == "list" and a.spec.of == "id"
+    }
     common = [
         name
         for name, kind in (("Id", "id"), ("PathParts", "path"), ("UtcDatetime", "datetime"))
@@ -56,7 +58,8 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
         lines.append("from decimal import Decimal")
     for enum in sorted({str(a.enum_class) for a in attrs if a.enum_class}):
         lines.append(f"from .enums import {enum}")
-    for struct in sorted({str(a.spec.of) for a in attrs if a.spec.type in ("list", "struct")}):
+    structs = {str(a.spec.of) for a in attrs if a.spec.type in ("list", "struct")}
+    for struct in sorted(structs - {"id", "string"}):
         if snake(struct) != module:
             lines.append(f"from .{snake(struct)} import {struct}")
     return lines

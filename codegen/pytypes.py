@@ -110,7 +110,10 @@ def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
     if t == "enum":
         return str(enum_class)
     constraints: list[str] = []
-    base = {"string": "str", "int": "int", "float": "float"}.get(t, f"list[{attr.of}]")
+    scalar_item = {"id": "Id", "string": "str"}.get(str(attr.of))
+    base = {"string": "str", "int": "int", "float": "float"}.get(
+        t, f"list[{scalar_item or attr.of}]"
+    )
     for name in ("min_length", "max_length", "pattern", "ge", "le"):
         value = getattr(attr, name)
         if value is not None:
@@ -128,6 +131,8 @@ def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
 
 def store_expr(attr: AttributeSpec, value: str) -> str:
     """Expression turning a model value into its stored item value."""
+    if attr.type == "list" and attr.of in ("id", "string"):
+        return f"list({value})"
     return {
         "float": f"Decimal(repr({value}))",
         "datetime": f"_kc.format_datetime({value})",

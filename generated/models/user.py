@@ -26,6 +26,7 @@ class User(BaseModel):
     created_at: UtcDatetime
     version: Annotated[int, Field(ge=1)]
     default_address_id: Id | None = None
+    group_ids: Annotated[list[Id], Field(max_length=100)] | None = None
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -39,6 +40,8 @@ class User(BaseModel):
         }
         if self.default_address_id is not None:
             item["default_address_id"] = self.default_address_id
+        if self.group_ids is not None:
+            item["group_ids"] = list(self.group_ids)
         item.update(_keys.key(tenant, self.user_id))
         item.update(_keys.gsi1_key(tenant, self.created_at, self.user_id))
         return item
@@ -53,4 +56,5 @@ class User(BaseModel):
             created_at=_kc.parse_datetime(item["created_at"]),
             version=int(item["version"]),
             default_address_id=item.get("default_address_id"),
+            group_ids=item.get("group_ids"),
         )

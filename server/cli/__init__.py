@@ -1,4 +1,4 @@
-"""`python -m server`: serve, seed, token, table and schema commands."""
+"""`python -m server`: serve, seed, token, table, backfill-groups and schema commands."""
 
 from __future__ import annotations
 
@@ -70,6 +70,20 @@ def parser() -> argparse.ArgumentParser:
 
     table.add_parser(commands, _store_options)
 
+    backfill = commands.add_parser(
+        "backfill-groups",
+        help="give users stored before they kept their group ids those ids",
+        description="Give every user stored before users kept their group ids (on the user "
+        "item, written with each membership) the ids of its memberships. Such users read "
+        "their groups with a Query of their memberships until then; run it once after "
+        "upgrading, while the server serves. Each write is conditional on the user being "
+        "unchanged since read; a run writes nothing for users already done, so a stopped "
+        "run is continued by running it again.",
+    )
+    _store_options(backfill)
+    backfill.add_argument("--tenant", help="only this tenant's users (default: every user)")
+    backfill.add_argument("--no-progress", action="store_true")
+
     commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     return root
 
@@ -130,6 +144,31 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backfill_groups(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from keygraph.cursor import CursorCodec
+    from keygraph.store import Session
+    from server.domain.backfill import backfill_group_ids
+    from server.serving.backends import open_backend
+
+    settings = _settings(args)
+    with open_backend(settings) as backend:
+        session = Session(store=backend.store, cursors=CursorCodec(settings.cursor_key()))
+        bar = tqdm(unit=" items", desc="backfill", disable=args.no_progress, file=sys.stderr)
+
+        async def run() -> Any:
+            try:
+                return await backfill_group_ids(session, args.tenant, bar.update)
+            finally:
+                bar.close()
+                await backend.store.close()
+
+        report = asyncio.run(run())
+    print(report)
+    return 0
+
+
 def cmd_token(args: argparse.Namespace) -> int:
     from server.edge.auth import issue_token
 
@@ -153,6 +192,7 @@ COMMANDS = {
     "seed": cmd_seed,
     "token": cmd_token,
     "table": cmd_table,
+    "backfill-groups": cmd_backfill_groups,
     "schema": cmd_schema,
 }
 

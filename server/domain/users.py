@@ -39,6 +39,7 @@ def new_user(
         name=name,
         created_at=now or datetime.now(UTC),
         version=1,
+        group_ids=[],
     )
 
 

@@ -11,16 +11,19 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from generated.models.membership import Membership
+from generated.models.user import User as UserModel
+from keygraph.errors import BadArgument
 from keygraph.page import Page
+from server.domain.groups import groups_page
 from server.graphql import loaders, lookahead
 from server.graphql.context import Context, Info
 
 
-async def user_fields(info: Info, user_ids: Sequence[str]) -> None:
+async def user_fields(info: Info, users: Sequence[UserModel]) -> None:
     """Loads what `edges { node { ... } }` of a page of these users asks of each user.
     Failures are left in the loaders: each user's field meets its own."""
     ctx = info.context
-    if not ctx.batching or not user_ids:
+    if not ctx.batching or not users:
         return
     loads: list[Awaitable[Any]] = []
     for name, args in lookahead.selected(info, ("edges", "node"), "User"):
@@ -30,12 +33,33 @@ async def user_fields(info: Info, user_ids: Sequence[str]) -> None:
             if from_ is not None and to is not None and from_ > to:
                 continue  # each user's field reports the bad range
             orders = loaders.orders_of_user(ctx)
-            loads += [orders.load((user_id, first, after, from_, to)) for user_id in user_ids]
+            loads += [orders.load((user.user_id, first, after, from_, to)) for user in users]
         elif name == "groups":
-            memberships = loaders.memberships_of_user(ctx)
-            pages = [memberships.load((user_id, first, after)) for user_id in user_ids]
-            loads.append(_groups(ctx, pages))
+            loads += _group_loads(ctx, users, first, after)
     await asyncio.gather(*loads, return_exceptions=True)
+
+
+def _group_loads(
+    ctx: Context, users: Sequence[UserModel], first: int | None, after: str | None
+) -> list[Awaitable[Any]]:
+    """The groups of each user's first page, from the group ids its item keeps; the pages of
+    memberships (and then their groups) of the others."""
+    groups = loaders.groups(ctx)
+    memberships = loaders.memberships_of_user(ctx)
+    ids: list[str] = []
+    pages = []
+    for user in users:
+        if user.group_ids is None or after is not None:
+            pages.append(memberships.load((user.user_id, first, after)))
+            continue
+        try:
+            ids += groups_page(ctx.session, ctx.tenant, user.user_id, user.group_ids, first).items
+        except BadArgument:
+            return []  # each user's field reports the bad `first`
+    found: list[Awaitable[Any]] = [groups.load(group_id) for group_id in ids]
+    if pages:
+        found.append(_groups(ctx, pages))
+    return found
 
 
 async def _groups(ctx: Context, loading: list[Awaitable[Page[Membership]]]) -> None:

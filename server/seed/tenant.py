@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from tqdm import tqdm
 
 from generated.models.enums import OrderStatus
+from generated.models.membership import Membership
 from generated.models.order import Order
 from generated.models.user import User
 from generated.table import TABLE
@@ -32,7 +33,13 @@ from keygraph.errors import ConditionFailed
 from keygraph.plan import Condition, Get, Item, Put
 from keygraph.store import Store
 from server.domain.geo import destination
-from server.domain.groups import new_group, new_group_items, new_membership, new_membership_items
+from server.domain.groups import (
+    in_key_order,
+    new_group,
+    new_group_items,
+    new_membership,
+    new_membership_items,
+)
 from server.domain.ids import ulid
 from server.domain.orders import new_order, new_order_items
 from server.domain.org import org_node_record
@@ -226,12 +233,18 @@ def sections(tenant: str, sizes: SeedSizes, rng_seed: int) -> list[Callable[[], 
 
     def people() -> list[Item]:
         users = user_records(sizes, tag, rng("users"))
+        groups = list(group_items(tenant, users, sizes, rng("groups")))
+        member_of: dict[str, list[str]] = {}
+        for item in groups:
+            if item["_type"] == Membership.TYPE:
+                member_of.setdefault(item["user_id"], []).append(item["group_id"])
         items: list[Item] = []
         for user in users:
-            items.extend(new_user_items(tenant, user))
+            group_ids = in_key_order(member_of.get(user.user_id, ()))
+            items.extend(new_user_items(tenant, user.model_copy(update={"group_ids": group_ids})))
         for order in order_records(users, sizes, rng("orders")):
             items.extend(new_order_items(tenant, order))
-        items.extend(group_items(tenant, users, sizes, rng("groups")))
+        items.extend(groups)
         return items
 
     return [

@@ -6,9 +6,17 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from keygraph.plan import Get, Item, Put
+from generated.queries.user import plan_list_users
+from generated.table import TABLE
+from keygraph.plan import Get, Item, Put, Update
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.domain.groups import new_group, new_group_items, new_membership, new_membership_items
+from server.domain.groups import (
+    in_key_order,
+    new_group,
+    new_group_items,
+    new_membership,
+    new_membership_items,
+)
 from server.domain.orders import new_order, new_order_items
 from server.domain.users import new_user, new_user_items
 from server.graphql.counting import CountingStore
@@ -26,10 +34,12 @@ async def _seed(store: EmbeddedStore, users: int, orders_each: int, groups: int 
     """`users` users with `orders_each` orders of 3 lines each; every user in every group."""
     items: list[Item] = []
     user_ids = []
+    all_groups = [new_group(f"group {g}", now=START) for g in range(groups)]
+    group_ids = in_key_order(group.group_id for group in all_groups)
     for u in range(users):
         user = new_user(f"user{u}@example.org", f"User {u}", now=START + timedelta(seconds=u))
         user_ids.append(user.user_id)
-        items += new_user_items("acme", user)
+        items += new_user_items("acme", user.model_copy(update={"group_ids": group_ids}))
         for o in range(orders_each):
             lines = [
                 {"sku": f"S{k}", "name": "n", "quantity": 1, "unit_price_cents": 5}
@@ -39,8 +49,7 @@ async def _seed(store: EmbeddedStore, users: int, orders_each: int, groups: int 
                 user.user_id, "EUR", lines, now=START + timedelta(minutes=o, seconds=u)
             )
             items += new_order_items("acme", order)
-    for g in range(groups):
-        group = new_group(f"group {g}", now=START)
+    for group in all_groups:
         items += new_group_items("acme", group)
         for user_id in user_ids:
             items += new_membership_items(
@@ -95,18 +104,40 @@ async def test_identical_sub_queries_run_once(acme: Api, store: EmbeddedStore) -
     assert store_counts(body) == {"storeCalls": 1 + 10 + 10, "storeWaves": 2}
 
 
+GROUPS_AND_MEMBERS = """{ users(first: 20) { edges { node {
+  groups { edges { node { name members(first: 20) { edges { node { email } } } } } } } } } }"""
+
+
 async def test_groups_and_members_batch_their_entities(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=20, orders_each=0, groups=3)
-    query = """{ users(first: 20) { edges { node {
-      groups { edges { node { name members(first: 20) { edges { node { email } } } } } } } } } }"""
-    body = await acme(query)
+    body = await acme(GROUPS_AND_MEMBERS)
     for edge in body["data"]["users"]["edges"]:
         groups = edge["node"]["groups"]["edges"]
         assert len(groups) == 3
         assert all(len(group["node"]["members"]["edges"]) == 20 for group in groups)
-    # page; 20 membership queries; 1 batch get of the 3 groups; 3 member queries (the same
-    # group under every user runs once); 1 batch get of the 20 users
+    # page; 1 batch get of the 3 groups (their ids are on the users); 3 member queries (the
+    # same group under every user runs once); 1 batch get of the 20 users
+    assert store_counts(body) == {"storeCalls": 1 + 1 + 3 + 1, "storeWaves": 4}
+
+
+async def test_users_stored_before_they_kept_group_ids_query_their_memberships(
+    acme: Api, store: EmbeddedStore
+) -> None:
+    await _seed(store, users=20, orders_each=0, groups=3)
+    await _forget_group_ids(store)
+    body = await acme(GROUPS_AND_MEMBERS)
+    for edge in body["data"]["users"]["edges"]:
+        assert len(edge["node"]["groups"]["edges"]) == 3
+    # page; 20 membership queries; 1 batch get of the 3 groups; 3 member queries; 1 batch
+    # get of the 20 users
     assert store_counts(body) == {"storeCalls": 1 + 20 + 1 + 3 + 1, "storeWaves": 5}
+
+
+async def _forget_group_ids(store: EmbeddedStore) -> None:
+    """Every user item as it was stored before users kept their group ids."""
+    page = await store.query(plan_list_users("acme", limit=100))
+    for item in page.items:
+        await store.update(Update(key=TABLE.primary_key(item), remove=("group_ids",)))
 
 
 async def test_more_than_100_entities_split_into_concurrent_batch_gets(

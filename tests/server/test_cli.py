@@ -1,4 +1,5 @@
-"""The command line: token, schema, seed (idempotent) and table, run in-process."""
+"""The command line: token, schema, seed (idempotent), table and backfill-groups, run
+in-process."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 import jwt
 import pytest
 
+from generated.keys import user as user_keys
 from generated.queries.user import list_users
 from generated.table import TABLE
 from keygraph.cursor import CursorCodec
+from keygraph.plan import Update
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.cli import main
@@ -78,3 +81,32 @@ def test_table_commands_on_the_embedded_store(
     assert described["ttl_attribute"] == "expires_at"
     assert main(["table", "plan", "--data", str(tmp_path)]) == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+def test_backfill_groups_gives_older_users_their_group_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["seed", "--data", str(tmp_path), "--tenant", "t1", "--users", "4", "--orders", "0"]
+    args += ["--groups", "2", "--org-nodes", "0", "--shops", "0", "--no-progress"]
+    assert main(args) == 0
+    path = tmp_path / "keygraph.sqlite3"
+
+    async def forget() -> list[list[str] | None]:
+        store = EmbeddedStore(path, TABLE)
+        try:
+            page = await list_users(Session(store, CursorCodec(b"k" * 32)), "t1", first=100)
+            for user in page.items:
+                key = user_keys.key("t1", user.user_id)
+                await store.update(Update(key=key, remove=("group_ids",)))
+            return [user.group_ids for user in page.items]
+        finally:
+            await store.close()
+
+    seeded = asyncio.run(forget())
+    assert any(seeded)
+    capsys.readouterr()
+    assert main(["backfill-groups", "--data", str(tmp_path), "--no-progress"]) == 0
+    assert "4 users read, 4 given their group ids" in capsys.readouterr().out
+    assert asyncio.run(forget()) == seeded
+    assert main(["backfill-groups", "--data", str(tmp_path), "--tenant", "t1"]) == 0
+    assert "4 users read, 4 given" in capsys.readouterr().out  # forget() removed them again

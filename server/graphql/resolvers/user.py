@@ -61,7 +61,7 @@ class UserQuery:
     ) -> Connection[User]:
         ctx = info.context
         page = await list_users(ctx.session, ctx.tenant, first=first, after=after)
-        await prefetch.user_fields(info, [user.user_id for user in page.items])
+        await prefetch.user_fields(info, page.items)
         return connection_from_page(page, User.from_model)
 
 

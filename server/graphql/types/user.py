@@ -16,6 +16,7 @@ from generated.models.user import User as UserModel
 from generated.models.user_order import UserOrder
 from generated.queries.user import get_user
 from keygraph.page import Page
+from server.domain.groups import groups_page
 from server.errors import BadUserInput
 from server.graphql import loaders
 from server.graphql.context import Context, Info
@@ -43,6 +44,8 @@ class User(Node):
     )
     user_id: strawberry.Private[str]
     default_address_id: strawberry.Private[str | None]
+    group_ids: strawberry.Private[list[str] | None]
+    """The user's group ids as its item keeps them; None on a user stored before it did."""
     read_addresses: strawberry.Private[list[AddressModel] | None]
     """The user's addresses when they were read together with it."""
 
@@ -56,6 +59,7 @@ class User(Node):
             version=model.version,
             user_id=model.user_id,
             default_address_id=model.default_address_id,
+            group_ids=model.group_ids,
             read_addresses=addresses,
         )
 
@@ -112,30 +116,42 @@ class User(Node):
         self, info: Info, first: int | None = None, after: str | None = None
     ) -> Connection[Group] | Awaitable[Connection[Group]]:
         ctx = info.context
-        key = (self.user_id, first, after)
-        ready = loaders.settled(loaders.memberships_of_user(ctx), key)
-        if ready is not None:
-            page = ready.result()
-            group_loader = loaders.groups(ctx)
-            found = [loaders.settled(group_loader, m.group_id) for m in page.items]
-            if all(future is not None for future in found):
-                return _groups_of(page, [future.result() for future in found if future])
-        return _groups(ctx, key)
+        if self.group_ids is not None and after is None:
+            page = groups_page(ctx.session, ctx.tenant, self.user_id, self.group_ids, first)
+        else:
+            ready = loaders.settled(loaders.memberships_of_user(ctx), (self.user_id, first, after))
+            if ready is None:
+                return _groups(ctx, (self.user_id, first, after))
+            page = _group_ids(ready.result())
+        group_loader = loaders.groups(ctx)
+        found = [loaders.settled(group_loader, group_id) for group_id in page.items]
+        if all(future is not None for future in found):
+            return _groups_of(page, [future.result() for future in found if future])
+        return _groups_of_page(ctx, page)
 
 
 async def _orders(loader: OrdersLoader, key: loaders.OrdersKey) -> Connection[Order]:
     return connection_from_page(await loader.load(key), order_types.Order.from_model)
 
 
+def _group_ids(page: Page[Membership]) -> Page[str]:
+    ids = [membership.group_id for membership in page.items]
+    return Page(ids, page.has_next, page.cursor_after, page.next_cursor)
+
+
 async def _groups(ctx: Context, key: loaders.PageKey) -> Connection[Group]:
     page = await loaders.memberships_of_user(ctx).load(key)
-    found = await loaders.groups(ctx).load_many([m.group_id for m in page.items])
-    return _groups_of(page, found)
+    return await _groups_of_page(ctx, _group_ids(page))
 
 
-def _groups_of(page: Page[Membership], found: list[GroupModel | None]) -> Connection[Group]:
+async def _groups_of_page(ctx: Context, page: Page[str]) -> Connection[Group]:
+    return _groups_of(page, await loaders.groups(ctx).load_many(page.items))
+
+
+def _groups_of(page: Page[str], found: list[GroupModel | None]) -> Connection[Group]:
+    """The connection of a page of group ids; a group gone meanwhile gets no edge."""
     groups = {group.group_id: group_types.Group.from_model(group) for group in found if group}
-    return connection_from_page(page, lambda membership: groups.get(membership.group_id))
+    return connection_from_page(page, groups.get)
 
 
 async def load_user(ctx: Context, user_id: str) -> User | None:
