@@ -20,9 +20,10 @@ The spec language (see access_patterns.toml for a full example):
   "global" entity, such as a public catalog, has no {tenant} in its keys and its functions
   take no tenant), attributes.<name> = { type = id | string | int | float | bool | datetime
   | date | enum | path | list | struct, optional, and per type: min_length, max_length,
-  pattern / ge, le, width / values / of (the struct of a list or struct) / min_items,
-  max_items }, attributes_from = "<Entity>" to share another entity's attributes, and
-  keys.<ATTR> = "<template>" for the table's and each index's key attributes.
+  pattern / ge, le, width / values / of (a struct's struct; a list's struct, or id or
+  string) / min_items, max_items }, attributes_from = "<Entity>" to share another entity's
+  attributes, and keys.<ATTR> = "<template>" for the table's and each index's key
+  attributes.
 - Key templates: segments joined by "#"; each segment literal text or one {placeholder}
   naming tenant, an attribute, or a pattern arg. Values are escaped ("%" -> "%25",
   "#" -> "%23"), datetimes fixed-width UTC, ints zero-padded to `width`, paths escaped part by

@@ -28,14 +28,14 @@ from generated.queries.user import get_users
 from generated.queries.user_order import user_orders, user_orders_between
 from keygraph.page import Page
 from server.domain.addresses import user_and_addresses
-from server.graphql.context import Context
+from server.graphql.context import Context, SharedLoader
 from server.graphql.counting import CountingStore
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-def _queries(ctx: Context, name: str, run: Callable[[K], Awaitable[V]]) -> DataLoader[K, V]:
+def _queries(ctx: Context, name: str, run: Callable[[K], Awaitable[V]]) -> SharedLoader[K, V]:
     """A loader running one query per distinct key, all of a batch in one wave."""
 
     async def load(keys: Sequence[K]) -> list[V | BaseException]:
@@ -83,7 +83,7 @@ def users(ctx: Context) -> DataLoader[str, UserModel | None]:
     return ctx.loader("get_users", load)
 
 
-def groups(ctx: Context) -> DataLoader[str, GroupModel | None]:
+def groups(ctx: Context) -> SharedLoader[str, GroupModel | None]:
     async def load(ids: Sequence[str]) -> list[GroupModel | None]:
         return await get_groups(ctx.session, ctx.tenant, ids)
 
@@ -97,7 +97,7 @@ OrdersKey = tuple[str, int | None, str | None, datetime | None, datetime | None]
 """(user id, first, after, from, to) of one user's orders page."""
 
 
-def orders_of_user(ctx: Context) -> DataLoader[OrdersKey, Page[UserOrder]]:
+def orders_of_user(ctx: Context) -> SharedLoader[OrdersKey, Page[UserOrder]]:
     async def run(key: OrdersKey) -> Page[UserOrder]:
         user_id, first, after, from_, to = key
         if from_ is None and to is None:
@@ -119,7 +119,7 @@ PageKey = tuple[str, int | None, str | None]
 """(parent id, first, after) of one page of an item collection."""
 
 
-def memberships_of_user(ctx: Context) -> DataLoader[PageKey, Page[Membership]]:
+def memberships_of_user(ctx: Context) -> SharedLoader[PageKey, Page[Membership]]:
     async def run(key: PageKey) -> Page[Membership]:
         user_id, first, after = key
         return await user_groups(ctx.session, ctx.tenant, user_id, first=first, after=after)

@@ -33,10 +33,10 @@ async def user_fields(info: Info, users: Sequence[UserModel]) -> None:
             if from_ is not None and to is not None and from_ > to:
                 continue  # each user's field reports the bad range
             orders = loaders.orders_of_user(ctx)
-            loads += [orders.load((user.user_id, first, after, from_, to)) for user in users]
+            loads += [orders.load_ahead((user.user_id, first, after, from_, to)) for user in users]
         elif name == "groups":
             loads += _group_loads(ctx, users, first, after)
-    await asyncio.gather(*loads, return_exceptions=True)
+    await asyncio.shield(asyncio.gather(*loads, return_exceptions=True))
 
 
 def _group_loads(
@@ -50,13 +50,13 @@ def _group_loads(
     pages = []
     for user in users:
         if user.group_ids is None or after is not None:
-            pages.append(memberships.load((user.user_id, first, after)))
+            pages.append(memberships.load_ahead((user.user_id, first, after)))
             continue
         try:
             ids += groups_page(ctx.session, ctx.tenant, user.user_id, user.group_ids, first).items
         except BadArgument:
             return []  # each user's field reports the bad `first`
-    found: list[Awaitable[Any]] = [groups.load(group_id) for group_id in ids]
+    found: list[Awaitable[Any]] = [groups.load_ahead(key) for key in dict.fromkeys(ids)]
     if pages:
         found.append(_groups(ctx, pages))
     return found
@@ -67,12 +67,10 @@ async def _groups(ctx: Context, loading: list[Awaitable[Page[Membership]]]) -> N
     asked for before this runs, so that they go out with the orders, in the same wave."""
     pages = await asyncio.gather(*loading, return_exceptions=True)
     groups = loaders.groups(ctx)
-    await asyncio.gather(
-        *(
-            groups.load(membership.group_id)
-            for page in pages
-            if not isinstance(page, BaseException)
-            for membership in page.items
-        ),
-        return_exceptions=True,
+    wanted = dict.fromkeys(
+        membership.group_id
+        for page in pages
+        if not isinstance(page, BaseException)
+        for membership in page.items
     )
+    await asyncio.gather(*(groups.load_ahead(key) for key in wanted), return_exceptions=True)
