@@ -102,7 +102,7 @@ def operations(data: FloorData) -> list[Operation]:
             2,
             True,
         ),
-        Operation("Q3", "50 users x 5 orders + groups", Q3, {}, 3, True),
+        Operation("Q3", "50 users x 5 orders + groups", Q3, {}, 2, True),
         Operation(
             "Q4", "a group's 100 members", Q4, {"id": to_global_id("Group", biggest_group)}, 3, True
         ),

@@ -81,9 +81,16 @@ async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[I
     wanted = list(dict.fromkeys((key[pk], key[sk]) for key in keys))
     chunks = [wanted[i : i + BATCH_GET_LIMIT] for i in range(0, len(wanted), BATCH_GET_LIMIT)]
     calls = [store.batch_get(BatchGet(tuple({pk: p, sk: s} for p, s in chunk))) for chunk in chunks]
-    # one chunk (the usual case) is awaited here: a task of its own would start it a turn
-    # of the event loop later, after loads asked for beside it
-    results = [await calls[0]] if len(calls) == 1 else await asyncio.gather(*calls)
+    # the first chunk is awaited here, the others in tasks started first: a task of its own
+    # would start the first a turn of the event loop later, after loads asked for beside it
+    others = [asyncio.ensure_future(call) for call in calls[1:]]
+    try:
+        results = [await calls[0]] if calls else []
+        results += [await other for other in others]
+    except BaseException:
+        for other in others:
+            other.cancel()
+        raise
     found = {(item[pk], item[sk]): item for result in results for item in result}
     return [found.get((key[pk], key[sk])) for key in keys]
 
