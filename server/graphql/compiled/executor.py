@@ -21,6 +21,8 @@ from server.graphql.compiled.run import Run
 
 _KEPT = 512
 """Operations whose plans are kept, as many as prepared documents (prepare.py)."""
+_PLANS_KEPT = 64
+"""Plans an operation keeps, one per value of its @skip/@include variables."""
 
 _compiled: OrderedDict[int, CompiledOperation] = OrderedDict()
 
@@ -52,6 +54,8 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             ).compile()
         except Unsupported:
             plan = None
+        if len(compiled.plans) >= _PLANS_KEPT:
+            compiled.plans.clear()
         compiled.plans[key] = plan
         return plan
 

@@ -1,15 +1,11 @@
-"""Runs an operation's plan: the resolvers a selection needs are called directly, values
-complete in one pass, and what resolvers leave awaiting goes out in waves, every awaitable
-of a wave gathered at once (so the request's DataLoaders batch a whole list level). Errors,
-paths and null propagation follow graphql-core's rules: a failed non-null field nulls its
-nearest nullable ancestor, and errors below a nulled position are dropped."""
+"""Runs an operation's plan: the resolvers a selection needs are called directly and values
+complete in one pass; what resolvers leave awaiting completes as it settles (waves.py).
+Errors, paths and null propagation follow graphql-core's rules: a failed non-null field
+nulls its nearest nullable ancestor, and errors below a nulled position are dropped."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass
-from inspect import CORO_CREATED, getcoroutinestate, iscoroutine
 from typing import Any
 
 from graphql import GraphQLError, located_error
@@ -29,56 +25,20 @@ from server.graphql.compiled.plan import (
     ObjectPlan,
     OperationPlan,
 )
+from server.graphql.compiled.waves import Pending, Place, Waves, is_dead
 
 _ABSENT = object()
 
 
-class Place:
-    """Where a completed object or list sits in the response, for nulling it later."""
-
-    __slots__ = ("container", "dead", "key", "nullable", "parent", "path")
-
-    def __init__(
-        self,
-        parent: Place | None,
-        container: dict[str, Any] | list[Any] | None,
-        key: str | int,
-        path: Path | None,
-        nullable: bool,
-    ) -> None:
-        self.parent = parent
-        self.container = container
-        self.key = key
-        self.path = path
-        self.nullable = nullable
-        self.dead = False
-
-
-@dataclass(slots=True)
-class Pending:
-    """A field whose resolver returned an awaitable, to complete in the next wave."""
-
-    field: FieldPlan
-    awaitable: Any
-    out: dict[str, Any]
-    path: Path
-    owner: Place
-
-
-class Run:
+class Run(Waves):
     """One execution of a plan for one executor (its context, variables and errors)."""
 
     def __init__(self, executor: Any, plan: OperationPlan) -> None:
+        super().__init__()
         self.executor = executor
         self.plan = plan
         self.errors = executor.collected_errors
         self.is_awaitable = executor.is_awaitable
-        self.pending: list[Pending] = []
-        self.running: dict[asyncio.Future[Any], Pending] = {}
-        """Tasks completing fields, each with the field it waits on."""
-        self.abandoned: set[asyncio.Future[Any]] = set()
-        self.idle: asyncio.Future[None] | None = None
-        """Set once nothing runs and nothing is pending."""
         self.arguments: dict[int, Any] = {}
         self.root = Place(None, None, "", None, True)
         self.data: dict[str, Any] | None = {}
@@ -327,100 +287,8 @@ class Run:
             name = runtime.name
         return completion.plans[name]
 
-    async def _drain(self) -> None:
-        """Completes pending fields as their awaitables settle, until none is left. What a
-        settled field's completion leaves pending starts at once, beside everything still
-        running: fields asked for in the same tick reach the DataLoaders together."""
-        while self._drop_dead():
-            if len(self.pending) == 1:  # alone: awaited here, without a task
-                pending = self.pending.pop()
-                self._settled(pending, await _settle(pending.awaitable))
-                continue
-            idle = self.idle = asyncio.get_running_loop().create_future()
-            self._launch()
-            try:
-                await idle
-            finally:
-                for running in list(self.running):
-                    self._cancel(running)
-                for pending in self.pending:
-                    _close(pending.awaitable)
-
-    def _drop_from(self, mark: int) -> None:
-        """Drops, unstarted, the fields left pending since `mark`: all below a value that
-        failed to complete."""
-        for pending in self.pending[mark:]:
-            _close(pending.awaitable)
-        del self.pending[mark:]
-
-    def _drop_dead(self) -> bool:
-        """Drops the pending fields below a nulled place, unstarted; whether any is left."""
-        live = []
-        for pending in self.pending:
-            if _is_dead(pending.owner):
-                _close(pending.awaitable)
-            else:
-                live.append(pending)
-        self.pending = live
-        return bool(live)
-
-    def _launch(self) -> None:
-        self._drop_dead()
-        launched, self.pending = self.pending, []
-        for pending in launched:
-            running = asyncio.ensure_future(self._complete_when_settled(pending))
-            self.running[running] = pending
-            running.add_done_callback(self._finished)
-
-    async def _complete_when_settled(self, pending: Pending) -> None:
-        """Completes the field in the step its value arrives in. What that leaves pending
-        starts at once: the first field goes on in this task, the others in tasks of their
-        own started before it, so the loads they all ask for go out together."""
-        task = asyncio.current_task()
-        while True:
-            self._settled(pending, await _settle(pending.awaitable))
-            if not self._drop_dead():
-                return
-            pending = self.pending.pop(0)
-            if task is not None:
-                self.running[task] = pending
-            self._launch()
-
-    def _finished(self, done: asyncio.Future[None]) -> None:
-        self.running.pop(done, None)
-        idle = self.idle
-        if idle is None or idle.done():
-            return
-        if done.cancelled():
-            if done not in self.abandoned:
-                idle.set_exception(asyncio.CancelledError())
-                return
-            self.abandoned.discard(done)
-        elif done.exception() is not None:
-            idle.set_exception(done.exception())  # type: ignore[arg-type]
-            return
-        if not self.running:
-            idle.set_result(None)
-
-    def _abandon_dead(self) -> None:
-        """Cancels the tasks completing fields below a nulled place (not the calling one)."""
-        current = asyncio.current_task()
-        for task, pending in list(self.running.items()):
-            if task is not current and _is_dead(pending.owner):
-                self.abandoned.add(task)
-                self._cancel(task)
-
-    def _cancel(self, task: asyncio.Future[Any]) -> None:
-        """Cancels a task completing a field, closing the field's awaitable if the task
-        never started awaiting it."""
-        pending = self.running.get(task)
-        task.cancel()
-        awaitable = pending.awaitable if pending is not None else None
-        if iscoroutine(awaitable) and getcoroutinestate(awaitable) == CORO_CREATED:
-            awaitable.close()
-
     def _settled(self, pending: Pending, result: Any) -> None:
-        if _is_dead(pending.owner):
+        if is_dead(pending.owner):
             return
         field, out, path = pending.field, pending.out, pending.path
         try:
@@ -460,24 +328,3 @@ def _unchanged(value: Any) -> bool:
     if type(value) is int:
         return -(2**31) <= value < 2**31
     return bool(value - value == 0)
-
-
-def _close(awaitable: Any) -> None:
-    """Disposes of a coroutine that will not be awaited (a future may be shared)."""
-    if iscoroutine(awaitable):
-        awaitable.close()
-
-
-def _is_dead(place: Place | None) -> bool:
-    while place is not None:
-        if place.dead:
-            return True
-        place = place.parent
-    return False
-
-
-async def _settle(awaitable: Any) -> Any:
-    try:
-        return await awaitable
-    except Exception as error:
-        return error

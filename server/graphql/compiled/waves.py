@@ -1,0 +1,177 @@
+"""What resolvers leave awaiting, completed as it settles: a field's completion in the step
+its value arrives, what that leaves pending started at once beside everything still running,
+so the loads of a whole level reach the request's DataLoaders together. Work below a place
+that a failure nulled is dropped unstarted, or cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from inspect import CORO_CREATED, getcoroutinestate, iscoroutine
+from typing import Any
+
+from graphql.pyutils import Path
+
+from server.graphql.compiled.plan import FieldPlan
+
+
+class Place:
+    """Where a completed object or list sits in the response, for nulling it later."""
+
+    __slots__ = ("container", "dead", "key", "nullable", "parent", "path")
+
+    def __init__(
+        self,
+        parent: Place | None,
+        container: dict[str, Any] | list[Any] | None,
+        key: str | int,
+        path: Path | None,
+        nullable: bool,
+    ) -> None:
+        self.parent = parent
+        self.container = container
+        self.key = key
+        self.path = path
+        self.nullable = nullable
+        self.dead = False
+
+
+@dataclass(slots=True)
+class Pending:
+    """A field whose resolver returned an awaitable, to complete in the next wave."""
+
+    field: FieldPlan
+    awaitable: Any
+    out: dict[str, Any]
+    path: Path
+    owner: Place
+
+
+class Waves(ABC):
+    """The pending and running fields of one execution; `_settled` completes one."""
+
+    def __init__(self) -> None:
+        self.pending: list[Pending] = []
+        self.running: dict[asyncio.Future[Any], Pending] = {}
+        """Tasks completing fields, each with the field it waits on."""
+        self.abandoned: set[asyncio.Future[Any]] = set()
+        self.idle: asyncio.Future[None] | None = None
+        """Set once nothing runs and nothing is pending."""
+
+    @abstractmethod
+    def _settled(self, pending: Pending, result: Any) -> None:
+        """Completes a pending field with what its awaitable gave (a value or an error)."""
+
+    async def _drain(self) -> None:
+        """Completes pending fields as their awaitables settle, until none is left. What a
+        settled field's completion leaves pending starts at once, beside everything still
+        running: fields asked for in the same tick reach the DataLoaders together."""
+        while self._drop_dead():
+            if len(self.pending) == 1:  # alone: awaited here, without a task
+                pending = self.pending.pop()
+                self._settled(pending, await _settle(pending.awaitable))
+                continue
+            idle = self.idle = asyncio.get_running_loop().create_future()
+            self._launch()
+            try:
+                await idle
+            finally:
+                for running in list(self.running):
+                    self._cancel(running)
+                for pending in self.pending:
+                    _close(pending.awaitable)
+
+    def _drop_from(self, mark: int) -> None:
+        """Drops, unstarted, the fields left pending since `mark`: all below a value that
+        failed to complete."""
+        for pending in self.pending[mark:]:
+            _close(pending.awaitable)
+        del self.pending[mark:]
+
+    def _drop_dead(self) -> bool:
+        """Drops the pending fields below a nulled place, unstarted; whether any is left."""
+        live = []
+        for pending in self.pending:
+            if is_dead(pending.owner):
+                _close(pending.awaitable)
+            else:
+                live.append(pending)
+        self.pending = live
+        return bool(live)
+
+    def _launch(self) -> None:
+        self._drop_dead()
+        launched, self.pending = self.pending, []
+        for pending in launched:
+            running = asyncio.ensure_future(self._complete_when_settled(pending))
+            self.running[running] = pending
+            running.add_done_callback(self._finished)
+
+    async def _complete_when_settled(self, pending: Pending) -> None:
+        """Completes the field in the step its value arrives in. What that leaves pending
+        starts at once: the first field goes on in this task, the others in tasks of their
+        own started before it, so the loads they all ask for go out together."""
+        task = asyncio.current_task()
+        while True:
+            self._settled(pending, await _settle(pending.awaitable))
+            if not self._drop_dead():
+                return
+            pending = self.pending.pop(0)
+            if task is not None:
+                self.running[task] = pending
+            self._launch()
+
+    def _finished(self, done: asyncio.Future[None]) -> None:
+        self.running.pop(done, None)
+        idle = self.idle
+        if idle is None or idle.done():
+            return
+        if done.cancelled():
+            if done not in self.abandoned:
+                idle.set_exception(asyncio.CancelledError())
+                return
+            self.abandoned.discard(done)
+        elif done.exception() is not None:
+            idle.set_exception(done.exception())  # type: ignore[arg-type]
+            return
+        if not self.running:
+            idle.set_result(None)
+
+    def _abandon_dead(self) -> None:
+        """Cancels the tasks completing fields below a nulled place (not the calling one)."""
+        current = asyncio.current_task()
+        for task, pending in list(self.running.items()):
+            if task is not current and is_dead(pending.owner):
+                self.abandoned.add(task)
+                self._cancel(task)
+
+    def _cancel(self, task: asyncio.Future[Any]) -> None:
+        """Cancels a task completing a field, closing the field's awaitable if the task
+        never started awaiting it."""
+        pending = self.running.get(task)
+        task.cancel()
+        awaitable = pending.awaitable if pending is not None else None
+        if iscoroutine(awaitable) and getcoroutinestate(awaitable) == CORO_CREATED:
+            awaitable.close()
+
+
+def _close(awaitable: Any) -> None:
+    """Disposes of a coroutine that will not be awaited (a future may be shared)."""
+    if iscoroutine(awaitable):
+        awaitable.close()
+
+
+def is_dead(place: Place | None) -> bool:
+    while place is not None:
+        if place.dead:
+            return True
+        place = place.parent
+    return False
+
+
+async def _settle(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except Exception as error:
+        return error
