@@ -24,7 +24,6 @@ from generated.queries.membership import USER_GROUPS_PAGE, plan_group_members, p
 from generated.queries.user import get_user, get_users
 from keygraph import keycodec
 from keygraph.page import Page
-from keygraph.paging import page_of
 from keygraph.plan import Check, Delete, Item, Put, Update, WriteAction
 from keygraph.store import Session
 from server.domain import cleanup
@@ -95,20 +94,17 @@ def groups_page(
     the ids on the user item: the same page size, `hasNext` and cursors, so a client goes on
     with `after` through that Query."""
     size = USER_GROUPS_PAGE.size(first)
-    items = [
-        {**membership_keys.key(tenant, user_id, group_id), "group_id": group_id}
-        for group_id in group_ids[: size + 1]
-    ]
     args = {"user_id": keycodec.escape(user_id)}
-    return page_of(
-        s,
-        items,
-        size,
-        lambda item: str(item["group_id"]),
-        ("PK", "SK"),
-        tenant,
-        "user_groups",
-        args,
+
+    def cursor_at(index: int) -> str:
+        key = membership_keys.key(tenant, user_id, group_ids[index])
+        return s.cursors.encode(tenant, "user_groups", args, {"k": key})
+
+    return Page(
+        list(group_ids[:size]),
+        len(group_ids) > size > 0,
+        cursor_at,
+        lambda: cursor_at(size - 1),
     )
 
 

@@ -283,7 +283,11 @@ def cost_variables(document: DocumentNode) -> tuple[str, ...]:
 def count_objects(data: Any, shape: Shape) -> int:
     """The counted objects a response's data holds, by its shape."""
     if isinstance(data, list):
-        return sum(count_objects(entry, shape) for entry in data)
+        total = 0
+        for entry in data:
+            if entry is not None:
+                total += count_objects(entry, shape)
+        return total
     if not isinstance(data, dict):
         return 0
     found = 1 if shape.counts else 0
