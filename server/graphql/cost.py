@@ -281,11 +281,15 @@ def cost_variables(document: DocumentNode) -> tuple[str, ...]:
 
 
 def count_objects(data: Any, shape: Shape) -> int:
-    """The counted objects a response's data holds, by its shape."""
+    """The counted objects a response's data holds, by its shape. An object whose shape
+    has no fields below is counted where it stands, without a call of its own."""
     if isinstance(data, list):
         total = 0
+        bare = not shape.fields
         for entry in data:
-            if entry is not None:
+            if bare and type(entry) is dict:
+                total += shape.counts
+            elif entry is not None:
                 total += count_objects(entry, shape)
         return total
     if not isinstance(data, dict):
@@ -293,6 +297,10 @@ def count_objects(data: Any, shape: Shape) -> int:
     found = 1 if shape.counts else 0
     for key, inner in shape.fields.items():
         value = data.get(key)
-        if value is not None:
+        if value is None:
+            continue
+        if not inner.fields and type(value) is dict:
+            found += inner.counts
+        else:
             found += count_objects(value, inner)
     return found

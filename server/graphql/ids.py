@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+from functools import lru_cache
 
 import strawberry
 
 from server.errors import BadUserInput, NotFound
 
 
+@lru_cache(maxsize=65536)
 def to_global_id(type_name: str, local_id: str) -> strawberry.ID:
+    """The global id of a local one; remembered, as a page's ids come back request after
+    request."""
     raw = f"{type_name}:{local_id}".encode()
     return strawberry.ID(base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii"))
 

@@ -38,6 +38,8 @@ from graphql.execution.collect_fields import (
 from graphql.execution.values import VariableValues
 from strawberry.types.field import StrawberryField
 
+from server.graphql.compiled.fill import Fill, Plain, compile_fill
+
 _BACKREF = "strawberry-definition"
 
 
@@ -124,6 +126,10 @@ class ObjectPlan:
     is_type_of: Callable[[Any, Any], Any] | None
     origin: type | None = None
     """The Strawberry class of the type: its instances need no is_type_of check."""
+    fill: Fill | None = None
+    """Writes the plain fields (and placeholders for the rest) in one call (fill.py)."""
+    rest: list[FieldPlan] = field(default_factory=list)
+    """The fields `fill` leaves to the general completion: all of them without `fill`."""
 
 
 @dataclass(eq=False, slots=True)
@@ -179,8 +185,16 @@ class Compiler:
             raise Unsupported(f"{type_.name} is no Strawberry type")
         fields = [self._field_plan(type_, key, details) for key, details in grouped.items()]
         origin = getattr(definition, "origin", None)
+        plains = [_plain(type_, field) for field in fields]
+        fill = compile_fill(plains)
+        rest = [f for f, plain in zip(fields, plains, strict=True) if not (fill and plain.inline)]
         return ObjectPlan(
-            type_, fields, type_.is_type_of, origin if isinstance(origin, type) else None
+            type_,
+            fields,
+            type_.is_type_of,
+            origin if isinstance(origin, type) else None,
+            fill,
+            rest,
         )
 
     def _field_plan(
@@ -264,6 +278,14 @@ class Compiler:
         if defers:
             raise Unsupported("@defer")
         return self._object_plan(type_, grouped)
+
+
+def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
+    if field.typename:
+        return Plain(field.key, typename=type_.name)
+    if field.exact is None:
+        return Plain(field.key)
+    return Plain(field.key, attribute=field.attribute, exact=field.exact, nullable=field.nullable)
 
 
 def _is_leaf(completion: Completion) -> bool:

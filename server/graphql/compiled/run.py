@@ -14,6 +14,7 @@ from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, Undefined, inspect
 from strawberry.types.arguments import convert_arguments
 
+from server.graphql.compiled.fill import Fill
 from server.graphql.compiled.plan import (
     Abstract,
     Completion,
@@ -98,7 +99,8 @@ class Run(Waves):
         """Fills `out` with the plan's fields of `source`; raises the located error of a
         failed non-null field, for the caller to null this object."""
         type_name = plan.object_type.name
-        for field in plan.fields:
+        fill = plan.fill
+        for field in plan.rest if fill is not None and fill(source, out) else plan.fields:
             exact = field.exact
             if exact is not None:  # an attribute that is answered as it is, mostly
                 value = getattr(source, field.attribute, _ABSENT)  # type: ignore[arg-type]
@@ -234,6 +236,10 @@ class Run(Waves):
             and not plan.is_type_of(value, None)
         ):
             raise invalid_return_type_error(plan.object_type, value, field.details)
+        if plan.fill is not None and not plan.rest:  # no place needed for work below
+            out: dict[str, Any] = {}
+            if plan.fill(value, out):
+                return out
         place = Place(owner, container, key, path, nullable)
         return self._fields(plan, value, {}, path, place)
 
@@ -258,7 +264,13 @@ class Run(Waves):
         inner = completion.inner
         leaf = type(inner) is Leaf or (type(inner) is NonNull and type(inner.inner) is Leaf)
         place = owner if leaf else Place(owner, container, key, path, nullable)
+        fill, origin = _plain_objects(inner)
         for index, item in enumerate(value):
+            if type(item) is origin:
+                out: dict[str, Any] = {}
+                if fill(item, out):  # type: ignore[misc]
+                    items.append(out)
+                    continue
             item_path = Path(path, index, None)
             mark = len(self.pending)
             try:
@@ -320,6 +332,19 @@ class Run(Waves):
         place.dead = True
         if self.running:
             self._abandon_dead()
+
+
+def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
+    """The fill function and class of a list's items when they are objects of plain fields
+    only, filled without a path or place each; (None, None) otherwise."""
+    if type(completion) is NonNull:
+        completion = completion.inner
+    if type(completion) is not Object:
+        return None, None
+    plan = completion.plan
+    if plan.fill is None or plan.rest or plan.origin is None:
+        return None, None
+    return plan.fill, plan.origin
 
 
 def _unchanged(value: Any) -> bool:
