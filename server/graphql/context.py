@@ -18,6 +18,7 @@ from server.graphql.counting import CountingStore
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+M = TypeVar("M")
 
 
 class SharedLoader(DataLoader[K, V]):
@@ -47,6 +48,17 @@ class Context:
     """Off only to measure the naive baseline: every load is its own store call."""
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
     _batches: set[asyncio.Task[Any]] = field(default_factory=set)
+    _converted: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+
+    def converted(self, model: M, convert: Callable[[M], V]) -> V:
+        """`convert(model)`, once per model object in a request: a page of users shares
+        the groups its loader read once."""
+        found = self._converted.get(id(model))
+        if found is not None and found[0] is model:
+            return cast(V, found[1])
+        node = convert(model)
+        self._converted[id(model)] = (model, node)
+        return node
 
     def loader(
         self, name: str, load: Callable[[Sequence[K]], Awaitable[Sequence[V | BaseException]]]
@@ -90,6 +102,7 @@ class Context:
             task.cancel()
         self._batches.clear()
         self._loaders.clear()
+        self._converted.clear()
 
 
 @dataclass

@@ -10,17 +10,35 @@ import strawberry
 
 from server.errors import BadUserInput, NotFound
 
+_REMEMBERED = 65536
+"""Ids remembered each way, as a page's ids come back request after request."""
+_SHORT = 96
+"""Only ids up to this length are remembered, so the memory it takes stays bounded."""
 
-@lru_cache(maxsize=65536)
+
 def to_global_id(type_name: str, local_id: str) -> strawberry.ID:
-    """The global id of a local one; remembered, as a page's ids come back request after
-    request."""
+    """The global id of a type's local id."""
+    if len(local_id) <= _SHORT:
+        return _remembered_global_id(type_name, local_id)
+    return _global_id(type_name, local_id)
+
+
+def _global_id(type_name: str, local_id: str) -> strawberry.ID:
     raw = f"{type_name}:{local_id}".encode()
     return strawberry.ID(base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii"))
 
 
+_remembered_global_id = lru_cache(maxsize=_REMEMBERED)(_global_id)
+
+
 def from_global_id(global_id: str) -> tuple[str, str]:
     """The (type name, local id) inside a global id; BadUserInput when it is not one."""
+    if len(global_id) <= _SHORT:
+        return _remembered_parse(global_id)
+    return _parse(global_id)
+
+
+def _parse(global_id: str) -> tuple[str, str]:
     try:
         raw = base64.urlsafe_b64decode(global_id + "=" * (-len(global_id) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
@@ -29,6 +47,9 @@ def from_global_id(global_id: str) -> tuple[str, str]:
     if not sep or not type_name or not local_id:
         raise BadUserInput(f"{global_id!r} is not a valid id")
     return type_name, local_id
+
+
+_remembered_parse = lru_cache(maxsize=_REMEMBERED)(_parse)
 
 
 def local_id(global_id: str, type_name: str) -> str:

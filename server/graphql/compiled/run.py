@@ -266,9 +266,9 @@ class Run(Waves):
         place = owner if leaf else Place(owner, container, key, path, nullable)
         fill, origin = _plain_objects(inner)
         for index, item in enumerate(value):
-            if type(item) is origin:
+            if fill is not None and item is not None and (origin is None or type(item) is origin):
                 out: dict[str, Any] = {}
-                if fill(item, out):  # type: ignore[misc]
+                if fill(item, out):
                     items.append(out)
                     continue
             item_path = Path(path, index, None)
@@ -335,16 +335,17 @@ class Run(Waves):
 
 
 def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
-    """The fill function and class of a list's items when they are objects of plain fields
-    only, filled without a path or place each; (None, None) otherwise."""
+    """The fill function of a list's items when they are objects of plain fields only,
+    filled without a path or place each, and the class an item must be of to be filled so
+    (None: any, for a type without is_type_of); no fill function otherwise."""
     if type(completion) is NonNull:
         completion = completion.inner
     if type(completion) is not Object:
         return None, None
     plan = completion.plan
-    if plan.fill is None or plan.rest or plan.origin is None:
+    if plan.fill is None or plan.rest or (plan.is_type_of is not None and plan.origin is None):
         return None, None
-    return plan.fill, plan.origin
+    return plan.fill, plan.origin if plan.is_type_of is not None else None
 
 
 def _unchanged(value: Any) -> bool:

@@ -126,7 +126,7 @@ class User(Node):
         group_loader = loaders.groups(ctx)
         found = [loaders.settled(group_loader, group_id) for group_id in page.items]
         if all(future is not None for future in found):
-            return _groups_of(page, [future.result() for future in found if future])
+            return _groups_of(ctx, page, [future.result() for future in found if future])
         return _groups_of_page(ctx, page)
 
 
@@ -145,12 +145,13 @@ async def _groups(ctx: Context, key: loaders.PageKey) -> Connection[Group]:
 
 
 async def _groups_of_page(ctx: Context, page: Page[str]) -> Connection[Group]:
-    return _groups_of(page, await loaders.groups(ctx).load_many(page.items))
+    return _groups_of(ctx, page, await loaders.groups(ctx).load_many(page.items))
 
 
-def _groups_of(page: Page[str], found: list[GroupModel | None]) -> Connection[Group]:
+def _groups_of(ctx: Context, page: Page[str], found: list[GroupModel | None]) -> Connection[Group]:
     """The connection of a page of group ids; a group gone meanwhile gets no edge."""
-    groups = {group.group_id: group_types.Group.from_model(group) for group in found if group}
+    convert = group_types.Group.from_model
+    groups = {group.group_id: ctx.converted(group, convert) for group in found if group}
     return connection_from_page(page, groups.get)
 
 
