@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import Receive, Scope, Send
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
@@ -39,7 +41,27 @@ async def _resume_cleanups(session: Session) -> None:
         log.info("resumed %d pending cleanups", resumed)
 
 
-def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> Starlette:
+GRAPHQL_PATH = "/graphql"
+
+
+class App(Starlette):
+    """The routes, with GraphQL's own path sent straight to its endpoint: no routing and
+    no middleware on the path that takes every request (the endpoint answers its own
+    failures)."""
+
+    def __init__(self, graphql: GraphQLEndpoint, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.graphql = graphql
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == GRAPHQL_PATH:
+            scope["app"] = self
+            await self.graphql(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> App:
     """The app over `store` (closed on shutdown when `close_store`)."""
 
     def graphiql_authorization() -> str:
@@ -86,11 +108,8 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Route("/graphql", graphql),
+        Route(GRAPHQL_PATH, graphql),
     ]
     if settings.graphiql_enabled:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
-    return Starlette(
-        routes=routes,
-        lifespan=lifespan,
-    )
+    return App(graphql, routes=routes, lifespan=lifespan)

@@ -43,9 +43,9 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
         not isinstance(schema, KeygraphSchema)
         or not schema.compiled
         or request.method != "POST"
-        or request.headers.get("content-type") != "application/json"
-        or "multipart" in request.headers.get("accept", "")
-        or "event-stream" in request.headers.get("accept", "")
+        or request.header("content-type") != "application/json"
+        or "multipart" in (accept := request.header("accept") or "")
+        or "event-stream" in accept
     ):
         return None
     try:

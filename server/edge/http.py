@@ -66,8 +66,8 @@ class FastJSON:
         return orjson.dumps(data)
 
 
-def _wants_graphql_response(request: Request) -> bool:
-    return GRAPHQL_RESPONSE in request.headers.get("accept", "")
+def _wants_graphql_response(request: GraphQLRequest) -> bool:
+    return GRAPHQL_RESPONSE in (request.header("accept") or "")
 
 
 class GraphQLRequest(Request):
@@ -76,7 +76,8 @@ class GraphQLRequest(Request):
 
     def __init__(self, scope: Scope, receive: Receive) -> None:
         super().__init__(scope, receive)
-        supplied_id = self.headers.get("x-request-id", "")
+        self._by_name: dict[bytes, bytes] | None = None
+        supplied_id = self.header("x-request-id") or ""
         self.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else new_id()
         self.claims: Claims | None = None
         self.ctx: RequestContext | None = None
@@ -85,6 +86,15 @@ class GraphQLRequest(Request):
         self.meter = capacity.Meter()
         self.code: str | None = None
         """The code of the failure that decided the response, for the request log."""
+
+    def header(self, name: str) -> str | None:
+        """A header's first value by its lower-case name, from a dict built once: a lookup
+        in Starlette's Headers scans them all."""
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = dict(reversed(self.scope["headers"]))
+        value = by_name.get(name.encode("latin-1"))
+        return None if value is None else value.decode("latin-1")
 
 
 def _own(request: object) -> GraphQLRequest:
@@ -202,7 +212,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             log.info("graphql request", extra=fields)
 
     async def _respond(self, request: GraphQLRequest) -> Response:
-        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        if request.method == "GET" and "text/html" in (request.header("accept") or ""):
             # A browser: GraphiQL, with `?query=` (and `&variables=`) in its editors.
             if self.graphql_ide is None:
                 return PlainTextResponse("Not Found", status_code=404)
@@ -210,11 +220,11 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             token = authorization() if authorization is not None else None
             return graphiql.page(request.url.path, token)
         try:
-            claims = self.verifier.verify_header(request.headers.get("authorization"))
+            claims = self.verifier.verify_header(request.header("authorization"))
         except Unauthenticated as exc:
             return self._refused(request, Refusal(401, Unauthenticated.code, str(exc)))
         request.claims = claims
-        key = request.headers.get(idempotency.HEADER)
+        key = request.header(idempotency.HEADER)
         if key is not None and request.method == "POST":
             return await self._run_once(request, claims.tenant, key)
         return await self._execute(request)
@@ -332,7 +342,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             and bool(result.errors)
             and all(error.path is None for error in result.errors or ())
         )
-        modern = _wants_graphql_response(request)
+        modern = _wants_graphql_response(own)
         body: dict[str, Any] = {}
         if not (modern and before_execution):
             body["data"] = result.data

@@ -36,6 +36,10 @@ from graphql.execution.collect_fields import (
     collect_subfields,
 )
 from graphql.execution.values import VariableValues
+from strawberry.relay.types import GlobalID
+from strawberry.scalars import is_scalar
+from strawberry.types.base import StrawberryMaybe, StrawberryOptional
+from strawberry.types.enum import StrawberryEnumDefinition, has_enum_definition
 from strawberry.types.field import StrawberryField
 
 from server.graphql.compiled.fill import Fill, Plain, compile_fill
@@ -115,6 +119,13 @@ class FieldPlan:
     source_names: tuple[str, ...] = ()
     """Keyword parameters (strawberry.Parent, root) given the source object."""
     takes_arguments: bool = False
+    plain_arguments: dict[str, str] | None = None
+    """GraphQL to Python names of the arguments when its resolver takes each as graphql-core
+    gives it (a scalar or enum): None when Strawberry converts them."""
+    literal_arguments: bool = False
+    """Its arguments are literals (or defaults): they convert the same for every request."""
+    fixed_arguments: dict[str, Any] | None = None
+    """Plain literal arguments, once converted."""
     exact: type | None = None
     """For an attribute of a built-in scalar: the Python type answered as it is."""
 
@@ -242,6 +253,11 @@ class Compiler:
             if isinstance(inner, Leaf):
                 plan.exact = inner.exact
             return plan
+        if plan.takes_arguments:
+            plan.plain_arguments = _plain_arguments(strawberry_field, self.schema)
+            plan.literal_arguments = not any(
+                isinstance(argument.value, VariableNode) for argument in nodes[0].arguments or ()
+            )
         plan.resolver = cast(Callable[..., Any], resolver.wrapped_func)
         plan.pass_self = resolver.self_parameter is not None
         plan.info_name = resolver.info_parameter.name if resolver.info_parameter else None
@@ -278,6 +294,26 @@ class Compiler:
         if defers:
             raise Unsupported("@defer")
         return self._object_plan(type_, grouped)
+
+
+def _plain_arguments(field: StrawberryField, schema: GraphQLSchema) -> dict[str, str] | None:
+    """GraphQL to Python names of the field's arguments when Strawberry would pass each on
+    unchanged: scalars (not GlobalID) and enums, optional or not, but not Maybe."""
+    converter = schema._strawberry_schema.schema_converter  # type: ignore[attr-defined]
+    names = {}
+    for argument in field.arguments:
+        type_ = argument.type
+        if isinstance(type_, StrawberryOptional) and not isinstance(type_, StrawberryMaybe):
+            type_ = type_.of_type
+        plain = type_ is not GlobalID and (
+            is_scalar(type_, converter.scalar_registry)
+            or isinstance(type_, StrawberryEnumDefinition)
+            or has_enum_definition(type_)
+        )
+        if not plain or argument.python_name is None:
+            return None
+        names[converter.config.name_converter.from_argument(argument)] = argument.python_name
+    return names
 
 
 def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:

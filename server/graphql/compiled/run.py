@@ -163,11 +163,20 @@ class Run(Waves):
         return found
 
     def _convert(self, field: FieldPlan) -> dict[str, Any]:
+        fixed = field.fixed_arguments
+        if fixed is not None:
+            return fixed
         executor = self.executor
         definition = field.parent_type.fields[field.name]
         values = get_argument_values(
             definition, field.nodes[0], executor.variable_values, None, executor.hide_suggestions
         )
+        names = field.plain_arguments
+        if names is not None:
+            converted = {names[name]: value for name, value in values.items()}
+            if field.literal_arguments:
+                field.fixed_arguments = converted
+            return converted
         assert field.strawberry is not None
         converter = executor.schema._strawberry_schema.schema_converter
         return convert_arguments(

@@ -71,3 +71,27 @@ def test_introspection_is_left_to_graphql_core() -> None:
     assert _executor("{ __schema { types { name } } }").plan() is None
     assert _executor('{ viewer { tenant } __type(name: "User") { name } }').plan() is None
     assert _executor("{ viewer { tenant __typename } }").plan() is not None
+
+
+def test_scalar_and_enum_arguments_pass_on_by_name_and_inputs_convert() -> None:
+    query = (
+        'query($id: ID!) { user(id: $id) { orders(first: 2, from: "2026-01-01T00:00:00Z")'
+        " { edges { cursor } } } ordersByStatus(status: PAID) { edges { cursor } } }"
+    )
+    plan = _executor(query, {"id": "VXNlcjox"}).plan()
+    assert plan is not None
+    user, by_status = plan.root.fields
+    assert (user.plain_arguments, user.literal_arguments) == ({"id": "id"}, False)
+    orders = user.completion.plan.fields[0]  # type: ignore[union-attr]
+    assert orders.plain_arguments == {
+        "first": "first",
+        "after": "after",
+        "from": "from_",
+        "to": "to",
+    }
+    assert orders.literal_arguments
+    assert by_status.plain_arguments is not None
+    assert by_status.plain_arguments["status"] == "status"
+    create = _executor('mutation { createUser(input: {email: "a@b.c", name: "A"}) { id } }').plan()
+    assert create is not None
+    assert create.root.fields[0].plain_arguments is None  # an input object: Strawberry's
