@@ -59,18 +59,28 @@ def page_of(
 ) -> Page[T]:
     """The page of the first `limit` items, converted (an item converting to None is left
     out). Queries ask for limit + 1 items, so a next page exists only when an item follows;
-    cursors (after the page, after each item) are signed only when asked for."""
-    kept = [(entry, item) for item in items[:limit] if (entry := convert(item)) is not None]
+    cursors (after the page, after each item) are signed only when asked for, from the key
+    values the page keeps of each item: not the items, which a page held until the end of
+    its request would keep alive."""
+    kept = [
+        (entry, tuple([item[name] for name in key_attributes]))
+        for item in items[:limit]
+        if (entry := convert(item)) is not None
+    ]
+    last = items[limit - 1] if 0 < limit <= len(items) else None
+    after_last = None if last is None else tuple([last[name] for name in key_attributes])
 
-    def cursor_of(item: Item) -> str:
-        key = {name: item[name] for name in key_attributes}
+    def cursor_of(values: tuple[Any, ...] | None) -> str:
+        if values is None:
+            raise IndexError("no item ends the page")
+        key = dict(zip(key_attributes, values, strict=True))
         return s.cursors.encode(tenant, pattern, args, {"k": key})
 
     return Page(
         [entry for entry, _ in kept],
         len(items) > limit > 0,
         lambda index: cursor_of(kept[index][1]),
-        lambda: cursor_of(items[limit - 1]),
+        lambda: cursor_of(after_last),
     )
 
 

@@ -335,6 +335,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         ctx, sub_response = own.ctx, own.sub_response
         if ctx is None or sub_response is None:
             raise RuntimeError("a result is processed only after its context is built")
+        ctx.close()  # what the loaders read is in the result: free it before serializing
         # Failures before execution (parse, validation, limits, variable coercion) are
         # request errors: no data, and no error carries a path.
         before_execution = isinstance(result, PreExecutionError) or (

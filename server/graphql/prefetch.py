@@ -36,7 +36,20 @@ async def user_fields(info: Info, users: Sequence[UserModel]) -> None:
             loads += [orders.load_ahead((user.user_id, first, after, from_, to)) for user in users]
         elif name == "groups":
             loads += _group_loads(ctx, users, first, after)
-    await asyncio.shield(asyncio.gather(*loads, return_exceptions=True))
+    await _settled(loads)
+
+
+async def _settled(loads: list[Awaitable[Any]]) -> None:
+    """Waits for the loads without cancelling them when the wait is cancelled, on a waiter
+    that holds no result: the handle that resumes the request keeps what it waited on alive
+    while everything after runs, and a gathered list of pages would stay with it."""
+    futures = [asyncio.ensure_future(load) for load in loads]
+    if not futures:
+        return
+    await asyncio.wait(futures)
+    for future in futures:
+        if not future.cancelled():
+            future.exception()  # retrieved: each field meets its own failure
 
 
 def _group_loads(

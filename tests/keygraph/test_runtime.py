@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -136,6 +137,16 @@ def test_page_of_gives_every_item_its_cursor_and_pages_past_skipped_items() -> N
     last = page_of(session, items[:2], 3, convert, ("PK", "SK"), "acme", "pat", {})
     assert last.cursor is None
     assert position(last.cursor_after(1))["SK"] == "s1"
+
+
+def test_a_page_keeps_only_the_key_values_of_its_items() -> None:
+    codec = CursorCodec(b"0123456789abcdef0123456789abcdef")
+    session = Session(store=None, cursors=codec)  # type: ignore[arg-type]
+    items: list[Item] = [{"PK": "p", "SK": f"s{i}", "body": "x" * 100} for i in range(3)]
+    page = page_of(session, items, 2, lambda item: item["SK"], ("PK", "SK"), "acme", "pat", {})
+    referrers = [ref for item in items for ref in gc.get_referrers(item) if ref is not items]
+    assert referrers == []  # not in the page's cursors: a page held for a request frees them
+    assert codec.decode(page.cursor or "", "acme", "pat", {})["k"] == {"PK": "p", "SK": "s1"}
 
 
 class _SigningCounter(CursorCodec):
