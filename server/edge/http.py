@@ -17,7 +17,9 @@ the key's window; retries get its first answer (edge/idempotency.py).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import os
 import re
 import time
 from collections.abc import Callable
@@ -70,6 +72,24 @@ def _wants_graphql_response(request: GraphQLRequest) -> bool:
     return GRAPHQL_RESPONSE in (request.header("accept") or "")
 
 
+class _RequestIds:
+    """Request ids unique across processes and hosts without a random draw each: a ULID
+    drawn once per process, then a counter."""
+
+    def __init__(self) -> None:
+        self._pid = 0
+        self._prefix = ""
+        self._count = itertools.count()
+
+    def next(self) -> str:
+        if self._pid != os.getpid():  # first use, or a forked worker
+            self._pid, self._prefix, self._count = os.getpid(), new_id(), itertools.count()
+        return f"{self._prefix}-{next(self._count)}"
+
+
+_request_ids = _RequestIds()
+
+
 class GraphQLRequest(Request):
     """A request with what the endpoint learns about it on the way, as plain attributes
     (Starlette's `request.state` costs a property, a dict and a lookup on every use)."""
@@ -78,7 +98,7 @@ class GraphQLRequest(Request):
         super().__init__(scope, receive)
         self._by_name: dict[bytes, bytes] | None = None
         supplied_id = self.header("x-request-id") or ""
-        self.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else new_id()
+        self.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else _request_ids.next()
         self.claims: Claims | None = None
         self.ctx: RequestContext | None = None
         self.sub_response: Response | None = None

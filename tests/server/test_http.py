@@ -272,6 +272,19 @@ async def test_each_request_is_logged_as_json(
     assert line["duration_ms"] >= 0
 
 
+async def test_a_request_without_an_id_gets_one_of_its_own(
+    client: httpx.AsyncClient, acme_token: str
+) -> None:
+    ids = []
+    for _ in range(3):
+        response = await client.post(
+            "/graphql", json={"query": "{ viewer { tenant } }"}, headers=_auth(acme_token)
+        )
+        ids.append(response.headers["X-Request-Id"])
+    assert len(set(ids)) == 3
+    assert all(re.fullmatch(r"[0-9A-Z]{26}-\d+", found) for found in ids), ids
+
+
 def test_dev_tokens_carry_tenant_subject_and_expiry(settings: Settings) -> None:
     import jwt
 
