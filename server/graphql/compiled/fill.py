@@ -1,17 +1,22 @@
 """Fill functions: Python source generated per object selection and compiled once, which
-writes an object's plain fields (attributes answered as they are, __typename) in one call,
-without a loop over fields. Every other field gets a placeholder in its place, so the
-response keeps the selection's order when the general completion fills it in."""
+writes an object's plain fields in one call, without a loop over fields, a path or a place
+per value. Plain are __typename, attributes of built-in scalars answered as they are, other
+leaf attributes through their scalar's coercion, and attributes holding an object (or a list
+of objects) whose selection is all plain. Every other field gets a placeholder in its place,
+so the response keeps the selection's order when the general completion fills it in."""
 
 from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from graphql.pyutils import Undefined
+
 Fill = Callable[[Any, dict[str, Any]], bool]
-"""Writes the object's keys into the dict; False (having written nothing) when a value is
-not plain, so the general completion answers every field of it instead."""
+"""Writes the object's keys into the dict; False (having written nothing) when any value is
+not plain, so the general completion answers the whole object instead, errors and all."""
 
 _CHECKS: dict[type, str] = {
     str: "type({v}) is str",
@@ -22,25 +27,24 @@ _CHECKS: dict[type, str] = {
 """When a value of a built-in scalar is answered unchanged (as run.py's `_unchanged`)."""
 
 
+@dataclass(frozen=True, slots=True)
 class Plain:
-    """One key of a selection as the fill function writes it."""
+    """One key of a selection as the fill function writes it: at most one of typename,
+    exact, coerce and inner is set; with none, the key only holds its place."""
 
-    __slots__ = ("attribute", "exact", "key", "nullable", "typename")
-
-    def __init__(
-        self,
-        key: str,
-        *,
-        attribute: str | None = None,
-        exact: type | None = None,
-        nullable: bool = True,
-        typename: str | None = None,
-    ) -> None:
-        self.key = key
-        self.attribute = attribute
-        self.exact = exact
-        self.nullable = nullable
-        self.typename = typename
+    key: str
+    attribute: str | None = None
+    nullable: bool = True
+    typename: str | None = None
+    exact: type | None = None
+    """A built-in scalar's Python type, answered as it is."""
+    coerce: Callable[[Any], Any] | None = None
+    """A leaf's coercion to its output value."""
+    inner: Fill | None = None
+    """The fill function of the object (or of each object of the list) the attribute holds."""
+    inner_class: type | None = None
+    """The class an inner object must be of (None: any)."""
+    is_list: bool = False
 
     @property
     def inline(self) -> bool:
@@ -48,39 +52,76 @@ class Plain:
         if self.typename is not None:
             return True
         name = self.attribute
-        return (
-            name is not None
-            and self.exact in _CHECKS
-            and name.isidentifier()
-            and not keyword.iskeyword(name)
-        )
+        if name is None or not name.isidentifier() or keyword.iskeyword(name):
+            return False
+        return self.exact in _CHECKS or self.coerce is not None or self.inner is not None
 
 
 def compile_fill(keys: Sequence[Plain]) -> Fill | None:
     """The fill function of a selection; None when none of its keys is plain."""
     if not any(key.inline for key in keys):
         return None
-    reads, checks, writes = [], [], []
+    namespace: dict[str, Any] = {"Undefined": Undefined}
+    body, writes = [], []
     for index, key in enumerate(keys):
         if key.typename is not None:
             writes.append(f"    out[{key.key!r}] = {key.typename!r}")
-            continue
-        if not key.inline:
+        elif not key.inline:
             writes.append(f"    out[{key.key!r}] = None")
-            continue
-        value = f"v{index}"
-        reads.append(f"        {value} = src.{key.attribute}")
-        assert key.exact is not None
-        check = _CHECKS[key.exact].format(v=value)
-        checks.append(f"({value} is None or {check})" if key.nullable else f"({check})")
-        writes.append(f"    out[{key.key!r}] = {value}")
+        else:
+            body += _value(key, index, namespace)
+            writes.append(f"    out[{key.key!r}] = o{index}")
     lines = ["def fill(src, out):"]
-    if reads:
-        lines += ["    try:", *reads, "    except AttributeError:", "        return False"]
-    if checks:
-        lines += [f"    if not ({' and '.join(checks)}):", "        return False"]
+    if body:
+        lines += ["    try:", *body, "    except Exception:", "        return False"]
     lines += [*writes, "    return True"]
-    namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<keygraph fill>", "exec"), namespace)
     fill: Fill = namespace["fill"]
     return fill
+
+
+def _value(key: Plain, index: int, namespace: dict[str, Any]) -> list[str]:
+    """Lines reading the key's attribute into v<index> and its output into o<index>, or
+    returning False."""
+    v, o = f"v{index}", f"o{index}"
+    lines = [f"        {v} = src.{key.attribute}", f"        if {v} is None:"]
+    lines.append(f"            {o} = None" if key.nullable else "            return False")
+    if key.exact is not None and key.exact in _CHECKS:
+        check = _CHECKS[key.exact].format(v=v)
+        return [*lines, f"        elif {check}:", f"            {o} = {v}", *_ELSE_FAIL]
+    lines.append("        else:")
+    if key.coerce is not None:
+        namespace[f"c{index}"] = key.coerce
+        return [
+            *lines,
+            f"            {o} = c{index}({v})",
+            f"            if {o} is None or {o} is Undefined:",
+            "                return False",
+        ]
+    namespace[f"f{index}"] = key.inner
+    namespace[f"t{index}"] = key.inner_class
+    if key.is_list:
+        wrong = f" or type(x) is not t{index}" if key.inner_class is not None else ""
+        return [
+            *lines,
+            f"            if type({v}) is not list:",
+            "                return False",
+            f"            {o} = []",
+            f"            for x in {v}:",
+            "                d = {}",
+            f"                if x is None{wrong} or not f{index}(x, d):",
+            "                    return False",
+            f"                {o}.append(d)",
+        ]
+    test = f"not f{index}({v}, {o})"
+    if key.inner_class is not None:
+        test = f"type({v}) is not t{index} or {test}"
+    return [
+        *lines,
+        f"            {o} = {{}}",
+        f"            if {test}:",
+        "                return False",
+    ]
+
+
+_ELSE_FAIL = ("        else:", "            return False")

@@ -317,11 +317,35 @@ def _plain_arguments(field: StrawberryField, schema: GraphQLSchema) -> dict[str,
 
 
 def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
+    """How the fill function answers the field (fill.py); a mere placeholder unless it is
+    __typename or an attribute of a leaf, or of an object or list of objects of plain
+    fields only."""
     if field.typename:
         return Plain(field.key, typename=type_.name)
-    if field.exact is None:
+    completion, name = field.completion, field.attribute
+    if name is None:
         return Plain(field.key)
-    return Plain(field.key, attribute=field.attribute, exact=field.exact, nullable=field.nullable)
+    nullable = not isinstance(completion, NonNull)
+    if isinstance(completion, NonNull):
+        completion = completion.inner
+    if isinstance(completion, Leaf):
+        if completion.exact is not None:
+            return Plain(field.key, name, nullable, exact=completion.exact)
+        return Plain(field.key, name, nullable, coerce=completion.scalar.coerce_output_value)
+    is_list = isinstance(completion, ListOf)
+    if isinstance(completion, ListOf):
+        completion = completion.inner
+        if isinstance(completion, NonNull):
+            completion = completion.inner
+    if not isinstance(completion, Object):
+        return Plain(field.key)
+    plan = completion.plan
+    if plan.fill is None or plan.rest or (plan.is_type_of is not None and plan.origin is None):
+        return Plain(field.key)
+    inner_class = plan.origin if plan.is_type_of is not None else None
+    return Plain(
+        field.key, name, nullable, inner=plan.fill, inner_class=inner_class, is_list=is_list
+    )
 
 
 def _is_leaf(completion: Completion) -> bool:

@@ -79,3 +79,62 @@ def test_a_missing_attribute_leaves_the_object_to_the_general_completion() -> No
 def test_no_fill_without_a_plain_field() -> None:
     assert compile_fill([Plain("a"), Plain("b")]) is None
     assert compile_fill([Plain("c", attribute="class", exact=str)]) is None  # a keyword
+
+
+@dataclass
+class Order:
+    status: Any = "paid"
+    lines: Any = None
+    first: Any = None
+
+
+def _line_fill() -> Any:
+    fill = compile_fill([Plain("sku", attribute="sku", exact=str, nullable=False)])
+    assert fill is not None
+    return fill
+
+
+def test_leaves_coerce_and_objects_and_lists_of_plain_objects_fill_in_one_call() -> None:
+    keys = [
+        Plain("status", attribute="status", nullable=False, coerce=str.upper),
+        Plain("lines", attribute="lines", inner=_line_fill(), inner_class=Line, is_list=True),
+        Plain("first", attribute="first", inner=_line_fill(), inner_class=Line),
+    ]
+    fill = compile_fill(keys)
+    assert fill is not None
+    out: dict[str, Any] = {}
+    assert fill(Order(lines=[Line(), Line(sku="CUP")], first=Line()), out)
+    assert out == {
+        "status": "PAID",
+        "lines": [{"sku": "TEA"}, {"sku": "CUP"}],
+        "first": {"sku": "TEA"},
+    }
+    assert fill(Order(lines=None), out := {})
+    assert out == {"status": "PAID", "lines": None, "first": None}  # nullable
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        Order(status=None),  # non-null
+        Order(status=7),  # the coercion raises
+        Order(lines=[Line(), None]),  # a null item
+        Order(lines=[Line(sku=None)]),  # an item that is not plain
+        Order(lines=(Line(),)),  # not a list
+        Order(lines=[Order()]),  # an item of another class
+        Order(first="TEA"),  # not an object of the class
+    ],
+)
+def test_anything_irregular_below_leaves_the_object_to_the_general_completion(
+    order: Order,
+) -> None:
+    keys = [
+        Plain("status", attribute="status", nullable=False, coerce=str.upper),
+        Plain("lines", attribute="lines", inner=_line_fill(), inner_class=Line, is_list=True),
+        Plain("first", attribute="first", inner=_line_fill(), inner_class=Line),
+    ]
+    fill = compile_fill(keys)
+    assert fill is not None
+    out: dict[str, Any] = {}
+    assert not fill(order, out)
+    assert out == {}
