@@ -37,7 +37,7 @@ median of their ratios."""
 LOCAL_BUDGETS = {
     "inprocess": Budget(repeats=3, duration_s=2.0, max_requests=3000, min_requests=2),
     "http": Budget(
-        repeats=2, duration_s=3.0, max_requests=30_000, concurrency=4, warmup_requests=1
+        repeats=2, duration_s=3.0, max_requests=30_000, concurrency=8, warmup_requests=1
     ),
 }
 """DynamoDB Local answers a call in tens of milliseconds here, one call at a time: the naive
