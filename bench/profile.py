@@ -81,6 +81,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "execute, shape",
         (
             "server/graphql/compiled/run",
+            "<keygraph fill>",
             "graphql/execution",
             "graphql/pyutils",
             "graphql/type",

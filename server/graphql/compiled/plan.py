@@ -126,8 +126,6 @@ class FieldPlan:
     """Its arguments are literals (or defaults): they convert the same for every request."""
     fixed_arguments: dict[str, Any] | None = None
     """Plain literal arguments, once converted."""
-    exact: type | None = None
-    """For an attribute of a built-in scalar: the Python type answered as it is."""
 
 
 @dataclass(eq=False, slots=True)
@@ -141,6 +139,14 @@ class ObjectPlan:
     """Writes the plain fields (and placeholders for the rest) in one call (fill.py)."""
     rest: list[FieldPlan] = field(default_factory=list)
     """The fields `fill` leaves to the general completion: all of them without `fill`."""
+
+    def whole(self) -> tuple[Fill, type | None] | None:
+        """The fill function when it answers every field, with the class a value must be of
+        to be filled by it (None: any); None when it does not (or a type checks its values
+        but has no class to compare with)."""
+        if self.fill is None or self.rest or (self.is_type_of is not None and not self.origin):
+            return None
+        return self.fill, self.origin if self.is_type_of is not None else None
 
 
 @dataclass(eq=False, slots=True)
@@ -249,9 +255,6 @@ class Compiler:
         resolver = strawberry_field.base_resolver
         if resolver is None:
             plan.attribute = strawberry_field.python_name
-            inner = completion.inner if isinstance(completion, NonNull) else completion
-            if isinstance(inner, Leaf):
-                plan.exact = inner.exact
             return plan
         if plan.takes_arguments:
             plan.plain_arguments = _plain_arguments(strawberry_field, self.schema)
@@ -339,13 +342,11 @@ def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
             completion = completion.inner
     if not isinstance(completion, Object):
         return Plain(field.key)
-    plan = completion.plan
-    if plan.fill is None or plan.rest or (plan.is_type_of is not None and plan.origin is None):
+    whole = completion.plan.whole()
+    if whole is None:
         return Plain(field.key)
-    inner_class = plan.origin if plan.is_type_of is not None else None
-    return Plain(
-        field.key, name, nullable, inner=plan.fill, inner_class=inner_class, is_list=is_list
-    )
+    inner, inner_class = whole
+    return Plain(field.key, name, nullable, inner=inner, inner_class=inner_class, is_list=is_list)
 
 
 def _is_leaf(completion: Completion) -> bool:

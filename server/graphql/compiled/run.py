@@ -28,8 +28,6 @@ from server.graphql.compiled.plan import (
 )
 from server.graphql.compiled.waves import Pending, Place, Waves, is_dead
 
-_ABSENT = object()
-
 
 class Run(Waves):
     """One execution of a plan for one executor (its context, variables and errors)."""
@@ -101,12 +99,6 @@ class Run(Waves):
         type_name = plan.object_type.name
         fill = plan.fill
         for field in plan.rest if fill is not None and fill(source, out) else plan.fields:
-            exact = field.exact
-            if exact is not None:  # an attribute that is answered as it is, mostly
-                value = getattr(source, field.attribute, _ABSENT)  # type: ignore[arg-type]
-                if type(value) is exact and (exact is str or _unchanged(value)):
-                    out[field.key] = value
-                    continue
             if field.typename:
                 out[field.key] = type_name
                 continue
@@ -245,9 +237,10 @@ class Run(Waves):
             and not plan.is_type_of(value, None)
         ):
             raise invalid_return_type_error(plan.object_type, value, field.details)
-        if plan.fill is not None and not plan.rest:  # no place needed for work below
+        whole = plan.whole()
+        if whole is not None:  # plain fields only: no place needed for work below
             out: dict[str, Any] = {}
-            if plan.fill(value, out):
+            if whole[0](value, out):
                 return out
         place = Place(owner, container, key, path, nullable)
         return self._fields(plan, value, {}, path, place)
@@ -344,17 +337,13 @@ class Run(Waves):
 
 
 def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
-    """The fill function of a list's items when they are objects of plain fields only,
-    filled without a path or place each, and the class an item must be of to be filled so
-    (None: any, for a type without is_type_of); no fill function otherwise."""
+    """The fill function of a list's items when it answers them whole, filled without a
+    path or place each, and the class an item must be of to be filled so (None: any)."""
     if type(completion) is NonNull:
         completion = completion.inner
     if type(completion) is not Object:
         return None, None
-    plan = completion.plan
-    if plan.fill is None or plan.rest or (plan.is_type_of is not None and plan.origin is None):
-        return None, None
-    return plan.fill, plan.origin if plan.is_type_of is not None else None
+    return completion.plan.whole() or (None, None)
 
 
 def _unchanged(value: Any) -> bool:
