@@ -74,16 +74,18 @@ def _wants_graphql_response(request: GraphQLRequest) -> bool:
 
 class _RequestIds:
     """Request ids unique across processes and hosts without a random draw each: a ULID
-    drawn once per process, then a counter."""
+    drawn once per process (again in a forked child), then a counter."""
 
     def __init__(self) -> None:
-        self._pid = 0
         self._prefix = ""
         self._count = itertools.count()
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._prefix, self._count = new_id(), itertools.count()
 
     def next(self) -> str:
-        if self._pid != os.getpid():  # first use, or a forked worker
-            self._pid, self._prefix, self._count = os.getpid(), new_id(), itertools.count()
         return f"{self._prefix}-{next(self._count)}"
 
 

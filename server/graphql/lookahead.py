@@ -52,13 +52,60 @@ def selected(info: Info, path: Sequence[str], type_name: str) -> list[tuple[str,
     return found
 
 
+_FIXED_KEPT = 1024
+"""Selections whose directly selected names are remembered."""
+_fixed: dict[tuple[int, ...], tuple[list[FieldNode], frozenset[str] | None]] = {}
+
+
 def selects_any(info: Info, names: Iterable[str]) -> bool:
     """Whether the resolving field's selection asks directly for any of `names`."""
     raw = info._raw_info
+    fixed = _fixed_names(raw.field_nodes, raw.fragments)
+    if fixed is not None:
+        return not fixed.isdisjoint(names)
     variables = VariableValues(sources={}, coerced=cast(dict[str, Any], raw.variable_values))
     wanted = set(names)
     below = _below(raw.field_nodes, raw.fragments, variables)
     return any(node.name.value in wanted for node in below)
+
+
+def _fixed_names(
+    nodes: list[FieldNode], fragments: dict[str, FragmentDefinitionNode]
+) -> frozenset[str] | None:
+    """The names selected directly below `nodes` when no directive on the way makes them
+    depend on variables (None otherwise), remembered by the nodes, which the entry holds
+    so that their ids stay theirs."""
+    key = tuple(map(id, nodes))
+    found = _fixed.get(key)
+    if found is None or any(kept is not node for kept, node in zip(found[0], nodes, strict=True)):
+        found = (list(nodes), _without_directives(nodes, fragments))
+        if len(_fixed) >= _FIXED_KEPT:
+            _fixed.clear()
+        _fixed[key] = found
+    return found[1]
+
+
+def _without_directives(
+    nodes: Iterable[FieldNode], fragments: dict[str, FragmentDefinitionNode]
+) -> frozenset[str] | None:
+    names: set[str] = set()
+    stack: list[SelectionNode] = []
+    for node in nodes:
+        if node.selection_set is not None:
+            stack.extend(node.selection_set.selections)
+    while stack:
+        selection = stack.pop()
+        if selection.directives:
+            return None
+        if isinstance(selection, FieldNode):
+            names.add(selection.name.value)
+        elif isinstance(selection, InlineFragmentNode):
+            stack.extend(selection.selection_set.selections)
+        elif isinstance(selection, FragmentSpreadNode):
+            fragment = fragments.get(selection.name.value)
+            if fragment is not None:
+                stack.extend(fragment.selection_set.selections)
+    return frozenset(names)
 
 
 def _below(
