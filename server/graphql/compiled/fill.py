@@ -10,6 +10,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from graphql.pyutils import Undefined
@@ -61,23 +62,45 @@ def compile_fill(keys: Sequence[Plain]) -> Fill | None:
     """The fill function of a selection; None when none of its keys is plain."""
     if not any(key.inline for key in keys):
         return None
+    # Response keys, type names and helpers are bound as parameter defaults (fast local
+    # reads), so the source depends only on the selection's shape and is compiled once
+    # for every selection of that shape, whatever its aliases.
     namespace: dict[str, Any] = {"Undefined": Undefined}
     body, writes = [], []
     for index, key in enumerate(keys):
+        namespace[f"k{index}"] = key.key
         if key.typename is not None:
-            writes.append(f"    out[{key.key!r}] = {key.typename!r}")
+            namespace[f"n{index}"] = key.typename
+            writes.append(f"    out[k{index}] = n{index}")
         elif not key.inline:
-            writes.append(f"    out[{key.key!r}] = None")
+            writes.append(f"    out[k{index}] = None")
         else:
             body += _value(key, index, namespace)
-            writes.append(f"    out[{key.key!r}] = o{index}")
-    lines = ["def fill(src, out):"]
+            writes.append(f"    out[k{index}] = o{index}")
+    bound = ", ".join(f"{name}={name}" for name in namespace if name != "Undefined")
+    lines = [f"def fill(src, out, {bound}):"]
     if body:
         lines += ["    try:", *body, "    except Exception:", "        return False"]
     lines += [*writes, "    return True"]
-    exec(compile("\n".join(lines), "<keygraph fill>", "exec"), namespace)
+    exec(_code("\n".join(lines)), namespace)
     fill: Fill = namespace["fill"]
     return fill
+
+
+_CODE_KEPT = 4096
+"""Compiled sources kept: selections of one shape, in any operation, share their code."""
+_codes: dict[str, CodeType] = {}
+
+
+def _code(source: str) -> CodeType:
+    """The compiled source, compiled once: compiling costs far more than running it."""
+    code = _codes.get(source)
+    if code is None:
+        code = compile(source, "<keygraph fill>", "exec")
+        if len(_codes) >= _CODE_KEPT:
+            _codes.clear()
+        _codes[source] = code
+    return code
 
 
 def _value(key: Plain, index: int, namespace: dict[str, Any]) -> list[str]:
