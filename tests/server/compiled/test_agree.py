@@ -100,8 +100,9 @@ def _fewer_waves_or_abandoned_work(
     - less abandoned work: when a failed non-null field nulls a position while other fields
       still load, graphql-core lets those run on for a few turns (their errors and store
       calls reach the response or not by the loop's order), and compiled execution stops
-      them. Its errors are then among Strawberry's, and its store calls no more (their waves
-      are not compared: they depend on when the work stopped).
+      them. Its errors are then among Strawberry's, and on the embedded store its store calls
+      and read units no more (their waves are not compared: they depend on when the work
+      stopped; on DynamoDB Local so do the calls that finish before it stops, by latency).
     Everything else stays byte for byte."""
     left, right = orjson.loads(compiled), orjson.loads(strawberry)
     waves = left["extensions"].pop("storeWaves"), right["extensions"].pop("storeWaves")
@@ -117,7 +118,8 @@ def _fewer_waves_or_abandoned_work(
         own, other = left["extensions"], right["extensions"]
         for parent in parents:
             own, other = own[parent], other[parent]
-        assert own.pop(name) <= other.pop(name), (query, path)
+        mine_counted, theirs_counted = own.pop(name), other.pop(name)
+        assert kind != "embedded" or mine_counted <= theirs_counted, (query, path)
     assert orjson.dumps(left) == orjson.dumps(right), query
 
 
