@@ -77,9 +77,7 @@ class _RequestIds:
     drawn once per process (again in a forked child), then a counter."""
 
     def __init__(self) -> None:
-        self._prefix = ""
-        self._count = itertools.count()
-        self._reset()
+        self._prefix, self._count = new_id(), itertools.count()
         os.register_at_fork(after_in_child=self._reset)
 
     def _reset(self) -> None:

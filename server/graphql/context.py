@@ -101,10 +101,6 @@ class Context:
         for task in list(self._batches):
             task.cancel()
         self._batches.clear()
-        for loader in self._loaders.values():
-            # what it read is freed now, even while a reference cycle keeps the loader
-            loader.clear_all()
-            loader.batch = None
         self._loaders.clear()
         self._converted.clear()
 
