@@ -52,8 +52,9 @@ def selected(info: Info, path: Sequence[str], type_name: str) -> list[tuple[str,
     return found
 
 
-_FIXED_KEPT = 1024
-"""Selections whose directly selected names are remembered."""
+_FIXED_KEPT = 256
+"""Selections whose directly selected names are remembered; each entry keeps its document's
+nodes alive, so there are fewer than prepared documents kept (prepare.py)."""
 _fixed: dict[tuple[int, ...], tuple[list[FieldNode], frozenset[str] | None]] = {}
 
 
