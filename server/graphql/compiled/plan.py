@@ -139,14 +139,17 @@ class ObjectPlan:
     """Writes the plain fields (and placeholders for the rest) in one call (fill.py)."""
     rest: list[FieldPlan] = field(default_factory=list)
     """The fields `fill` leaves to the general completion: all of them without `fill`."""
+    whole: tuple[Fill, type | None] | None = None
+    """`fill` when it answers every field, with the class a value must be of to be filled
+    by it (None: any); None when it does not (or a type checks its values but has no class
+    to compare with). Set once, as completion reads it for every object."""
 
-    def whole(self) -> tuple[Fill, type | None] | None:
-        """The fill function when it answers every field, with the class a value must be of
-        to be filled by it (None: any); None when it does not (or a type checks its values
-        but has no class to compare with)."""
-        if self.fill is None or self.rest or (self.is_type_of is not None and not self.origin):
-            return None
-        return self.fill, self.origin if self.is_type_of is not None else None
+    def __post_init__(self) -> None:
+        if self.fill is not None and not self.rest:
+            if self.is_type_of is None:
+                self.whole = (self.fill, None)
+            elif self.origin is not None:
+                self.whole = (self.fill, self.origin)
 
 
 @dataclass(eq=False, slots=True)
@@ -342,7 +345,7 @@ def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
             completion = completion.inner
     if not isinstance(completion, Object):
         return Plain(field.key)
-    whole = completion.plan.whole()
+    whole = completion.plan.whole
     if whole is None:
         return Plain(field.key)
     inner, inner_class = whole

@@ -237,7 +237,7 @@ class Run(Waves):
             and not plan.is_type_of(value, None)
         ):
             raise invalid_return_type_error(plan.object_type, value, field.details)
-        whole = plan.whole()
+        whole = plan.whole
         if whole is not None:  # plain fields only: no place needed for work below
             out: dict[str, Any] = {}
             if whole[0](value, out):
@@ -343,7 +343,7 @@ def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
         completion = completion.inner
     if type(completion) is not Object:
         return None, None
-    return completion.plan.whole() or (None, None)
+    return completion.plan.whole or (None, None)
 
 
 def _unchanged(value: Any) -> bool:
