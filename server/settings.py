@@ -37,6 +37,11 @@ class Limits:
     max_first: int = 100
     max_cost: int = 25_000
     """The most objects one operation's response may hold (server/graphql/cost.py)."""
+    stream_cost: int = 25_000
+    """A query that may return more objects than this is read and sent in parts
+    (server/graphql/stream.py), trading store waves for memory."""
+    part_objects: int = 2_000
+    """Objects a part of such a response holds, about."""
     tenant_budget: int = 100_000
     """Cost points a tenant's bucket holds (server/edge/budget.py), at least max_cost."""
     tenant_refill: float = 20_000.0
@@ -174,6 +179,8 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_TOKENS": "max_tokens",
     "KEYGRAPH_MAX_FIRST": "max_first",
     "KEYGRAPH_MAX_COST": "max_cost",
+    "KEYGRAPH_STREAM_COST": "stream_cost",
+    "KEYGRAPH_PART_OBJECTS": "part_objects",
     "KEYGRAPH_TENANT_BUDGET": "tenant_budget",
     "KEYGRAPH_TENANT_REFILL": "tenant_refill",
     "KEYGRAPH_MAX_BODY_BYTES": "max_body_bytes",

@@ -19,6 +19,7 @@ from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.run import Run
 from server.graphql.error_format import log_errors
 from server.graphql.schema import KeygraphSchema
+from server.graphql.stream import Stream
 
 if TYPE_CHECKING:
     from server.edge.http import GraphQLEndpoint, GraphQLRequest
@@ -91,6 +92,14 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     ctx = await endpoint.get_context(request, sub_response)
     if preparation.admit(graphql_schema, prepared, name, variables or {}, ctx):
         return None  # Strawberry's view answers the same failure (nothing was charged)
+    limits = endpoint.limits
+    if (
+        built.operation.operation is OperationType.QUERY
+        and request.idempotency_key is None  # its answer is kept whole
+        and ctx.estimate is not None
+        and ctx.estimate.cost > limits.stream_cost
+    ):
+        ctx.stream = Stream(limits.part_objects, ctx.estimate.shape)
     built.context_value = ctx
     result = await await_maybe(Run(built, plan).start())
     if result.errors:
@@ -98,4 +107,6 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     processed = await endpoint.process_result(
         request, ExecutionResult(data=result.data, errors=result.errors, extensions={})
     )
-    return endpoint.create_response(processed, sub_response)
+    if ctx.stream is None or not ctx.stream.parts:
+        return endpoint.create_response(processed, sub_response)
+    return endpoint.create_streamed_response(processed, ctx.stream, sub_response)

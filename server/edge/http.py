@@ -43,12 +43,14 @@ from server.domain.ids import new_id
 from server.edge import fast_path, graphiql, idempotency
 from server.edge.auth import Claims, Verifier
 from server.edge.guard import BodyTooLarge, Guard, Refusal
+from server.edge.streamed import StreamedResponse
 from server.errors import Unauthenticated
 from server.graphql.budget import TenantBudget
 from server.graphql.context import RequestContext
 from server.graphql.cost import count_objects
 from server.graphql.counting import CountingStore
 from server.graphql.error_format import format_error
+from server.graphql.stream import Stream
 from server.settings import Limits
 
 log = logging.getLogger("keygraph.request")
@@ -325,6 +327,8 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         ctx = request.ctx
         estimate = ctx.estimate if ctx is not None else None
         objects = count_objects(data, estimate.shape) if estimate is not None else 0
+        if ctx is not None and ctx.stream is not None:
+            objects += ctx.stream.objects()
         meter = request.meter
         cost: dict[str, Any] = {
             "requested": estimate.cost if estimate is not None else 0,
@@ -393,7 +397,26 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             status_code=sub_response.status_code or 200,
             media_type=sub_response.media_type or "application/json",
         )
-        for name, value in sub_response.headers.items():
-            if name.lower() not in ("content-type", "content-length"):
-                response.headers.append(name, value)
-        return response
+        return _with_headers(response, sub_response)
+
+    def create_streamed_response(
+        self, response_data: GraphQLHTTPResponse, stream: Stream, sub_response: Response
+    ) -> Response:
+        """The response of a result read in parts: its data spliced with the parts' pieces
+        as they are sent (server/graphql/stream.py)."""
+        length, pieces = stream.body(self.encode_json(response_data))
+        response = StreamedResponse(
+            length,
+            pieces,
+            status_code=sub_response.status_code or 200,
+            media_type=sub_response.media_type or "application/json",
+        )
+        return _with_headers(response, sub_response)
+
+
+def _with_headers(response: Response, sub_response: Response) -> Response:
+    """`response` with the headers resolvers and result processing set."""
+    for name, value in sub_response.headers.items():
+        if name.lower() not in ("content-type", "content-length"):
+            response.headers.append(name, value)
+    return response

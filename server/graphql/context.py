@@ -15,6 +15,7 @@ from keygraph.store import Session
 from server.graphql.budget import Admission, TenantBudget
 from server.graphql.cost import Estimate
 from server.graphql.counting import CountingStore
+from server.graphql.stream import Stream
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -46,6 +47,8 @@ class Context:
     dev: bool = False
     batching: bool = True
     """Off only to measure the naive baseline: every load is its own store call."""
+    stream: Stream | None = None
+    """Set when the response is read and sent in parts (stream.py)."""
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
     _batches: set[asyncio.Task[Any]] = field(default_factory=set)
     _converted: dict[int, tuple[Any, Any]] = field(default_factory=dict)
@@ -101,6 +104,10 @@ class Context:
         for task in list(self._batches):
             task.cancel()
         self._batches.clear()
+        self.forget()
+
+    def forget(self) -> None:
+        """Drops what the request's loaders read, once it is in the response."""
         self._loaders.clear()
         self._converted.clear()
 

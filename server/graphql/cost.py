@@ -104,9 +104,12 @@ class Shape:
 
     counts: bool = False
     fields: dict[str, Shape] = field(default_factory=dict)
+    item_cost: int = 0
+    """For a list, the most objects one of its items can hold (0: none, or not a list)."""
 
     def merge(self, other: Shape) -> None:
         self.counts = self.counts or other.counts
+        self.item_cost = max(self.item_cost, other.item_cost)
         for key, shape in other.fields.items():
             mine = self.fields.setdefault(key, Shape())
             mine.merge(shape)
@@ -202,6 +205,8 @@ class _Walk:
         else:
             count = 1
         inner, shape = self.object_cost(named, details)
+        if _is_list(definition.type):
+            shape.item_cost = 1 + inner
         return count * (1 + inner), shape
 
     def connection_cost(
@@ -222,8 +227,9 @@ class _Walk:
                     continue
                 node_type = get_named_type(edge_type.fields["node"].type)
                 inner, node_shape = self.object_cost(node_type, nodes)
-                per_node += 1 + inner
+                edge_shape.item_cost += 1 + inner
                 edge_shape.fields[node_key] = node_shape
+            per_node += edge_shape.item_cost
             shape.fields[edges_key] = edge_shape
         return size * max(1, per_node), shape
 

@@ -10,7 +10,7 @@ import strawberry
 
 from server.errors import BadUserInput, NotFound
 
-_REMEMBERED = 16384
+_REMEMBERED = 4096
 """Ids remembered each way, as a page's ids come back request after request."""
 _SHORT = 96
 """Only ids up to this length are remembered, so the memory it takes stays bounded."""

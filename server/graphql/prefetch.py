@@ -2,7 +2,8 @@
 users resolve: each user's `orders` and `groups` then answer from the request's loaders at
 once, without the task and futures per user and field that awaiting them would cost. The
 store calls are the ones the fields would have made, in the same waves. Nothing is loaded
-ahead when batching is off (the naive baseline)."""
+ahead when batching is off (the naive baseline), nor for a response read in parts, whose
+users' fields load a part at a time (stream.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ async def user_fields(info: Info, users: Sequence[UserModel]) -> None:
     """Loads what `edges { node { ... } }` of a page of these users asks of each user.
     Failures are left in the loaders: each user's field meets its own."""
     ctx = info.context
-    if not ctx.batching or not users:
+    if not ctx.batching or not users or ctx.stream is not None:
         return
     loads: list[Awaitable[Any]] = []
     for name, args in lookahead.selected(info, ("edges", "node"), "User"):

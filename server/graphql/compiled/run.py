@@ -1,11 +1,14 @@
 """Runs an operation's plan: the resolvers a selection needs are called directly and values
 complete in one pass; what resolvers leave awaiting completes as it settles (waves.py).
 Errors, paths and null propagation follow graphql-core's rules: a failed non-null field
-nulls its nearest nullable ancestor, and errors below a nulled position are dropped."""
+nulls its nearest nullable ancestor, and errors below a nulled position are dropped. A
+streamed response's outermost list with work below completes in parts (stream.py)."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import GraphQLError, located_error
@@ -26,7 +29,8 @@ from server.graphql.compiled.plan import (
     ObjectPlan,
     OperationPlan,
 )
-from server.graphql.compiled.waves import Pending, Place, Waves, is_dead
+from server.graphql.compiled.waves import Pending, Place, Waves, in_parts, is_dead
+from server.graphql.stream import Part
 
 
 class Run(Waves):
@@ -41,19 +45,48 @@ class Run(Waves):
         self.arguments: dict[int, Any] = {}
         self.root = Place(None, None, "", None, True)
         self.data: dict[str, Any] | None = {}
+        self.ctx = executor.context_value
+        self.stream = getattr(self.ctx, "stream", None)
+        self.parted: deque[_Parted] = deque()
 
     def start(self) -> Any:
         """The ExecutionResult, or an awaitable of it when some resolver awaits."""
         if self.plan.serial:
             return self._serially()
         self._fill(self.plan.root, self.executor.root_value, self.data, None, self.root)
-        if not self.pending:
+        if not self.pending and not self.parted:
             return self.executor.build_response(self.data)
         return self._waves()
 
     async def _waves(self) -> Any:
-        await self._drain()
+        await self._finish()
         return self.executor.build_response(self.data)
+
+    async def _finish(self) -> None:
+        """Completes what is pending, then each list answered in parts, part by part: a
+        part's items are serialized, and the request's loads forgotten, before the next
+        part's fields are resolved (stream.py)."""
+        await self._drain()
+        while self.parted:
+            parted = self.parted[0]
+            place = parted.place
+            if is_dead(place):
+                self.parted.popleft()
+                continue
+            parted.flush()
+            if parted.done == len(parted.values):
+                self.parted.popleft()
+                assert place.container is not None
+                if place.container[place.key] is parted.items:  # type: ignore[index]
+                    place.container[place.key] = parted.placeholder  # type: ignore[index]
+                continue
+            self.ctx.forget()
+            try:
+                self._next_part(parted)
+            except GraphQLError as error:
+                self._null(place, error)
+                continue
+            await self._drain()
 
     async def _serially(self) -> Any:
         """Mutation root fields, each finished (with everything below it) before the next."""
@@ -68,7 +101,7 @@ class Run(Waves):
                 None,
                 self.root,
             )
-            await self._drain()
+            await self._finish()
         return self.executor.build_response(self.data)
 
     def _fill(
@@ -267,24 +300,76 @@ class Run(Waves):
         leaf = type(inner) is Leaf or (type(inner) is NonNull and type(inner.inner) is Leaf)
         place = owner if leaf else Place(owner, container, key, path, nullable)
         fill, origin = _plain_objects(inner)
+        if self.stream is not None and fill is None and not leaf and not in_parts(owner):
+            value = list(value)
+            if len(value) > 1:
+                return self._parted(completion, field, value, path, place)
         for index, item in enumerate(value):
             if fill is not None and item is not None and (origin is None or type(item) is origin):
                 out: dict[str, Any] = {}
                 if fill(item, out):
                     items.append(out)
                     continue
-            item_path = Path(path, index, None)
-            mark = len(self.pending)
-            try:
-                items.append(self._complete(inner, field, item, item_path, place, items, index))
-            except Exception as raw:
-                self._drop_from(mark)
-                error = located_error(raw, field.nodes, item_path.as_list())
-                if not completion.items_nullable:
-                    raise error from None
-                self.errors.add(error, item_path)
-                items.append(None)
+            self._item(completion, field, item, index, path, place, items)
         return items
+
+    def _item(
+        self,
+        completion: ListOf,
+        field: FieldPlan,
+        item: Any,
+        index: int,
+        path: Path,
+        place: Place,
+        items: list[Any],
+    ) -> None:
+        """Appends the completed item; raises when a non-null item cannot complete."""
+        item_path = Path(path, index, None)
+        mark = len(self.pending)
+        try:
+            items.append(
+                self._complete(completion.inner, field, item, item_path, place, items, index)
+            )
+        except Exception as raw:
+            self._drop_from(mark)
+            error = located_error(raw, field.nodes, item_path.as_list())
+            if not completion.items_nullable:
+                raise error from None
+            self.errors.add(error, item_path)
+            items.append(None)
+
+    def _parted(
+        self, completion: ListOf, field: FieldPlan, values: list[Any], path: Path, place: Place
+    ) -> list[Any]:
+        """The list's items, its first part completed; the others complete in `_finish`."""
+        assert self.stream is not None
+        part, placeholder = self.stream.part(path.as_list(), lambda: not is_dead(place))
+        place.parted = True
+        budget = self.stream.part_objects
+        parted = _Parted(completion, field, values, path, place, part, placeholder, [], budget)
+        if part.shape.item_cost:  # the first part by the estimate, the others by what it held
+            parted.size = max(1, budget // part.shape.item_cost)
+        else:
+            parted.size = len(values)
+        self.parted.append(parted)
+        self._next_part(parted)
+        return parted.items
+
+    def _next_part(self, parted: _Parted) -> None:
+        """Completes the list's next part; raises when a non-null item cannot complete."""
+        end = min(parted.next + parted.size, len(parted.values))
+        for index in range(parted.next, end):
+            value, parted.values[index] = parted.values[index], None
+            self._item(
+                parted.completion,
+                parted.field,
+                value,
+                index,
+                parted.path,
+                parted.place,
+                parted.items,
+            )
+        parted.next = end
 
     def _runtime_plan(
         self, completion: Abstract, field: FieldPlan, value: Any, path: Path
@@ -334,6 +419,40 @@ class Run(Waves):
         place.dead = True
         if self.running:
             self._abandon_dead()
+
+
+@dataclass(eq=False, slots=True)
+class _Parted:
+    """A list answered in parts: its values, its items so far and its serialized part."""
+
+    completion: ListOf
+    field: FieldPlan
+    values: list[Any]
+    path: Path
+    place: Place
+    part: Part
+    placeholder: Any
+    items: list[Any]
+    budget: int
+    """The objects a part may hold, about."""
+    next: int = 0
+    """The items completed."""
+    done: int = 0
+    """The items serialized (and freed: None in `items`)."""
+    size: int = 1
+    """Items the next part completes: as many as hold about `budget` objects."""
+
+    def flush(self) -> None:
+        """Serializes the items completed since the last flush, and sizes the next part."""
+        part = self.part
+        before = part.objects
+        for index in range(self.done, self.next):
+            part.add(self.items[index])
+            self.items[index] = None
+        flushed, objects = self.next - self.done, part.objects - before
+        self.done = self.next
+        if flushed:
+            self.size = max(1, self.budget * flushed // objects) if objects else flushed * 2
 
 
 def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:

@@ -19,7 +19,7 @@ from server.graphql.compiled.plan import FieldPlan
 class Place:
     """Where a completed object or list sits in the response, for nulling it later."""
 
-    __slots__ = ("container", "dead", "key", "nullable", "parent", "path")
+    __slots__ = ("container", "dead", "key", "nullable", "parent", "parted", "path")
 
     def __init__(
         self,
@@ -35,6 +35,8 @@ class Place:
         self.path = path
         self.nullable = nullable
         self.dead = False
+        self.parted = False
+        """A list answered in parts (stream.py)."""
 
 
 @dataclass(slots=True)
@@ -165,6 +167,15 @@ def _close(awaitable: Any) -> None:
 def is_dead(place: Place | None) -> bool:
     while place is not None:
         if place.dead:
+            return True
+        place = place.parent
+    return False
+
+
+def in_parts(place: Place | None) -> bool:
+    """Whether the place is in a list answered in parts."""
+    while place is not None:
+        if place.parted:
             return True
         place = place.parent
     return False

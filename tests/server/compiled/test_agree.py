@@ -1,7 +1,9 @@
 """Compiled execution answers every operation byte for byte as Strawberry's executor does:
 data, errors with their paths, extensions (cost, store calls and waves), status and media
 type. The corpus (corpus.py), the benchmark's and README's operations and hypothesis-graphql
-operations run on one seeded store through both; the corpus's mutations run on two copies."""
+operations run on one seeded store through both; the corpus's mutations run on two copies.
+Queries answered in parts (server/graphql/stream.py, every list a few items at a time here)
+answer alike too, but for how their reads fall into calls and waves."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import orjson
@@ -46,23 +48,34 @@ REQUEST_ID = "agree"
 BUDGET = Limits(tenant_budget=10**12, tenant_refill=10**12)
 """A budget no run drains, so `extensions.cost.budget` reads the same on both sides."""
 
+PARTED = replace(BUDGET, stream_cost=0, part_objects=3)
+"""Every query answered in parts of about three objects."""
+
 Pair = tuple[httpx.AsyncClient, httpx.AsyncClient]
+
+
+class Reads(NamedTuple):
+    pair: Pair
+    """Compiled execution and Strawberry's executor."""
+    headers: dict[str, str]
+    ids: Seeded
+    kind: str
+    parted: httpx.AsyncClient
+    """Compiled execution answering every query in parts."""
 
 
 def _settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=BUDGET).resolved()
 
 
+def _client(settings: Settings, store: Store) -> httpx.AsyncClient:
+    app = create_app(settings, store)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+
+
 def _clients(settings: Settings, left: Store, right: Store) -> tuple[Pair, list[Any]]:
-    apps = (
-        create_app(settings, left),
-        create_app(replace(settings, executor="strawberry"), right),
-    )
-    clients = tuple(
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
-        for app in apps
-    )
-    return (clients[0], clients[1]), list(clients)
+    clients = (_client(settings, left), _client(replace(settings, executor="strawberry"), right))
+    return clients, list(clients)
 
 
 def _headers(settings: Settings) -> dict[str, str]:
@@ -123,6 +136,34 @@ def _fewer_waves_or_abandoned_work(
     assert orjson.dumps(left) == orjson.dumps(right), query
 
 
+_SPLIT = (("storeWaves",), *_COUNTERS)
+"""What reading in parts changes: a part's loads are a wave of their own, entities are
+batched per part, and one an earlier part read is read again when a later one needs it."""
+
+
+async def _agree_in_parts(reads: Reads, query: str, variables: Any) -> None:
+    """Posts the operation in parts and through Strawberry's executor; asserts they answer
+    alike but for the store calls, read units and waves parts split into."""
+    answers = []
+    for client in (reads.parted, reads.pair[1]):
+        response = await client.post(
+            "/graphql", json={"query": query, "variables": variables}, headers=reads.headers
+        )
+        answers.append((response.status_code, response.headers["content-type"], response.content))
+        assert int(response.headers["content-length"]) == len(response.content)
+    assert answers[0][:2] == answers[1][:2], query
+    bodies = []
+    for _, _, content in answers:
+        body = orjson.loads(content)
+        for *parents, name in _SPLIT:
+            counters = body["extensions"]
+            for parent in parents:
+                counters = counters[parent]
+            counters[name] = 0
+        bodies.append(orjson.dumps(body))
+    _fewer_waves_or_abandoned_work(bodies[0], bodies[1], query, reads.kind)
+
+
 async def _seeded_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> Seeded:
     response = await client.post("/graphql", json={"query": SEEDED_IDS}, headers=headers)
     return seeded(response.json()["data"])
@@ -133,8 +174,9 @@ async def _seeded_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> See
 )
 async def reads(
     request: pytest.FixtureRequest, store_factory: StoreFactory, tmp_path: Path
-) -> AsyncIterator[tuple[Pair, dict[str, str], Seeded, str]]:
-    """Both executors over one seeded store, a user of which has an address."""
+) -> AsyncIterator[Reads]:
+    """Both executors, and compiled execution in parts, over one seeded store, a user of
+    which has an address."""
     store = await store_factory(request.param, TABLE)
     for tenant in ("acme", "globex"):
         await seed(store, tenant, SIZES, progress=False)
@@ -153,10 +195,12 @@ async def reads(
         headers=headers,
     )
     assert "errors" not in added.json()
+    parted = _client(replace(settings, limits=PARTED), store)
     try:
-        yield pair, headers, await _seeded_ids(pair[0], headers), request.param
+        ids = await _seeded_ids(pair[0], headers)
+        yield Reads(pair, headers, ids, request.param, parted)
     finally:
-        for client in clients:
+        for client in [*clients, parted]:
             await client.aclose()
         gc.collect()  # the coroutines graphql-core dropped warn here, where it is expected
 
@@ -206,33 +250,35 @@ def _generated(ids: Seeded, count: int) -> list[str]:
     return found
 
 
-async def test_queries_answer_alike(reads: tuple[Pair, dict[str, str], Seeded, str]) -> None:
-    pair, headers, ids, kind = reads
-    for case in QUERIES:
-        query, variables = case(ids)
-        await _agree(pair, headers, query, variables, kind)
-    for query in _readme_queries():
-        await _agree(pair, headers, query, {}, kind)
+def _fixed_queries(ids: Seeded) -> list[tuple[str, Any]]:
+    """The corpus's, README's and benchmark's queries, with their variables."""
+    found = [case(ids) for case in QUERIES]
+    found += [(query, {}) for query in _readme_queries()]
     user, group, node = ids.users[0], ids.groups[0], ids.org_nodes[0]
-    for query, variables in (
+    found += [
         (Q1, {"id": user}),
         (Q2, {"id": user}),
         (Q3, {}),
         (Q4, {"id": group}),
         (Q5, {"id": node}),
         (Q6, {"lat": 52.52, "lng": 13.405}),
-    ):
-        await _agree(pair, headers, query, variables, kind)
+    ]
+    return found
 
 
-async def test_generated_queries_answer_alike(
-    reads: tuple[Pair, dict[str, str], Seeded, str],
-) -> None:
-    pair, headers, ids, kind = reads
+async def test_queries_answer_alike(reads: Reads) -> None:
+    for query, variables in _fixed_queries(reads.ids):
+        await _agree(reads.pair, reads.headers, query, variables, reads.kind)
+        await _agree_in_parts(reads, query, variables)
+
+
+async def test_generated_queries_answer_alike(reads: Reads) -> None:
     answered = 0
-    for query in _generated(ids, GENERATED):
-        body = await _agree(pair, headers, query, {}, kind)
+    for index, query in enumerate(_generated(reads.ids, GENERATED)):
+        body = await _agree(reads.pair, reads.headers, query, {}, reads.kind)
         answered += b'"data":{' in body
+        if reads.kind == "embedded" or index % 5 == 0:
+            await _agree_in_parts(reads, query, {})
     assert answered > GENERATED // 3  # most ran, not only failed validation
 
 
