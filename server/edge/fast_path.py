@@ -6,16 +6,16 @@ operations the compiler leaves to graphql-core) is answered by Strawberry's view
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from graphql import GraphQLError, OperationDefinitionNode, OperationType
 from starlette.responses import Response
-from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
 from server.graphql.compiled.executor import CompiledExecutor
+from server.graphql.compiled.operation import build_executor
 from server.graphql.compiled.run import Run
 from server.graphql.error_format import log_errors
 from server.graphql.schema import KeygraphSchema
@@ -72,14 +72,7 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     except GraphQLError:
         return None
     name = _operation_name(prepared.document, provided)
-    built = CompiledExecutor.build(
-        graphql_schema,
-        prepared.document,
-        raw_variable_values=variables,
-        operation_name=name,
-        is_awaitable=cast(Any, optimized_is_awaitable),
-        operation_extensions=extensions,
-    )
+    built = build_executor(graphql_schema, prepared.document, name, variables, extensions)
     if (
         not isinstance(built, CompiledExecutor)
         or built.operation.operation is OperationType.SUBSCRIPTION

@@ -1,0 +1,91 @@
+"""Request timeouts on one timer per worker. Each request's task is noted with its deadline,
+and a sweep a few times a second, while requests run, cancels those past it. A request
+costs a dict entry rather than a timer of its own (asyncio.timeout schedules and cancels a
+timer handle for each, a twentieth of a small request's time); a timeout fires up to a
+tick late."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import TracebackType
+
+
+class Deadlines:
+    """The running requests' deadlines, `timeout` seconds after each started."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.tick = min(0.05, timeout / 4)
+        """Seconds between sweeps: a timeout fires at most this late."""
+        self._running: dict[asyncio.Task[object], Deadline] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def deadline(self) -> Deadline:
+        """The deadline of the calling task's request, a context manager around its work."""
+        return Deadline(self)
+
+    def _start(self, deadline: Deadline) -> None:
+        self._running[deadline.task] = deadline
+        loop = asyncio.get_running_loop()
+        if self._sweep is None or self._loop is not loop:
+            self._loop = loop
+            self._sweep = loop.call_later(self.tick, self._expire)
+
+    def _end(self, deadline: Deadline) -> None:
+        self._running.pop(deadline.task, None)
+
+    def _expire(self) -> None:
+        """Cancels the requests past their deadline; sweeps again while any runs."""
+        now = time.monotonic()
+        for deadline in list(self._running.values()):
+            if deadline.at <= now:
+                deadline.expire()
+        self._sweep = None
+        if self._running and self._loop is not None:
+            self._sweep = self._loop.call_later(self.tick, self._expire)
+
+
+class Deadline:
+    """One request's deadline: its task is cancelled once past it, and the CancelledError
+    that ends the block becomes TimeoutError, as with asyncio.timeout."""
+
+    __slots__ = ("_cancelling", "_expired", "at", "deadlines", "task")
+
+    def __init__(self, deadlines: Deadlines) -> None:
+        self.deadlines = deadlines
+        self._expired = False
+
+    def __enter__(self) -> Deadline:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a deadline is kept only inside a task")
+        self.task = task
+        self._cancelling = task.cancelling()
+        self.at = time.monotonic() + self.deadlines.timeout
+        self.deadlines._start(self)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.deadlines._end(self)
+        if (
+            self._expired
+            and kind is asyncio.CancelledError
+            and self.task.uncancel() <= self._cancelling
+        ):
+            raise TimeoutError from error
+
+    def expire(self) -> None:
+        self._expired = True
+        self.deadlines._end(self)
+        self.task.cancel()
+
+    def expired(self) -> bool:
+        """Whether the request ran past its deadline (and was cancelled for it)."""
+        return self._expired

@@ -1,0 +1,182 @@
+"""The executor of a prepared operation, built without graphql-core's per-request search:
+the operation, its fragments and its variables' signatures are found once per document and
+operation name, and variables given as plain values of a built-in scalar (an id or string
+as str, an Int as a 32-bit int, a Boolean as bool, a Float as a finite float), null or
+left out (when nullable, with no default) are taken as they are. Anything else (another
+type, a default, an input object, a list) goes through graphql-core's `build`, which
+coerces it and reports its errors."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FragmentDefinitionNode,
+    GraphQLBoolean,
+    GraphQLError,
+    GraphQLFloat,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLNonNull,
+    GraphQLSchema,
+    GraphQLString,
+    OperationDefinitionNode,
+)
+from graphql.execution.collect_fields import FragmentDetails
+from graphql.execution.executor import default_field_resolver, default_type_resolver
+from graphql.execution.get_variable_signature import get_variable_signature
+from graphql.execution.values import VariableValues, VariableValueSource
+from graphql.pyutils import Undefined
+from strawberry.execution.is_awaitable import optimized_is_awaitable
+
+from server.graphql.compiled.executor import CompiledExecutor
+
+_KEPT = 512
+"""Operations remembered, as many as prepared documents (prepare.py)."""
+_PLAIN = {
+    GraphQLID: str,
+    GraphQLString: str,
+    GraphQLInt: int,
+    GraphQLBoolean: bool,
+    GraphQLFloat: float,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Variable:
+    name: str
+    source: Any
+    """Its signature, as graphql-core's VariableValueSource wants it."""
+    kind: type | None
+    """The Python type of a plain value (None: graphql-core coerces every value)."""
+    nullable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    operation: OperationDefinitionNode
+    fragment_definitions: dict[str, FragmentDefinitionNode]
+    fragments: dict[str, FragmentDetails]
+    variables: tuple[_Variable, ...]
+
+
+_operations: OrderedDict[tuple[int, str | None], tuple[DocumentNode, _Operation | None]]
+_operations = OrderedDict()
+
+
+def build_executor(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    name: str | None,
+    variables: dict[str, Any] | None,
+    extensions: dict[str, Any] | None,
+) -> CompiledExecutor | None:
+    """The executor of the named operation with these variables; None when graphql-core
+    reports errors for them instead (an unknown operation, variables that do not coerce)."""
+    found = _operation(schema, document, name)
+    coerced = _plain_variables(found, variables or {}) if found is not None else None
+    if found is None or coerced is None:
+        built = CompiledExecutor.build(
+            schema,
+            document,
+            raw_variable_values=variables,
+            operation_name=name,
+            is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
+            operation_extensions=extensions,
+        )
+        return built if isinstance(built, CompiledExecutor) else None
+    return CompiledExecutor(
+        schema,
+        found.fragment_definitions,
+        found.fragments,
+        None,
+        None,
+        found.operation,
+        coerced,
+        default_field_resolver,
+        default_type_resolver,
+        default_field_resolver,
+        is_awaitable=optimized_is_awaitable,
+        operation_extensions=extensions,
+    )
+
+
+def _plain_variables(found: _Operation, raw: dict[str, Any]) -> VariableValues | None:
+    """The variables as graphql-core would coerce them, when every one is given as a plain
+    value of its scalar; None otherwise."""
+    sources: dict[str, Any] = {}
+    coerced: dict[str, Any] = {}
+    for variable in found.variables:
+        value: Any = raw.get(variable.name, Undefined)
+        kind = variable.kind
+        if kind is None:
+            return None
+        if variable.nullable and value is Undefined:
+            sources[variable.name] = VariableValueSource(variable.source)
+            continue
+        if variable.nullable and value is None:
+            sources[variable.name] = VariableValueSource(variable.source, None)
+            coerced[variable.name] = None
+            continue
+        if type(value) is not kind or not _fits(value):
+            return None
+        sources[variable.name] = VariableValueSource(variable.source, value)
+        coerced[variable.name] = value
+    return VariableValues(sources, coerced)
+
+
+def _fits(value: Any) -> bool:
+    """Whether a plain value is one its scalar takes as it is: an int within 32 bits, a
+    finite float (inf - inf is nan)."""
+    if type(value) is int:
+        return -(2**31) <= value < 2**31
+    return type(value) is not float or value - value == 0
+
+
+def _operation(
+    schema: GraphQLSchema, document: DocumentNode, name: str | None
+) -> _Operation | None:
+    key = (id(document), name)
+    found = _operations.get(key)
+    if found is not None and found[0] is document:
+        _operations.move_to_end(key)
+        return found[1]
+    made = _find(schema, document, name)
+    _operations[key] = (document, made)
+    while len(_operations) > _KEPT:
+        _operations.popitem(last=False)
+    return made
+
+
+def _find(schema: GraphQLSchema, document: DocumentNode, name: str | None) -> _Operation | None:
+    """The operation `build` would run; None where `build` must decide (no such operation,
+    several without a name, fragments with variables of their own)."""
+    operations = [
+        definition
+        for definition in document.definitions
+        if isinstance(definition, OperationDefinitionNode)
+        and (name is None or (definition.name is not None and definition.name.value == name))
+    ]
+    definitions = [d for d in document.definitions if isinstance(d, FragmentDefinitionNode)]
+    if len(operations) != 1 or any(d.variable_definitions for d in definitions):
+        return None
+    operation = operations[0]
+    variables = []
+    for node in operation.variable_definitions or ():
+        signature = get_variable_signature(schema, node)
+        if isinstance(signature, GraphQLError):
+            return None
+        type_: Any = signature.type
+        nullable = not isinstance(type_, GraphQLNonNull)
+        named = type_ if nullable else type_.of_type
+        kind = _PLAIN.get(named) if signature.default is None else None
+        variables.append(_Variable(signature.name, signature, kind, nullable))
+    return _Operation(
+        operation,
+        {d.name.value: d for d in definitions},
+        {d.name.value: FragmentDetails(d) for d in definitions},
+        tuple(variables),
+    )
