@@ -48,7 +48,9 @@ class Stream:
     """The operation's response shape (cost.py), to count what the parts hold."""
     parts: list[Part] = field(default_factory=list)
 
-    def part(self, path: list[str | int], alive: Callable[[], bool]) -> tuple[Part, Any]:
+    def part(
+        self, path: list[str | int], alive: Callable[[], bool]
+    ) -> tuple[Part, orjson.Fragment]:
         """A new part for the list at `path`, and the placeholder its data holds."""
         shape = self.shape
         for key in path:

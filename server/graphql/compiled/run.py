@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from graphql import GraphQLError, located_error
@@ -18,6 +17,7 @@ from graphql.pyutils import Path, Undefined, inspect
 from strawberry.types.arguments import convert_arguments
 
 from server.graphql.compiled.fill import Fill
+from server.graphql.compiled.parts import PartedList
 from server.graphql.compiled.plan import (
     Abstract,
     Completion,
@@ -30,7 +30,6 @@ from server.graphql.compiled.plan import (
     OperationPlan,
 )
 from server.graphql.compiled.waves import Pending, Place, Waves, in_parts, is_dead
-from server.graphql.stream import Part
 
 
 class Run(Waves):
@@ -47,7 +46,7 @@ class Run(Waves):
         self.data: dict[str, Any] | None = {}
         self.ctx = executor.context_value
         self.stream = getattr(self.ctx, "stream", None)
-        self.parted: deque[_Parted] = deque()
+        self.parted: deque[PartedList] = deque()
 
     def start(self) -> Any:
         """The ExecutionResult, or an awaitable of it when some resolver awaits."""
@@ -346,7 +345,7 @@ class Run(Waves):
         part, placeholder = self.stream.part(path.as_list(), lambda: not is_dead(place))
         place.parted = True
         budget = self.stream.part_objects
-        parted = _Parted(completion, field, values, path, place, part, placeholder, [], budget)
+        parted = PartedList(completion, field, values, path, place, part, placeholder, [], budget)
         if part.shape.item_cost:  # the first part by the estimate, the others by what it held
             parted.size = max(1, budget // part.shape.item_cost)
         else:
@@ -355,7 +354,7 @@ class Run(Waves):
         self._next_part(parted)
         return parted.items
 
-    def _next_part(self, parted: _Parted) -> None:
+    def _next_part(self, parted: PartedList) -> None:
         """Completes the list's next part; raises when a non-null item cannot complete."""
         end = min(parted.next + parted.size, len(parted.values))
         for index in range(parted.next, end):
@@ -419,40 +418,6 @@ class Run(Waves):
         place.dead = True
         if self.running:
             self._abandon_dead()
-
-
-@dataclass(eq=False, slots=True)
-class _Parted:
-    """A list answered in parts: its values, its items so far and its serialized part."""
-
-    completion: ListOf
-    field: FieldPlan
-    values: list[Any]
-    path: Path
-    place: Place
-    part: Part
-    placeholder: Any
-    items: list[Any]
-    budget: int
-    """The objects a part may hold, about."""
-    next: int = 0
-    """The items completed."""
-    done: int = 0
-    """The items serialized (and freed: None in `items`)."""
-    size: int = 1
-    """Items the next part completes: as many as hold about `budget` objects."""
-
-    def flush(self) -> None:
-        """Serializes the items completed since the last flush, and sizes the next part."""
-        part = self.part
-        before = part.objects
-        for index in range(self.done, self.next):
-            part.add(self.items[index])
-            self.items[index] = None
-        flushed, objects = self.next - self.done, part.objects - before
-        self.done = self.next
-        if flushed:
-            self.size = max(1, self.budget * flushed // objects) if objects else flushed * 2
 
 
 def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
