@@ -6,10 +6,8 @@ client remains for the control plane (table administration)."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from keygraph import capacity
@@ -96,7 +94,6 @@ class DynamoDBStore:
             )
         self.transport = transport
         self.retry = retry or RetryPolicy()
-        self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="dynamodb")
 
     @property
     def client(self) -> Any:
@@ -106,15 +103,13 @@ class DynamoDBStore:
         return self._client
 
     async def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
         metered = capacity.active()
         if metered:
             params = {**params, "ReturnConsumedCapacity": "TOTAL"}
-        call = functools.partial(self.transport.call, operation, params)
         attempt = 1
         while True:
             try:
-                response: dict[str, Any] = await loop.run_in_executor(self._pool, call)
+                response: dict[str, Any] = await self.transport.call(operation, params)
                 if metered:
                     _meter(operation, response.get("ConsumedCapacity"))
                 return response
@@ -294,7 +289,6 @@ class DynamoDBStore:
         )
 
     async def close(self) -> None:
-        self._pool.shutdown(wait=True)
         if self._owns_transport:
             self.transport.close()
         if self._owns_client and self._client is not None:

@@ -1,23 +1,24 @@
 """DynamoDB's data plane without botocore's request pipeline: each call is one signed POST of
-the DynamoDB JSON 1.0 protocol over a urllib3 keep-alive pool, bodies written and read with
-orjson, answers checked against the x-amz-crc32 header."""
+the DynamoDB JSON 1.0 protocol over keep-alive connections on the event loop
+(connections.py), bodies written and read with orjson, answers checked against the
+x-amz-crc32 header."""
 
 from __future__ import annotations
 
-import socket
+import asyncio
+import ssl
 import zlib
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import orjson
-import urllib3
 from botocore.credentials import Credentials
 from botocore.exceptions import BotoCoreError
 from botocore.httpsession import get_cert_path
-from urllib3.connection import HTTPConnection
 
 from keygraph.errors import StoreUnavailable, ValidationError
 
+from .connections import Connections, ProtocolError, Reply
 from .sigv4 import Signer
 
 TARGET_PREFIX = "DynamoDB_20120810."
@@ -39,9 +40,9 @@ class TransientError(Exception):
 
 
 class Pool(Protocol):
-    """The part of urllib3's connection pool the transport uses."""
+    """What the transport sends its requests through (connections.Connections)."""
 
-    def urlopen(self, method: str, url: str, **kwargs: Any) -> urllib3.BaseHTTPResponse: ...
+    async def post(self, head: bytes, body: bytes) -> Reply: ...
 
     def close(self) -> None: ...
 
@@ -66,8 +67,8 @@ def parse_error(status: int, data: bytes) -> ServiceError:
 
 
 class Transport:
-    """Blocking DynamoDB calls, safe to make from many threads at once (the pool holds up
-    to `max_connections` keep-alive connections).
+    """DynamoDB calls on the running event loop, as many at once as callers make (up to
+    `max_connections` keep-alive connections carry them).
 
     `credentials` is botocore's credential object (its chain's answer): it is frozen on
     every call, so refreshing temporary credentials keep working.
@@ -91,25 +92,22 @@ class Transport:
         if parts.path not in ("", "/") or parts.query:
             raise ValueError(f"DynamoDB endpoints take no path or query: {endpoint_url!r}")
         https = parts.scheme == "https"
-        self.host = parts.hostname if parts.port in (None, 443 if https else 80) else parts.netloc
+        default_port = 443 if https else 80
+        self.host = parts.hostname if parts.port in (None, default_port) else parts.netloc
         self.credentials = credentials
         self.signer = Signer(region)
         # botocore's CA bundle for HTTPS, as its own client would verify with.
-        tls: dict[str, Any] = {"ca_certs": get_cert_path(True)} if https else {}
-        self.pool: Pool = pool or urllib3.connection_from_url(
-            endpoint_url,
-            maxsize=max_connections,
-            block=False,
-            retries=False,
-            timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout),
-            socket_options=[
-                *HTTPConnection.default_socket_options,
-                (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
-            ],
-            **tls,
+        tls = ssl.create_default_context(cafile=get_cert_path(True)) if https else None
+        self.pool: Pool = pool or Connections(
+            parts.hostname,
+            parts.port or default_port,
+            tls=tls,
+            max_connections=max_connections,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
         )
 
-    def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         """One attempt at `operation` (e.g. "GetItem") with its request in DynamoDB JSON.
         Raises ServiceError for DynamoDB's errors, TransientError when the connection
         failed or the answer's checksum does not match."""
@@ -129,24 +127,20 @@ class Transport:
         except BotoCoreError as exc:
             raise StoreUnavailable(f"AWS credentials could not be refreshed: {exc}") from exc
         self.signer.sign(headers, body, credentials)
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        head = f"POST / HTTP/1.1\r\n{lines}Content-Length: {len(body)}\r\n\r\n"
         try:
-            response = self.pool.urlopen(
-                "POST",
-                "/",
-                body=body,
-                headers=headers,
-                retries=False,
-                redirect=False,
-                assert_same_host=False,
-            )
-        except urllib3.exceptions.HTTPError as exc:
+            reply = await self.pool.post(head.encode(), body)
+        except (OSError, TimeoutError, ProtocolError, asyncio.IncompleteReadError) as exc:
             raise TransientError(f"{type(exc).__name__}: {exc}") from exc
-        data = response.data
-        expected = response.headers.get("x-amz-crc32")
+        except asyncio.LimitOverrunError as exc:
+            raise TransientError(f"an answer's head is too long: {exc}") from exc
+        data = reply.data
+        expected = reply.headers.get("x-amz-crc32")
         if expected is not None and str(zlib.crc32(data)) != expected.strip():
             raise TransientError(f"CRC32 mismatch on the {operation} answer")
-        if response.status >= 300:
-            raise parse_error(response.status, data)
+        if reply.status >= 300:
+            raise parse_error(reply.status, data)
         try:
             answer: dict[str, Any] = orjson.loads(data)
         except orjson.JSONDecodeError as exc:

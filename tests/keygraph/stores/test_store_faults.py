@@ -1,10 +1,11 @@
-"""Fault injection on the DynamoDB store, through its transport's HTTP layer: unprocessed
+"""Fault injection on the DynamoDB store, through its transport's connections: unprocessed
 keys, throttling, transient 5xx, damaged answers (CRC mismatch), dropped connections and an
 unreachable endpoint give complete results where retries can succeed and the protocol's errors
 where they cannot."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import zlib
@@ -13,9 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import urllib3
 from botocore.credentials import Credentials
-from urllib3.exceptions import NewConnectionError, ProtocolError
 
 from keygraph.errors import (
     ConditionFailed,
@@ -24,6 +23,7 @@ from keygraph.errors import (
     ValidationError,
 )
 from keygraph.plan import BatchGet, Check, Condition, Delete, Get, Put
+from keygraph.stores.dynamodb import connections
 from keygraph.stores.dynamodb.local import LOCAL_REGION, free_port
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
@@ -43,11 +43,11 @@ class Reply:
     crc: int | None = None
     raw: bytes | None = None
 
-    def response(self) -> urllib3.HTTPResponse:
+    def response(self) -> connections.Reply:
         data = self.raw if self.raw is not None else json.dumps(self.body).encode()
         crc = zlib.crc32(data) if self.crc is None else self.crc
-        headers = {"x-amz-crc32": str(crc), "Content-Type": "application/x-amz-json-1.0"}
-        return urllib3.HTTPResponse(body=data, headers=headers, status=self.status)
+        headers = {"x-amz-crc32": str(crc), "content-type": "application/x-amz-json-1.0"}
+        return connections.Reply(self.status, headers, data)
 
 
 def error(code: str, status: int = 400, **extra: Any) -> Reply:
@@ -61,15 +61,17 @@ Step = dict[str, Any] | Reply | Exception | Callable[[dict[str, Any]], Any]
 
 @dataclass
 class FakePool:
-    """Stands in for urllib3's pool: answers each operation from a script (responses, error
-    replies or exceptions, the last one repeating) and records every decoded request."""
+    """Stands in for the transport's connections: answers each operation from a script
+    (responses, error replies or exceptions, the last one repeating) and records every
+    decoded request."""
 
     scripts: dict[str, list[Step]]
     calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
-    def urlopen(self, method: str, url: str, **kwargs: Any) -> urllib3.HTTPResponse:
-        operation = kwargs["headers"]["X-Amz-Target"].removeprefix(TARGET_PREFIX)
-        params = json.loads(kwargs["body"])
+    async def post(self, head: bytes, body: bytes) -> connections.Reply:
+        target = next(line for line in head.decode().split("\r\n") if "X-Amz-Target" in line)
+        operation = target.partition(":")[2].strip().removeprefix(TARGET_PREFIX)
+        params = json.loads(body)
         calls = self.calls.setdefault(operation, [])
         calls.append(params)
         script = self.scripts[operation]
@@ -153,8 +155,11 @@ async def test_unprocessed_writes_are_retried() -> None:
         Reply(None, 502, raw=b"<html>Bad Gateway</html>"),  # a proxy's page, not DynamoDB's
         Reply({"Item": item(7)}, crc=12345),  # damaged on the way
         Reply(None, raw=b'{"Item": {"PK"'),  # cut short, no checksum to tell
-        ProtocolError("Connection aborted.", ConnectionResetError()),
-        NewConnectionError(None, "Connection refused"),  # type: ignore[arg-type]
+        ConnectionResetError("Connection reset by peer"),
+        ConnectionRefusedError("Connection refused"),
+        asyncio.IncompleteReadError(b"{", 10),  # the connection closed mid-answer
+        TimeoutError(),
+        connections.ProtocolError("an answer without a length"),
     ],
     ids=lambda fault: getattr(fault, "status", None) or type(fault).__name__,
 )
@@ -283,17 +288,17 @@ async def test_unprocessed_keys_on_every_first_attempt_against_dynamodb_local(
 
         calls = 0
 
-        def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
             assert operation == "BatchGetItem"
             self.calls += 1
             table, request = next(iter(params["RequestItems"].items()))
             keys = request["Keys"]
             if self.calls % 2 == 1:
                 half = {"RequestItems": {table: {"Keys": keys[: len(keys) // 2]}}}
-                answer = super().call(operation, half)
+                answer = await super().call(operation, half)
                 answer["UnprocessedKeys"] = {table: {"Keys": keys[len(keys) // 2 :]}}
                 return answer
-            return super().call(operation, params)
+            return await super().call(operation, params)
 
     wrapper = FirstAttemptHalf(real.endpoint_url, LOCAL_REGION, real.credentials)
     store = DynamoDBStore(dynamodb_store.table, transport=wrapper, retry=FAST)

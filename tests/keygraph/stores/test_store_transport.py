@@ -7,17 +7,18 @@ from __future__ import annotations
 import datetime
 import itertools
 import json
+import ssl
 import zlib
 from typing import Any
 
 import pytest
-import urllib3
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
 
 from keygraph.errors import StoreUnavailable
 from keygraph.stores.dynamodb.connect import make_client, make_transport, transport_for
+from keygraph.stores.dynamodb.connections import Connections, Reply
 from keygraph.stores.dynamodb.sigv4 import Signer
 from keygraph.stores.dynamodb.transport import (
     ServiceError,
@@ -94,10 +95,12 @@ class RecordingPool:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
 
-    def urlopen(self, method: str, url: str, **kwargs: Any) -> urllib3.HTTPResponse:
-        self.requests.append({"method": method, "url": url, **kwargs})
-        status, data, headers = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        return urllib3.HTTPResponse(body=data, headers=headers, status=status)
+    async def post(self, head: bytes, body: bytes) -> Reply:
+        request_line, *lines = head.decode().removesuffix("\r\n\r\n").split("\r\n")
+        headers = dict(line.split(": ", 1) for line in lines)
+        self.requests.append({"request_line": request_line, "headers": headers, "body": body})
+        status, data, answer = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return Reply(status, answer, data)
 
     def close(self) -> None:
         pass
@@ -115,14 +118,15 @@ def transport(pool: RecordingPool, url: str = "http://127.0.0.1:8000") -> Transp
     return Transport(url, "us-east-1", Credentials("AKID", "SECRET"), pool=pool)
 
 
-def test_requests_speak_dynamodb_json() -> None:
+async def test_requests_speak_dynamodb_json() -> None:
     pool = RecordingPool(ok({"Item": {"PK": {"S": "a"}}}))
     params = {"TableName": "t", "Key": {"PK": {"S": "a"}, "B": {"B": "AP8="}}}
-    assert transport(pool).call("GetItem", params) == {"Item": {"PK": {"S": "a"}}}
+    assert await transport(pool).call("GetItem", params) == {"Item": {"PK": {"S": "a"}}}
     (request,) = pool.requests
-    assert (request["method"], request["url"]) == ("POST", "/")
+    assert request["request_line"] == "POST / HTTP/1.1"
     assert json.loads(request["body"]) == params
     headers = request["headers"]
+    assert headers["Content-Length"] == str(len(request["body"]))
     assert headers["Content-Type"] == "application/x-amz-json-1.0"
     assert headers["X-Amz-Target"] == "DynamoDB_20120810.GetItem"
     assert headers["Host"] == "127.0.0.1:8000"
@@ -140,19 +144,21 @@ def test_default_ports_stay_out_of_the_host() -> None:
         transport(RecordingPool(ok({})), "http://example.test/dynamodb")
 
 
-def test_https_pools_verify_with_botocores_bundle() -> None:
+def test_https_connections_verify_with_botocores_bundle() -> None:
     lean = Transport("https://example.test", "us-east-1", Credentials("AKID", "SECRET"))
-    assert isinstance(lean.pool, urllib3.HTTPSConnectionPool)
-    assert lean.pool.ca_certs is not None
-    assert lean.pool.ca_certs.endswith(".pem")
+    assert isinstance(lean.pool, Connections)
+    assert (lean.pool.host, lean.pool.port) == ("example.test", 443)
+    assert lean.pool.tls is not None
+    assert lean.pool.tls.verify_mode == ssl.CERT_REQUIRED
+    assert lean.pool.tls.get_ca_certs()  # botocore's bundle is loaded
     lean.close()
 
 
-def test_checksums_are_verified_when_present() -> None:
-    assert transport(RecordingPool(ok({"a": 1}))).call("Query", {}) == {"a": 1}
-    assert transport(RecordingPool(ok({"a": 1}, crc=None))).call("Query", {}) == {"a": 1}
+async def test_checksums_are_verified_when_present() -> None:
+    assert await transport(RecordingPool(ok({"a": 1}))).call("Query", {}) == {"a": 1}
+    assert await transport(RecordingPool(ok({"a": 1}, crc=None))).call("Query", {}) == {"a": 1}
     with pytest.raises(TransientError, match="CRC32"):
-        transport(RecordingPool(ok({"a": 1}, crc="12345"))).call("Query", {})
+        await transport(RecordingPool(ok({"a": 1}, crc="12345"))).call("Query", {})
 
 
 @pytest.mark.parametrize(
@@ -175,13 +181,13 @@ def test_checksums_are_verified_when_present() -> None:
          "InternalFailure"),
     ],
 )  # fmt: skip
-def test_errors_are_read_from_dynamodb_json(
+async def test_errors_are_read_from_dynamodb_json(
     status: int, body: dict[str, Any], code: str, message: str
 ) -> None:
     data = json.dumps(body).encode()
     pool = RecordingPool((status, data, {"x-amz-crc32": str(zlib.crc32(data))}))
     with pytest.raises(ServiceError) as raised:
-        transport(pool).call("PutItem", {})
+        await transport(pool).call("PutItem", {})
     assert (raised.value.status, raised.value.code, raised.value.message) == (status, code, message)
     assert raised.value.body == body
 
@@ -192,7 +198,7 @@ def test_errors_without_dynamodb_json_are_named_by_status() -> None:
     assert "Bad Gateway" in error.message
 
 
-def test_refreshed_credentials_are_used_as_they_change() -> None:
+async def test_refreshed_credentials_are_used_as_they_change() -> None:
     tokens = (f"token{i}" for i in itertools.count())
 
     def refresh() -> dict[str, str]:
@@ -208,8 +214,8 @@ def test_refreshed_credentials_are_used_as_they_change() -> None:
     credentials = RefreshableCredentials.create_from_metadata(refresh(), refresh, "test")
     pool = RecordingPool(ok({}))
     lean = Transport("http://127.0.0.1:8000", "us-east-1", credentials, pool=pool)
-    lean.call("GetItem", {})
-    lean.call("GetItem", {})
+    await lean.call("GetItem", {})
+    await lean.call("GetItem", {})
     sent = [request["headers"]["X-Amz-Security-Token"] for request in pool.requests]
     assert sent == ["token1", "token2"]
 
@@ -233,8 +239,8 @@ def test_transports_from_settings_and_from_clients(monkeypatch: pytest.MonkeyPat
     assert (local.endpoint_url, local.signer.region) == ("http://127.0.0.1:9", "ap-south-1")
     assert local.credentials is not None
     assert local.credentials.get_frozen_credentials().secret_key == "S2"
-    assert isinstance(local.pool, urllib3.HTTPConnectionPool)
-    assert isinstance(local.pool.timeout, urllib3.Timeout)
-    assert local.pool.timeout.read_timeout == 33
+    assert isinstance(local.pool, Connections)
+    assert (local.pool.host, local.pool.port, local.pool.tls) == ("127.0.0.1", 9, None)
+    assert (local.pool.read_timeout, local.pool.max_connections) == (33, 2)
     local.close()
     client.close()

@@ -1,0 +1,122 @@
+"""The DynamoDB transport's HTTP/1.1 connections (connections.py), against a scripted local
+server: a connection carries call after call, chunked and closing answers are read whole,
+an exchange cut short closes its connection, and connections opened on a loop that has
+ended are closed with it, not reused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+
+from keygraph.stores.dynamodb.connections import Connections, ProtocolError
+
+HEAD = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n"
+
+Answer = Callable[[int], bytes]
+"""The bytes the server writes for the n-th request on a connection (0-based)."""
+
+
+class Server:
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.connections = 0
+        self.requests = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            for n in range(1000):
+                await reader.readuntil(b"\r\n\r\n")
+                await reader.readexactly(2)
+                self.requests += 1
+                data = self.answer(n)
+                writer.write(data)
+                await writer.drain()
+                if b"Connection: close" in data or b"cut" in data:
+                    break
+        except asyncio.IncompleteReadError:
+            pass
+        finally:
+            writer.close()
+
+
+Start = Callable[[Answer], Awaitable[tuple[Server, int]]]
+"""Starts a scripted server; it and its port."""
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Start]:
+    servers: list[asyncio.Server] = []
+
+    async def start(answer: Answer) -> tuple[Server, int]:
+        server = Server(answer)
+        listening = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        servers.append(listening)
+        return server, listening.sockets[0].getsockname()[1]
+
+    yield start
+    for listening in servers:
+        listening.close()
+        await listening.wait_closed()
+
+
+def _ok(body: bytes = b"{}", extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(body), extra, body)
+
+
+async def test_one_connection_carries_call_after_call(serve: Start) -> None:
+    server, port = await serve(lambda n: _ok(b'{"n":%d}' % n))
+    pool = Connections("127.0.0.1", port)
+    replies = [await pool.post(HEAD, b"{}") for _ in range(3)]
+    assert [reply.data for reply in replies] == [b'{"n":0}', b'{"n":1}', b'{"n":2}']
+    assert (server.connections, server.requests) == (1, 3)
+    assert replies[0].status == 200
+    assert replies[0].headers == {"content-length": "7"}
+    pool.close()
+
+
+async def test_chunked_and_closing_answers_are_read_whole(serve: Start) -> None:
+    chunked = (
+        b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{"a\r\n4\r\n":1}\r\n0\r\n\r\n'
+    )
+    server, port = await serve(lambda n: chunked if n == 0 else _ok(extra=b"Connection: close\r\n"))
+    pool = Connections("127.0.0.1", port)
+    assert (await pool.post(HEAD, b"{}")).data == b'{"a":1}'
+    assert (await pool.post(HEAD, b"{}")).data == b"{}"  # and the connection is closed
+    assert (await pool.post(HEAD, b"{}")).data == b'{"a":1}'  # on a new one
+    assert server.connections == 2
+    pool.close()
+
+
+async def test_an_exchange_cut_short_closes_its_connection(serve: Start) -> None:
+    server, port = await serve(lambda n: _ok(b'{"cut":1}')[:-3] if n == 1 else _ok())
+    pool = Connections("127.0.0.1", port)
+    await pool.post(HEAD, b"{}")
+    with pytest.raises(asyncio.IncompleteReadError):
+        await pool.post(HEAD, b"{}")
+    assert (await pool.post(HEAD, b"{}")).data == b"{}"
+    assert server.connections == 2
+    pool.close()
+    _, port = await serve(lambda n: b"HTTP/1.1 200 OK\r\n\r\n{}")
+    no_length = Connections("127.0.0.1", port)
+    with pytest.raises(ProtocolError):
+        await no_length.post(HEAD, b"{}")
+
+
+def test_connections_of_an_ended_loop_close_with_it() -> None:
+    async def run(pool: Connections | None) -> tuple[Connections, int]:
+        server = Server(lambda n: _ok())
+        listening = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        pool = pool or Connections("127.0.0.1", listening.sockets[0].getsockname()[1])
+        pool.port = listening.sockets[0].getsockname()[1]
+        await pool.post(HEAD, b"{}")
+        listening.close()
+        return pool, len(pool._idle)
+
+    pool, idle = asyncio.run(run(None))
+    assert idle == 1
+    assert pool._idle == []  # closed as the loop shut down, not left to the collector
+    _, idle = asyncio.run(run(pool))  # a new loop opens its own
+    assert idle == 1
