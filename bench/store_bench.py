@@ -294,8 +294,6 @@ async def scale_rows(large: int, runs: int) -> list[Row]:
     built = time.perf_counter() - start
     small = await point_read_p50(small_path, 10_000, runs)
     big = await point_read_p50(large_path, large, runs)
-    loop = asyncio.get_running_loop()
-    hop = median(await timed(lambda: loop.run_in_executor(None, int), runs))
     return [
         ("embedded GetItem p50 at 10k items", f"{small * 1e6:.1f}", "", "µs"),
         (
@@ -304,7 +302,6 @@ async def scale_rows(large: int, runs: int) -> list[Row]:
             "",
             f"µs; ratio {big / small:.2f} (build {built:.0f} s, cached)",
         ),
-        ("thread-pool hop (run_in_executor, no work)", f"{hop * 1e6:.1f}", "", "µs"),
     ]
 
 

@@ -58,7 +58,7 @@ class Connections:
         if loop is not self._loop:  # connections belong to the loop that opened them
             self._drop_idle()
             self._loop, self._free = loop, asyncio.Semaphore(self.max_connections)
-            self._keeper = self._until_loop_ends()
+            self._keeper = self._until_loop_ends(loop)
             await anext(self._keeper)
         assert self._free is not None
         async with self._free:
@@ -85,14 +85,15 @@ class Connections:
                 server_hostname=self.host if self.tls is not None else None,
             )
 
-    async def _until_loop_ends(self) -> AsyncIterator[None]:
-        """Suspended while the loop runs; the loop closes it as it shuts down (its async
+    async def _until_loop_ends(self, loop: asyncio.AbstractEventLoop) -> AsyncIterator[None]:
+        """Suspended while `loop` runs; the loop closes it as it shuts down (its async
         generators are closed before it is), and the idle connections with it, on the loop
-        they belong to."""
+        they belong to, unless another loop has taken over since."""
         try:
             yield
         finally:
-            self._drop_idle()
+            if self._loop is loop:
+                self._drop_idle()
 
     def _drop_idle(self) -> None:
         for _, writer in self._idle:
