@@ -25,7 +25,7 @@ _CHECKS: dict[type, str] = {
     int: "type({v}) is int and -2147483648 <= {v} < 2147483648",
     float: "type({v}) is float and {v} - {v} == 0",
 }
-"""When a value of a built-in scalar is answered unchanged (as run.py's `_unchanged`)."""
+"""When a value of a built-in scalar is answered unchanged (as plan.py's `unchanged`)."""
 
 
 @dataclass(frozen=True, slots=True)

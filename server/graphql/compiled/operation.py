@@ -15,14 +15,10 @@ from typing import Any
 from graphql import (
     DocumentNode,
     FragmentDefinitionNode,
-    GraphQLBoolean,
     GraphQLError,
-    GraphQLFloat,
-    GraphQLID,
-    GraphQLInt,
     GraphQLNonNull,
+    GraphQLScalarType,
     GraphQLSchema,
-    GraphQLString,
     OperationDefinitionNode,
 )
 from graphql.execution.collect_fields import FragmentDetails
@@ -33,16 +29,10 @@ from graphql.pyutils import Undefined
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
 from server.graphql.compiled.executor import CompiledExecutor
+from server.graphql.compiled.plan import EXACT, unchanged
 
 _KEPT = 512
 """Operations remembered, as many as prepared documents (prepare.py)."""
-_PLAIN = {
-    GraphQLID: str,
-    GraphQLString: str,
-    GraphQLInt: int,
-    GraphQLBoolean: bool,
-    GraphQLFloat: float,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,19 +111,11 @@ def _plain_variables(found: _Operation, raw: dict[str, Any]) -> VariableValues |
             sources[variable.name] = VariableValueSource(variable.source, None)
             coerced[variable.name] = None
             continue
-        if type(value) is not kind or not _fits(value):
+        if type(value) is not kind or not unchanged(value):
             return None
         sources[variable.name] = VariableValueSource(variable.source, value)
         coerced[variable.name] = value
     return VariableValues(sources, coerced)
-
-
-def _fits(value: Any) -> bool:
-    """Whether a plain value is one its scalar takes as it is: an int within 32 bits, a
-    finite float (inf - inf is nan)."""
-    if type(value) is int:
-        return -(2**31) <= value < 2**31
-    return type(value) is not float or value - value == 0
 
 
 def _operation(
@@ -172,7 +154,8 @@ def _find(schema: GraphQLSchema, document: DocumentNode, name: str | None) -> _O
         type_: Any = signature.type
         nullable = not isinstance(type_, GraphQLNonNull)
         named = type_ if nullable else type_.of_type
-        kind = _PLAIN.get(named) if signature.default is None else None
+        plain = isinstance(named, GraphQLScalarType) and signature.default is None
+        kind = EXACT.get(named.name) if plain else None
         variables.append(_Variable(signature.name, signature, kind, nullable))
     return _Operation(
         operation,

@@ -51,15 +51,24 @@ class Unsupported(Exception):
     """The operation asks for something the compiler leaves to Strawberry."""
 
 
-_EXACT: dict[str, type] = {
+EXACT: dict[str, type] = {
     GraphQLString.name: str,
     GraphQLID.name: str,
     GraphQLBoolean.name: bool,
     GraphQLInt.name: int,
     GraphQLFloat.name: float,
 }
-"""The Python type whose values each built-in scalar answers unchanged (an int within 32
-bits, a finite float): serializing them would only check."""
+"""The Python type whose values each built-in scalar takes and answers unchanged (an int
+within 32 bits, a finite float): coercing them would only check."""
+
+
+def unchanged(value: Any) -> bool:
+    """Whether a value of its scalar's EXACT type is within its range: an int within 32
+    bits, a finite float (inf - inf is nan), any bool or str."""
+    kind = type(value)
+    if kind is int:
+        return bool(-(2**31) <= value < 2**31)
+    return kind is not float or bool(value - value == 0)
 
 
 @dataclass(eq=False, slots=True)
@@ -279,7 +288,7 @@ class Compiler:
             inner = self._completion(type_.of_type, details)
             return ListOf(inner, items_nullable=not isinstance(inner, NonNull))
         if isinstance(type_, GraphQLLeafType):
-            return Leaf(type_, _EXACT.get(type_.name))
+            return Leaf(type_, EXACT.get(type_.name))
         if isinstance(type_, GraphQLObjectType):
             return Object(self._subplan(type_, details))
         if isinstance(type_, GraphQLInterfaceType):

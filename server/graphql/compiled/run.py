@@ -28,6 +28,7 @@ from server.graphql.compiled.plan import (
     Object,
     ObjectPlan,
     OperationPlan,
+    unchanged,
 )
 from server.graphql.compiled.waves import Pending, Place, Waves, in_parts, is_dead
 
@@ -245,7 +246,7 @@ class Run(Waves):
         kind = type(completion)
         if kind is Leaf:
             exact = completion.exact  # type: ignore[union-attr]
-            if type(value) is exact and (exact is str or _unchanged(value)):
+            if type(value) is exact and (exact is str or unchanged(value)):
                 return value
             coerced = completion.scalar.coerce_output_value(value)  # type: ignore[union-attr]
             if coerced is Undefined or coerced is None:
@@ -428,11 +429,3 @@ def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
     if type(completion) is not Object:
         return None, None
     return completion.plan.whole or (None, None)
-
-
-def _unchanged(value: Any) -> bool:
-    """Whether a scalar of the type its GraphQL scalar wants is answered as it is: an int
-    within 32 bits, a finite float (inf - inf is nan), any bool."""
-    if type(value) is int:
-        return -(2**31) <= value < 2**31
-    return bool(value - value == 0)
