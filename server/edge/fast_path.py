@@ -14,7 +14,6 @@ from starlette.responses import Response
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
-from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.operation import build_executor
 from server.graphql.compiled.run import Run
 from server.graphql.error_format import log_errors
@@ -73,10 +72,7 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
         return None
     name = _operation_name(prepared.document, provided)
     built = build_executor(graphql_schema, prepared.document, name, variables, extensions)
-    if (
-        not isinstance(built, CompiledExecutor)
-        or built.operation.operation is OperationType.SUBSCRIPTION
-    ):
+    if built is None or built.operation.operation is OperationType.SUBSCRIPTION:
         return None
     plan = built.plan() if not prepared.errors else None
     if plan is None:
