@@ -1,5 +1,5 @@
 """The DynamoDB store: data-plane calls as signed JSON POSTs over our own transport (no
-botocore request pipeline), blocking calls in a bounded thread pool, our own retries
+botocore request pipeline) on the event loop's keep-alive connections, our own retries
 (throttling, transient errors, unprocessed keys) and errors mapped to the protocol's. A boto3
 client remains for the control plane (table administration)."""
 
