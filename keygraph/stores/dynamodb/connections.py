@@ -66,6 +66,7 @@ class Connections:
             try:
                 writer.write(head + body)
                 async with asyncio.timeout(self.read_timeout):
+                    await writer.drain()  # a large batch waits for the socket, not memory
                     reply, keep = await _read(reader)
             except BaseException:
                 _close(writer)
