@@ -11,6 +11,7 @@ from botocore.config import Config
 
 from keygraph.errors import StoreUnavailable
 
+from .connections import IDLE_TIMEOUT
 from .transport import Transport, default_endpoint
 
 
@@ -44,7 +45,9 @@ def make_client(
     )
 
 
-def transport_for(client: Any, max_connections: int) -> Transport:
+def transport_for(
+    client: Any, max_connections: int, idle_timeout: float = IDLE_TIMEOUT
+) -> Transport:
     """A data-plane transport to the same endpoint, region and credentials as a client from
     `make_client`, with its timeouts."""
     config = client.meta.config
@@ -57,6 +60,7 @@ def transport_for(client: Any, max_connections: int) -> Transport:
         max_connections=max_connections,
         connect_timeout=config.connect_timeout,
         read_timeout=config.read_timeout,
+        idle_timeout=idle_timeout,
     )
 
 
@@ -66,6 +70,7 @@ def make_transport(
     max_connections: int,
     access_key_id: str | None = None,
     secret_access_key: str | None = None,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> Transport:
     """A transport with botocore's credential chain and region configuration (explicit
     keys, when given, take precedence); the endpoint defaults to the region's."""
@@ -80,4 +85,5 @@ def make_transport(
         region,
         session.get_credentials(),
         max_connections=max_connections,
+        idle_timeout=idle_timeout,
     )

@@ -28,16 +28,16 @@ from keygraph.plan import (
 )
 
 from .connect import make_client, make_transport, transport_for
+from .connections import IDLE_TIMEOUT
 from .errors import map_error, retryable
 from .expressions import Expressions
-from .retry import RetryPolicy
+from .retry import READS, RetryPolicy, resendable
 from .transport import ServiceError, TransientError, Transport
 from .wire import deserialize_item, deserialize_key, serialize_item, serialize_key
 
 __all__ = ["DynamoDBStore", "make_client"]  # make_client: callers' control-plane client
 
 _ALL_OLD = {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
 
 
 def _meter(operation: str, consumed: Any) -> None:
@@ -45,7 +45,7 @@ def _meter(operation: str, consumed: Any) -> None:
     transactions) against the open meter."""
     entries = consumed if isinstance(consumed, list) else [consumed] if consumed else []
     units = sum(float(entry.get("CapacityUnits", 0)) for entry in entries)
-    if operation in _READS:
+    if operation in READS:
         capacity.add(read_units=units)
     else:
         capacity.add(write_units=units)
@@ -56,7 +56,8 @@ class DynamoDBStore:
 
     Data-plane calls go through `transport`: pass one to share it, or a boto3 `client` from
     `make_client` to talk to its endpoint with its credentials; otherwise one is made from
-    the endpoint, region and credentials given (credentials None: botocore's usual chain).
+    the endpoint, region and credentials given (credentials None: botocore's usual chain),
+    its connections closed once idle for `idle_timeout` seconds (connections.py).
     `client` is the control-plane client (made on first use when not given).
     """
 
@@ -72,6 +73,7 @@ class DynamoDBStore:
         retry: RetryPolicy | None = None,
         access_key_id: str | None = None,
         secret_access_key: str | None = None,
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         self.table = table
         self._client = client
@@ -86,10 +88,15 @@ class DynamoDBStore:
         self._owns_transport = transport is None
         if transport is None:
             transport = (
-                transport_for(client, max_concurrency)
+                transport_for(client, max_concurrency, idle_timeout)
                 if client is not None
                 else make_transport(
-                    endpoint_url, region, max_concurrency, access_key_id, secret_access_key
+                    endpoint_url,
+                    region,
+                    max_concurrency,
+                    access_key_id,
+                    secret_access_key,
+                    idle_timeout,
                 )
             )
         self.transport = transport
@@ -103,27 +110,40 @@ class DynamoDBStore:
         return self._client
 
     async def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`operation`, retried as retry.py's rule allows within the policy's attempts: a
+        connection found dead before any answer at once on a new one (once a call), other
+        failures after a backoff. The request's deadline cancels the waits as the calls."""
         metered = capacity.active()
         if metered:
             params = {**params, "ReturnConsumedCapacity": "TOTAL"}
-        attempt = 1
+        resend = resendable(operation, params)
+        attempt, fresh, renewed = 1, False, False
         while True:
             try:
-                response: dict[str, Any] = await self.transport.call(operation, params)
+                response: dict[str, Any] = await self.transport.call(operation, params, fresh=fresh)
                 if metered:
                     _meter(operation, response.get("ConsumedCapacity"))
                 return response
             except ServiceError as exc:
-                if not retryable(exc):
+                if not retryable(exc) or (exc.status >= 500 and not resend):
                     raise map_error(exc) from exc
                 failure: Exception = exc
+                fresh = False
             except TransientError as exc:
+                if exc.sent and not resend:
+                    raise StoreUnavailable(
+                        f"DynamoDB {operation} failed, its outcome unknown (not sent again): {exc}"
+                    ) from exc
                 failure = exc
+                fresh = exc.stale and not renewed
             if attempt >= self.retry.max_attempts:
                 raise StoreUnavailable(
                     f"DynamoDB unavailable after {attempt} attempts: {failure}"
                 ) from failure
-            await asyncio.sleep(self.retry.delay(attempt))
+            if fresh:
+                renewed = True
+            else:
+                await asyncio.sleep(self.retry.delay(attempt))
             attempt += 1
 
     async def _backoff(self, attempt: int, what: str) -> None:

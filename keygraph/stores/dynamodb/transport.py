@@ -5,7 +5,6 @@ x-amz-crc32 header."""
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import zlib
 from typing import Any, Protocol
@@ -18,7 +17,7 @@ from botocore.httpsession import get_cert_path
 
 from keygraph.errors import StoreUnavailable, ValidationError
 
-from .connections import Connections, ProtocolError, Reply
+from .connections import IDLE_TIMEOUT, Connections, ExchangeFailed, Reply
 from .sigv4 import Signer
 
 TARGET_PREFIX = "DynamoDB_20120810."
@@ -35,14 +34,22 @@ class ServiceError(Exception):
 
 
 class TransientError(Exception):
-    """The call may not have reached DynamoDB, or its answer arrived damaged: worth
-    another attempt."""
+    """The call failed on the way to DynamoDB or back, or its answer arrived damaged: worth
+    another attempt when the call may be sent again (retry.resendable). `sent` False: the
+    request went nowhere (no connection could be opened), so any call may be sent again.
+    `stale`: a connection that had carried earlier calls failed before any byte of the
+    answer arrived, as one its peer closed while idle does; worth sending again at once, on
+    a new connection."""
+
+    def __init__(self, message: str, *, sent: bool = True, stale: bool = False) -> None:
+        super().__init__(message)
+        self.sent, self.stale = sent, stale
 
 
 class Pool(Protocol):
     """What the transport sends its requests through (connections.Connections)."""
 
-    async def post(self, head: bytes, body: bytes) -> Reply: ...
+    async def post(self, head: bytes, body: bytes, *, fresh: bool = False) -> Reply: ...
 
     def close(self) -> None: ...
 
@@ -83,6 +90,7 @@ class Transport:
         max_connections: int = 64,
         connect_timeout: float = 2.0,
         read_timeout: float = 10.0,
+        idle_timeout: float = IDLE_TIMEOUT,
         pool: Pool | None = None,
     ) -> None:
         self.endpoint_url = endpoint_url
@@ -105,12 +113,16 @@ class Transport:
             max_connections=max_connections,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
+            idle_timeout=idle_timeout,
         )
 
-    async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        """One attempt at `operation` (e.g. "GetItem") with its request in DynamoDB JSON.
-        Raises ServiceError for DynamoDB's errors, TransientError when the connection
-        failed or the answer's checksum does not match."""
+    async def call(
+        self, operation: str, params: dict[str, Any], *, fresh: bool = False
+    ) -> dict[str, Any]:
+        """One attempt at `operation` (e.g. "GetItem") with its request in DynamoDB JSON, on
+        a new connection when `fresh`. Raises ServiceError for DynamoDB's errors,
+        TransientError when the connection failed or the answer's checksum does not
+        match."""
         if self.credentials is None:
             raise StoreUnavailable("no AWS credentials found for DynamoDB")
         try:
@@ -130,11 +142,10 @@ class Transport:
         lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         head = f"POST / HTTP/1.1\r\n{lines}Content-Length: {len(body)}\r\n\r\n"
         try:
-            reply = await self.pool.post(head.encode(), body)
-        except (OSError, TimeoutError, ProtocolError, asyncio.IncompleteReadError) as exc:
-            raise TransientError(f"{type(exc).__name__}: {exc}") from exc
-        except asyncio.LimitOverrunError as exc:
-            raise TransientError(f"an answer's head is too long: {exc}") from exc
+            reply = await self.pool.post(head.encode(), body, fresh=fresh)
+        except ExchangeFailed as exc:
+            stale = exc.reused and not exc.answered
+            raise TransientError(str(exc), sent=exc.sent, stale=stale) from exc
         data = reply.data
         expected = reply.headers.get("x-amz-crc32")
         if expected is not None and str(zlib.crc32(data)) != expected.strip():

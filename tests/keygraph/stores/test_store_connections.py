@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from keygraph.stores.dynamodb.connections import Connections, ProtocolError
+from keygraph.stores.dynamodb.connections import Connections, ExchangeFailed, ProtocolError
 
 HEAD = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n"
 
@@ -94,15 +94,19 @@ async def test_an_exchange_cut_short_closes_its_connection(serve: Start) -> None
     server, port = await serve(lambda n: _ok(b'{"cut":1}')[:-3] if n == 1 else _ok())
     pool = Connections("127.0.0.1", port)
     await pool.post(HEAD, b"{}")
-    with pytest.raises(asyncio.IncompleteReadError):
+    with pytest.raises(ExchangeFailed) as cut:
         await pool.post(HEAD, b"{}")
+    assert isinstance(cut.value.__cause__, asyncio.IncompleteReadError)
+    assert (cut.value.sent, cut.value.answered, cut.value.reused) == (True, True, True)
     assert (await pool.post(HEAD, b"{}")).data == b"{}"
     assert server.connections == 2
     pool.close()
     _, port = await serve(lambda n: b"HTTP/1.1 200 OK\r\n\r\n{}")
     no_length = Connections("127.0.0.1", port)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(ExchangeFailed) as garbled:
         await no_length.post(HEAD, b"{}")
+    assert isinstance(garbled.value.__cause__, ProtocolError)
+    assert (garbled.value.answered, garbled.value.reused) == (True, False)
 
 
 def test_connections_of_an_ended_loop_close_with_it() -> None:

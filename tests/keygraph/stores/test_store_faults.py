@@ -68,7 +68,7 @@ class FakePool:
     scripts: dict[str, list[Step]]
     calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
-    async def post(self, head: bytes, body: bytes) -> connections.Reply:
+    async def post(self, head: bytes, body: bytes, *, fresh: bool = False) -> connections.Reply:
         target = next(line for line in head.decode().split("\r\n") if "X-Amz-Target" in line)
         operation = target.partition(":")[2].strip().removeprefix(TARGET_PREFIX)
         params = json.loads(body)
@@ -78,8 +78,10 @@ class FakePool:
         step = script[min(len(calls), len(script)) - 1]
         if callable(step):
             step = step(params)
-        if isinstance(step, Exception):
+        if isinstance(step, connections.ExchangeFailed):
             raise step
+        if isinstance(step, Exception):  # on a new connection, after the request was sent
+            raise connections.ExchangeFailed(step, sent=True, answered=False, reused=False)
         return (step if isinstance(step, Reply) else Reply(step)).response()
 
     def close(self) -> None:
@@ -288,17 +290,19 @@ async def test_unprocessed_keys_on_every_first_attempt_against_dynamodb_local(
 
         calls = 0
 
-        async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        async def call(
+            self, operation: str, params: dict[str, Any], *, fresh: bool = False
+        ) -> dict[str, Any]:
             assert operation == "BatchGetItem"
             self.calls += 1
             table, request = next(iter(params["RequestItems"].items()))
             keys = request["Keys"]
             if self.calls % 2 == 1:
                 half = {"RequestItems": {table: {"Keys": keys[: len(keys) // 2]}}}
-                answer = await super().call(operation, half)
+                answer = await super().call(operation, half, fresh=fresh)
                 answer["UnprocessedKeys"] = {table: {"Keys": keys[len(keys) // 2 :]}}
                 return answer
-            return await super().call(operation, params)
+            return await super().call(operation, params, fresh=fresh)
 
     wrapper = FirstAttemptHalf(real.endpoint_url, LOCAL_REGION, real.credentials)
     store = DynamoDBStore(dynamodb_store.table, transport=wrapper, retry=FAST)

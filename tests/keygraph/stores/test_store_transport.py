@@ -95,7 +95,7 @@ class RecordingPool:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
 
-    async def post(self, head: bytes, body: bytes) -> Reply:
+    async def post(self, head: bytes, body: bytes, *, fresh: bool = False) -> Reply:
         request_line, *lines = head.decode().removesuffix("\r\n\r\n").split("\r\n")
         headers = dict(line.split(": ", 1) for line in lines)
         self.requests.append({"request_line": request_line, "headers": headers, "body": body})
