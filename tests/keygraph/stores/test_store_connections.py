@@ -11,11 +11,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from keygraph.stores.dynamodb.connections import Connections, ExchangeFailed, ProtocolError
+from keygraph.stores.dynamodb.local import free_port
 
 HEAD = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n"
 
 Answer = Callable[[int], bytes]
-"""The bytes the server writes for the n-th request on a connection (0-based)."""
+"""The bytes the server writes for the n-th request on a connection (0-based); it closes
+the connection after nothing, a closing answer or one with "cut" in it."""
 
 
 class Server:
@@ -34,7 +36,7 @@ class Server:
                 data = self.answer(n)
                 writer.write(data)
                 await writer.drain()
-                if b"Connection: close" in data or b"cut" in data:
+                if not data or b"Connection: close" in data or b"cut" in data:
                     break
         except asyncio.IncompleteReadError:
             pass
@@ -124,3 +126,42 @@ def test_connections_of_an_ended_loop_close_with_it() -> None:
     assert pool._idle == []  # closed as the loop shut down, not left to the collector
     _, idle = asyncio.run(run(pool))  # a new loop opens its own
     assert idle == 1
+
+
+async def test_connections_idle_too_long_are_not_reused(serve: Start) -> None:
+    server, port = await serve(lambda n: _ok())
+    pool = Connections("127.0.0.1", port, idle_timeout=0.2)
+    await pool.post(HEAD, b"{}")
+    await pool.post(HEAD, b"{}")
+    assert server.connections == 1  # reused while fresh
+    await asyncio.sleep(0.3)
+    await pool.post(HEAD, b"{}")
+    assert (server.connections, server.requests) == (2, 3)
+    pool.close()
+
+
+async def test_a_connection_its_peer_closed_is_not_reused(serve: Start) -> None:
+    # The server closes every connection after its first answer, as one closing idle ones.
+    server, port = await serve(lambda n: _ok(b'{"cut":0}'))
+    pool = Connections("127.0.0.1", port)
+    for _ in range(3):
+        await asyncio.sleep(0.05)  # the close arrives while the connection waits idle
+        assert (await pool.post(HEAD, b"{}")).data == b'{"cut":0}'
+    assert (server.connections, server.requests) == (3, 3)
+    pool.close()
+
+
+async def test_a_reused_connection_dead_before_its_answer_says_so(serve: Start) -> None:
+    # The close crosses the request: no byte of an answer comes back.
+    _, port = await serve(lambda n: b"" if n == 1 else _ok())
+    pool = Connections("127.0.0.1", port)
+    await pool.post(HEAD, b"{}")
+    with pytest.raises(ExchangeFailed) as dead:
+        await pool.post(HEAD, b"{}")
+    assert (dead.value.sent, dead.value.answered, dead.value.reused) == (True, False, True)
+    assert (await pool.post(HEAD, b"{}", fresh=True)).data == b"{}"
+    pool.close()
+    refused = Connections("127.0.0.1", free_port(), connect_timeout=0.5)
+    with pytest.raises(ExchangeFailed) as nowhere:
+        await refused.post(HEAD, b"{}")
+    assert (nowhere.value.sent, nowhere.value.reused) == (False, False)

@@ -22,7 +22,7 @@ from keygraph.errors import (
     TransactionCanceled,
     ValidationError,
 )
-from keygraph.plan import BatchGet, Check, Condition, Delete, Get, Put
+from keygraph.plan import BatchGet, Check, Condition, Delete, Get, Put, Update
 from keygraph.stores.dynamodb import connections
 from keygraph.stores.dynamodb.local import LOCAL_REGION, free_port
 from keygraph.stores.dynamodb.retry import RetryPolicy
@@ -67,6 +67,7 @@ class FakePool:
 
     scripts: dict[str, list[Step]]
     calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    fresh: list[bool] = field(default_factory=list)
 
     async def post(self, head: bytes, body: bytes, *, fresh: bool = False) -> connections.Reply:
         target = next(line for line in head.decode().split("\r\n") if "X-Amz-Target" in line)
@@ -74,6 +75,7 @@ class FakePool:
         params = json.loads(body)
         calls = self.calls.setdefault(operation, [])
         calls.append(params)
+        self.fresh.append(fresh)
         script = self.scripts[operation]
         step = script[min(len(calls), len(script)) - 1]
         if callable(step):
@@ -263,6 +265,104 @@ async def test_endpoint_down_is_unavailable() -> None:
         await store.batch_get(BatchGet(KEYS[:3]))
     await store.close()
     transport.close()
+
+
+STALE = connections.ExchangeFailed(
+    asyncio.IncompleteReadError(b"", None), sent=True, answered=False, reused=True
+)
+"""A reused connection that died before any byte of the answer: its peer closed it idle."""
+CUT = connections.ExchangeFailed(
+    asyncio.IncompleteReadError(b"HTTP/1.1 2", None), sent=True, answered=True, reused=False
+)
+"""An answer cut short: DynamoDB has run the call."""
+NOWHERE = connections.ExchangeFailed(
+    ConnectionRefusedError("Connection refused"), sent=False, answered=False, reused=False
+)
+"""No connection could be opened: the call went nowhere."""
+CREATE = Put({"PK": "p", "SK": "1"}, (Condition("not_exists", "PK"),))
+
+
+async def test_a_stale_connection_is_replaced_at_once_for_calls_safe_to_repeat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        slept.append(delay)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    pool = FakePool(
+        {
+            "GetItem": [STALE, STALE, {"Item": item(7)}],
+            "TransactWriteItems": [STALE, {}],
+            "PutItem": [STALE, {}],
+        }
+    )
+    store = store_on(pool)
+    assert await store.get(Get({"PK": "p", "SK": "007"})) is not None
+    # once at once on a new connection; a second stale one waits its backoff
+    assert (pool.fresh, len(slept)) == ([False, True, False], 1)
+    await store.transact_write([Put({"PK": "p", "SK": "1"})])
+    tokens = {c["ClientRequestToken"] for c in pool.calls["TransactWriteItems"]}
+    assert len(tokens) == 1  # the same transaction, applied once
+    await store.put(Put({"PK": "p", "SK": "1"}))  # unconditional: the same item again
+    assert pool.fresh[3:] == [False, True, False, True]
+    assert len(slept) == 1
+    await store.close()
+
+
+@pytest.mark.parametrize("fault", [STALE, CUT, TimeoutError(), error("InternalServerError", 500)])
+async def test_a_write_that_may_have_run_is_not_repeated_unless_safe(fault: Step) -> None:
+    pool = FakePool(
+        {
+            "PutItem": [fault, {}],
+            "UpdateItem": [fault, fault, {"Attributes": item(1)}],
+            "DeleteItem": [fault, fault, {}],
+            "BatchWriteItem": [fault, {}],
+            "TransactWriteItems": [fault, {}],
+        }
+    )
+    store = store_on(pool)
+    with pytest.raises(StoreUnavailable):
+        await store.put(CREATE)
+    with pytest.raises(StoreUnavailable):
+        await store.update(Update({"PK": "p", "SK": "1"}, add={"n": 1}))
+    with pytest.raises(StoreUnavailable):
+        await store.delete(Delete({"PK": "p", "SK": "1"}, (Condition("exists", "PK"),)))
+    assert {name: len(calls) for name, calls in pool.calls.items()} == {
+        "PutItem": 1,
+        "UpdateItem": 1,
+        "DeleteItem": 1,
+    }
+    await store.update(Update({"PK": "p", "SK": "1"}, set={"a": 1}, remove=("b",)))
+    await store.delete(Delete({"PK": "p", "SK": "1"}))
+    await store.batch_write([Put({"PK": "p", "SK": "1"})])
+    await store.transact_write([Update({"PK": "p", "SK": "1"}, add={"n": 1})])
+    assert {name: len(calls) for name, calls in pool.calls.items()} == {
+        "PutItem": 1,
+        "UpdateItem": 3,
+        "DeleteItem": 3,
+        "BatchWriteItem": 2,
+        "TransactWriteItems": 2,
+    }
+    await store.close()
+
+
+@pytest.mark.parametrize("fault", [NOWHERE, error("ThrottlingException")])
+async def test_a_write_that_did_not_run_is_retried(fault: Step) -> None:
+    pool = FakePool({"PutItem": [fault, {}]})
+    store = store_on(pool)
+    await store.put(CREATE)
+    assert len(pool.calls["PutItem"]) == 2
+    await store.close()
+
+
+async def test_a_transaction_still_running_is_awaited_under_its_token() -> None:
+    pool = FakePool({"TransactWriteItems": [CUT, error("TransactionInProgressException"), {}]})
+    store = store_on(pool)
+    await store.transact_write([Put({"PK": "p", "SK": "1"})], token="t-1")
+    assert [c["ClientRequestToken"] for c in pool.calls["TransactWriteItems"]] == ["t-1"] * 3
+    await store.close()
 
 
 def test_backoff_is_exponential_with_full_jitter() -> None:
