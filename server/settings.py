@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
+
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
 ExecutorKind = Literal["compiled", "strawberry"]
@@ -65,6 +67,10 @@ class Settings:
     table: str = "keygraph"
     dynamodb_endpoint: str | None = None
     region: str = "us-east-1"
+    dynamodb_idle_timeout: float = IDLE_TIMEOUT
+    """Seconds a DynamoDB connection may wait idle and still be reused: keep it under the
+    idle limit of the endpoint and of any proxy on the way (keygraph/stores/dynamodb/
+    connections.py)."""
     jwt_secret: str | None = None
     jwt_public_key_file: Path | None = None
     cursor_secret: str | None = None
@@ -162,6 +168,7 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_TABLE": "table",
     "KEYGRAPH_DYNAMODB_ENDPOINT": "dynamodb_endpoint",
     "KEYGRAPH_REGION": "region",
+    "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "dynamodb_idle_timeout",
     "KEYGRAPH_JWT_SECRET": "jwt_secret",
     "KEYGRAPH_JWT_PUBLIC_KEY_FILE": "jwt_public_key_file",
     "KEYGRAPH_CURSOR_SECRET": "cursor_secret",
@@ -189,7 +196,13 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_IN_FLIGHT": "max_in_flight",
     "KEYGRAPH_IDEMPOTENCY_WINDOW": "idempotency_window",
 }
-_FLOATS = ("request_timeout", "shutdown_timeout", "tenant_refill", "idempotency_window")
+_FLOATS = (
+    "request_timeout",
+    "shutdown_timeout",
+    "tenant_refill",
+    "idempotency_window",
+    "dynamodb_idle_timeout",
+)
 
 
 def _convert(name: str, raw: str) -> Any:
@@ -199,7 +212,13 @@ def _convert(name: str, raw: str) -> Any:
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
             raise SettingsError(f"KEYGRAPH_GRAPHIQL must be true or false, not {raw!r}")
         return raw.lower() in ("1", "true", "yes")
-    if name in ("port", "workers", "shutdown_timeout", *_ENV_LIMITS.values()):
+    if name in (
+        "port",
+        "workers",
+        "shutdown_timeout",
+        "dynamodb_idle_timeout",
+        *_ENV_LIMITS.values(),
+    ):
         kind = float if name in _FLOATS else int
         try:
             value: float = kind(raw)

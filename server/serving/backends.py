@@ -47,7 +47,10 @@ def open_backend(settings: Settings, table: TableDef | None = None) -> Iterator[
         return
     if settings.store == "dynamodb":
         store = DynamoDBStore(
-            table, endpoint_url=settings.dynamodb_endpoint, region=settings.region
+            table,
+            endpoint_url=settings.dynamodb_endpoint,
+            region=settings.region,
+            idle_timeout=settings.dynamodb_idle_timeout,
         )
         yield Backend(store, table, store.client)
         return
@@ -58,7 +61,7 @@ def open_backend(settings: Settings, table: TableDef | None = None) -> Iterator[
         try:
             if not admin.describe(client, table.name):
                 admin.create_table(client, table)
-            store = DynamoDBStore(table, client=client)
+            store = DynamoDBStore(table, client=client, idle_timeout=settings.dynamodb_idle_timeout)
             yield Backend(store, table, client, local.endpoint_url)
         finally:
             client.close()
@@ -79,7 +82,16 @@ def worker_store(settings: Settings, local_endpoint: str | None) -> Store:
     file, DynamoDB, or the DynamoDB Local its parent runs at `local_endpoint`."""
     table = table_of(settings)
     if local_endpoint is not None:
-        return DynamoDBStore(table, client=_local_client(local_endpoint))
+        return DynamoDBStore(
+            table,
+            client=_local_client(local_endpoint),
+            idle_timeout=settings.dynamodb_idle_timeout,
+        )
     if settings.store == "embedded":
         return EmbeddedStore(settings.embedded_path, table)
-    return DynamoDBStore(table, endpoint_url=settings.dynamodb_endpoint, region=settings.region)
+    return DynamoDBStore(
+        table,
+        endpoint_url=settings.dynamodb_endpoint,
+        region=settings.region,
+        idle_timeout=settings.dynamodb_idle_timeout,
+    )

@@ -47,8 +47,10 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         "KEYGRAPH_PORT": "9000",
         "KEYGRAPH_MAX_DEPTH": "7",
         "KEYGRAPH_MAX_FIRST": "50",
+        "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "2.5",
     }
     settings = load_settings(env, port=9100)
+    assert settings.dynamodb_idle_timeout == 2.5
     assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
     assert settings.limits == Limits(max_depth=7, max_first=50)
     assert settings.data_dir == tmp_path
@@ -61,6 +63,7 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         ("KEYGRAPH_STORE", "postgres"),
         ("KEYGRAPH_PORT", "eighty"),
         ("KEYGRAPH_MAX_DEPTH", "0"),
+        ("KEYGRAPH_DYNAMODB_IDLE_TIMEOUT", "-1"),
         ("KEYGRAPH_GRAPHIQL", "maybe"),
         ("KEYGRAPH_JWT_SECRET", "too-short"),
         ("KEYGRAPH_JWT_PUBLIC_KEY_FILE", "/nonexistent/key.pem"),
