@@ -27,6 +27,8 @@ class IdempotencyRecord(BaseModel):
     response: str | None = None
     created_at: UtcDatetime
     expires_at: Annotated[int, Field(ge=0)]
+    owner: str | None = None
+    lease_until: Annotated[int, Field(ge=0)] | None = None
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -40,6 +42,10 @@ class IdempotencyRecord(BaseModel):
         }
         if self.response is not None:
             item["response"] = self.response
+        if self.owner is not None:
+            item["owner"] = self.owner
+        if self.lease_until is not None:
+            item["lease_until"] = self.lease_until
         item.update(_keys.key(tenant, self.idempotency_key))
         return item
 
@@ -53,4 +59,6 @@ class IdempotencyRecord(BaseModel):
             response=item.get("response"),
             created_at=_kc.parse_datetime(item["created_at"]),
             expires_at=int(item["expires_at"]),
+            owner=item.get("owner"),
+            lease_until=None if item.get("lease_until") is None else int(item["lease_until"]),
         )

@@ -12,8 +12,21 @@ A POST carrying the header first claims a record under the key in the tenant's p
 An answer that asks the client to retry (429, 5xx) is not kept: the record goes, and the
 retry runs afresh. Every transaction of a request with a key carries a ClientRequestToken
 derived from the tenant, the key and its place in the request, so a transaction that landed
-just before a timeout is not written twice by the retry. A RUNNING record older than the
-request timeout plus LEASE_SLACK belongs to a worker that died; a retry takes it over.
+just before a timeout is not written twice by the retry.
+
+A RUNNING record names its owner, the process running it (owners.py), and holds a lease the
+owner renews every LEASE_SECONDS / 4 while the request runs. A retry takes the key over when
+the owner is gone: at once when it ran on the same machine and its process has ended (a
+worker that died), else once its lease has lapsed (LEASE_SECONDS, so a dead host's requests
+are taken over within seconds, not after the request timeout). Records from before leases
+are taken over after the request timeout plus LEASE_SLACK.
+
+A retry that takes over runs the request again, on the data as the dead worker left it: its
+transactions carry the same tokens as the first run's, so one the first run landed (within
+DynamoDB's ten minutes, sent the same and in the same place) is not written twice, but what
+the request reads first sees the first run's writes. A deleteUser whose delete had landed
+answers NOT_FOUND, a createUser whose user exists answers its CONFLICT: the first run's
+answer was never made, and the re-run's is the truth of the data now.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import re
 import time
 from collections.abc import Sequence
@@ -32,19 +46,24 @@ import orjson
 from generated.keys.idempotency_record import key as record_key
 from generated.models.enums import IdempotencyRecordState as State
 from generated.models.idempotency_record import IdempotencyRecord
-from keygraph.errors import ConditionFailed
-from keygraph.plan import Condition, Delete, Put, WriteAction
+from keygraph.errors import ConditionFailed, StoreUnavailable
+from keygraph.plan import Condition, Delete, Put, Update, WriteAction
 from keygraph.store import Store
 from keygraph.stores.view import StoreView
+from server.edge import owners
 
 HEADER = "idempotency-key"
 REPLAYED = "Idempotent-Replayed"
 WAIT_SECONDS = 5.0
 POLL_SECONDS = 0.05
+LEASE_SECONDS = 10.0
+"""How long a RUNNING record stands unless its owner renews it: renewals come four times as
+often, so three may be late (a slow store, a busy event loop) before another takes over."""
 LEASE_SLACK = 5.0
 MAX_KEPT_BYTES = 300_000
 """The largest answer kept (a DynamoDB item holds 400 KB); a larger one is kept as a
 CONFLICT error saying the first request succeeded."""
+log = logging.getLogger("keygraph.idempotency")
 _VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 _ABSENT = (Condition("not_exists", "PK"),)
 
@@ -95,12 +114,24 @@ class Claimed:
 
 
 class Ledger:
-    """The records of a store's Idempotency-Keys."""
+    """The records of a store's Idempotency-Keys; `owner` names this process in its claims
+    (owners.identity() by default), `lease` is LEASE_SECONDS unless given."""
 
-    def __init__(self, store: Store, window: float, request_timeout: float) -> None:
+    def __init__(
+        self,
+        store: Store,
+        window: float,
+        request_timeout: float,
+        *,
+        lease: float = LEASE_SECONDS,
+        owner: str | None = None,
+    ) -> None:
         self.store = store
         self.window = window
-        self.lease = request_timeout + LEASE_SLACK
+        self.lease = lease
+        self.unleased = request_timeout + LEASE_SLACK
+        self.owner = owner
+        self._renewals: dict[Claimed, asyncio.Task[None]] = {}
 
     async def claim(self, tenant: str, key: str, request: str) -> Claimed | Answer | Refused:
         """Claim `key` for a request with digest `request`, or what to answer instead."""
@@ -113,18 +144,17 @@ class Ledger:
                 state=State.RUNNING,
                 created_at=now,
                 expires_at=int(now.timestamp() + self.window),
+                owner=self.owner or owners.identity(),
+                lease_until=_millis(now.timestamp() + self.lease),
             )
             claim = Claimed(tenant, key, request, record.to_item(tenant)["created_at"])
             held = await self._put(tenant, record, _ABSENT)
             if held is None:
-                return claim
-            if held.expires_at < now.timestamp() or (
-                held.state == State.RUNNING and (now - held.created_at).total_seconds() > self.lease
-            ):
-                # expired (TTL removes records late), or left RUNNING by a dead worker
+                return self._renewing(claim)
+            if self._abandoned(held, now):
                 same = (Condition("equals", "created_at", held.to_item(tenant)["created_at"]),)
                 if await self._put(tenant, record, same) is None:
-                    return claim
+                    return self._renewing(claim)
                 continue
             if held.request_hash != request:
                 message = "this Idempotency-Key was used with another request"
@@ -135,6 +165,44 @@ class Ledger:
                 message = "a request with this Idempotency-Key is still running; retry later"
                 return Refused(409, "IN_PROGRESS", message, retry_after=1)
             await asyncio.sleep(POLL_SECONDS)
+
+    def _abandoned(self, held: IdempotencyRecord, now: datetime) -> bool:
+        """Whether a record stands for nothing any more: expired (TTL removes records late),
+        or RUNNING with its owner gone."""
+        if held.expires_at < now.timestamp():
+            return True
+        if held.state != State.RUNNING:
+            return False
+        if held.owner is not None and owners.gone(held.owner):
+            return True
+        if held.lease_until is not None:
+            return held.lease_until < _millis(now.timestamp())
+        return (now - held.created_at).total_seconds() > self.unleased
+
+    def _renewing(self, claim: Claimed) -> Claimed:
+        """`claim`, its lease renewed until it is kept or released."""
+        self._renewals[claim] = asyncio.create_task(self._renew(claim))
+        return claim
+
+    async def _renew(self, claim: Claimed) -> None:
+        key = record_key(claim.tenant, claim.key)
+        running = (*claim.mine(), Condition("equals", "state", State.RUNNING.value))
+        while True:
+            await asyncio.sleep(self.lease / 4)
+            lease_until = _millis(time.time() + self.lease)
+            try:
+                await self.store.update(
+                    Update(key, set={"lease_until": lease_until}, conditions=running)
+                )
+            except ConditionFailed:
+                return  # kept, released or taken over: no longer this request's
+            except StoreUnavailable as exc:
+                log.warning("the lease of Idempotency-Key %r was not renewed: %s", claim.key, exc)
+
+    def _stop_renewing(self, claim: Claimed) -> None:
+        renewal = self._renewals.pop(claim, None)
+        if renewal is not None:
+            renewal.cancel()
 
     async def _put(
         self, tenant: str, record: IdempotencyRecord, conditions: tuple[Condition, ...]
@@ -151,6 +219,7 @@ class Ledger:
     async def keep(self, claim: Claimed, answer: Answer) -> None:
         """Keep the answer of the request holding `claim` for the window; an answer to
         retry (429, 5xx) releases the claim instead."""
+        self._stop_renewing(claim)
         if answer.status == 429 or answer.status >= 500:
             await self.release(claim)
             return
@@ -172,9 +241,14 @@ class Ledger:
 
     async def release(self, claim: Claimed) -> None:
         """Give the key up: the next request with it runs."""
+        self._stop_renewing(claim)
         with contextlib.suppress(ConditionFailed):
             key = record_key(claim.tenant, claim.key)
             await self.store.delete(Delete(key, conditions=claim.mine()))
+
+
+def _millis(seconds: float) -> int:
+    return int(seconds * 1000)
 
 
 def _too_large() -> dict[str, object]:

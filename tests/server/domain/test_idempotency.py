@@ -4,14 +4,16 @@ key is refused; a duplicate waits for the first; keys are per tenant."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from keygraph.errors import IdempotentParameterMismatch
 from keygraph.plan import Get, Update
-from server.edge import idempotency
+from server.edge import idempotency, owners
 from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore
 from tests.server.domain.conftest import World
 
@@ -75,19 +77,69 @@ async def test_the_ledger(world: World, monkeypatch: pytest.MonkeyPatch) -> None
     assert isinstance(running, Refused)
     assert (running.status, running.code, running.retry_after) == (409, "IN_PROGRESS", 1)
 
-    ledger.lease = 0.0  # the first claimant died: its claim is taken over
+    retry = Ledger(world.store, window=600, request_timeout=30, owner=ended())
+    await ledger.keep(claim, Answer(503, "application/json", b"{}"))  # retryable: released
+    claim = await retry.claim("acme", "k", "digest-1")  # by a worker that has died since
+    assert isinstance(claim, Claimed)
     taken = await ledger.claim("acme", "k", "digest-1")
     assert isinstance(taken, Claimed)
-    await ledger.keep(claim, Answer(200, "application/json", b"{}"))  # too late: not kept
+    await retry.keep(claim, Answer(200, "application/json", b"{}"))  # too late: not kept
     await ledger.keep(taken, Answer(503, "application/json", b"{}"))  # retryable: released
-    assert isinstance(await ledger.claim("acme", "k", "digest-1"), Claimed)
+    again = await ledger.claim("acme", "k", "digest-1")
+    assert isinstance(again, Claimed)
+    await ledger.release(again)
 
     short = Ledger(world.store, window=0, request_timeout=30)
     done = await short.claim("acme", "w", "d")
     assert isinstance(done, Claimed)
     await short.keep(done, Answer(200, "application/json", b'{"data": 1}'))
     await asyncio.sleep(1.1)  # past the window: the key runs again
-    assert isinstance(await short.claim("acme", "w", "d"), Claimed)
+    rerun = await short.claim("acme", "w", "d")
+    assert isinstance(rerun, Claimed)
+    await short.release(rerun)
+
+
+def ended() -> str:
+    """The identity of a process of this machine that has ended: ours with an earlier start,
+    as when a dead worker's pid has been reused."""
+    machine_and_pid, _, started = owners.identity().rpartition("|")
+    if not started.isdigit():
+        pytest.skip("process start times need Linux's /proc")
+    return f"{machine_and_pid}|{int(started) - 1}"
+
+
+async def test_a_retry_takes_over_at_once_from_a_worker_that_died(world: World) -> None:
+    body = {"query": CREATE, "variables": {"i": {"email": "max@example.org", "name": "N"}}}
+    died = Ledger(world.store, window=600, request_timeout=30, owner=ended())
+    claim = await died.claim("acme", "k-3", idempotency.digest(orjson.dumps(body)))
+    assert isinstance(claim, Claimed)
+    started = time.monotonic()
+    retry = await post(world, world.acme.token, "k-3", "max@example.org")
+    assert retry.status_code == 200, retry.text  # not IN_PROGRESS until the lease lapses
+    assert time.monotonic() - started < idempotency.WAIT_SECONDS
+    assert await emails(world, world.acme) == ["max@example.org"]
+    await died.keep(claim, Answer(200, "application/json", b"{}"))  # too late: not kept
+    again = await post(world, world.acme.token, "k-3", "max@example.org")
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.json() == retry.json()
+
+
+async def test_a_lease_lapses_once_its_owner_stops_renewing_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.3)
+    elsewhere = "other-host|boot|pid:[1]|7|100"  # a process this machine cannot see
+    owner = Ledger(world.store, window=600, request_timeout=30, lease=0.4, owner=elsewhere)
+    claim = await owner.claim("acme", "k", "d")
+    assert isinstance(claim, Claimed)
+    await asyncio.sleep(0.6)  # past the first lease: renewed meanwhile
+    retry = Ledger(world.store, window=600, request_timeout=30)
+    assert isinstance(await retry.claim("acme", "k", "d"), Refused)
+    owner._stop_renewing(claim)  # its host goes down
+    await asyncio.sleep(0.5)
+    taken = await retry.claim("acme", "k", "d")
+    assert isinstance(taken, Claimed)
+    await retry.keep(taken, Answer(200, "application/json", b"{}"))
 
 
 async def test_transactions_carry_tokens_from_the_key(world: World) -> None:
