@@ -141,9 +141,14 @@ class Connections:
         """The most recently used idle connection still fit to carry a request; those idle
         too long or closed by their peer are closed on the way."""
         oldest = time.monotonic() - self.idle_timeout
+        expired = 0  # the list is in the order the connections fell idle
+        while expired < len(self._idle) and self._idle[expired].since <= oldest:
+            _close(self._idle[expired].writer)
+            expired += 1
+        del self._idle[:expired]
         while self._idle:
             idle = self._idle.pop()
-            if idle.since > oldest and _open(idle):
+            if _open(idle):
                 return idle
             _close(idle.writer)
         return None

@@ -131,12 +131,13 @@ def test_connections_of_an_ended_loop_close_with_it() -> None:
 async def test_connections_idle_too_long_are_not_reused(serve: Start) -> None:
     server, port = await serve(lambda n: _ok())
     pool = Connections("127.0.0.1", port, idle_timeout=0.2)
+    await asyncio.gather(pool.post(HEAD, b"{}"), pool.post(HEAD, b"{}"))
     await pool.post(HEAD, b"{}")
-    await pool.post(HEAD, b"{}")
-    assert server.connections == 1  # reused while fresh
+    assert (server.connections, len(pool._idle)) == (2, 2)  # reused while fresh
     await asyncio.sleep(0.3)
     await pool.post(HEAD, b"{}")
-    assert (server.connections, server.requests) == (2, 3)
+    assert (server.connections, server.requests) == (3, 4)
+    assert len(pool._idle) == 1  # the expired ones are closed, not kept
     pool.close()
 
 
