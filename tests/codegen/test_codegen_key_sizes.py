@@ -7,6 +7,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.key_sizes import character_bytes
 from generated.keys import email_claim, membership, order, org_node, shop, user
@@ -68,6 +70,23 @@ def test_builders_take_the_longest_values_the_spec_allows() -> None:
     assert len(org_node.key(tenant, deepest)["SK"]) == len("NODE#") + 32 * 27 - 1
     org_node.gsi1_key(tenant, any_id, WIDE * 200, "N" * 26)
     org_node_queries.plan_org_subtree(tenant, deepest, limit=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=1200), st.lists(st.text(min_size=1, max_size=60), min_size=1))
+def test_a_builder_returns_a_key_dynamodb_takes_or_refuses(value: str, path: list[str]) -> None:
+    """Whatever the values (escaping triples # and %, a character takes up to 4 bytes)."""
+    builds: list[tuple[Callable[[], dict[str, str]], dict[str, int]]] = [
+        (lambda: user.key("acme", value), {"PK": 2048, "SK": 1024}),
+        (lambda: user.gsi1_key("acme", T0, value), {"GSI1PK": 2048, "GSI1SK": 1024}),
+        (lambda: org_node.key("acme", path), {"PK": 2048, "SK": 1024}),
+    ]
+    for build, limits in builds:
+        try:
+            key = build()
+        except KeyTooLong:
+            continue
+        assert all(len(key[name].encode()) <= limit for name, limit in limits.items())
 
 
 def test_lint_counts_one_byte_for_a_plain_ascii_class() -> None:
