@@ -21,14 +21,19 @@ The spec language (see access_patterns.toml for a full example):
   take no tenant), attributes.<name> = { type = id | string | int | float | bool | datetime
   | date | enum | path | list | struct, optional, and per type: min_length, max_length,
   pattern / ge, le, width / values / of (a struct's struct; a list's struct, or id or
-  string) / min_items, max_items }, attributes_from = "<Entity>" to share another entity's
-  attributes, and keys.<ATTR> = "<template>" for the table's and each index's key
-  attributes.
+  string) / min_items, max_items; an id may narrow its max_length (128 characters) and
+  pattern; a path takes max_items (its most parts) and max_length and pattern (each part's)
+  }, attributes_from = "<Entity>" to share another entity's attributes, and
+  keys.<ATTR> = "<template>" for the table's and each index's key attributes.
 - Key templates: segments joined by "#"; each segment literal text or one {placeholder}
   naming tenant, an attribute, or a pattern arg. Values are escaped ("%" -> "%25",
   "#" -> "%23"), datetimes fixed-width UTC, ints zero-padded to `width`, paths escaped part by
   part, dates as ISO dates. A key naming an optional attribute is sparse: absent while the
-  attribute is None.
+  attribute is None. Lint holds every key template to DynamoDB's limits (partition keys
+  2,048 bytes of UTF-8, sort keys 1,024) with the longest values its attributes allow: a
+  character takes up to 4 bytes, 1 under a pattern of one ASCII character class without
+  "#" and "%" (^[0-9A-Za-z]+$); a string or path in a key needs its bounds. The builders
+  measure every key they make and refuse a longer one (KeyTooLong) before any store call.
 - [patterns.<name>]: operation get | batch_get (entity = "<Entity>") or query (index,
   partition template, sort = { eq | begins_with | between = [low, high] | lt | le | gt | ge
   | collection }, where collection = "<template>" reads the item keyed there and every item

@@ -33,6 +33,8 @@ _TYPE_KEYS = {
     "float": {"ge", "le"},
     "enum": {"values"},
     "list": {"of", "min_items", "max_items"},
+    "path": {"max_items", "max_length", "pattern"},
+    "id": {"max_length", "pattern"},
     "struct": {"of"},
 }
 _COMMON_KEYS = {"type", "description", "optional", "default"}

@@ -2,7 +2,7 @@
 no query that can read an entity it does not return (entities whose literals merely share
 characters, ORDER#... beside ORDERLINE#..., are judged by what each condition can reach),
 prefix queries ending at a delimiter, tenants where the spec says, summaries that can tell
-entities apart, shard ranges matching their fan-out."""
+entities apart, shard ranges matching their fan-out, keys that fit DynamoDB's size limits."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 
 from . import keymatch, keytemplate
 from .diagnostics import Problem
+from .key_sizes import check_key_sizes
 from .keytemplate import Template
 from .lower_queries import sort_templates
 from .pytypes import KeyVar
@@ -325,7 +326,7 @@ def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterat
 
 def lint(resolved: Resolved) -> list[Problem]:
     """Every key-design problem of a spec that passed the structural checks."""
-    problems = [*_tenant(resolved), *_collisions(resolved)]
+    problems = [*_tenant(resolved), *_collisions(resolved), *check_key_sizes(resolved)]
     for name, pattern in resolved.spec.patterns.items():
         if pattern.operation != "query":
             continue

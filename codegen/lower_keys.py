@@ -13,9 +13,15 @@ from .resolve import TABLE_INDEX, Entity, Resolved
 Lookup = Callable[[str], KeyVar | None]
 
 
-def render_template(template: Template, lookup: Lookup) -> str:
+SIZED_TYPES = frozenset({"id", "string", "path"})
+"""Placeholder types whose values have no length the key builder knows: a key holding one
+is measured when built (keycodec.sized)."""
+
+
+def render_template(template: Template, lookup: Lookup, limit: str | None = None) -> str:
     """Python source of a template's string, placeholders read from the variables of their
-    (Python) names: an f-string, or a plain literal."""
+    (Python) names: an f-string, or a plain literal. With `limit` (the name of a keycodec
+    byte limit), a key holding a value of unknown length is passed through keycodec.sized."""
     pieces: list[str] = []
     for segment in template.segments:
         if segment.literal is not None:
@@ -25,9 +31,16 @@ def render_template(template: Template, lookup: Lookup) -> str:
             assert var is not None, segment
             pieces.append("{" + var.render(var.param) + "}")
     text = "#".join(pieces) + ("#" if template.trailing_delimiter else "")
-    if any(s.placeholder for s in template.segments):
-        return 'f"' + text + '"'
-    return '"' + text + '"'
+    if not any(s.placeholder for s in template.segments):
+        return '"' + text + '"'
+    expr = 'f"' + text + '"'
+    sized = any(
+        (var := lookup(name)) is not None and var.type in SIZED_TYPES
+        for name in template.placeholders
+    )
+    if limit is None or not sized:
+        return expr
+    return f"_kc.sized({expr}, _kc.{limit}, {template.source!r})"
 
 
 def params_of(templates: Sequence[Template], lookup: Lookup) -> list[KeyVar]:
@@ -86,6 +99,13 @@ def _is_path(name: str, lookup: Lookup) -> bool:
     return var is not None and var.type == "path"
 
 
+def key_limit(attribute: str, resolved: Resolved) -> str:
+    """The keycodec limit of a key attribute: a partition key's of the table or an index,
+    else a sort key's."""
+    partitions = {keys[0] for i in resolved.all_indexes() if (keys := resolved.index_keys(i))}
+    return "PARTITION_KEY_BYTES" if attribute in partitions else "SORT_KEY_BYTES"
+
+
 def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
     lookup = entity.var
     templates: list[KeyTemplateIR] = []
@@ -106,7 +126,8 @@ def lower_keys(entity: Entity, resolved: Resolved) -> KeysModuleIR:
                 for p in params_of([template], lookup)
                 if p.name != "tenant" or "tenant" in template.placeholders
             ]
-            templates.append(KeyTemplateIR(func, signature(own), render_template(template, lookup)))
+            expr = render_template(template, lookup, key_limit(attr, resolved))
+            templates.append(KeyTemplateIR(func, signature(own), expr))
             var = f"s{len(splits)}"
             fresh = {p: e for p, e in _parse_exprs(template, var, lookup).items() if p not in exprs}
             if fresh:

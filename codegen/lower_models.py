@@ -39,10 +39,11 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
     types = {a.spec.type for a in attrs} | {
         "id" for a in attrs if a.spec.type == "list" and a.spec.of == "id"
     }
+    annotations = {field_annotation(a.spec, a.enum_class) for a in attrs}
     common = [
         name
         for name, kind in (("Id", "id"), ("PathParts", "path"), ("UtcDatetime", "datetime"))
-        if kind in types
+        if kind in types and (kind != "path" or name in annotations)
     ]
     if common:
         lines.append(f"from ._types import {', '.join(common)}")
@@ -50,9 +51,7 @@ def _imports(attrs: list[Attr], module: str) -> list[str]:
         lines.append("from keygraph import keycodec as _kc")
     if "date" in types:
         lines.append("from datetime import date")
-    if types & {"string", "int", "float", "list"} and any(
-        field_annotation(a.spec, a.enum_class).startswith("Annotated") for a in attrs
-    ):
+    if any(annotation.startswith("Annotated") for annotation in annotations):
         lines += ["from typing import Annotated", "from pydantic import Field"]
     if "float" in types:
         lines.append("from decimal import Decimal")

@@ -15,6 +15,8 @@ from .resolve import TABLE_INDEX, Resolved
 from .spec import PatternSpec, SortSpec
 from .summaries import summary_of
 
+_SORT = "SORT_KEY_BYTES"
+"""The keycodec limit a sort condition's values are held to, as DynamoDB holds them."""
 _SORT_OPS = ("eq", "begins_with", "between", "lt", "le", "gt", "ge", "collection")
 
 
@@ -114,9 +116,10 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         key_attrs += [a for a in keys if a is not None]
     sort_expr = "None"
     if op == "collection":
-        sort_expr = f'SortCondition("between", *_kc.collection({render_template(sort[0], lookup)}))'
+        head = render_template(sort[0], lookup, _SORT)
+        sort_expr = f'SortCondition("between", *_kc.collection({head}))'
     elif op:
-        values = ", ".join(render_template(t, lookup) for t in sort)
+        values = ", ".join(render_template(t, lookup, _SORT) for t in sort)
         sort_expr = f'SortCondition("{op}", {values})'
     size = pattern.page_size
     args = ", ".join(f'"{p.name}": {p.render(p.param)}' for p in params)
@@ -126,7 +129,7 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         signature=", ".join([*(["tenant: str"] if scoped else []), *_params(params)]),
         scope_arg="tenant" if scoped else '""',
         call=", ".join([*(["tenant"] if scoped else []), *(p.param for p in params)]),
-        partition=render_template(partition, lookup),
+        partition=render_template(partition, lookup, "PARTITION_KEY_BYTES"),
         index="None" if pattern.index == TABLE_INDEX else f'"{pattern.index}"',
         sort=sort_expr,
         forward=str(pattern.direction == "ascending"),

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from .spec import AttributeSpec
 
+ID_MAX_LENGTH = 128
+"""The most characters of an id (the Id type of the generated models)."""
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -96,7 +98,12 @@ def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
     """The model field's annotation (without the optional part)."""
     t = attr.type
     if t == "id":
-        return "Id"
+        bounds = [
+            f"{name}={getattr(attr, name)!r}"
+            for name in ("max_length", "pattern")
+            if getattr(attr, name) is not None
+        ]
+        return f"Annotated[Id, Field({', '.join(bounds)})]" if bounds else "Id"
     if t == "datetime":
         return "UtcDatetime"
     if t == "date":
@@ -104,7 +111,7 @@ def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
     if t == "struct":
         return str(attr.of)
     if t == "path":
-        return "PathParts"
+        return _path_annotation(attr)
     if t == "bool":
         return "bool"
     if t == "enum":
@@ -127,6 +134,21 @@ def field_annotation(attr: AttributeSpec, enum_class: str | None) -> str:
     if not constraints:
         return base
     return f"Annotated[{base}, Field({', '.join(constraints)})]"
+
+
+def _path_annotation(attr: AttributeSpec) -> str:
+    """PathParts, or the same with the attribute's bounds: max_items parts, each of at most
+    max_length characters matching pattern."""
+    part = [
+        f"{name}={getattr(attr, name)!r}"
+        for name in ("max_length", "pattern")
+        if getattr(attr, name) is not None
+    ]
+    if not part and attr.max_items is None:
+        return "PathParts"
+    whole = "min_length=1" + (f", max_length={attr.max_items}" if attr.max_items else "")
+    part_field = ", ".join(["min_length=1", *part])
+    return f"Annotated[tuple[Annotated[str, Field({part_field})], ...], Field({whole})]"
 
 
 def store_expr(attr: AttributeSpec, value: str) -> str:

@@ -17,6 +17,12 @@ class BadArgument(KeygraphError, ValueError):
     range, a value that does not fit its attribute."""
 
 
+class KeyTooLong(BadArgument):
+    """A value that makes a key longer than DynamoDB allows (2,048 bytes of UTF-8 for a
+    partition key, 1,024 for a sort key, on the table and its indexes): no item can have
+    it, so the key builder refuses it before any store is asked."""
+
+
 class InvalidCursor(KeygraphError, ValueError):
     """A cursor that is malformed, edited, or issued for another tenant, pattern or arguments."""
 

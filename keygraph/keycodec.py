@@ -9,6 +9,10 @@ would be a prefix of every user key.
 Datetimes are written as fixed-width UTC ("2024-01-02T03:04:05.000006Z"), dates as ISO dates
 ("2024-01-02") and non-negative integers zero-padded to their declared width, so string order
 is value order.
+
+Every key a builder makes passes `sized`: DynamoDB stores partition keys of up to 2,048 bytes
+of UTF-8 and sort keys of up to 1,024 (on the table and on every index), so a longer key is
+refused here, naming the value that made it long, before any store is asked.
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
-from .errors import BadArgument
+from .errors import BadArgument, KeyTooLong
 
 DELIMITER = "#"
+PARTITION_KEY_BYTES = 2048
+"""The longest partition key DynamoDB stores, in bytes of UTF-8."""
+SORT_KEY_BYTES = 1024
+"""The longest sort key DynamoDB stores, in bytes of UTF-8."""
 
 
 def escape(value: str) -> str:
@@ -88,3 +96,43 @@ def split(key: str, expected: int) -> list[str]:
     if len(parts) != expected:
         raise BadArgument(f"key {key!r} has {len(parts)} segments, expected {expected}")
     return parts
+
+
+def sized(key: str, limit: int, template: str) -> str:
+    """`key`, built from `template`, when it fits `limit` bytes of UTF-8 (PARTITION_KEY_BYTES
+    or SORT_KEY_BYTES); KeyTooLong naming the longest value otherwise, BadArgument for text
+    that is not Unicode (a lone surrogate)."""
+    if key.isascii():
+        size = len(key)
+    else:
+        try:
+            size = len(key.encode())
+        except UnicodeEncodeError as exc:
+            raise BadArgument(f"a key value must be valid Unicode: {exc.reason}") from exc
+    if size <= limit:
+        return key
+    kind = "partition" if limit == PARTITION_KEY_BYTES else "sort"
+    culprit = _longest_value(template, key)
+    raise KeyTooLong(
+        (f"{culprit} is too long: " if culprit else "a value is too long: ")
+        + f"the key {template} would be {size:,} bytes of UTF-8, and DynamoDB allows a {kind} "
+        f"key at most {limit:,}"
+    )
+
+
+def _longest_value(template: str, key: str) -> str | None:
+    """The placeholder of `template` whose value takes the most bytes of `key`. A key has
+    more segments than its template when a path fills one placeholder; that placeholder is
+    the one where the literal segments on both sides line up."""
+    names, segments = template.split(DELIMITER), key.split(DELIMITER)
+    extra = len(segments) - len(names)
+    for at in range(len(names)) if extra else (len(names),):
+        spans = [(i, i + 1) if i < at else (i + extra, i + extra + 1) for i in range(len(names))]
+        if at < len(names):
+            spans[at] = (at, at + extra + 1)
+        values = [DELIMITER.join(segments[a:b]) for a, b in spans]
+        pairs = list(zip(names, values, strict=True))
+        if all(name == value for name, value in pairs if not name.startswith("{")):
+            placeholders = [(len(v.encode(errors="replace")), n) for n, v in pairs if n[:1] == "{"]
+            return max(placeholders)[1].strip("{}") if placeholders else None
+    return None

@@ -13,11 +13,19 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, user_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#USER#{user_id}",
+    )
 
 
 def _sk(address_id: str) -> str:
-    return f"PROFILE#ADDRESS#{_kc.escape(address_id)}"
+    return _kc.sized(
+        f"PROFILE#ADDRESS#{_kc.escape(address_id)}",
+        _kc.SORT_KEY_BYTES,
+        "PROFILE#ADDRESS#{address_id}",
+    )
 
 
 def key(tenant: str, user_id: str, address_id: str) -> dict[str, str]:

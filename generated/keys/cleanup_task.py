@@ -17,7 +17,7 @@ def _pk() -> str:
 
 
 def _sk(task_id: str) -> str:
-    return f"TASK#{_kc.escape(task_id)}"
+    return _kc.sized(f"TASK#{_kc.escape(task_id)}", _kc.SORT_KEY_BYTES, "TASK#{task_id}")
 
 
 def key(task_id: str) -> dict[str, str]:

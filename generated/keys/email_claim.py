@@ -13,7 +13,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, email_key: str) -> str:
-    return f"T#{_kc.escape(tenant)}#EMAIL#{_kc.escape(email_key)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#EMAIL#{_kc.escape(email_key)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#EMAIL#{email_key}",
+    )
 
 
 def _sk() -> str:

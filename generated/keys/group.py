@@ -13,7 +13,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, group_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#GROUP#{_kc.escape(group_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#GROUP#{_kc.escape(group_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#GROUP#{group_id}",
+    )
 
 
 def _sk() -> str:

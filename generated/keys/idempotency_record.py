@@ -13,7 +13,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, idempotency_key: str) -> str:
-    return f"T#{_kc.escape(tenant)}#IDEMPOTENCY#{_kc.escape(idempotency_key)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#IDEMPOTENCY#{_kc.escape(idempotency_key)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#IDEMPOTENCY#{idempotency_key}",
+    )
 
 
 def _sk() -> str:

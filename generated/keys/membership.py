@@ -13,19 +13,27 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, user_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#USER#{user_id}",
+    )
 
 
 def _sk(group_id: str) -> str:
-    return f"GROUP#{_kc.escape(group_id)}"
+    return _kc.sized(f"GROUP#{_kc.escape(group_id)}", _kc.SORT_KEY_BYTES, "GROUP#{group_id}")
 
 
 def _gsi1pk(tenant: str, group_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#GROUP#{_kc.escape(group_id)}#MEMBERS"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#GROUP#{_kc.escape(group_id)}#MEMBERS",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#GROUP#{group_id}#MEMBERS",
+    )
 
 
 def _gsi1sk(user_id: str) -> str:
-    return f"USER#{_kc.escape(user_id)}"
+    return _kc.sized(f"USER#{_kc.escape(user_id)}", _kc.SORT_KEY_BYTES, "USER#{user_id}")
 
 
 def key(tenant: str, user_id: str, group_id: str) -> dict[str, str]:

@@ -16,7 +16,11 @@ from ..models.enums import OrderStatus
 
 
 def _pk(tenant: str, order_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#ORDER#{_kc.escape(order_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#ORDER#{_kc.escape(order_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#ORDER#{order_id}",
+    )
 
 
 def _sk() -> str:
@@ -24,11 +28,19 @@ def _sk() -> str:
 
 
 def _gsi2pk(tenant: str, status: OrderStatus) -> str:
-    return f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#STATUS#{status}",
+    )
 
 
 def _gsi2sk(created_at: datetime, order_id: str) -> str:
-    return f"{_kc.format_datetime(created_at)}#{_kc.escape(order_id)}"
+    return _kc.sized(
+        f"{_kc.format_datetime(created_at)}#{_kc.escape(order_id)}",
+        _kc.SORT_KEY_BYTES,
+        "{created_at}#{order_id}",
+    )
 
 
 def key(tenant: str, order_id: str) -> dict[str, str]:

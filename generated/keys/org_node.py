@@ -13,19 +13,25 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str) -> str:
-    return f"T#{_kc.escape(tenant)}#ORG"
+    return _kc.sized(f"T#{_kc.escape(tenant)}#ORG", _kc.PARTITION_KEY_BYTES, "T#{tenant}#ORG")
 
 
 def _sk(path: Sequence[str]) -> str:
-    return f"NODE#{_kc.escape_path(path)}"
+    return _kc.sized(f"NODE#{_kc.escape_path(path)}", _kc.SORT_KEY_BYTES, "NODE#{path}")
 
 
 def _gsi1pk(tenant: str, parent_ref: str) -> str:
-    return f"T#{_kc.escape(tenant)}#ORGPARENT#{_kc.escape(parent_ref)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#ORGPARENT#{_kc.escape(parent_ref)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#ORGPARENT#{parent_ref}",
+    )
 
 
 def _gsi1sk(name: str, node_id: str) -> str:
-    return f"{_kc.escape(name)}#{_kc.escape(node_id)}"
+    return _kc.sized(
+        f"{_kc.escape(name)}#{_kc.escape(node_id)}", _kc.SORT_KEY_BYTES, "{name}#{node_id}"
+    )
 
 
 def key(tenant: str, path: Sequence[str]) -> dict[str, str]:

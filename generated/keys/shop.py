@@ -13,7 +13,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, shop_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#SHOP#{_kc.escape(shop_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#SHOP#{_kc.escape(shop_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#SHOP#{shop_id}",
+    )
 
 
 def _sk() -> str:
@@ -21,11 +25,17 @@ def _sk() -> str:
 
 
 def _gsi2pk(tenant: str, geo_cell: str) -> str:
-    return f"T#{_kc.escape(tenant)}#GEO#{_kc.escape(geo_cell)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#GEO#{_kc.escape(geo_cell)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#GEO#{geo_cell}",
+    )
 
 
 def _gsi2sk(geohash: str, shop_id: str) -> str:
-    return f"{_kc.escape(geohash)}#{_kc.escape(shop_id)}"
+    return _kc.sized(
+        f"{_kc.escape(geohash)}#{_kc.escape(shop_id)}", _kc.SORT_KEY_BYTES, "{geohash}#{shop_id}"
+    )
 
 
 def key(tenant: str, shop_id: str) -> dict[str, str]:

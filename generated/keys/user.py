@@ -14,7 +14,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, user_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#USER#{user_id}",
+    )
 
 
 def _sk() -> str:
@@ -22,11 +26,15 @@ def _sk() -> str:
 
 
 def _gsi1pk(tenant: str) -> str:
-    return f"T#{_kc.escape(tenant)}#USERS"
+    return _kc.sized(f"T#{_kc.escape(tenant)}#USERS", _kc.PARTITION_KEY_BYTES, "T#{tenant}#USERS")
 
 
 def _gsi1sk(created_at: datetime, user_id: str) -> str:
-    return f"USER#{_kc.format_datetime(created_at)}#{_kc.escape(user_id)}"
+    return _kc.sized(
+        f"USER#{_kc.format_datetime(created_at)}#{_kc.escape(user_id)}",
+        _kc.SORT_KEY_BYTES,
+        "USER#{created_at}#{user_id}",
+    )
 
 
 def key(tenant: str, user_id: str) -> dict[str, str]:

@@ -14,11 +14,19 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, user_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#USER#{user_id}",
+    )
 
 
 def _sk(created_at: datetime, order_id: str) -> str:
-    return f"ORDER#{_kc.format_datetime(created_at)}#{_kc.escape(order_id)}"
+    return _kc.sized(
+        f"ORDER#{_kc.format_datetime(created_at)}#{_kc.escape(order_id)}",
+        _kc.SORT_KEY_BYTES,
+        "ORDER#{created_at}#{order_id}",
+    )
 
 
 def key(tenant: str, user_id: str, created_at: datetime, order_id: str) -> dict[str, str]:

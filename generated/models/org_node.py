@@ -11,7 +11,7 @@ from keygraph import keycodec as _kc
 from keygraph.plan import Item
 
 from ..keys import org_node as _keys
-from ._types import Id, PathParts, UtcDatetime
+from ._types import Id, UtcDatetime
 
 
 class OrgNode(BaseModel):
@@ -20,8 +20,11 @@ class OrgNode(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     TYPE: ClassVar[str] = "ORG_NODE"
 
-    node_id: Id
-    path: PathParts
+    node_id: Annotated[Id, Field(max_length=26, pattern="^[0-9A-Za-z]+$")]
+    path: Annotated[
+        tuple[Annotated[str, Field(min_length=1, max_length=26, pattern="^[0-9A-Za-z]+$")], ...],
+        Field(min_length=1, max_length=32),
+    ]
     parent_ref: Id
     name: Annotated[str, Field(min_length=1, max_length=200)]
     depth: Annotated[int, Field(ge=0)]

@@ -51,7 +51,11 @@ def _group_members_item(item: Item) -> Membership | None:
 def plan_user_groups(tenant: str, user_id: str, *, limit: int, start: Key | None = None) -> Query:
     """G1: a user's memberships"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#USER#{user_id}",
+        ),
         index=None,
         sort=SortCondition("begins_with", "GROUP#"),
         forward=True,
@@ -78,7 +82,11 @@ def plan_group_members(
 ) -> Query:
     """G2: a group's memberships, by user id"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#GROUP#{_kc.escape(group_id)}#MEMBERS",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#GROUP#{_kc.escape(group_id)}#MEMBERS",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#GROUP#{group_id}#MEMBERS",
+        ),
         index="GSI1",
         sort=SortCondition("begins_with", "USER#"),
         forward=True,

@@ -57,7 +57,11 @@ def plan_orders_by_status(
 ) -> Query:
     """O4: a tenant's orders in one status, newest first"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#STATUS#{status}",
+        ),
         index="GSI2",
         sort=None,
         forward=False,

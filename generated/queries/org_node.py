@@ -67,7 +67,11 @@ def plan_org_children(
 ) -> Query:
     """T1: a node's children (parent_ref ROOT: the roots)"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#ORGPARENT#{_kc.escape(parent_ref)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#ORGPARENT#{_kc.escape(parent_ref)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#ORGPARENT#{parent_ref}",
+        ),
         index="GSI1",
         sort=None,
         forward=True,
@@ -103,9 +107,14 @@ def plan_org_subtree(
 ) -> Query:
     """T2: a node's descendants, each before its own descendants"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#ORG",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#ORG", _kc.PARTITION_KEY_BYTES, "T#{tenant}#ORG"
+        ),
         index=None,
-        sort=SortCondition("begins_with", f"NODE#{_kc.escape_path(path)}#"),
+        sort=SortCondition(
+            "begins_with",
+            _kc.sized(f"NODE#{_kc.escape_path(path)}#", _kc.SORT_KEY_BYTES, "NODE#{path}#"),
+        ),
         forward=True,
         limit=limit,
         start=start,

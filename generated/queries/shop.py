@@ -56,9 +56,16 @@ def plan_shops_in_cell(
 ) -> Query:
     """S1: shops whose geohash starts with a prefix, inside one 3-character cell"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#GEO#{_kc.escape(geo_cell)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#GEO#{_kc.escape(geo_cell)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#GEO#{geo_cell}",
+        ),
         index="GSI2",
-        sort=SortCondition("begins_with", f"{_kc.escape(geohash_prefix)}"),
+        sort=SortCondition(
+            "begins_with",
+            _kc.sized(f"{_kc.escape(geohash_prefix)}", _kc.SORT_KEY_BYTES, "{geohash_prefix}"),
+        ),
         forward=True,
         limit=limit,
         start=start,

@@ -66,7 +66,9 @@ def _user_with_addresses_item(item: Item) -> User | Address | None:
 def plan_list_users(tenant: str, *, limit: int, start: Key | None = None) -> Query:
     """U3: a tenant's users, oldest first"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#USERS",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#USERS", _kc.PARTITION_KEY_BYTES, "T#{tenant}#USERS"
+        ),
         index="GSI1",
         sort=SortCondition("begins_with", "USER#"),
         forward=True,
@@ -100,7 +102,11 @@ def plan_user_with_addresses(
 ) -> Query:
     """A1: a user and its addresses, in one Query on the user's item collection"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#USER#{user_id}",
+        ),
         index=None,
         sort=SortCondition("between", *_kc.collection("PROFILE")),
         forward=True,

@@ -37,7 +37,11 @@ def _user_orders_between_item(item: Item) -> UserOrder | None:
 def plan_user_orders(tenant: str, user_id: str, *, limit: int, start: Key | None = None) -> Query:
     """O1: a user's orders, newest first"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#USER#{user_id}",
+        ),
         index=None,
         sort=SortCondition("begins_with", "ORDER#"),
         forward=False,
@@ -70,7 +74,11 @@ def plan_user_orders_between(
 ) -> Query:
     """O2: a user's orders created in [from, to), newest first"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#USER#{_kc.escape(user_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#USER#{user_id}",
+        ),
         index=None,
         sort=SortCondition(
             "between", f"ORDER#{_kc.format_datetime(from_)}", f"ORDER#{_kc.format_datetime(to)}"

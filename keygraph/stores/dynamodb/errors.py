@@ -33,7 +33,10 @@ def map_error(error: ServiceError) -> Exception:
         item = body.get("Item")
         return ConditionFailed(message, deserialize_item(item) if item else None)
     if code == "TransactionCanceledException":
-        return TransactionCanceled(message, cancel_reasons(body))
+        reasons = cancel_reasons(body)
+        if any(reason.code == "ValidationError" for reason in reasons):
+            return ValidationError(message)  # an action DynamoDB refused, as outside one
+        return TransactionCanceled(message, reasons)
     if code in {"ValidationException", "SerializationException"}:
         return ValidationError(message)
     if code == "IdempotentParameterMismatchException":

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from keygraph.errors import ValidationError
 from keygraph.plan import Query, Scan, SortCondition, TableDef
 
+from . import validate
 from .schema import pk_column, sk_column
 
 _COMPARE = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -115,6 +116,7 @@ def build(table: TableDef, plan: Query) -> QuerySQL:
         partition = (index.partition_key, plan.partition)
     clauses, params = [f"{part_col} = ?"], [plan.partition]
     if plan.sort is not None:
+        validate.sort_condition(plan.sort)
         clause, values = _sort_sql(sort_col, plan.sort)
         clauses.append(clause)
         params += values

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from keygraph.errors import ValidationError
-from keygraph.plan import Condition, TableDef, Update, WriteAction
+from keygraph.plan import Condition, IndexDef, SortCondition, TableDef, Update, WriteAction
 
 from .values import ITEM_SIZE_LIMIT, encode_item, utf8_size
 
@@ -36,6 +36,22 @@ def _key_value(name: str, value: Any, limit: int) -> str:
     return value
 
 
+def _index_key_size(value: str, limit: int) -> None:
+    if utf8_size(value) > limit:
+        raise ValidationError("One or more parameter values were invalid: Size limit exceeded")
+
+
+def sort_condition(sort: SortCondition) -> None:
+    """A query's sort condition values, each held to the sort key limit as DynamoDB holds
+    them (the two bounds of a between each, not together)."""
+    for value in (sort.value, sort.high):
+        if isinstance(value, str) and utf8_size(value) > _SORT_KEY_BYTES:
+            raise ValidationError(
+                "One or more parameter values were invalid: Aggregated size of all range keys "
+                f"has exceeded the size limit of {_SORT_KEY_BYTES} bytes"
+            )
+
+
 def key(table: TableDef, key: Mapping[str, Any]) -> tuple[str, str]:
     """The (partition, sort) values of a key naming exactly the table's key attributes."""
     if set(key) != {table.partition_key, table.sort_key}:
@@ -47,7 +63,8 @@ def key(table: TableDef, key: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def item(table: TableDef, item: Mapping[str, Any], size: int) -> tuple[str, str]:
-    """Check a whole item (keys, index keys, size); return its primary key values."""
+    """Check a whole item (keys, index keys and their sizes, its size); return its primary
+    key values."""
     if table.partition_key not in item or table.sort_key not in item:
         raise ValidationError("One of the required keys was not given a value")
     values = (
@@ -70,14 +87,24 @@ def item(table: TableDef, item: Mapping[str, Any], size: int) -> tuple[str, str]
                     f"attribute cannot contain an empty string value. IndexName: {index.name}, "
                     f"IndexKey: {name}"
                 )
+            _index_key_size(value, _index_limit(index, name))
     if size > ITEM_SIZE_LIMIT:
         raise ValidationError("Item size has exceeded the maximum allowed size")
     return values
 
 
+def _index_limit(index: IndexDef, name: str) -> int:
+    return _PARTITION_KEY_BYTES if name == index.partition_key else _SORT_KEY_BYTES
+
+
 def update(
     table: TableDef, set_: Mapping[str, Any], remove: Sequence[str], add: Mapping[str, int]
 ) -> None:
+    for index in table.indexes:
+        for name in (index.partition_key, index.sort_key):
+            value = set_.get(name) if name is not None else None
+            if isinstance(value, str) and name is not None:
+                _index_key_size(value, _index_limit(index, name))
     for name in (*set_, *remove, *add):
         if name in (table.partition_key, table.sort_key):
             raise ValidationError(

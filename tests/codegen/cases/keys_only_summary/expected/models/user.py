@@ -3,9 +3,9 @@
 """User: The User entity."""
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph.plan import Item
 
@@ -20,7 +20,7 @@ class User(BaseModel):
     TYPE: ClassVar[str] = "USER"
 
     user_id: Id
-    name: str
+    name: Annotated[str, Field(max_length=100)]
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""

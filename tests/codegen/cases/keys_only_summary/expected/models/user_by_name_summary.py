@@ -3,9 +3,9 @@
 """UserByNameSummary: What index BY_NAME holds of User items: user_id, name."""
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..keys import user as _keys
 from ._types import Id
@@ -18,7 +18,7 @@ class UserByNameSummary(BaseModel):
     TYPE: ClassVar[str] = "USER"
 
     user_id: Id
-    name: str
+    name: Annotated[str, Field(max_length=100)]
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "UserByNameSummary":

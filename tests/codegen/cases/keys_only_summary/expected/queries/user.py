@@ -23,7 +23,9 @@ def _users_by_name_item(item: Item) -> UserByNameSummary | None:
 def plan_users_by_name(tenant: str, *, limit: int, start: Key | None = None) -> Query:
     """Query users_by_name."""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#USERS",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#USERS", _kc.PARTITION_KEY_BYTES, "T#{tenant}#USERS"
+        ),
         index="BY_NAME",
         sort=None,
         forward=True,

@@ -13,7 +13,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, team_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#TEAM#{_kc.escape(team_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#TEAM#{_kc.escape(team_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#TEAM#{team_id}",
+    )
 
 
 def _sk() -> str:

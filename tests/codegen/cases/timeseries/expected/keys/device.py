@@ -13,7 +13,11 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, device_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#DEVICE#{device_id}",
+    )
 
 
 def _sk() -> str:

@@ -16,27 +16,51 @@ from ..models.enums import EventAlertLevel, EventEventType
 
 
 def _pk(tenant: str, device_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#DEVICE#{device_id}",
+    )
 
 
 def _sk(occurred_at: datetime, event_id: str) -> str:
-    return f"EVT#{_kc.format_datetime(occurred_at)}#{_kc.escape(event_id)}"
+    return _kc.sized(
+        f"EVT#{_kc.format_datetime(occurred_at)}#{_kc.escape(event_id)}",
+        _kc.SORT_KEY_BYTES,
+        "EVT#{occurred_at}#{event_id}",
+    )
 
 
 def _gsi1pk(tenant: str, event_type: EventEventType, shard: int) -> str:
-    return f"T#{_kc.escape(tenant)}#EVTTYPE#{_kc.escape(event_type)}#{_kc.format_int(shard, 1)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#EVTTYPE#{_kc.escape(event_type)}#{_kc.format_int(shard, 1)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#EVTTYPE#{event_type}#{shard}",
+    )
 
 
 def _gsi1sk(occurred_at: datetime, event_id: str) -> str:
-    return f"{_kc.format_datetime(occurred_at)}#{_kc.escape(event_id)}"
+    return _kc.sized(
+        f"{_kc.format_datetime(occurred_at)}#{_kc.escape(event_id)}",
+        _kc.SORT_KEY_BYTES,
+        "{occurred_at}#{event_id}",
+    )
 
 
 def _gsi2pk(tenant: str, alert_level: EventAlertLevel) -> str:
-    return f"T#{_kc.escape(tenant)}#ALERT#{_kc.escape(alert_level)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#ALERT#{_kc.escape(alert_level)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#ALERT#{alert_level}",
+    )
 
 
 def _gsi2sk(occurred_at: datetime, device_id: str, event_id: str) -> str:
-    return f"{_kc.format_datetime(occurred_at)}#{_kc.escape(device_id)}#{_kc.escape(event_id)}"
+    return _kc.sized(
+        f"{_kc.format_datetime(occurred_at)}#{_kc.escape(device_id)}#{_kc.escape(event_id)}",
+        _kc.SORT_KEY_BYTES,
+        "{occurred_at}#{device_id}#{event_id}",
+    )
 
 
 def key(tenant: str, device_id: str, occurred_at: datetime, event_id: str) -> dict[str, str]:

@@ -22,7 +22,7 @@ class Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     TYPE: ClassVar[str] = "EVENT"
 
-    device_id: Id
+    device_id: Annotated[Id, Field(max_length=64)]
     event_id: Id
     event_type: EventEventType
     occurred_at: UtcDatetime

@@ -59,7 +59,11 @@ def plan_device_timeline(
 ) -> Query:
     """A device and its events, one item collection"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#DEVICE#{device_id}",
+        ),
         index=None,
         sort=None,
         forward=True,

@@ -80,7 +80,11 @@ def plan_device_events_between(
 ) -> Query:
     """A device's events in [from, to), newest first"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#DEVICE#{_kc.escape(device_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#DEVICE#{device_id}",
+        ),
         index=None,
         sort=SortCondition(
             "between", f"EVT#{_kc.format_datetime(from_)}", f"EVT#{_kc.format_datetime(to)}"
@@ -129,7 +133,11 @@ def plan_alerts(
 ) -> Query:
     """Alerting events of one level, newest first (sparse index)"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#ALERT#{_kc.escape(alert_level)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#ALERT#{_kc.escape(alert_level)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#ALERT#{alert_level}",
+        ),
         index="GSI2",
         sort=None,
         forward=False,
@@ -173,7 +181,11 @@ def plan_events_by_type(
             start=None if start is None else {**start, "GSI1PK": partition},
         )
         for partition in [
-            f"T#{_kc.escape(tenant)}#EVTTYPE#{_kc.escape(event_type)}#{_kc.format_int(shard, 1)}"
+            _kc.sized(
+                f"T#{_kc.escape(tenant)}#EVTTYPE#{_kc.escape(event_type)}#{_kc.format_int(shard, 1)}",
+                _kc.PARTITION_KEY_BYTES,
+                "T#{tenant}#EVTTYPE#{event_type}#{shard}",
+            )
             for shard in range(10)
         ]
     ]
@@ -230,7 +242,11 @@ def plan_events_by_type_since(
             start=None if start is None else {**start, "GSI1PK": partition},
         )
         for partition in [
-            f"T#{_kc.escape(tenant)}#EVTTYPE#{_kc.escape(event_type)}#{_kc.format_int(shard, 1)}"
+            _kc.sized(
+                f"T#{_kc.escape(tenant)}#EVTTYPE#{_kc.escape(event_type)}#{_kc.format_int(shard, 1)}",
+                _kc.PARTITION_KEY_BYTES,
+                "T#{tenant}#EVTTYPE#{event_type}#{shard}",
+            )
             for shard in range(10)
         ]
     ]

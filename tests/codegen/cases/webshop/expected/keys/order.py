@@ -16,19 +16,35 @@ from ..models.enums import OrderStatus
 
 
 def _pk(tenant: str, customer_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#CUSTOMER#{_kc.escape(customer_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#CUSTOMER#{_kc.escape(customer_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#CUSTOMER#{customer_id}",
+    )
 
 
 def _sk(placed_on: date, order_id: str) -> str:
-    return f"ORDER#{_kc.format_date(placed_on)}#{_kc.escape(order_id)}"
+    return _kc.sized(
+        f"ORDER#{_kc.format_date(placed_on)}#{_kc.escape(order_id)}",
+        _kc.SORT_KEY_BYTES,
+        "ORDER#{placed_on}#{order_id}",
+    )
 
 
 def _statuspk(tenant: str, status: OrderStatus) -> str:
-    return f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#STATUS#{status}",
+    )
 
 
 def _statussk(placed_on: date, order_id: str) -> str:
-    return f"{_kc.format_date(placed_on)}#{_kc.escape(order_id)}"
+    return _kc.sized(
+        f"{_kc.format_date(placed_on)}#{_kc.escape(order_id)}",
+        _kc.SORT_KEY_BYTES,
+        "{placed_on}#{order_id}",
+    )
 
 
 def key(tenant: str, customer_id: str, placed_on: date, order_id: str) -> dict[str, str]:

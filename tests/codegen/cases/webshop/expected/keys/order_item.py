@@ -14,12 +14,18 @@ from keygraph.errors import BadArgument
 
 
 def _pk(tenant: str, customer_id: str) -> str:
-    return f"T#{_kc.escape(tenant)}#CUSTOMER#{_kc.escape(customer_id)}"
+    return _kc.sized(
+        f"T#{_kc.escape(tenant)}#CUSTOMER#{_kc.escape(customer_id)}",
+        _kc.PARTITION_KEY_BYTES,
+        "T#{tenant}#CUSTOMER#{customer_id}",
+    )
 
 
 def _sk(placed_on: date, order_id: str, line: int) -> str:
-    return (
-        f"ORDER#{_kc.format_date(placed_on)}#{_kc.escape(order_id)}#ITEM#{_kc.format_int(line, 3)}"
+    return _kc.sized(
+        f"ORDER#{_kc.format_date(placed_on)}#{_kc.escape(order_id)}#ITEM#{_kc.format_int(line, 3)}",
+        _kc.SORT_KEY_BYTES,
+        "ORDER#{placed_on}#{order_id}#ITEM#{line}",
     )
 
 

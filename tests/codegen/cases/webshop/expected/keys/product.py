@@ -17,7 +17,7 @@ def _pk() -> str:
 
 
 def _sk(sku: str) -> str:
-    return f"PRODUCT#{_kc.escape(sku)}"
+    return _kc.sized(f"PRODUCT#{_kc.escape(sku)}", _kc.SORT_KEY_BYTES, "PRODUCT#{sku}")
 
 
 def key(sku: str) -> dict[str, str]:

@@ -47,10 +47,21 @@ def plan_order_with_items(
 ) -> Query:
     """An order and its line items, in one Query"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#CUSTOMER#{_kc.escape(customer_id)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#CUSTOMER#{_kc.escape(customer_id)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#CUSTOMER#{customer_id}",
+        ),
         index=None,
         sort=SortCondition(
-            "between", *_kc.collection(f"ORDER#{_kc.format_date(placed_on)}#{_kc.escape(order_id)}")
+            "between",
+            *_kc.collection(
+                _kc.sized(
+                    f"ORDER#{_kc.format_date(placed_on)}#{_kc.escape(order_id)}",
+                    _kc.SORT_KEY_BYTES,
+                    "ORDER#{placed_on}#{order_id}",
+                )
+            ),
         ),
         forward=True,
         limit=limit,
@@ -92,7 +103,11 @@ def plan_orders_by_status(
 ) -> Query:
     """A tenant's orders in one status, newest first (their summaries)"""
     return Query(
-        partition=f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}",
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#STATUS#{_kc.escape(status)}",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#STATUS#{status}",
+        ),
         index="ByStatus",
         sort=None,
         forward=False,
