@@ -165,3 +165,28 @@ async def test_order_created_at_is_an_iso_datetime_with_zone(acme: Api) -> None:
     user = await acme.create_user("k@example.org")
     order = await acme.create_order(user["id"], [("X", 1, 1)])
     assert datetime.fromisoformat(order["createdAt"]).utcoffset() is not None
+
+
+INT_MAX = 2**31 - 1
+"""The largest GraphQL Int: no total or line may exceed it."""
+BIG = 100_000_000
+"""The largest unit price."""
+
+
+async def test_a_total_beyond_a_graphql_int_is_refused_and_writes_nothing(acme: Api) -> None:
+    user = await acme.create_user("big@example.org")
+    line = {"sku": "GOLD", "name": "gold", "quantity": 22, "unitPriceCents": BIG}
+    body = await acme(CREATE, {"i": {"userId": user["id"], "currency": "EUR", "items": [line]}})
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+    assert "2147483647" in body["errors"][0]["message"]
+    several = [{**line, "sku": f"G{i}", "quantity": 11} for i in range(2)]  # each line fits
+    body = await acme(CREATE, {"i": {"userId": user["id"], "currency": "EUR", "items": several}})
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+    assert await _orders_of(acme, user["id"]) == []
+    rest = INT_MAX - 21 * BIG
+    largest = [{**line, "quantity": 21}, {**line, "quantity": 1, "unitPriceCents": rest}]
+    order = await acme.data(
+        "mutation($i: CreateOrderInput!) { createOrder(input: $i) { totalCents } }",
+        {"i": {"userId": user["id"], "currency": "EUR", "items": largest}},
+    )
+    assert order["createOrder"]["totalCents"] == INT_MAX
