@@ -1,6 +1,7 @@
 """Caps that hold under concurrency: an org node's children and a tenant's roots stop at
 MAX_CHILDREN however many creates or moves race for the last places, every node stored is
-listed, and parents stored before they kept a count are counted when first changed."""
+listed, and parents stored before they kept a count are counted when first changed; a
+user's groups stop at MAX_GROUPS_PER_USER."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from keygraph.cursor import CursorCodec
 from keygraph.plan import Delete, Get, Update
 from keygraph.store import Session
 from server.domain import cleanup, org_changes
+from server.domain.groups import MAX_GROUPS_PER_USER
 from server.domain.org import MAX_CHILDREN
 from server.errors import Conflict
 from server.graphql.ids import local_id
 from tests.server.conftest import Api
 from tests.server.domain.conftest import World
+from tests.server.domain.test_group_ids import stored_ids
 
 CREATE = """mutation($name: String!, $parent: ID) {
   createOrgNode(input: {name: $name, parentId: $parent}) { id version } }"""
@@ -26,6 +29,7 @@ MOVE = """mutation($i: MoveOrgNodeInput!) { moveOrgNode(input: $i) { complete no
 DELETE = """mutation($i: DeleteOrgNodeInput!) { deleteOrgNode(input: $i) { complete } }"""
 CHILDREN = """query($id: ID!) { orgNode(id: $id) { version children { id } } }"""
 ROOTS = "{ orgRoots { id } }"
+ADD_MEMBER = "mutation($g: ID!, $u: ID!) { addGroupMember(groupId: $g, userId: $u) { id } }"
 
 
 def codes(body: dict[str, Any]) -> list[str]:
@@ -189,3 +193,29 @@ async def test_a_large_move_moves_its_count_and_gives_it_back_when_it_gives_up(
     await assert_full(world, target)
     moved = (await acme.data(CHILDREN, {"id": payload["node"]["id"]}))["orgNode"]["children"]
     assert len(moved) == 60
+
+
+async def test_concurrent_memberships_stop_at_a_user_s_cap(world: World) -> None:
+    acme = world.acme
+    user = await acme.create_user("joiner@example.org")
+    created: list[dict[str, Any]] = []
+    for start in range(0, MAX_GROUPS_PER_USER + 25, 25):
+        names = [f"G{n}" for n in range(start, start + 25)]
+        created.extend(await asyncio.gather(*(acme.create_group(name) for name in names)))
+    for start in range(0, MAX_GROUPS_PER_USER - 5, 10):
+        end = min(start + 10, MAX_GROUPS_PER_USER - 5)
+        await asyncio.gather(*(acme.add_member(g["id"], user["id"]) for g in created[start:end]))
+    bodies = await asyncio.gather(
+        *(
+            acme(ADD_MEMBER, {"g": group["id"], "u": user["id"]})
+            for group in created[MAX_GROUPS_PER_USER - 5 :]
+        )
+    )
+    outcomes = [codes(body) for body in bodies]
+    assert outcomes.count([]) == 5
+    assert outcomes.count(["BAD_USER_INPUT"]) == 25, outcomes
+    ids = await stored_ids(world, user["id"])
+    assert ids is not None
+    assert len(ids) == MAX_GROUPS_PER_USER
+    memberships = await world.partition(f"T#acme#USER#{local_id(user['id'], 'User')}", "GROUP#")
+    assert sorted(item["group_id"] for item in memberships) == sorted(ids)
