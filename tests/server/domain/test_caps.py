@@ -219,3 +219,15 @@ async def test_concurrent_memberships_stop_at_a_user_s_cap(world: World) -> None
     assert len(ids) == MAX_GROUPS_PER_USER
     memberships = await world.partition(f"T#acme#USER#{local_id(user['id'], 'User')}", "GROUP#")
     assert sorted(item["group_id"] for item in memberships) == sorted(ids)
+
+
+async def test_a_move_to_the_roots_keeps_to_their_cap(world: World) -> None:
+    acme = world.acme
+    roots = await create_many(acme, MAX_CHILDREN, None, "root")
+    child = (await acme.data(CREATE, {"name": "child", "parent": roots[0]}))["createOrgNode"]
+    to_root = {"i": {"id": child["id"], "expectedVersion": 1}}
+    assert await acme.codes(MOVE, to_root) == ["BAD_USER_INPUT"]
+    await acme.data(DELETE, {"i": {"id": roots[-1], "expectedVersion": 1}})
+    assert (await acme.data(MOVE, to_root))["moveOrgNode"]["complete"] is True
+    await assert_full(world, None)
+    assert (await count_of(world, None), await count_of(world, roots[0])) == (MAX_CHILDREN, 0)
