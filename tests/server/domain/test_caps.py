@@ -126,7 +126,7 @@ async def test_a_delete_frees_a_place(world: World) -> None:
     children = await create_many(acme, MAX_CHILDREN, parent, "child")
     assert await race_creates(world, parent, 1) == [["BAD_USER_INPUT"]]
     await acme.data(DELETE, {"i": {"id": children[0], "expectedVersion": 1}})
-    assert await race_creates(world, parent, 2) == [[], ["BAD_USER_INPUT"]]
+    assert sorted(await race_creates(world, parent, 2)) == [[], ["BAD_USER_INPUT"]]
     await assert_full(world, parent)
 
 
@@ -145,7 +145,7 @@ async def test_parents_stored_before_counts_are_counted_when_first_changed(
     await assert_full(world, parent)
     await world.store.update(Update(parent_key, remove=("child_count",)))
     await acme.data(DELETE, {"i": {"id": children[0], "expectedVersion": 1}})
-    assert await race_creates(world, parent, 2) == [[], ["BAD_USER_INPUT"]]
+    assert sorted(await race_creates(world, parent, 2)) == [[], ["BAD_USER_INPUT"]]
     await create_many(acme, MAX_CHILDREN - 1, None, "root")
     assert await race_creates(world, None, 2) == [["BAD_USER_INPUT"], ["BAD_USER_INPUT"]]
 
