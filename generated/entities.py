@@ -13,6 +13,7 @@ from .keys import idempotency_record as _keys_idempotency_record
 from .keys import membership as _keys_membership
 from .keys import order as _keys_order
 from .keys import org_node as _keys_org_node
+from .keys import org_roots as _keys_org_roots
 from .keys import shop as _keys_shop
 from .keys import user as _keys_user
 from .keys import user_order as _keys_user_order
@@ -24,11 +25,12 @@ from .models.idempotency_record import IdempotencyRecord
 from .models.membership import Membership
 from .models.order import Order
 from .models.org_node import OrgNode
+from .models.org_roots import OrgRoots
 from .models.shop import Shop
 from .models.user import User
 from .models.user_order import UserOrder
 
-FINGERPRINT = "926f299c837f3b26"
+FINGERPRINT = "394081e539e429a6"
 """A digest of how the spec stores items; it changes whenever the spec does."""
 
 TENANT_PREFIXES: tuple[str, ...] = ("T#",)
@@ -48,6 +50,7 @@ ENTITIES: dict[str, EntityDef] = {
     "MEMBER": EntityDef(Membership, _keys_membership.parse_key, versioned=False),
     "ORDER": EntityDef(Order, _keys_order.parse_key, versioned=True),
     "ORG_NODE": EntityDef(OrgNode, _keys_org_node.parse_key, versioned=True),
+    "ORG_ROOTS": EntityDef(OrgRoots, _keys_org_roots.parse_key, versioned=False),
     "SHOP": EntityDef(Shop, _keys_shop.parse_key, versioned=True),
     "USER": EntityDef(User, _keys_user.parse_key, versioned=True),
     "USER_ORDER": EntityDef(UserOrder, _keys_user_order.parse_key, versioned=True),

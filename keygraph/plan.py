@@ -68,9 +68,10 @@ class Scan:
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """One atom of a write condition; a write's conditions are ANDed."""
+    """One atom of a write condition; a write's conditions are ANDed. `less_than` holds when
+    the attribute is present, of the value's type (a number or a string), and smaller."""
 
-    op: Literal["exists", "not_exists", "equals"]
+    op: Literal["exists", "not_exists", "equals", "less_than"]
     attribute: str
     value: Any = None
 

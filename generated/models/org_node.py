@@ -31,6 +31,7 @@ class OrgNode(BaseModel):
     created_at: UtcDatetime
     version: Annotated[int, Field(ge=1)] = 1
     moving: Id | None = None
+    child_count: Annotated[int, Field(ge=0)] | None = None
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -46,6 +47,8 @@ class OrgNode(BaseModel):
         }
         if self.moving is not None:
             item["moving"] = self.moving
+        if self.child_count is not None:
+            item["child_count"] = self.child_count
         item.update(_keys.key(tenant, self.path))
         item.update(_keys.gsi1_key(tenant, self.parent_ref, self.name, self.node_id))
         return item
@@ -62,4 +65,5 @@ class OrgNode(BaseModel):
             created_at=_kc.parse_datetime(item["created_at"]),
             version=int(item.get("version", 1)),
             moving=item.get("moving"),
+            child_count=None if item.get("child_count") is None else int(item["child_count"]),
         )

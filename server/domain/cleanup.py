@@ -94,15 +94,26 @@ def _base(store: Store) -> Store:
 
 
 async def finish(s: Session, task: CleanupTask) -> bool:
-    """Work on a task for up to INLINE_SECONDS; True when it is done, else it goes on in the
+    """Work on a task for up to INLINE_SECONDS; True when it is done, else (also when a page
+    fails: the request's own change is made, and answers success) it goes on in the
     background of this process."""
     deadline = time.monotonic() + INLINE_SECONDS
-    while not await _step(s, task):
+    while True:
+        try:
+            if await _step(s, task):
+                return True
+        except Exception as exc:  # the object is gone already: the rest is the background's
+            log.warning(
+                "cleanup %s failed a page inline (%r); going on in the background",
+                task.task_id,
+                exc,
+            )
+            spawn(Session(_base(s.store), s.cursors), task)
+            return False
         if time.monotonic() > deadline:
             spawn(Session(_base(s.store), s.cursors), task)
             return False
         await asyncio.sleep(0)  # the embedded store answers without yielding
-    return True
 
 
 def spawn(s: Session, task: CleanupTask) -> None:

@@ -7,6 +7,7 @@ memberships (and their ids on users) in a cleanup."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -23,8 +24,9 @@ from generated.queries.group import get_group
 from generated.queries.membership import USER_GROUPS_PAGE, plan_group_members, plan_user_groups
 from generated.queries.user import get_user, get_users
 from keygraph import keycodec
+from keygraph.errors import TransactionCanceled
 from keygraph.page import Page
-from keygraph.plan import Check, Delete, Item, Put, Update, WriteAction
+from keygraph.plan import Check, Condition, Delete, Item, Put, Update, WriteAction
 from keygraph.store import Session
 from server.domain import cleanup
 from server.domain.collection import delete_of, first_page
@@ -38,6 +40,8 @@ from server.domain.tx import (
     version_is,
 )
 from server.errors import BadUserInput, Conflict, NotFound
+
+log = logging.getLogger("keygraph.cleanup")
 
 MAX_GROUPS_PER_USER = 100
 """The most groups a user belongs to: the spec's max_items of User.group_ids."""
@@ -190,9 +194,10 @@ async def delete_group(s: Session, tenant: str, group_id: str, expected_version:
 
 async def _clean_group(s: Session, task: CleanupTask) -> bool:
     """A page of a deleted group's memberships, each with the group's id on its user (in one
-    transaction; a user changed meanwhile fails it, and the page is tried again). New ones
-    cannot appear (each is written with a check that the group exists); the index may still
-    lack one written just before."""
+    transaction, each user's ids conditional on being those read: a user whose groups changed
+    meanwhile cancels it, and the page is read and tried again). New memberships cannot
+    appear (each is written with a check that the group exists); the index may still lack
+    one written just before."""
     tenant, group_id = task.tenant, task.subject
     page = MAX_ACTIONS // 2
     memberships = await first_page(s, plan_group_members(tenant, group_id, limit=page), page)
@@ -201,9 +206,20 @@ async def _clean_group(s: Session, task: CleanupTask) -> bool:
     for user in users:
         if user is not None and user.group_ids is not None and group_id in user.group_ids:
             left = [other for other in user.group_ids if other != group_id]
-            actions.append(_user_groups_set(tenant, user, left))
+            actions.append(
+                Update(
+                    key=user_keys.key(tenant, user.user_id),
+                    set={"group_ids": left},
+                    add={"version": 1},
+                    conditions=(Condition("equals", "group_ids", user.group_ids),),
+                )
+            )
     if actions:
-        await s.store.transact_write(actions)
+        try:
+            await s.store.transact_write(actions)
+        except TransactionCanceled:
+            log.info("cleanup %s met a concurrent change; reading its page again", task.task_id)
+            return False
     return len(memberships) < page and await cleanup.index_settled(s, task)
 
 

@@ -18,7 +18,11 @@ from keygraph.plan import Check, Delete, Item, Put, WriteAction
 from keygraph.store import Session
 from server.domain.ids import new_id
 from server.domain.tx import ABSENT, PRESENT, stale, transact, version_is
-from server.errors import Conflict, NotFound
+from server.errors import BadUserInput, Conflict, NotFound
+
+MAX_CENTS = 2**31 - 1
+"""The most cents an order's total, or one line's quantity x unit price, may come to: the
+largest GraphQL Int, which answers them. More is refused before anything is written."""
 
 
 def new_order(
@@ -30,8 +34,17 @@ def new_order(
     status: OrderStatus = OrderStatus.PENDING,
     now: datetime | None = None,
 ) -> Order:
-    """A new order; its total is computed here as the sum of quantity x unit price."""
-    total = sum(int(line["quantity"]) * int(line["unit_price_cents"]) for line in lines)
+    """A new order; its total is computed here as the sum of quantity x unit price, and
+    BadUserInput when it or a line's amount exceeds MAX_CENTS."""
+    amounts = [int(line["quantity"]) * int(line["unit_price_cents"]) for line in lines]
+    for number, amount in enumerate(amounts, 1):
+        if amount > MAX_CENTS:
+            raise BadUserInput(
+                f"line {number}: quantity x unitPriceCents is {amount}, more than {MAX_CENTS}"
+            )
+    total = sum(amounts)
+    if total > MAX_CENTS:
+        raise BadUserInput(f"the order's total is {total} cents, more than {MAX_CENTS}")
     return Order.model_validate(
         {
             "order_id": order_id or new_id(),

@@ -16,13 +16,23 @@ from generated.models.cleanup_task import CleanupTask
 from generated.models.enums import CleanupTaskKind
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.queries.cleanup_task import cleanup_tasks
-from generated.queries.org_node import get_org_node, org_children, plan_org_subtree
+from generated.queries.org_node import get_org_node, plan_org_subtree
+from generated.queries.org_roots import get_org_roots
 from keygraph.plan import Check, Condition, Delete, Put, Update, WriteAction
 from keygraph.store import Session
 from server.domain import cleanup
 from server.domain.collection import first_page
-from server.domain.org import MAX_CHILDREN, MAX_LEVELS, ROOT_REF, Path, guard_parent
-from server.domain.tx import ABSENT, MAX_ACTIONS, stale, transact, write_in_chunks
+from server.domain.org import (
+    COUNT,
+    MAX_LEVELS,
+    ROOT_REF,
+    Counted,
+    Path,
+    counter_key,
+    guard_parent,
+    write_counted,
+)
+from server.domain.tx import ABSENT, MAX_ACTIONS, stale, write_in_chunks
 from server.errors import BadUserInput, Conflict, NotFound
 
 SEPARATOR = "."
@@ -68,17 +78,20 @@ def _touches(task: CleanupTask, joined: str) -> bool:
     return any(place == joined or place.startswith(joined + SEPARATOR) for place in places)
 
 
-def _guards(tenant: str, *parents: Path) -> list[WriteAction]:
-    """guard_parent for each non-empty parent, each node once (a parent's version goes up;
-    a node that is only an ancestor is checked)."""
+def _guards(tenant: str, *changes: tuple[Path, int]) -> list[WriteAction]:
+    """guard_parent for each parent and change of its count of children, each node once (a
+    parent's version goes up; a node that is only an ancestor is checked)."""
     actions: dict[tuple[str, ...], Check | Update] = {}
-    for parent in parents:
-        if parent:
-            for action in guard_parent(tenant, parent):
-                key = tuple(action.key.values())
-                if key not in actions or isinstance(action, Update):
-                    actions[key] = action
+    for parent, change in changes:
+        for action in guard_parent(tenant, parent, change):
+            key = tuple(action.key.values())
+            if key not in actions or isinstance(action, Update):
+                actions[key] = action
     return list(actions.values())
+
+
+BUSY = Conflict("a concurrent write got in the way; try again")
+"""The error when a node's old parent is gone or moving (a change raced this one)."""
 
 
 async def delete_org_node(
@@ -87,7 +100,8 @@ async def delete_org_node(
     """Delete a leaf, or with `cascade` a subtree; True when nothing is left to clean up."""
     node = await _current(s, tenant, path, expected_version)
     await _no_work_below(s, tenant, path)
-    guards = _guards(tenant, path[:-1])
+    guards = _guards(tenant, (path[:-1], -1))
+    leaves = [Counted(path[:-1], -1, BUSY)]
     room = MAX_ACTIONS - 1 - len(guards)
     below = await first_page(s, plan_org_subtree(tenant, path, limit=room + 1), room + 1)
     if below and not cascade:
@@ -98,10 +112,11 @@ async def delete_org_node(
         # One transaction; a child created meanwhile raised its parent's version.
         records = [OrgNodeRecord.from_item(item) for item in below]
         each = [Delete(org_node_key(tenant, r.path), _unchanged(r.version)) for r in records]
-        await transact(s.store, [this, *each, *guards], {0: conflict})
+        await write_counted(s, tenant, [this, *each, *guards], leaves, {0: conflict})
         return True
     task = cleanup.new_task(tenant, CleanupTaskKind.ORG_SUBTREE, SEPARATOR.join(path))
-    await transact(s.store, [this, *guards, cleanup.put_task(task)], {0: conflict})
+    task_actions = [this, *guards, cleanup.put_task(task)]
+    await write_counted(s, tenant, task_actions, leaves, {0: conflict})
     return await cleanup.finish(s, task)
 
 
@@ -139,11 +154,8 @@ async def move_org_node(
     await _no_work_below(s, tenant, path)
     if new_parent and await get_org_node(s, tenant, new_parent, consistent=True) is None:
         raise NotFound("no such new parent org node")
-    parent_ref = new_parent[-1] if new_parent else ROOT_REF
-    siblings = await org_children(s, tenant, parent_ref, first=MAX_CHILDREN)
-    if len(siblings.items) >= MAX_CHILDREN:
-        raise BadUserInput(f"the new parent already has {MAX_CHILDREN} children")
-    guards = _guards(tenant, path[:-1], new_parent)
+    arrives = Counted(new_parent, 1, NotFound("no such new parent org node"))
+    guards = _guards(tenant, (path[:-1], -1), (new_parent, 1))
     room = (MAX_ACTIONS - len(guards)) // 2 - 1
     below = await first_page(s, plan_org_subtree(tenant, path, limit=room + 1), room + 1)
     records = [OrgNodeRecord.from_item(item) for item in below]
@@ -157,7 +169,8 @@ async def move_org_node(
         for record in records:
             actions.append(Delete(org_node_key(tenant, record.path), _unchanged(record.version)))
             actions.append(Put(_moved(record, path, new_parent).to_item(tenant), ABSENT))
-        await transact(s.store, [*actions, *guards], {0: conflict})
+        counted = [Counted(path[:-1], -1, BUSY), arrives]
+        await write_counted(s, tenant, [*actions, *guards], counted, {0: conflict})
         return _moved(node, path, new_parent), True
     task = cleanup.new_task(
         tenant, CleanupTaskKind.ORG_MOVE, SEPARATOR.join(path), SEPARATOR.join(new_parent)
@@ -167,14 +180,18 @@ async def move_org_node(
         set={"moving": task.task_id},
         conditions=_unchanged(node.version),
     )
-    await transact(s.store, [lock, *guards, cleanup.put_task(task)], {0: conflict})
+    # The new parent counts the node from here; the old one until the node leaves it.
+    guards = _guards(tenant, (path[:-1], 0), (new_parent, 1))
+    task_actions = [lock, *guards, cleanup.put_task(task)]
+    await write_counted(s, tenant, task_actions, [arrives], {0: conflict})
     try:
         # Once locked, no new work can start below; work that started before shows here.
         await _no_work_below(s, tenant, path, ours=task.task_id)
     except Conflict:
         mine = (Condition("equals", "moving", task.task_id),)
         unlock = Update(org_node_key(tenant, path), remove=("moving",), conditions=mine)
-        await s.store.transact_write([unlock, Delete(task_key(task.task_id))])
+        uncount = Update(counter_key(tenant, new_parent), add={COUNT: -1}, conditions=COUNTED)
+        await s.store.transact_write([unlock, Delete(task_key(task.task_id)), uncount])
         raise
     done = await cleanup.finish(s, task)
     return _moved(node, path, new_parent, moving=None if done else task.task_id), done
@@ -188,8 +205,9 @@ async def _continue_move(s: Session, task: CleanupTask) -> bool:
     root = await get_org_node(s, tenant, old, consistent=True)
     if root is not None:
         moved = _moved(root, old, new_parent)
+        leaves = await _leaving(s, tenant, old[:-1])
         await s.store.transact_write(
-            [Delete(org_node_key(tenant, old), locked), Put(moved.to_item(tenant), ABSENT)]
+            [Delete(org_node_key(tenant, old), locked), Put(moved.to_item(tenant), ABSENT), *leaves]
         )
         return False
     below = await first_page(s, plan_org_subtree(tenant, old, limit=MOVE_PAGE), MOVE_PAGE)
@@ -205,6 +223,23 @@ async def _continue_move(s: Session, task: CleanupTask) -> bool:
     if new_root is not None and new_root.moving == task.task_id:
         await s.store.update(Update(org_node_key(tenant, new_root.path), remove=("moving",)))
     return True
+
+
+COUNTED = (Condition("exists", COUNT),)
+
+
+async def _leaving(s: Session, tenant: str, parent: Path) -> list[Update]:
+    """The decrement of the count of `parent` as a large move's root leaves it; none when it
+    keeps no count (it is counted from its children when next changed)."""
+    if parent:
+        node = await get_org_node(s, tenant, parent, consistent=True)
+        count = None if node is None else node.child_count
+    else:
+        roots = await get_org_roots(s, tenant, consistent=True)
+        count = None if roots is None else roots.child_count
+    if count is None:
+        return []
+    return [Update(counter_key(tenant, parent), add={COUNT: -1}, conditions=COUNTED)]
 
 
 cleanup.register(CleanupTaskKind.ORG_SUBTREE, _clean_subtree)

@@ -4,9 +4,20 @@ by status, and status changes with optimistic locking."""
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+import httpx
+import pytest
+
+from generated.keys import order as order_keys
+from generated.table import TABLE
+from keygraph.plan import Query, Update
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.edge.app import create_app
+from server.graphql.ids import local_id
+from server.settings import EXECUTOR_KINDS, ExecutorKind, Settings
 from tests.server.conftest import ORDER_FIELDS, Api, store_counts
 
 ORDER = f"query($id: ID!) {{ order(id: $id) {{ {ORDER_FIELDS} }} }}"
@@ -165,3 +176,69 @@ async def test_order_created_at_is_an_iso_datetime_with_zone(acme: Api) -> None:
     user = await acme.create_user("k@example.org")
     order = await acme.create_order(user["id"], [("X", 1, 1)])
     assert datetime.fromisoformat(order["createdAt"]).utcoffset() is not None
+
+
+INT_MAX = 2**31 - 1
+"""The largest GraphQL Int: no total or line may exceed it."""
+BIG = 100_000_000
+"""The largest unit price."""
+
+
+async def test_a_total_beyond_a_graphql_int_is_refused_and_writes_nothing(acme: Api) -> None:
+    user = await acme.create_user("big@example.org")
+    line = {"sku": "GOLD", "name": "gold", "quantity": 22, "unitPriceCents": BIG}
+    body = await acme(CREATE, {"i": {"userId": user["id"], "currency": "EUR", "items": [line]}})
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+    assert "2147483647" in body["errors"][0]["message"]
+    several = [{**line, "sku": f"G{i}", "quantity": 11} for i in range(2)]  # each line fits
+    body = await acme(CREATE, {"i": {"userId": user["id"], "currency": "EUR", "items": several}})
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+    assert await _orders_of(acme, user["id"]) == []
+    rest = INT_MAX - 21 * BIG
+    largest = [{**line, "quantity": 21}, {**line, "quantity": 1, "unitPriceCents": rest}]
+    order = await acme.data(
+        "mutation($i: CreateOrderInput!) { createOrder(input: $i) { totalCents } }",
+        {"i": {"userId": user["id"], "currency": "EUR", "items": largest}},
+    )
+    assert order["createOrder"]["totalCents"] == INT_MAX
+
+
+@pytest.mark.parametrize("executor", EXECUTOR_KINDS)
+async def test_a_total_stored_beyond_an_int_fails_only_its_field(
+    executor: ExecutorKind, settings: Settings, store: EmbeddedStore, acme_token: str
+) -> None:
+    """As stored before totals were bounded: the order and the lists that hold it answer,
+    with that total null and an error at its path."""
+    app = create_app(replace(settings, executor=executor), store)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        api = Api(c, acme_token)
+        user = await api.create_user("stored@example.org")
+        fine = await api.create_order(user["id"], [("A", 1, 5)])
+        bad = await api.create_order(user["id"], [("B", 1, 7)])
+        user_key = f"T#acme#USER#{local_id(user['id'], 'User')}"
+        copies = await store.query(Query(user_key, consistent=True))
+        bad_id = local_id(bad["id"], "Order")
+        keys = [order_keys.key("acme", bad_id)] + [
+            TABLE.primary_key(item) for item in copies.items if item.get("order_id") == bad_id
+        ]
+        for key in keys:
+            await store.update(Update(key, set={"total_cents": 22 * BIG}))
+        node = "edges { node { id totalCents } }"
+        of_user = f'user(id: "{user["id"]}")'
+        reads = {
+            ("ordersByStatus", "edges"): f"{{ ordersByStatus(status: PENDING) {{ {node} }} }}",
+            ("user", "orders", "edges"): f"{{ {of_user} {{ orders {{ {node} }} }} }}",
+        }
+        for path, query in reads.items():
+            body = await api(query)
+            data: Any = body["data"]
+            for step in path:
+                data = data[step]
+            assert [edge["node"] for edge in data] == [
+                {"id": bad["id"], "totalCents": None},
+                {"id": fine["id"], "totalCents": 5},
+            ]
+            assert [error["path"] for error in body["errors"]] == [[*path, 0, "node", "totalCents"]]
+        body = await api(f'{{ order(id: "{bad["id"]}") {{ id totalCents }} }}')
+        assert body["data"] == {"order": {"id": bad["id"], "totalCents": None}}
+        assert [error["path"] for error in body["errors"]] == [["order", "totalCents"]]

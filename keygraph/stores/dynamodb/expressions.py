@@ -55,6 +55,8 @@ class Expressions:
                 parts.append(f"attribute_exists({name})")
             elif condition.op == "not_exists":
                 parts.append(f"attribute_not_exists({name})")
+            elif condition.op == "less_than":
+                parts.append(f"{name} < {self.value(condition.value)}")
             else:
                 parts.append(f"{name} = {self.value(condition.value)}")
         return " AND ".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 from keygraph.plan import Condition
 
@@ -11,7 +12,7 @@ from .values import Wire, encode
 
 def encode_values(conditions: Sequence[Condition]) -> list[Wire | None]:
     """The compared values in canonical DynamoDB JSON (validating them up front)."""
-    return [encode(c.value)[0] if c.op == "equals" else None for c in conditions]
+    return [encode(c.value)[0] if c.op in ("equals", "less_than") else None for c in conditions]
 
 
 def holds(
@@ -29,8 +30,20 @@ def holds(
             ok = present is not None
         elif condition.op == "not_exists":
             ok = present is None
+        elif condition.op == "less_than":
+            ok = present is not None and value is not None and _less(present, value)
         else:
             ok = present is not None and present == value
         if not ok:
             return False
     return True
+
+
+def _less(present: Wire, value: Wire) -> bool:
+    """DynamoDB's `<`: numbers by value, strings by their UTF-8 bytes; other types, or two
+    of different types, are never less."""
+    if "N" in present and "N" in value:
+        return Decimal(present["N"]) < Decimal(value["N"])
+    if "S" in present and "S" in value:
+        return bool(present["S"].encode() < value["S"].encode())
+    return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from keygraph.errors import ValidationError
@@ -121,8 +122,12 @@ def update(
 
 def conditions(conditions: Sequence[Condition]) -> None:
     for condition in conditions:
-        if condition.op not in ("exists", "not_exists", "equals"):
+        if condition.op not in ("exists", "not_exists", "equals", "less_than"):
             raise ValidationError(f"unknown condition {condition.op!r}")
+        value = condition.value
+        scalar = isinstance(value, str | int | Decimal) and not isinstance(value, bool)
+        if condition.op == "less_than" and not scalar:
+            raise ValidationError("less_than compares with a number or a string")
         if not condition.attribute:
             raise ValidationError("a condition must name an attribute")
 

@@ -15,7 +15,10 @@ from server.graphql.types.order import Order, load_order
 from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
 
 
-@strawberry.input(description="One line of a new order.")
+@strawberry.input(
+    description="One line of a new order: quantity 1 to 10000, unitPriceCents 0 to 100000000, "
+    "and quantity x unitPriceCents at most 2147483647 (the largest Int)."
+)
 class OrderItemInput:
     sku: str
     name: str
@@ -23,7 +26,10 @@ class OrderItemInput:
     unit_price_cents: int
 
 
-@strawberry.input(description="A new order with 1 to 50 lines; the server computes the total.")
+@strawberry.input(
+    description="A new order with 1 to 50 lines; the server computes the total, which must "
+    "be at most 2147483647 cents (the largest Int): more is BAD_USER_INPUT."
+)
 class CreateOrderInput:
     user_id: strawberry.ID
     currency: str

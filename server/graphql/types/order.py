@@ -34,7 +34,11 @@ class OrderItem:
 @strawberry.type(description="An order with its line items; money in integer cents.")
 class Order(Node):
     status: OrderStatus
-    total_cents: int
+    total_cents: int | None = strawberry.field(
+        description="The sum of the lines' quantity x unitPriceCents, at most 2147483647. "
+        "Null, with an error at this field, for a total stored beyond it before totals were "
+        "bounded: the order and the lists holding it still answer."
+    )
     currency: str
     created_at: datetime
     version: int

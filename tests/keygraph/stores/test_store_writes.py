@@ -76,6 +76,36 @@ async def test_equals_compares_type_and_value(store: Store) -> None:
     assert await store.get(Get(key("1"))) is not None
 
 
+async def test_less_than_compares_numbers_and_strings_of_its_type(store: Store) -> None:
+    await store.put(Put({**key("1"), "n": 9, "s": "b", "tags": {"a"}}))
+    holds = [
+        Condition("less_than", "n", 10),
+        Condition("less_than", "n", Decimal("9.5")),
+        Condition("less_than", "s", "c"),
+        Condition("less_than", "s", "ba"),
+    ]
+    fails = [
+        Condition("less_than", "n", 9),
+        Condition("less_than", "n", -1),
+        Condition("less_than", "n", "10"),
+        Condition("less_than", "s", "b"),
+        Condition("less_than", "s", 1),
+        Condition("less_than", "missing", 1),
+        Condition("less_than", "tags", "b"),
+    ]
+    for condition in holds:
+        await store.update(Update(key("1"), add={"n": 0}, conditions=(condition,)))
+    for condition in fails:
+        with pytest.raises(ConditionFailed):
+            await store.update(Update(key("1"), add={"n": 1}, conditions=(condition,)))
+    counter = (Condition("less_than", "n", 11),)
+    await store.transact_write([Update(key("1"), add={"n": 1}, conditions=counter)])
+    await store.transact_write([Update(key("1"), add={"n": 1}, conditions=counter)])
+    with pytest.raises(TransactionCanceled):
+        await store.transact_write([Update(key("1"), add={"n": 1}, conditions=counter)])
+    assert (await store.get(Get(key("1"))) or {})["n"] == 11
+
+
 async def test_update_creates_sets_removes_and_returns_the_new_item(store: Store) -> None:
     created = await store.update(Update(key("u"), {"a": 1, "b": "x"}))
     assert created == {**key("u"), "a": 1, "b": "x"}

@@ -53,7 +53,10 @@ async def test_delete_a_leaf_and_a_subtree(world: World) -> None:
     cascade = {"id": root, "expectedVersion": await version(world, root), "cascade": True}
     assert (await acme.data(DELETE, {"i": cascade}))["deleteOrgNode"]["complete"] is True
     assert (await acme.data("{ orgRoots { id } }"))["orgRoots"] == []
-    assert await world.partition("T#acme#ORG") == []
+    assert await world.partition("T#acme#ORG", "NODE#") == []
+    assert await world.partition("T#acme#ORG", "ROOTS") == [  # the tenant's count of roots
+        {"_type": "ORG_ROOTS", "child_count": 0, "PK": "T#acme#ORG", "SK": "ROOTS"}
+    ]
     assert await acme.codes(DELETE, {"i": {"id": root, "expectedVersion": 1}}) == ["NOT_FOUND"]
 
 
@@ -142,7 +145,7 @@ async def test_a_large_cascade_leaves_nothing_reachable(
     monkeypatch.undo()
     await cleanup.resume_all(_session(world))
     await cleanup.drain()
-    assert await world.partition("T#acme#ORG") == []
+    assert await world.partition("T#acme#ORG", "NODE#") == []
 
 
 def _session(world: World) -> Session:
