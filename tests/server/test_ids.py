@@ -52,3 +52,19 @@ def test_global_ids_round_trip_and_reject_garbage() -> None:
     assert from_global_id(to_global_id("User", "01ABC")) == ("User", "01ABC")
     with pytest.raises(BadUserInput):
         from_global_id("not-an-id")
+
+
+def test_a_global_id_is_read_only_as_it_is_written() -> None:
+    local = next(f"01ABC{n}?>" for n in range(1000) if "_" in to_global_id("User", f"01ABC{n}?>"))
+    canonical = to_global_id("User", local)
+    assert from_global_id(canonical) == ("User", local)
+    for other in [
+        f"{canonical}=",
+        f"{canonical}==",
+        canonical.replace("_", "/").replace("-", "+"),  # standard base64's alphabet
+        f"{canonical} ",
+        f"\t{canonical}",
+        f"{canonical[:3]}.{canonical[3:]}",
+    ]:
+        with pytest.raises(BadUserInput):
+            from_global_id(other)
