@@ -68,3 +68,10 @@ def test_a_global_id_is_read_only_as_it_is_written() -> None:
     ]:
         with pytest.raises(BadUserInput):
             from_global_id(other)
+
+
+def test_an_error_quotes_only_the_start_of_a_long_id() -> None:
+    with pytest.raises(BadUserInput) as raised:
+        from_global_id("x" * 100_000)
+    assert len(str(raised.value)) < 200
+    assert "100000 characters" in str(raised.value)
