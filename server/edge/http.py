@@ -151,13 +151,13 @@ class GraphQLRequest(Request):
 
 async def _body_problem(request: GraphQLRequest) -> str | None:
     """Why a POST's JSON body cannot be a GraphQL request (edge/request_body.py); None when
-    it can, or when it is no JSON at all (Strawberry's view says so)."""
+    it can, and for other requests (Strawberry's view checks them)."""
     if request.method != "POST" or "application/json" not in (request.header("content-type") or ""):
         return None
     try:
         data = await request.json()
     except orjson.JSONDecodeError:
-        return None
+        return request_body.NOT_JSON
     return request_body.problem(data)
 
 
@@ -289,6 +289,9 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         except Unauthenticated as exc:
             return self._refused(request, Refusal(401, Unauthenticated.code, str(exc)))
         request.claims = claims
+        problem = await _body_problem(request)
+        if problem is not None:  # refused before an Idempotency-Key is claimed
+            return self._refused(request, Refusal(400, "BAD_REQUEST", problem))
         key = request.header(idempotency.HEADER)
         if key is not None and request.method == "POST":
             return await self._run_once(request, claims.tenant, key)
@@ -326,9 +329,6 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         compiled = await fast_path.answer(self, request)
         if compiled is not None:
             return compiled
-        problem = await _body_problem(request)
-        if problem is not None:
-            return self._refused(request, Refusal(400, "BAD_REQUEST", problem))
         try:
             return await self.run(request)
         except HTTPException as exc:

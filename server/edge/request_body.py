@@ -1,10 +1,13 @@
-"""What a POST's JSON body must be before Strawberry's view reads it: one operation, as an
-object whose `operationName` is a string when given. Anything else is answered with HTTP 400
-and BAD_REQUEST (the view would fail on it with a 500, or misreport it)."""
+"""What a POST's JSON body must be before an Idempotency-Key is claimed or Strawberry's view
+reads it: JSON, one operation, as an object whose `operationName` is a string when given.
+Anything else is answered with HTTP 400 and BAD_REQUEST (the view would fail on a JSON body
+that is no object with a 500, and take a name that is no string for one)."""
 
 from __future__ import annotations
 
 _KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+NOT_JSON = "Unable to parse request body as JSON"
+"""Strawberry's own words for a body or parameter that is no JSON (or no UTF-8)."""
 
 
 def problem(data: object) -> str | None:

@@ -353,6 +353,24 @@ async def test_bodies_that_are_no_graphql_request_are_400(
     _assert_quiet_warning(caplog, "BAD_REQUEST")
 
 
+@pytest.mark.parametrize("content", [b'"hello"', b"[]", b"{not json", b'{"operationName": 5}'])
+async def test_a_body_that_is_no_graphql_request_claims_no_idempotency_key(
+    client: httpx.AsyncClient,
+    acme_token: str,
+    store: EmbeddedStore,
+    content: bytes,
+) -> None:
+    before = await _items(store)
+    headers = {**_headers(acme_token, MODERN), "Idempotency-Key": "k-1"}
+    refused = await client.post("/graphql", content=content, headers=headers)
+    assert refused.status_code == 400
+    assert refused.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    assert await _items(store) == before
+    mutation = 'mutation { createGroup(input: {name: "g"}) { name } }'
+    fixed = await client.post("/graphql", json={"query": mutation}, headers=headers)
+    assert fixed.json()["data"] == {"createGroup": {"name": "g"}}
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
