@@ -220,6 +220,34 @@ async def test_variables_that_do_not_coerce_are_bad_user_input(
     assert await _items(store) == before
 
 
+_DEEP_LIST = "[" * 1020 + "]" * 1020
+_DEEP_OBJECT = '{"a": ' * 1020 + "1" + "}" * 1020
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        (USERS, f'{{"f": {_DEEP_LIST}}}'),  # a `first`, which the cost depends on
+        (INCLUDE, f'{{"b": {_DEEP_LIST}}}'),  # an `if`, which it depends on too
+        (BY_EMAIL, f'{{"e": {_DEEP_OBJECT}}}'),
+        (CREATE_USER, f'{{"i": {_DEEP_OBJECT}}}'),
+    ],
+    ids=["first", "if", "string", "input"],
+)
+async def test_variables_nested_too_deeply_are_bad_user_input(
+    client: httpx.AsyncClient,
+    acme_token: str,
+    caplog: pytest.LogCaptureFixture,
+    query: str,
+    variables: str,
+) -> None:
+    caplog.set_level(logging.INFO)
+    content = f'{{"query": {json.dumps(query)}, "variables": {variables}}}'.encode()
+    response = await client.post("/graphql", content=content, headers=_headers(acme_token, MODERN))
+    _assert_request_error(response, MODERN, 200, "BAD_USER_INPUT")
+    _assert_quiet_warning(caplog, "BAD_USER_INPUT")
+
+
 @pytest.mark.parametrize(
     ("query", "variables"),
     [
