@@ -256,6 +256,7 @@ async def test_variables_nested_too_deeply_are_bad_user_input(
         (BY_STATUS, '{"s": "NOPE"}'),
         (ORDERS_FROM, '{"u": "VXNlcjox", "d": "not a date"}'),
     ],
+    ids=["int-string", "int-33-bits", "enum-unknown", "datetime-text"],
 )
 async def test_variables_that_do_not_coerce_in_a_get_are_bad_user_input(
     client: httpx.AsyncClient,
@@ -277,7 +278,7 @@ async def test_variables_that_do_not_coerce_in_a_get_are_bad_user_input(
 @pytest.mark.parametrize(
     ("query", "variables", "data"),
     [
-        (USERS, {"f": 1.0}, {"users": {"edges": [{"node": {"id": USER_ID}}]}}),  # an integral float
+        (USERS, {"f": 1.0}, {"users": {"edges": [{"node": {"id": USER_ID}}]}}),
         (USERS, {"f": None}, {"users": {"edges": [{"node": {"id": USER_ID}}]}}),
         (
             USERS,
@@ -287,6 +288,7 @@ async def test_variables_that_do_not_coerce_in_a_get_are_bad_user_input(
         (USER, {"u": USER_ID}, {"user": {"id": USER_ID}}),
         (INCLUDE, {"b": False}, {}),
     ],
+    ids=["int-integral-float", "int-null", "unused-variable", "id", "boolean"],
 )
 async def test_values_graphql_coerces_are_taken(
     client: httpx.AsyncClient,
@@ -409,6 +411,15 @@ async def test_a_body_that_is_no_graphql_request_claims_no_idempotency_key(
         ({"query": "{ viewer { tenant } }", "extensions": "{bad"}, "as JSON"),
         ({"query": ""}, "No GraphQL query"),
         ({}, "No GraphQL query"),
+    ],
+    ids=[
+        "variables-list",
+        "variables-string",
+        "variables-no-json",
+        "extensions-list",
+        "extensions-no-json",
+        "empty-query",
+        "no-query",
     ],
 )
 async def test_get_requests_with_bad_parameters_are_400(
