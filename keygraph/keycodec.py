@@ -55,8 +55,12 @@ def unescape_path(text: str) -> tuple[str, ...]:
 def format_datetime(value: datetime) -> str:
     if value.tzinfo is None:
         raise BadArgument("a datetime must carry a time zone")
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError as exc:  # within a day of year 1 or 9999, before or past it in UTC
+        raise BadArgument(f"{value.isoformat()} is out of range in UTC") from exc
     # isoformat always writes four-digit years (strftime's %Y does not below 1000 on glibc).
-    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_datetime(text: str) -> datetime:

@@ -1,8 +1,10 @@
 """Bearer JWT verification: the only place a request's tenant comes from.
 
 Tokens are HS256 with the configured secret, or RS256 checked against a public key file.
-A token must carry `tenant` (a non-empty string) and `exp`; `sub` is optional. Anything
-else (no header, another scheme, a bad signature, an expired or malformed token) is
+A token must carry `tenant` (a non-empty string) and `exp`; `sub` is optional (a string).
+`exp`, `iat` and `nbf` are JSON numbers of seconds (RFC 7519's NumericDate) before the year
+10000, never strings or booleans.
+Anything else (no header, another scheme, a bad signature, an expired or malformed token) is
 Unauthenticated, which the app answers with HTTP 401.
 """
 
@@ -20,6 +22,9 @@ from server.settings import Settings
 _LEEWAY_SECONDS = 5
 _MAX_TENANT_LENGTH = 128
 _VERIFIED_CACHE_SIZE = 4096
+_LATEST_TIME = 253402300799
+"""The end of year 9999, the latest time a token may name (JSON numbers have any size)."""
+_TIMES = ("exp", "iat", "nbf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,20 @@ class Verifier:
         subject = payload.get("sub")
         if subject is not None and not isinstance(subject, str):
             raise Unauthenticated("the token's sub claim must be a string")
+        for name in _TIMES:
+            if name in payload and not _numeric_date(payload[name]):
+                raise Unauthenticated(
+                    f"the token's {name} claim must be a number of seconds before the year 10000"
+                )
         return Claims(tenant=tenant, subject=subject), float(payload["exp"])
+
+
+def _numeric_date(value: object) -> bool:
+    """Whether a claim is a NumericDate the server can compare: a number, not a bool, NaN
+    or infinite, no further from 1970 than the end of year 9999."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return abs(value) <= _LATEST_TIME
 
 
 def issue_token(

@@ -49,7 +49,7 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     ):
         return None
     try:
-        data = orjson.loads(await request.body())
+        data = await request.json()
     except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict) or not data.keys() <= _KEYS:

@@ -1,17 +1,21 @@
 """GraphQL over HTTP: request limits, authentication, the per-request context, response
 shaping and logs.
 
-POST (JSON) and GET (queries only) go to Strawberry's ASGI view. Before anything is read, a
+POST (JSON) and GET (queries only) go to Strawberry's ASGI view; a POST's body must be one
+operation as a JSON object (a batch, a JSON array, is refused with 400 like any other body
+that is no GraphQL request: edge/request_body.py). Before anything is read, a
 request is refused when its Content-Length or query string is too large (413/414) or when
 the worker already runs its most requests (503, Retry-After); its body is cut off at the
 limit as it streams in (413), and it is cancelled at its timeout (504, TIMEOUT). Every GraphQL
 request needs a verified bearer token; the tenant comes from it alone. A client that accepts
 `application/graphql-response+json` gets that media type, and HTTP 400 when the request fails
-before execution (parse, validation, limits); others get `application/json` and 200. A tenant
-over its budget gets 429 with Retry-After. Every response's `extensions.cost` gives the
-requested and actual cost and the tenant's remaining budget; in dev mode `extensions` also
-reports the request's store calls and waves. A POST with an Idempotency-Key runs once within
-the key's window; retries get its first answer (edge/idempotency.py).
+before execution (parse, validation, variables, limits); others get `application/json` and
+200. A tenant over its budget gets 429 with Retry-After. Every response's `extensions.cost`
+gives the requested and actual cost and the tenant's remaining budget; in dev mode
+`extensions` also reports the request's store calls and waves. A POST with an
+Idempotency-Key runs once within the key's window; retries get its first answer
+(edge/idempotency.py). Each request logs one line: a warning with its code when it was
+refused or any error came back, else info.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from keygraph import capacity
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from server.domain.ids import new_id
-from server.edge import fast_path, graphiql, idempotency
+from server.edge import fast_path, graphiql, idempotency, request_body
 from server.edge.auth import Claims, Verifier
 from server.edge.deadlines import Deadlines
 from server.edge.guard import BodyTooLarge, Guard, Refusal
@@ -58,6 +62,8 @@ log = logging.getLogger("keygraph.request")
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_REPLAYED = "REPLAYED"
+"""The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 
 
 class FastJSON:
@@ -108,7 +114,8 @@ class GraphQLRequest(Request):
         self.idempotency_key: str | None = None
         self.meter = capacity.Meter()
         self.code: str | None = None
-        """The code of the failure that decided the response, for the request log."""
+        """The code of the failure that decided the response (a refusal's, else the first
+        GraphQL error's), for the request log: a request with one logs a warning."""
 
     async def body(self) -> bytes:
         """The whole body, read from the channel directly: Starlette reads it through an
@@ -125,6 +132,13 @@ class GraphQLRequest(Request):
             self._body = b"".join(chunks)
         return self._body
 
+    async def json(self) -> Any:
+        """The body decoded as JSON (once: compiled execution and the body check share it);
+        orjson.JSONDecodeError when it is not JSON."""
+        if not hasattr(self, "_json"):
+            self._json = orjson.loads(await self.body())
+        return self._json
+
     def header(self, name: str) -> str | None:
         """A header's first value by its lower-case name, from a dict built once: a lookup
         in Starlette's Headers scans them all."""
@@ -133,6 +147,18 @@ class GraphQLRequest(Request):
             by_name = self._by_name = dict(reversed(self.scope["headers"]))
         value = by_name.get(name.encode("latin-1"))
         return None if value is None else value.decode("latin-1")
+
+
+async def _body_problem(request: GraphQLRequest) -> str | None:
+    """Why a POST's JSON body cannot be a GraphQL request (edge/request_body.py); None when
+    it can, and for other requests (Strawberry's view checks them)."""
+    if request.method != "POST" or "application/json" not in (request.header("content-type") or ""):
+        return None
+    try:
+        data = await request.json()
+    except orjson.JSONDecodeError:
+        return request_body.NOT_JSON
+    return request_body.problem(data)
 
 
 def _own(request: object) -> GraphQLRequest:
@@ -245,8 +271,8 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             "store_waves": counter.waves if counter is not None else 0,
             "duration_ms": round((time.perf_counter() - started) * 1000, 2),
         }
-        if response.status_code >= 500 or response.status_code in (413, 414, 429):
-            log.warning("graphql request refused: %s", request.code, extra=fields)
+        if response.status_code >= 500 or request.code not in (None, _REPLAYED):
+            log.warning("graphql request failed: %s", request.code, extra=fields)
         else:
             log.info("graphql request", extra=fields)
 
@@ -263,6 +289,9 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         except Unauthenticated as exc:
             return self._refused(request, Refusal(401, Unauthenticated.code, str(exc)))
         request.claims = claims
+        problem = await _body_problem(request)
+        if problem is not None:  # refused before an Idempotency-Key is claimed
+            return self._refused(request, Refusal(400, "BAD_REQUEST", problem))
         key = request.header(idempotency.HEADER)
         if key is not None and request.method == "POST":
             return await self._run_once(request, claims.tenant, key)
@@ -278,7 +307,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             refusal = Refusal(outcome.status, outcome.code, outcome.message, outcome.retry_after)
             return self._refused(request, refusal)
         if isinstance(outcome, idempotency.Answer):
-            request.code = "REPLAYED"
+            request.code = _REPLAYED
             headers = {idempotency.REPLAYED: "true"}
             return Response(outcome.body, outcome.status, headers, outcome.media_type)
         request.idempotency_key = key
@@ -390,6 +419,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             body["data"] = result.data
         if result.errors:
             body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
+            own.code = body["errors"][0]["extensions"]["code"]
             codes = {error["extensions"]["code"] for error in body["errors"]}
             if "THROTTLED" in codes and ctx.admission is not None:
                 own.code = "THROTTLED"

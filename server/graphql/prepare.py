@@ -88,7 +88,10 @@ class Prepared:
         can depend on (`first` and `if` arguments): other variables, ids for instance, do not
         change it. An estimate is only remembered once one was made: variables that do not
         coerce give none, and the next request makes its own."""
-        key = (name, *(repr(variables.get(v)) for v in self._cost_variables))
+        values = [variables.get(v) for v in self._cost_variables]
+        if any(isinstance(value, list | dict) for value in values):
+            return None  # never an Int or Boolean, maybe too deep to repr: execution says so
+        key = (name, *map(repr, values))
         found = self._estimates.get(key)
         if found is None:
             found = estimate(schema, operation, self.fragments, variables)

@@ -12,6 +12,7 @@ from strawberry.types import ExecutionContext
 
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.error_format import log_errors
+from server.graphql.executor import Executor
 from server.graphql.prepare import Preparation, prepare_extension
 from server.graphql.resolvers.address import AddressMutation
 from server.graphql.resolvers.group import GroupMutation, GroupQuery
@@ -59,7 +60,7 @@ def build_schema(limits: Limits, executor: ExecutorKind = "compiled") -> Keygrap
         mutation=Mutation,
         types=NODE_TYPES,
         extensions=[prepare_extension(preparation)],
-        execution_context_class=CompiledExecutor if compiled else None,
+        execution_context_class=CompiledExecutor if compiled else Executor,
         preparation=preparation,
         compiled=compiled,
     )

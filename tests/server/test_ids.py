@@ -52,3 +52,26 @@ def test_global_ids_round_trip_and_reject_garbage() -> None:
     assert from_global_id(to_global_id("User", "01ABC")) == ("User", "01ABC")
     with pytest.raises(BadUserInput):
         from_global_id("not-an-id")
+
+
+def test_a_global_id_is_read_only_as_it_is_written() -> None:
+    local = next(f"01ABC{n}?>" for n in range(1000) if "_" in to_global_id("User", f"01ABC{n}?>"))
+    canonical = to_global_id("User", local)
+    assert from_global_id(canonical) == ("User", local)
+    for other in [
+        f"{canonical}=",
+        f"{canonical}==",
+        canonical.replace("_", "/").replace("-", "+"),  # standard base64's alphabet
+        f"{canonical} ",
+        f"\t{canonical}",
+        f"{canonical[:3]}.{canonical[3:]}",
+    ]:
+        with pytest.raises(BadUserInput):
+            from_global_id(other)
+
+
+def test_an_error_quotes_only_the_start_of_a_long_id() -> None:
+    with pytest.raises(BadUserInput) as raised:
+        from_global_id("x" * 100_000)
+    assert len(str(raised.value)) < 200
+    assert "100000 characters" in str(raised.value)

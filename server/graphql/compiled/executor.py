@@ -8,7 +8,6 @@ from collections import OrderedDict
 from typing import Any
 
 from graphql import OperationDefinitionNode
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from server.graphql.compiled.plan import (
     CompiledOperation,
@@ -18,6 +17,7 @@ from server.graphql.compiled.plan import (
     directive_variables,
 )
 from server.graphql.compiled.run import Run
+from server.graphql.executor import Executor
 
 _KEPT = 512
 """Operations whose plans are kept, as many as prepared documents (prepare.py)."""
@@ -27,7 +27,7 @@ _PLANS_KEPT = 64
 _compiled: OrderedDict[int, CompiledOperation] = OrderedDict()
 
 
-class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
+class CompiledExecutor(Executor):
     def execute_operation(self, serially: bool | None = None) -> Any:
         plan = None
         if serially is None and self.abort_signal is None and not self._has_middleware():

@@ -74,7 +74,7 @@ def build_executor(
             document,
             raw_variable_values=variables,
             operation_name=name,
-            is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
+            is_awaitable=optimized_is_awaitable,
             operation_extensions=extensions,
         )
         return built if isinstance(built, CompiledExecutor) else None
