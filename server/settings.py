@@ -34,6 +34,8 @@ class Limits:
     max_depth: int = 10
     max_aliases: int = 30
     max_tokens: int = 2000
+    max_fields: int = 5_000
+    """Fields one operation selects, a fragment's counted each time it is spread."""
     max_first: int = 100
     max_cost: int = 25_000
     """The most objects one operation's response may hold (server/graphql/cost.py)."""
@@ -177,6 +179,7 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",
     "KEYGRAPH_MAX_ALIASES": "max_aliases",
     "KEYGRAPH_MAX_TOKENS": "max_tokens",
+    "KEYGRAPH_MAX_FIELDS": "max_fields",
     "KEYGRAPH_MAX_FIRST": "max_first",
     "KEYGRAPH_MAX_COST": "max_cost",
     "KEYGRAPH_STREAM_COST": "stream_cost",

@@ -1,5 +1,6 @@
-"""Every operation's preparation in one schema-extension hook: parse (token-limited),
-validate (with the depth and alias rule), check each `first` argument, estimate the cost
+"""Every operation's preparation in one schema-extension hook: parse (token-limited), check
+depth, aliases and fields (before validation, whose rules are slow on a document these
+refuse), validate, check each `first` argument, estimate the cost
 against the per-request limit, take it from the tenant's budget, and record the operation's
 name for the request log.
 
@@ -38,10 +39,10 @@ from server.graphql.cost import Estimate, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
-    complexity_rule,
     first_arguments,
     parse_limited,
 )
+from server.graphql.size import check_size
 from server.settings import Limits
 
 _CACHE_SIZE = 512
@@ -101,11 +102,13 @@ class Prepared:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def prepare(
-    schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], max_tokens: int
+    schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], limits: Limits
 ) -> Prepared:
-    """The query parsed (GraphQLError when it is too long or no GraphQL) and validated."""
-    document = parse_limited(query, max_tokens)
-    return Prepared(document, validate(schema, document, rules))
+    """The query parsed (GraphQLError when it is too long or no GraphQL) and validated,
+    unless it is over the depth, alias or field limit (QUERY_TOO_COMPLEX, not validated)."""
+    document = parse_limited(query, limits.max_tokens)
+    errors = check_size(document, limits.max_depth, limits.max_aliases, limits.max_fields)
+    return Prepared(document, errors or validate(schema, document, rules))
 
 
 class Preparation:
@@ -114,11 +117,11 @@ class Preparation:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.rules = (*specified_rules, complexity_rule(limits.max_depth, limits.max_aliases))
+        self.rules = tuple(specified_rules)
 
     def prepared(self, schema: GraphQLSchema, query: str) -> Prepared:
         """The query parsed and validated (cached); GraphQLError when it cannot be parsed."""
-        return prepare(schema, query, self.rules, self.limits.max_tokens)
+        return prepare(schema, query, self.rules, self.limits)
 
     def admit(
         self,

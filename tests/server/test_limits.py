@@ -13,7 +13,7 @@ from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
-from server.graphql.limits import complexity_rule, parse_limited
+from server.graphql.limits import parse_limited
 from server.graphql.prepare import Prepared, prepare
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api, store_counts
@@ -129,11 +129,6 @@ async def test_limits_are_configurable(strict: Api) -> None:
     by_default = "query($f: Int = 6) { users(first: $f) { edges { node { id } } } }"
     assert await strict.codes(by_default) == ["BAD_USER_INPUT"]
     assert "errors" not in await strict(by_default, {"f": 5})
-
-
-def test_the_rule_class_is_built_once_per_set_of_limits() -> None:
-    assert complexity_rule(10, 30) is complexity_rule(10, 30)
-    assert complexity_rule(10, 30) is not complexity_rule(11, 30)
 
 
 async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> None:
