@@ -53,8 +53,8 @@ async def test_fragments_doubling_over_22_levels_are_refused(acme: Api) -> None:
 
 async def test_a_fragment_spread_many_times_at_each_level_is_refused(acme: Api) -> None:
     user = await acme.create_user("ada@example.com")
-    message = await _refused(acme, doubling(30, copies=8), {"u": user["id"]})
-    assert "e+27 fields" in message
+    message = await _refused(acme, doubling(6, copies=8), {"u": user["id"]})
+    assert message.startswith(f"the query selects {1 + sum(8**i for i in range(7))} fields")
 
 
 async def test_doubling_through_inline_fragments_and_aliases_is_refused(acme: Api) -> None:
