@@ -67,15 +67,23 @@ async def test_token_limit(acme: Api) -> None:
 
 
 def test_the_token_limit_is_exact() -> None:
-    assert parse_limited(_tokens(2000), 2000).definitions
+    assert parse_limited(_tokens(2000), 2000, 65_536).definitions
     with pytest.raises(GraphQLError) as raised:
-        parse_limited(_tokens(2001), 2000)
+        parse_limited(_tokens(2001), 2000, 65_536)
+    assert raised.value.extensions == {"code": "QUERY_TOO_COMPLEX"}
+
+
+def test_the_length_limit_is_checked_before_lexing() -> None:
+    assert parse_limited("{ viewer { tenant } }" + " " * 79, 2000, 100).definitions
+    with pytest.raises(GraphQLError) as raised:
+        parse_limited('{ node(id: "' + "x" * 90 + '") { id } }', 2000, 100)
+    assert raised.value.message == "the document has 113 characters, at most 100"
     assert raised.value.extensions == {"code": "QUERY_TOO_COMPLEX"}
 
 
 def test_syntax_errors_are_left_to_the_parser() -> None:
     with pytest.raises(GraphQLSyntaxError):
-        parse_limited("{ viewer { tenant ", 2000)
+        parse_limited("{ viewer { tenant ", 2000, 65_536)
 
 
 @pytest.mark.parametrize("first", [101, 1000])
@@ -145,7 +153,9 @@ async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> No
 
 def test_first_arguments_are_found_per_named_operation() -> None:
     document = parse_limited(
-        "query A { users(first: 7) { edges { node { id } } } } query B { viewer { tenant } }", 2000
+        "query A { users(first: 7) { edges { node { id } } } } query B { viewer { tenant } }",
+        2000,
+        65_536,
     )
     prepared = Prepared(document, [])
     assert [int(value.value) for value, _ in prepared.firsts("A")] == [7]  # type: ignore[attr-defined]
