@@ -39,6 +39,8 @@ class Limits:
     max_fields: int = 5_000
     """Fields one operation selects, a fragment's counted each time it is spread."""
     max_first: int = 100
+    max_variable_values: int = 5_000
+    """Values a request's variables hold: list items and object fields, at any depth."""
     max_cost: int = 25_000
     """The most objects one operation's response may hold (server/graphql/cost.py)."""
     stream_cost: int = 25_000
@@ -184,6 +186,7 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_TOKENS": "max_tokens",
     "KEYGRAPH_MAX_FIELDS": "max_fields",
     "KEYGRAPH_MAX_FIRST": "max_first",
+    "KEYGRAPH_MAX_VARIABLE_VALUES": "max_variable_values",
     "KEYGRAPH_MAX_COST": "max_cost",
     "KEYGRAPH_STREAM_COST": "stream_cost",
     "KEYGRAPH_PART_OBJECTS": "part_objects",

@@ -1,5 +1,6 @@
-"""Limits checked before execution: characters and tokens (while parsing) and every `first`
-argument (once variables are known); depth, aliases and fields are measured in server.graphql.size.
+"""Limits checked before execution: characters and tokens (while parsing), the variables'
+values and every `first` argument (once variables are known); depth, aliases and fields are
+measured in server.graphql.size.
 
 The search for `first` arguments follows each fragment once, however often it is spread.
 """
@@ -105,6 +106,25 @@ def first_arguments(document: DocumentNode, operation_name: str | None) -> list[
             default = defaults.get(value.name.value) if isinstance(value, VariableNode) else None
             found.append((value, default))
     return found
+
+
+def check_variables(variables: dict[str, Any], max_values: int) -> GraphQLError | None:
+    """QUERY_TOO_COMPLEX when the variables hold more than `max_values` values (each list
+    item and object field counts; counting stops past the limit): coercing them, twice
+    (graphql-core's, then Strawberry's), takes about 50 ms per 5,000."""
+    count = 0
+    stack: list[Any] = [variables]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += len(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            count += len(value)
+            stack.extend(value)
+        if count > max_values:
+            return too_complex(f"the variables hold more than {max_values} values")
+    return None
 
 
 def check_first(arguments: list[FirstArgument], variables: dict[str, Any], max_first: int) -> None:

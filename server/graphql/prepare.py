@@ -39,6 +39,7 @@ from server.graphql.cost import Estimate, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
+    check_variables,
     first_arguments,
     parse_limited,
 )
@@ -123,6 +124,10 @@ class Preparation:
         """The query parsed and validated (cached); GraphQLError when it cannot be parsed."""
         return prepare(schema, query, self.rules, self.limits)
 
+    def variables_error(self, variables: dict[str, Any] | None) -> GraphQLError | None:
+        """QUERY_TOO_COMPLEX when the variables hold too many values to coerce."""
+        return check_variables(variables or {}, self.limits.max_variable_values)
+
     def admit(
         self,
         schema: GraphQLSchema,
@@ -131,12 +136,16 @@ class Preparation:
         variables: dict[str, Any],
         ctx: RequestContext,
     ) -> list[GraphQLError]:
-        """What stops the operation: validation errors, else a `first` over the limit, else
-        QUERY_TOO_COMPLEX over the per-request limit, else THROTTLED when the tenant's budget
-        does not hold the cost. The name, estimate and admission are left on `ctx`."""
+        """What stops the operation: validation errors, else too many variable values, else a
+        `first` over the limit, else QUERY_TOO_COMPLEX over the per-request limit, else
+        THROTTLED when the tenant's budget does not hold the cost. The name, estimate and
+        admission are left on `ctx`."""
         ctx.operation_name = name
         if prepared.errors:
             return prepared.errors
+        too_many = self.variables_error(variables)
+        if too_many is not None:
+            return [too_many]
         try:
             check_first(prepared.firsts(name), variables, self.limits.max_first)
         except GraphQLError as error:

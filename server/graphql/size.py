@@ -29,7 +29,7 @@ from graphql import (
 
 from server.graphql.limits import too_complex
 
-MAX_PAIRS = 5_000
+MAX_PAIRS = 2_000
 """Pairs of fields sharing a response key at one place, summed over the operation: about
 40 ms of validation at most here, where a legitimate query makes a few dozen."""
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode, parse
+from graphql.execution import values as coercion
 from graphql.execution.values import VariableValues
 
 from server.graphql import lookahead, prepare
@@ -115,6 +116,20 @@ async def test_one_response_key_within_the_pairs_limit_answers(acme: Api) -> Non
     assert MAX_PAIRS >= 2 * 40 * 39 // 2
     data = await acme.data("{ " + " ".join(["viewer { tenant }"] * 40) + " }")
     assert data == {"viewer": {"tenant": "acme"}}
+
+
+async def test_variables_holding_too_many_values_are_refused_uncoerced(
+    acme: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = await acme.create_user("ada@example.com")
+    coerced = []
+    monkeypatch.setattr(coercion, "coerce_input_value", lambda *a, **k: coerced.append(a))
+    item = {"sku": "s", "name": "n", "quantity": 1, "unitPriceCents": 1}
+    variables = {"i": {"userId": user["id"], "currency": "EUR", "items": [item] * 1000}}
+    query = "mutation($i: CreateOrderInput!) { createOrder(input: $i) { id } }"
+    message = await _refused(acme, query, variables)
+    assert message == f"the variables hold more than {Limits().max_variable_values} values"
+    assert coerced == []
 
 
 class CountingFragments(dict[str, FragmentDefinitionNode]):
