@@ -33,8 +33,7 @@ from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
-from server.graphql.size import MAX_PAIRS
-from server.settings import Settings
+from server.settings import Limits, Settings
 
 RESULTS = Path(__file__).with_name("results")
 MIB = 1 << 20
@@ -82,7 +81,7 @@ def _user(rest: str) -> str:
     return USER + rest + " } }"
 
 
-PAIRED = max(n for n in range(2, 1000) if n * (n - 1) <= MAX_PAIRS)
+PAIRED = max(n for n in range(2, 1000) if n * (n - 1) <= Limits().max_pairs)
 """The most `node { id }` fields of one key the pair limit lets through (each pair is
 counted at `node` and at `id`)."""
 

@@ -38,6 +38,9 @@ class Limits:
     max_tokens: int = 2000
     max_fields: int = 5_000
     """Fields one operation selects, a fragment's counted each time it is spread."""
+    max_pairs: int = 2_000
+    """Pairs of fields under one response key at one place of the response, which validation
+    compares two by two (at most about 50 ms here; a legitimate query makes a few dozen)."""
     max_first: int = 100
     max_variable_values: int = 5_000
     """Values a request's variables hold: list items and object fields, at any depth."""
@@ -185,6 +188,7 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DOCUMENT": "max_document",
     "KEYGRAPH_MAX_TOKENS": "max_tokens",
     "KEYGRAPH_MAX_FIELDS": "max_fields",
+    "KEYGRAPH_MAX_PAIRS": "max_pairs",
     "KEYGRAPH_MAX_FIRST": "max_first",
     "KEYGRAPH_MAX_VARIABLE_VALUES": "max_variable_values",
     "KEYGRAPH_MAX_COST": "max_cost",

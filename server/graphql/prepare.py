@@ -108,7 +108,7 @@ def prepare(
     """The query parsed (GraphQLError when it is too long or no GraphQL) and validated,
     unless it is over the depth, alias or field limit (QUERY_TOO_COMPLEX, not validated)."""
     document = parse_limited(query, limits.max_tokens, limits.max_document)
-    errors = check_size(document, limits.max_depth, limits.max_aliases, limits.max_fields)
+    errors = check_size(document, limits)
     return Prepared(document, errors or validate(schema, document, rules))
 
 

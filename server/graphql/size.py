@@ -28,10 +28,7 @@ from graphql import (
 )
 
 from server.graphql.limits import too_complex
-
-MAX_PAIRS = 2_000
-"""Pairs of fields sharing a response key at one place, summed over the operation: about
-40 ms of validation at most here, where a legitimate query makes a few dozen."""
+from server.settings import Limits
 
 
 class Size(NamedTuple):
@@ -145,12 +142,11 @@ def same_key_pairs(
     return pairs
 
 
-def check_size(
-    document: DocumentNode, max_depth: int, max_aliases: int, max_fields: int
-) -> list[GraphQLError]:
+def check_size(document: DocumentNode, limits: Limits) -> list[GraphQLError]:
     """QUERY_TOO_COMPLEX for each limit an operation of the document exceeds: its depth,
     aliases and fields (a fragment's counted each time it is spread), then, within those,
-    MAX_PAIRS pairs of same-named fields."""
+    the pairs of fields under one response key."""
+    max_depth, max_aliases, max_fields = limits.max_depth, limits.max_aliases, limits.max_fields
     fragments = {
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
@@ -178,11 +174,11 @@ def check_size(
         if errors:
             continue
         pairs = same_key_pairs(definition.selection_set, fragments)
-        if pairs > MAX_PAIRS:
+        if pairs > limits.max_pairs:
             errors.append(
                 too_complex(
                     f"the query selects {pairs} pairs of fields under one response key "
-                    f"at one place, at most {MAX_PAIRS}"
+                    f"at one place, at most {limits.max_pairs}"
                 )
             )
     return errors

@@ -15,7 +15,7 @@ from graphql.execution.values import VariableValues
 
 from server.graphql import lookahead, prepare
 from server.graphql.schema import build_schema
-from server.graphql.size import MAX_PAIRS, Sizes, check_size, same_key_pairs
+from server.graphql.size import Sizes, check_size, same_key_pairs
 from server.settings import Limits
 from tests.server.conftest import Api, store_counts
 
@@ -113,7 +113,7 @@ async def test_one_response_key_selected_in_thousands_of_pairs_is_refused(
 
 
 async def test_one_response_key_within_the_pairs_limit_answers(acme: Api) -> None:
-    assert MAX_PAIRS >= 2 * 40 * 39 // 2
+    assert Limits().max_pairs >= 2 * 40 * 39 // 2
     data = await acme.data("{ " + " ".join(["viewer { tenant }"] * 40) + " }")
     assert data == {"viewer": {"tenant": "acme"}}
 
@@ -185,7 +185,7 @@ def test_sizes_take_each_fragment_once() -> None:
 def test_a_fragment_chain_longer_than_the_stack_is_measured() -> None:
     chain = "\n".join(f"fragment F{i} on User {{ ...F{i + 1} }}" for i in range(5000))
     document = parse("{ viewer { tenant } }\n" + chain + "\nfragment F5000 on User { id }")
-    assert check_size(document, 10, 30, 5000) == []
+    assert check_size(document, Limits()) == []
 
 
 def test_refused_documents_are_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
