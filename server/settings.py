@@ -36,11 +36,11 @@ class Limits:
     max_document: int = 65_536
     """Characters of a GraphQL document (its lexer takes tens of milliseconds per 100,000)."""
     max_tokens: int = 2000
-    max_fields: int = 5_000
+    max_fields: int = 2_500
     """Fields one operation selects, a fragment's counted each time it is spread."""
-    max_pairs: int = 2_000
+    max_pairs: int = 1_000
     """Pairs of fields under one response key at one place of the response, which validation
-    compares two by two (at most about 50 ms here; a legitimate query makes a few dozen)."""
+    compares two by two (about 30 ms at most here; a legitimate query makes a few dozen)."""
     max_first: int = 100
     max_variable_values: int = 5_000
     """Values a request's variables hold: list items and object fields, at any depth."""
