@@ -128,7 +128,7 @@ def _order_items(size: int) -> dict[str, Any]:
 
 SHAPES = [
     Shape("doubling fragments, 1 KiB names", lambda s: doubling(199, name="F" * (s // 820))),
-    Shape("doubling fragments, within the field limit", lambda s: padded(doubling(11), s)),
+    Shape("doubling fragments, within the field limit", lambda s: padded(doubling(10), s)),
     Shape("fragment spread 8 times a level", lambda s: padded(doubling(40, copies=8), s)),
     Shape(
         "distinct fields, within the field limit",
