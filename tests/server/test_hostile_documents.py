@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode, parse
 from graphql.execution import values as coercion
+from graphql.execution.collect_fields import FragmentDetails
 from graphql.execution.values import VariableValues
 
+from generated.queries.user_order import USER_ORDERS_PAGE
 from server.graphql import lookahead, prepare
+from server.graphql.compiled.plan import Compiler, Object
+from server.graphql.cost import estimate
 from server.graphql.schema import build_schema
 from server.graphql.size import Sizes, check_size, same_key_pairs
 from server.settings import Limits
@@ -164,7 +168,7 @@ def _fields(found: Iterator[FieldNode]) -> list[str]:
 def test_lookahead_takes_each_fragment_once(levels: int) -> None:
     fragments = CountingFragments(doubling(levels, last="id addresses { id }"))
     fixed = lookahead._without_directives(fragments.root_fields(), fragments)
-    assert fixed == {"id", "addresses"}
+    assert fixed == frozenset({"id", "addresses"})
     assert fragments.lookups == levels + 1
     fragments.lookups = 0
     below = lookahead._below(fragments.root_fields(), fragments, VariableValues({}, {}))
@@ -182,6 +186,18 @@ def test_sizes_take_each_fragment_once() -> None:
     assert fragments.lookups == 151
 
 
+def test_the_cost_and_the_plan_take_repeated_spreads_once() -> None:
+    fragments = CountingFragments(doubling(60, last="id orders { edges { node { id } } }"))
+    found = estimate(SCHEMA, fragments.operation, fragments, {"u": "x"})
+    assert found is not None
+    assert found.cost == 1 + USER_ORDERS_PAGE.default
+    details = {name: FragmentDetails(definition) for name, definition in fragments.items()}
+    plan = Compiler(SCHEMA, details, VariableValues({}, {}), fragments.operation).compile()
+    (user,) = plan.root.fields
+    assert isinstance(user.completion, Object)
+    assert [field.key for field in user.completion.plan.fields] == ["id", "orders"]
+
+
 def test_a_fragment_chain_longer_than_the_stack_is_measured() -> None:
     chain = "\n".join(f"fragment F{i} on User {{ ...F{i + 1} }}" for i in range(5000))
     document = parse("{ viewer { tenant } }\n" + chain + "\nfragment F5000 on User { id }")
@@ -189,8 +205,13 @@ def test_a_fragment_chain_longer_than_the_stack_is_measured() -> None:
 
 
 def test_refused_documents_are_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    validated = []
-    monkeypatch.setattr(prepare, "validate", lambda *args: validated.append(args) or [])
+    validated: list[tuple[Any, ...]] = []
+
+    def validate(*args: Any) -> list[Any]:
+        validated.append(args)
+        return []
+
+    monkeypatch.setattr(prepare, "validate", validate)
     found = prepare.prepare(SCHEMA, doubling(40), (), Limits())
     assert [error.extensions for error in found.errors] == [{"code": "QUERY_TOO_COMPLEX"}]
     assert validated == []
