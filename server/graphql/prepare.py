@@ -1,6 +1,7 @@
-"""Every operation's preparation in one schema-extension hook: parse (token-limited), check
-depth, aliases and fields (before validation, whose rules are slow on a document these
-refuse), validate, check each `first` argument, estimate the cost
+"""Every operation's preparation in one schema-extension hook: parse (length- and
+token-limited), check depth, aliases, fields and same-key pairs (before validation, whose
+rules are slow on a document these refuse), validate, count the variables' values, check
+each `first` argument, estimate the cost
 against the per-request limit, take it from the tenant's budget, and record the operation's
 name for the request log.
 
@@ -106,7 +107,8 @@ def prepare(
     schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], limits: Limits
 ) -> Prepared:
     """The query parsed (GraphQLError when it is too long or no GraphQL) and validated,
-    unless it is over the depth, alias or field limit (QUERY_TOO_COMPLEX, not validated)."""
+    unless it is over the depth, alias, field or pair limit (QUERY_TOO_COMPLEX, not
+    validated)."""
     document = parse_limited(query, limits.max_tokens, limits.max_document)
     errors = check_size(document, limits)
     return Prepared(document, errors or validate(schema, document, rules))
