@@ -35,8 +35,17 @@ class Limits:
 
     max_depth: int = 10
     max_aliases: int = 30
+    max_document: int = 65_536
+    """Characters of a GraphQL document (its lexer takes tens of milliseconds per 100,000)."""
     max_tokens: int = 2000
+    max_fields: int = 2_500
+    """Fields one operation selects, a fragment's counted each time it is spread."""
+    max_pairs: int = 1_000
+    """Pairs of fields under one response key at one place of the response, which validation
+    compares two by two (about 30 ms at most here; a legitimate query makes a few dozen)."""
     max_first: int = 100
+    max_variable_values: int = 5_000
+    """Values a request's variables hold: list items and object fields, at any depth."""
     max_cost: int = 25_000
     """The most objects one operation's response may hold (server/graphql/cost.py)."""
     stream_cost: int = 25_000
@@ -183,8 +192,12 @@ _ENV_FIELDS: dict[str, str] = {
 _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",
     "KEYGRAPH_MAX_ALIASES": "max_aliases",
+    "KEYGRAPH_MAX_DOCUMENT": "max_document",
     "KEYGRAPH_MAX_TOKENS": "max_tokens",
+    "KEYGRAPH_MAX_FIELDS": "max_fields",
+    "KEYGRAPH_MAX_PAIRS": "max_pairs",
     "KEYGRAPH_MAX_FIRST": "max_first",
+    "KEYGRAPH_MAX_VARIABLE_VALUES": "max_variable_values",
     "KEYGRAPH_MAX_COST": "max_cost",
     "KEYGRAPH_STREAM_COST": "stream_cost",
     "KEYGRAPH_PART_OBJECTS": "part_objects",

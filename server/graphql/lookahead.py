@@ -2,7 +2,9 @@
 
 A list can then load its items' fields together, ahead, so that each item's field finds its
 data ready. Fragments are followed and @skip/@include honoured; argument values are coerced
-as the executor coerces them, so they match what the item's resolver will be given.
+as the executor coerces them, so they match what the item's resolver will be given. As the
+executor does, each walk follows a fragment once however often it is spread, so it is linear
+in the document (and ends on a cycle).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def _without_directives(
     nodes: Iterable[FieldNode], fragments: dict[str, FragmentDefinitionNode]
 ) -> frozenset[str] | None:
     names: set[str] = set()
+    followed: set[str] = set()
     stack: list[SelectionNode] = []
     for node in nodes:
         if node.selection_set is not None:
@@ -102,7 +105,8 @@ def _without_directives(
             names.add(selection.name.value)
         elif isinstance(selection, InlineFragmentNode):
             stack.extend(selection.selection_set.selections)
-        elif isinstance(selection, FragmentSpreadNode):
+        elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in followed:
+            followed.add(selection.name.value)
             fragment = fragments.get(selection.name.value)
             if fragment is not None:
                 stack.extend(fragment.selection_set.selections)
@@ -114,7 +118,9 @@ def _below(
     fragments: dict[str, FragmentDefinitionNode],
     variables: VariableValues,
 ) -> Iterator[FieldNode]:
-    """The fields selected directly below `nodes`, through fragments, skipping the excluded."""
+    """The fields selected directly below `nodes`, through fragments, skipping the excluded:
+    a fragment spread again is passed over, as the executor collects fields."""
+    followed: set[str] = set()
     stack: list[SelectionNode] = []
     for node in reversed(list(nodes)):
         if node.selection_set is not None:
@@ -127,7 +133,8 @@ def _below(
             yield selection
         elif isinstance(selection, InlineFragmentNode):
             stack.extend(reversed(selection.selection_set.selections))
-        elif isinstance(selection, FragmentSpreadNode):
+        elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in followed:
+            followed.add(selection.name.value)
             fragment = fragments.get(selection.name.value)
             if fragment is not None:
                 stack.extend(reversed(fragment.selection_set.selections))

@@ -1,5 +1,7 @@
-"""Every operation's preparation in one schema-extension hook: parse (token-limited),
-validate (with the depth and alias rule), check each `first` argument, estimate the cost
+"""Every operation's preparation in one schema-extension hook: parse (length- and
+token-limited), check depth, aliases, fields and same-key pairs (before validation, whose
+rules are slow on a document these refuse), validate, count the variables' values, check
+each `first` argument, estimate the cost
 against the per-request limit, take it from the tenant's budget, and record the operation's
 name for the request log.
 
@@ -38,10 +40,11 @@ from server.graphql.cost import Estimate, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
-    complexity_rule,
+    check_variables,
     first_arguments,
     parse_limited,
 )
+from server.graphql.size import check_size
 from server.settings import Limits
 
 _CACHE_SIZE = 512
@@ -104,11 +107,14 @@ class Prepared:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def prepare(
-    schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], max_tokens: int
+    schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], limits: Limits
 ) -> Prepared:
-    """The query parsed (GraphQLError when it is too long or no GraphQL) and validated."""
-    document = parse_limited(query, max_tokens)
-    return Prepared(document, validate(schema, document, rules))
+    """The query parsed (GraphQLError when it is too long or no GraphQL) and validated,
+    unless it is over the depth, alias, field or pair limit (QUERY_TOO_COMPLEX, not
+    validated)."""
+    document = parse_limited(query, limits.max_tokens, limits.max_document)
+    errors = check_size(document, limits)
+    return Prepared(document, errors or validate(schema, document, rules))
 
 
 class Preparation:
@@ -117,11 +123,15 @@ class Preparation:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.rules = (*specified_rules, complexity_rule(limits.max_depth, limits.max_aliases))
+        self.rules = tuple(specified_rules)
 
     def prepared(self, schema: GraphQLSchema, query: str) -> Prepared:
         """The query parsed and validated (cached); GraphQLError when it cannot be parsed."""
-        return prepare(schema, query, self.rules, self.limits.max_tokens)
+        return prepare(schema, query, self.rules, self.limits)
+
+    def variables_error(self, variables: dict[str, Any] | None) -> GraphQLError | None:
+        """QUERY_TOO_COMPLEX when the variables hold too many values to coerce."""
+        return check_variables(variables or {}, self.limits.max_variable_values)
 
     def admit(
         self,
@@ -131,12 +141,16 @@ class Preparation:
         variables: dict[str, Any],
         ctx: RequestContext,
     ) -> list[GraphQLError]:
-        """What stops the operation: validation errors, else a `first` over the limit, else
-        QUERY_TOO_COMPLEX over the per-request limit, else THROTTLED when the tenant's budget
-        does not hold the cost. The name, estimate and admission are left on `ctx`."""
+        """What stops the operation: validation errors, else too many variable values, else a
+        `first` over the limit, else QUERY_TOO_COMPLEX over the per-request limit, else
+        THROTTLED when the tenant's budget does not hold the cost. The name, estimate and
+        admission are left on `ctx`."""
         ctx.operation_name = name
         if prepared.errors:
             return prepared.errors
+        too_many = self.variables_error(variables)
+        if too_many is not None:
+            return [too_many]
         try:
             check_first(prepared.firsts(name), variables, self.limits.max_first)
         except GraphQLError as error:

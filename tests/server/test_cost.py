@@ -203,7 +203,7 @@ def test_a_prepared_query_remembers_its_estimate_per_cost_variable() -> None:
     query = """query($n: Int, $id: ID!, $more: Boolean!) { user(id: $id) {
       orders(first: $n) { edges { node { id } } } groups @include(if: $more) { edges {
       node { id } } } } }"""
-    prepared = prepare(SCHEMA, query, (), 2000)
+    prepared = prepare(SCHEMA, query, (), Limits())
     operation = next(
         d for d in prepared.document.definitions if isinstance(d, OperationDefinitionNode)
     )

@@ -48,11 +48,22 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         "KEYGRAPH_MAX_DEPTH": "7",
         "KEYGRAPH_MAX_FIRST": "50",
         "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "2.5",
+        "KEYGRAPH_MAX_DOCUMENT": "4096",
+        "KEYGRAPH_MAX_FIELDS": "300",
+        "KEYGRAPH_MAX_PAIRS": "20",
+        "KEYGRAPH_MAX_VARIABLE_VALUES": "60",
     }
     settings = load_settings(env, port=9100)
     assert settings.dynamodb_idle_timeout == 2.5
     assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
-    assert settings.limits == Limits(max_depth=7, max_first=50)
+    assert settings.limits == Limits(
+        max_depth=7,
+        max_first=50,
+        max_document=4096,
+        max_fields=300,
+        max_pairs=20,
+        max_variable_values=60,
+    )
     assert settings.data_dir == tmp_path
 
 
