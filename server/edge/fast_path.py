@@ -17,6 +17,7 @@ from strawberry.utils.await_maybe import await_maybe
 from server.graphql.compiled.operation import build_executor
 from server.graphql.compiled.run import Run
 from server.graphql.error_format import log_errors
+from server.graphql.prepare import charge
 from server.graphql.schema import KeygraphSchema
 from server.graphql.stream import Stream
 
@@ -71,16 +72,20 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     except GraphQLError:
         return None
     name = _operation_name(prepared.document, provided)
+    refused, estimate = preparation.screen(graphql_schema, prepared, name, variables or {})
+    if refused:
+        return None  # Strawberry's view answers the same failure, before any planning
     built = build_executor(graphql_schema, prepared.document, name, variables, extensions)
     if built is None or built.operation.operation is OperationType.SUBSCRIPTION:
         return None
-    plan = built.plan() if not prepared.errors else None
+    plan = built.plan()
     if plan is None:
         return None
     sub_response = await endpoint.get_sub_response(request)
     ctx = await endpoint.get_context(request, sub_response)
-    if preparation.admit(graphql_schema, prepared, name, variables or {}, ctx):
-        return None  # Strawberry's view answers the same failure (nothing was charged)
+    ctx.operation_name, ctx.estimate = name, estimate
+    if charge(ctx):
+        return None  # Strawberry's view answers the same refusal (nothing was charged)
     limits = endpoint.limits
     if (
         built.operation.operation is OperationType.QUERY

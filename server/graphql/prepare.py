@@ -133,6 +133,34 @@ class Preparation:
         """QUERY_TOO_COMPLEX when the variables hold too many values to coerce."""
         return check_variables(variables or {}, self.limits.max_variable_values)
 
+    def screen(
+        self, schema: GraphQLSchema, prepared: Prepared, name: str | None, variables: dict[str, Any]
+    ) -> tuple[list[GraphQLError], Estimate | None]:
+        """What stops the operation before any budget is asked (validation errors, else too
+        many variable values, else a `first` over the limit, else QUERY_TOO_COMPLEX over the
+        per-request limit), and its cost estimate."""
+        if prepared.errors:
+            return prepared.errors, None
+        too_many = self.variables_error(variables)
+        if too_many is not None:
+            return [too_many], None
+        try:
+            check_first(prepared.firsts(name), variables, self.limits.max_first)
+        except GraphQLError as error:
+            return [error], None
+        operation = get_operation_ast(prepared.document, name)
+        if operation is None:
+            return [], None  # execution reports the missing or ambiguous operation
+        found = prepared.estimate(schema, operation, name, variables)
+        if found is None:
+            return [], None  # execution reports the variables
+        max_cost = self.limits.max_cost
+        if found.cost > max_cost:
+            message = f"the operation may return {found.cost} objects, at most {max_cost}"
+            code = {"code": "QUERY_TOO_COMPLEX", "cost": found.cost, "limit": max_cost}
+            return [GraphQLError(message, extensions=code)], found
+        return [], found
+
     def admit(
         self,
         schema: GraphQLSchema,
@@ -141,47 +169,29 @@ class Preparation:
         variables: dict[str, Any],
         ctx: RequestContext,
     ) -> list[GraphQLError]:
-        """What stops the operation: validation errors, else too many variable values, else a
-        `first` over the limit, else QUERY_TOO_COMPLEX over the per-request limit, else
-        THROTTLED when the tenant's budget does not hold the cost. The name, estimate and
-        admission are left on `ctx`."""
+        """What stops the operation: what `screen` finds, else THROTTLED when the tenant's
+        budget does not hold the cost. The name, estimate and admission are left on `ctx`."""
         ctx.operation_name = name
-        if prepared.errors:
-            return prepared.errors
-        too_many = self.variables_error(variables)
-        if too_many is not None:
-            return [too_many]
-        try:
-            check_first(prepared.firsts(name), variables, self.limits.max_first)
-        except GraphQLError as error:
-            return [error]
-        operation = get_operation_ast(prepared.document, name)
-        if operation is None:
-            return []  # execution reports the missing or ambiguous operation
-        found = prepared.estimate(schema, operation, name, variables)
-        if found is None:
-            return []  # execution reports the variables
-        ctx.estimate = found
-        max_cost = self.limits.max_cost
-        if found.cost > max_cost:
-            return [
-                GraphQLError(
-                    f"the operation may return {found.cost} objects, at most {max_cost}",
-                    extensions={"code": "QUERY_TOO_COMPLEX", "cost": found.cost, "limit": max_cost},
-                )
-            ]
-        if ctx.budget is None:
-            return []
-        admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
-        if admission.admitted:
-            return []
-        return [
-            GraphQLError(
-                f"the tenant's budget holds {int(admission.remaining)} points, the operation "
-                f"costs {found.cost}; retry in {admission.retry_after} s",
-                extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
-            )
-        ]
+        errors, ctx.estimate = self.screen(schema, prepared, name, variables)
+        return errors or charge(ctx)
+
+
+def charge(ctx: RequestContext) -> list[GraphQLError]:
+    """THROTTLED when the tenant's budget does not hold the estimate left on `ctx` (nothing
+    is taken then); the admission is left on `ctx`."""
+    found = ctx.estimate
+    if ctx.budget is None or found is None:
+        return []
+    admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
+    if admission.admitted:
+        return []
+    return [
+        GraphQLError(
+            f"the tenant's budget holds {int(admission.remaining)} points, the operation "
+            f"costs {found.cost}; retry in {admission.retry_after} s",
+            extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
+        )
+    ]
 
 
 def prepare_extension(preparation: Preparation) -> type[SchemaExtension]:

@@ -217,3 +217,25 @@ def test_refused_documents_are_not_validated(monkeypatch: pytest.MonkeyPatch) ->
     assert validated == []
     prepare.prepare(SCHEMA, doubling(4), (), Limits())
     assert len(validated) == 1
+
+
+async def test_operations_over_the_cost_limit_are_never_planned(
+    acme: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planned: list[Compiler] = []
+    compile_plan = Compiler.compile
+
+    def counted(self: Compiler) -> Any:
+        planned.append(self)
+        return compile_plan(self)
+
+    monkeypatch.setattr(Compiler, "compile", counted)
+    user = await acme.create_user("ada@example.com")
+    assert await acme.data("query($u: ID!) { user(id: $u) { id } }", {"u": user["id"]})
+    assert planned
+    planned.clear()
+    over = "{ users(first: 100) { edges { node { groups(first: 100) { edges { node {"
+    over += " members(first: 100) { edges { node { id } } } } } } } } } }"
+    message = await _refused(acme, over)
+    assert message.startswith("the operation may return")
+    assert planned == []

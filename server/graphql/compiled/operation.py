@@ -30,7 +30,6 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.plan import EXACT, unchanged
-from server.graphql.prepare import Preparation
 
 _KEPT = 512
 """Operations remembered, as many as prepared documents (prepare.py)."""
@@ -66,14 +65,11 @@ def build_executor(
     extensions: dict[str, Any] | None,
 ) -> CompiledExecutor | None:
     """The executor of the named operation with these variables; None when graphql-core
-    reports errors for them instead (an unknown operation, variables that do not coerce),
-    or when the variables hold more values than the schema's preparation lets be coerced
-    (its schema extension refuses them, uncoerced)."""
+    reports errors for them instead (an unknown operation, variables that do not coerce).
+    The caller has screened the variables' size (Preparation.screen) before."""
     found = _operation(schema, document, name)
     coerced = _plain_variables(found, variables or {}) if found is not None else None
     if found is None or coerced is None:
-        if _too_many_values(schema, variables):
-            return None
         built = CompiledExecutor.build(
             schema,
             document,
@@ -96,14 +92,6 @@ def build_executor(
         default_field_resolver,
         is_awaitable=optimized_is_awaitable,
         operation_extensions=extensions,
-    )
-
-
-def _too_many_values(schema: GraphQLSchema, variables: dict[str, Any] | None) -> bool:
-    """Whether the schema's preparation (server.graphql.prepare) refuses these variables."""
-    preparation = getattr(getattr(schema, "_strawberry_schema", None), "preparation", None)
-    return (
-        isinstance(preparation, Preparation) and preparation.variables_error(variables) is not None
     )
 
 
