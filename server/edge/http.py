@@ -356,7 +356,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         counter = CountingStore(store)
         ctx = RequestContext(
             tenant=claims.tenant,
-            subject=claims.subject,
+            caller=claims.caller,
             session=Session(store=counter, cursors=self.cursors),
             request_id=request.request_id,
             dev=self.dev,

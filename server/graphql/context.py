@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 import strawberry
 from strawberry.dataloader import DataLoader
 
+from keygraph.caller import Caller
 from keygraph.store import Session
 from server.graphql.budget import Admission, TenantBudget
 from server.graphql.cost import Estimate
@@ -41,7 +42,7 @@ class Context:
     """Built once per request from a verified token; the tenant never comes from arguments."""
 
     tenant: str
-    subject: str | None
+    caller: Caller
     session: Session
     request_id: str
     dev: bool = False
@@ -52,6 +53,10 @@ class Context:
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
     _batches: set[asyncio.Task[Any]] = field(default_factory=set)
     _converted: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> str | None:
+        return self.caller.subject
 
     def converted(self, model: M, convert: Callable[[M], V]) -> V:
         """`convert(model)`, once per model object in a request: a page of users shares
