@@ -188,6 +188,8 @@ class WorksheetRowIR:
     index: str
     condition: str
     example: str
+    who: str = ""
+    """Who may run it, when the spec has authorization."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,3 +232,32 @@ class ProgramIR:
     entity_rows: tuple[EntityRowIR, ...]
     fingerprint: str
     tenant_prefixes: str
+    authorization: AuthorizationIR | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardIR:
+    """A guard function: whether a caller may do one thing, from its arguments alone."""
+
+    name: str
+    doc: str
+    params: str
+    expr: str
+
+
+@dataclass(frozen=True, slots=True)
+class AccessRowIR:
+    """One line of AUTHORIZATION.md."""
+
+    subject: str
+    operation: str
+    who: str
+    guard: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationIR:
+    roles: str
+    named: tuple[tuple[str, str], ...]
+    guards: tuple[GuardIR, ...]
+    rows: tuple[AccessRowIR, ...]
