@@ -294,15 +294,18 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             return self._refused(request, Refusal(400, "BAD_REQUEST", problem))
         key = request.header(idempotency.HEADER)
         if key is not None and request.method == "POST":
-            return await self._run_once(request, claims.tenant, key)
+            return await self._run_once(request, claims, key)
         return await self._execute(request)
 
-    async def _run_once(self, request: GraphQLRequest, tenant: str, key: str) -> Response:
-        """A request with an Idempotency-Key: its first answer, once (edge/idempotency.py)."""
-        if not idempotency.valid_key(key):
+    async def _run_once(self, request: GraphQLRequest, claims: Claims, given: str) -> Response:
+        """A request with an Idempotency-Key: its first answer, once, to the same caller
+        (edge/idempotency.py)."""
+        if not idempotency.valid_key(given):
             message = "Idempotency-Key must be 1 to 255 printable ASCII characters"
             return self._refused(request, Refusal(400, "BAD_REQUEST", message))
-        outcome = await self.ledger.claim(tenant, key, idempotency.digest(await request.body()))
+        key = idempotency.caller_key(claims.subject, given)
+        body = idempotency.digest(await request.body())
+        outcome = await self.ledger.claim(claims.tenant, key, body)
         if isinstance(outcome, idempotency.Refused):
             refusal = Refusal(outcome.status, outcome.code, outcome.message, outcome.retry_after)
             return self._refused(request, refusal)

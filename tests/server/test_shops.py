@@ -48,7 +48,7 @@ class Shops:
         self, client: httpx.AsyncClient, settings: Settings, store: Store, tenant: str
     ) -> None:
         self.client = client
-        self.token = issue_token(settings, tenant, "tester")
+        self.token = issue_token(settings, tenant, "tester", roles=["admin"])
         self.store = store
         self.tenant = tenant
         self.calls = 0

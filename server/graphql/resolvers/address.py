@@ -6,8 +6,10 @@ from typing import Any
 
 import strawberry
 
+from generated import authz
 from generated.models.address import Address as AddressModel
 from generated.models.user import User as UserModel
+from server.authz import require
 from server.domain import addresses
 from server.errors import BadUserInput, NotFound
 from server.graphql.context import Info
@@ -95,6 +97,7 @@ class AddressMutation:
     async def add_address(self, info: Info, input: AddAddressInput) -> AddressPayload:
         ctx = info.context
         user_id = local_id_of(input.user_id, "User")
+        require(authz.may_create_address(ctx.caller, user_id=user_id), "add this user's addresses")
         fields = {name: getattr(input, name) for name in addresses.FIELDS}
         address, user = await addresses.add_address(
             ctx.session, ctx.tenant, user_id, fields, input.make_default
@@ -107,6 +110,8 @@ class AddressMutation:
     async def update_address(self, info: Info, input: UpdateAddressInput) -> AddressPayload:
         ctx = info.context
         user_id, address_id = _ids(input.id)
+        allowed = authz.may_update_address(ctx.caller, user_id=user_id)
+        require(allowed, "change this user's addresses")
         address, user = await addresses.update_address(
             ctx.session,
             ctx.tenant,
@@ -124,6 +129,8 @@ class AddressMutation:
     async def remove_address(self, info: Info, input: RemoveAddressInput) -> RemoveAddressPayload:
         ctx = info.context
         user_id, address_id = _ids(input.id)
+        allowed = authz.may_delete_address(ctx.caller, user_id=user_id)
+        require(allowed, "remove this user's addresses")
         user = await addresses.remove_address(
             ctx.session, ctx.tenant, user_id, address_id, input.expected_version
         )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
 from generated.models.enums import OrderStatus
 from generated.queries.order import orders_by_status
+from server.authz import require
 from server.domain import orders
 from server.errors import NotFound
 from server.graphql.context import Info
@@ -67,6 +69,7 @@ class OrderMutation:
         user_id = lookup_id(input.user_id, "User")
         if user_id is None:
             raise NotFound("no such user")
+        require(authz.may_create_order(ctx.caller, user_id=user_id), "create orders for this user")
         lines = [
             {
                 "sku": item.sku,
@@ -85,6 +88,7 @@ class OrderMutation:
         order_id = lookup_id(input.id, "Order")
         if order_id is None:
             raise NotFound("no such order")
+        require(authz.may_update_order(ctx.caller), "update orders")
         model = await orders.update_order_status(
             ctx.session, ctx.tenant, order_id, input.status, input.expected_version
         )
@@ -94,5 +98,6 @@ class OrderMutation:
     async def delete_order(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         order_id = local_id_of(input.id, "Order")
+        require(authz.may_delete_order(ctx.caller), "delete orders")
         await orders.delete_order(ctx.session, ctx.tenant, order_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=True)

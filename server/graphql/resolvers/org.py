@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
+from server.authz import require
 from server.domain import org, org_changes
 from server.errors import NotFound
 from server.graphql.context import Info
@@ -83,6 +85,7 @@ class OrgMutation:
     )
     async def create_org_node(self, info: Info, input: CreateOrgNodeInput) -> OrgNode:
         ctx = info.context
+        require(authz.may_create_org_node(ctx.caller), "create org nodes")
         parent_path: org.Path = ()
         missing = NotFound(f"no OrgNode with id {input.parent_id!r}")
         if input.parent_id is not None:
@@ -102,6 +105,7 @@ class OrgMutation:
     async def delete_org_node(self, info: Info, input: DeleteOrgNodeInput) -> DeletePayload:
         ctx = info.context
         path = _path_of(input.id, TYPE_NAME)
+        require(authz.may_delete_org_node(ctx.caller), "delete org nodes")
         complete = await org_changes.delete_org_node(
             ctx.session, ctx.tenant, path, input.expected_version, input.cascade
         )
@@ -113,6 +117,7 @@ class OrgMutation:
     async def move_org_node(self, info: Info, input: MoveOrgNodeInput) -> MoveOrgNodePayload:
         ctx = info.context
         path = _path_of(input.id, TYPE_NAME)
+        require(authz.may_update_org_node(ctx.caller), "move org nodes")
         parent = () if input.new_parent_id is None else _path_of(input.new_parent_id, TYPE_NAME)
         record, complete = await org_changes.move_org_node(
             ctx.session, ctx.tenant, path, input.expected_version, parent

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
+from server.authz import require
 from server.domain import shops
 from server.graphql.context import Info
 from server.graphql.types.node import lookup_id
@@ -56,6 +58,7 @@ class ShopMutation:
     @strawberry.mutation(description="Create a shop at a position.")
     async def create_shop(self, info: Info, input: CreateShopInput) -> Shop:
         ctx = info.context
+        require(authz.may_create_shop(ctx.caller), "create shops")
         record = await shops.create_shop(ctx.session, ctx.tenant, input.name, input.lat, input.lng)
         return Shop.from_record(record)
 
@@ -65,6 +68,7 @@ class ShopMutation:
     async def move_shop(self, info: Info, input: MoveShopInput) -> Shop:
         ctx = info.context
         shop_id = local_id_of(input.id, TYPE_NAME)
+        require(authz.may_update_shop(ctx.caller), "move shops")
         record = await shops.move_shop(
             ctx.session, ctx.tenant, shop_id, input.expected_version, input.lat, input.lng
         )
@@ -74,5 +78,6 @@ class ShopMutation:
     async def delete_shop(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         shop_id = local_id_of(input.id, TYPE_NAME)
+        require(authz.may_delete_shop(ctx.caller), "delete shops")
         await shops.delete_shop(ctx.session, ctx.tenant, shop_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
 from generated.queries.email_claim import get_email_claim
 from generated.queries.user import get_user, list_users
+from server.authz import require
 from server.domain import users
 from server.domain.addresses import user_and_addresses
 from server.errors import NotFound
@@ -70,6 +72,7 @@ class UserMutation:
     @strawberry.mutation(description="Create a user; the email must be unused in the tenant.")
     async def create_user(self, info: Info, input: CreateUserInput) -> User:
         ctx = info.context
+        require(authz.may_create_user(ctx.caller), "create users")
         model = await users.create_user(ctx.session, ctx.tenant, input.email, input.name)
         return User.from_model(model)
 
@@ -79,6 +82,7 @@ class UserMutation:
         user_id = lookup_id(input.id, "User")
         if user_id is None:
             raise NotFound("no such user")
+        require(authz.may_update_user(ctx.caller, user_id=user_id), "update this user")
         model = await users.update_user(
             ctx.session,
             ctx.tenant,
@@ -96,5 +100,6 @@ class UserMutation:
     async def delete_user(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         user_id = local_id_of(input.id, "User")
+        require(authz.may_delete_user(ctx.caller, user_id=user_id), "delete this user")
         complete = await users.delete_user(ctx.session, ctx.tenant, user_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=complete)

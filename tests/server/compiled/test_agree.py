@@ -79,7 +79,7 @@ def _clients(settings: Settings, left: Store, right: Store) -> tuple[Pair, list[
 
 
 def _headers(settings: Settings) -> dict[str, str]:
-    token = issue_token(settings, "acme", "agree")
+    token = issue_token(settings, "acme", "agree", roles=["admin"])
     return {"Authorization": f"Bearer {token}", "X-Request-Id": REQUEST_ID}
 
 
