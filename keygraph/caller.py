@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+MAX_ROLES = 64
+"""The most roles a caller holds; a token naming more is refused."""
+
 
 @dataclass(frozen=True, slots=True)
 class Caller:

@@ -21,7 +21,7 @@ from typing import Any
 
 import jwt
 
-from keygraph.caller import Caller
+from keygraph.caller import MAX_ROLES, Caller
 from server.errors import Unauthenticated
 from server.settings import Settings
 
@@ -31,7 +31,6 @@ _VERIFIED_CACHE_SIZE = 4096
 _LATEST_TIME = 253402300799
 """The end of year 9999, the latest time a token may name (JSON numbers have any size)."""
 _TIMES = ("exp", "iat", "nbf")
-_MAX_ROLES = 64
 _REGISTERED = frozenset({"tenant", "sub", "exp", "iat", "nbf", "iss", "aud", "jti"})
 
 
@@ -121,7 +120,7 @@ class Verifier:
             roles = [roles]
         if (
             not isinstance(roles, list)
-            or len(roles) > _MAX_ROLES
+            or len(roles) > MAX_ROLES
             or not all(isinstance(role, str) and role for role in roles)
         ):
             raise Unauthenticated(

@@ -56,6 +56,7 @@ from generated.queries.order import ORDERS_BY_STATUS_PAGE
 from generated.queries.org_node import ORG_SUBTREE_PAGE
 from generated.queries.user import LIST_USERS_PAGE
 from generated.queries.user_order import USER_ORDERS_PAGE
+from keygraph.caller import MAX_ROLES
 from keygraph.paging import PageSize
 from server.domain.addresses import MAX_ADDRESSES
 from server.domain.org import MAX_CHILDREN, MAX_LEVELS
@@ -94,6 +95,7 @@ LIST_BOUNDS: Mapping[tuple[str, str], int] = {
     ("OrgNode", "ancestors"): MAX_LEVELS - 1,
     ("Order", "items"): _max_items(Order, "items"),
     ("User", "addresses"): MAX_ADDRESSES,
+    ("Viewer", "roles"): MAX_ROLES,
 }
 """Lists without `first`, at the most items they hold."""
 

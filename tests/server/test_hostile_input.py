@@ -325,7 +325,7 @@ async def test_datetimes_a_key_cannot_hold_are_bad_user_input_at_their_field(
     )
     assert response.status_code == 200
     body = response.json()
-    assert body["data"] == {"user": None}
+    assert body["data"] == {"user": {"orders": None}}
     assert [(e["path"], e["extensions"]["code"]) for e in body["errors"]] == [
         (["user", "orders"], "BAD_USER_INPUT")
     ]

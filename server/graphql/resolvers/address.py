@@ -85,9 +85,10 @@ def _changes(input: UpdateAddressInput) -> dict[str, Any]:
     return changes
 
 
-def _payload(address: AddressModel, user: UserModel) -> AddressPayload:
+def _payload(info: Info, address: AddressModel, user: UserModel) -> AddressPayload:
     return AddressPayload(
-        address=Address.from_model(address, user.default_address_id), user=User.from_model(user)
+        address=Address.from_model(address, user.default_address_id),
+        user=User.from_model(user, info.context.caller),
     )
 
 
@@ -102,7 +103,7 @@ class AddressMutation:
         address, user = await addresses.add_address(
             ctx.session, ctx.tenant, user_id, fields, input.make_default
         )
-        return _payload(address, user)
+        return _payload(info, address, user)
 
     @strawberry.mutation(
         description="Change an address or make it the default; a stale version is a CONFLICT."
@@ -121,7 +122,7 @@ class AddressMutation:
             _changes(input),
             input.make_default,
         )
-        return _payload(address, user)
+        return _payload(info, address, user)
 
     @strawberry.mutation(
         description="Remove an address; removing the default leaves the user without one."
@@ -134,4 +135,5 @@ class AddressMutation:
         user = await addresses.remove_address(
             ctx.session, ctx.tenant, user_id, address_id, input.expected_version
         )
-        return RemoveAddressPayload(deleted_id=input.id, user=User.from_model(user))
+        user_node = User.from_model(user, ctx.caller)
+        return RemoveAddressPayload(deleted_id=input.id, user=user_node)

@@ -52,11 +52,15 @@ class OrderQuery:
         order_id = lookup_id(id, "Order")
         return None if order_id is None else await load_order(info.context, order_id)
 
-    @strawberry.field(description="The tenant's orders in one status, newest first.")
+    @strawberry.field(
+        description="The tenant's orders in one status, newest first; null with FORBIDDEN for "
+        "a caller who may not list them."
+    )
     async def orders_by_status(
         self, info: Info, status: OrderStatus, first: int | None = None, after: str | None = None
-    ) -> Connection[Order]:
+    ) -> Connection[Order] | None:
         ctx = info.context
+        require(authz.may_run_orders_by_status(ctx.caller), "list orders by status")
         page = await orders_by_status(ctx.session, ctx.tenant, status, first=first, after=after)
         return connection_from_page(page, Order.from_model)
 

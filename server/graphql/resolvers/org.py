@@ -72,9 +72,10 @@ class OrgQuery:
 
     @strawberry.field(
         description="The roots of the tenant's org trees, by name: the first `first`, all when "
-        "left out (a tenant has at most 100)."
+        "left out (a tenant has at most 100). Null with FORBIDDEN for a caller who may not "
+        "read org trees."
     )
-    async def org_roots(self, info: Info, first: int | None = None) -> list[OrgNode]:
+    async def org_roots(self, info: Info, first: int | None = None) -> list[OrgNode] | None:
         return await load_children(info.context, org.ROOT_REF, first)
 
 

@@ -38,14 +38,16 @@ class ShopQuery:
     @strawberry.field(
         description=(
             "Shops within radiusKm (0 < radiusKm <= 50) of a point by great-circle distance, "
-            "nearest first; first defaults to 20, at most 100."
+            "nearest first; first defaults to 20, at most 100. Null with FORBIDDEN for a "
+            "caller who may not read shops."
         )
     )
     async def shops_near(
         self, info: Info, lat: float, lng: float, radius_km: float, first: int | None = None
-    ) -> list[ShopDistance]:
-        limit = shops.check_query(lat, lng, radius_km, first)
+    ) -> list[ShopDistance] | None:
         ctx = info.context
+        require(authz.may_run_shops_in_cell(ctx.caller), "read shops")
+        limit = shops.check_query(lat, lng, radius_km, first)
         near = await shops.shops_near(ctx.session, ctx.tenant, lat, lng, radius_km, limit)
         return [
             ShopDistance(shop=Shop.from_record(record), distance_km=distance)

@@ -40,31 +40,39 @@ class UserQuery:
         user_id = lookup_id(id, "User")
         if user_id is None:
             return None
-        if not lookahead.selects_any(info, ("addresses", "defaultAddress")):
-            return await load_user(info.context, user_id)
         ctx = info.context
+        if not lookahead.selects_any(info, ("addresses", "defaultAddress")) or not (
+            authz.may_run_user_with_addresses(ctx.caller, user_id=user_id)
+        ):
+            return await load_user(ctx, user_id)
         model, addresses = await user_and_addresses(ctx.session, ctx.tenant, user_id)
-        return None if model is None else User.from_model(model, addresses)
+        return None if model is None else User.from_model(model, ctx.caller, addresses)
 
     @strawberry.field(description="The user holding an email (compared without case).")
     async def user_by_email(self, info: Info, email: str) -> User | None:
         ctx = info.context
+        require(authz.may_run_get_email_claim(ctx.caller), "look users up by email")
         claim = await get_email_claim(
             ctx.session, ctx.tenant, users.email_key(email), consistent=True
         )
         if claim is None:
             return None
         model = await get_user(ctx.session, ctx.tenant, claim.user_id, consistent=True)
-        return None if model is None else User.from_model(model)
+        return None if model is None else User.from_model(model, ctx.caller)
 
-    @strawberry.field(description="The tenant's users, oldest first.")
+    @strawberry.field(
+        description="The tenant's users, oldest first; null with FORBIDDEN for a caller who "
+        "may not list them."
+    )
     async def users(
         self, info: Info, first: int | None = None, after: str | None = None
-    ) -> Connection[User]:
+    ) -> Connection[User] | None:
         ctx = info.context
+        require(authz.may_run_list_users(ctx.caller), "list users")
         page = await list_users(ctx.session, ctx.tenant, first=first, after=after)
         await prefetch.user_fields(info, page.items)
-        return connection_from_page(page, User.from_model)
+        caller = ctx.caller
+        return connection_from_page(page, lambda model: User.from_model(model, caller))
 
 
 @strawberry.type
@@ -74,7 +82,7 @@ class UserMutation:
         ctx = info.context
         require(authz.may_create_user(ctx.caller), "create users")
         model = await users.create_user(ctx.session, ctx.tenant, input.email, input.name)
-        return User.from_model(model)
+        return User.from_model(model, ctx.caller)
 
     @strawberry.mutation(description="Update a user; a stale expectedVersion is a CONFLICT.")
     async def update_user(self, info: Info, input: UpdateUserInput) -> User:
@@ -91,7 +99,7 @@ class UserMutation:
             name=input.name,
             email=input.email,
         )
-        return User.from_model(model)
+        return User.from_model(model, ctx.caller)
 
     @strawberry.mutation(
         description="Delete a user: its email is free at once; its addresses, memberships "
