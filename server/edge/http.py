@@ -63,6 +63,8 @@ log = logging.getLogger("keygraph.request")
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _REPLAYED = "REPLAYED"
+_CALLERS_REMEMBERED = 4096
+"""Callers whose cursor codec is kept (one HMAC each to derive)."""
 """The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 
 
@@ -191,6 +193,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         self.store = store
         self.verifier = verifier
         self.cursors = cursors
+        self._caller_cursors: dict[str | None, CursorCodec] = {}
         self.limits = limits
         self.budget = budget
         self.guard = Guard(limits)
@@ -360,7 +363,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         ctx = RequestContext(
             tenant=claims.tenant,
             caller=claims.caller,
-            session=Session(store=counter, cursors=self.cursors),
+            session=Session(store=counter, cursors=self._cursors_of(claims.subject)),
             request_id=request.request_id,
             dev=self.dev,
             batching=self.batching,
@@ -369,6 +372,15 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         )
         request.ctx = ctx
         return ctx
+
+    def _cursors_of(self, subject: str | None) -> CursorCodec:
+        """The cursor codec of one caller: its cursors are its own (cursor.py)."""
+        codec = self._caller_cursors.get(subject)
+        if codec is None:
+            if len(self._caller_cursors) >= _CALLERS_REMEMBERED:
+                self._caller_cursors.clear()
+            codec = self._caller_cursors[subject] = self.cursors.bound_to(subject)
+        return codec
 
     def _cost(self, request: GraphQLRequest, data: Any) -> dict[str, Any]:
         """extensions.cost: requested and actual cost, and (once the tenant is known) its

@@ -279,3 +279,18 @@ async def test_a_list_never_comes_back_short_because_of_a_rule(tenant: Tenant) -
     admins = await tenant.admin.data("{ users(first: 10) { edges { node { id } } } }")
     ids = [edge["node"]["id"] for edge in everyone["data"]["users"]["edges"]]
     assert ids == [edge["node"]["id"] for edge in admins["users"]["edges"]]
+
+
+async def test_a_cursor_is_its_callers_own(tenant: Tenant) -> None:
+    values = await _world(tenant)
+    query = (
+        "query($after: String) { users(first: 1, after: $after) "
+        "{ edges { node { id } } pageInfo { endCursor } } }"
+    )
+    page = await tenant.admin.data(query)
+    cursor = page["users"]["pageInfo"]["endCursor"]
+    again = await tenant.admin.data(query, {"after": cursor})
+    assert again["users"]["edges"][0]["node"]["id"] == values["bob"]
+    for caller in ("owner", "other"):
+        api = tenant.as_(caller, local_id(values["ann"]), local_id(values["bob"]))
+        assert await api.codes(query, {"after": cursor}) == ["INVALID_CURSOR"]
