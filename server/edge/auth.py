@@ -22,6 +22,7 @@ from typing import Any
 import jwt
 
 from keygraph.caller import MAX_ROLES, Caller
+from server.authz.fields import unrestricted
 from server.errors import Unauthenticated
 from server.settings import Settings
 
@@ -38,6 +39,9 @@ _REGISTERED = frozenset({"tenant", "sub", "exp", "iat", "nbf", "iss", "aud", "jt
 class Claims:
     tenant: str
     caller: Caller
+    unrestricted: bool = False
+    """Whether the caller may read every field, whoever it belongs to (decided once per
+    verified token: the cost estimate of such a caller is the same for all of them)."""
 
     @property
     def subject(self) -> str | None:
@@ -110,7 +114,8 @@ class Verifier:
                     f"the token's {name} claim must be a number of seconds before the year 10000"
                 )
         caller = Caller(subject, self._roles(payload), _other_claims(payload, self._roles_claim))
-        return Claims(tenant=tenant, caller=caller), float(payload["exp"])
+        claims = Claims(tenant=tenant, caller=caller, unrestricted=unrestricted(caller))
+        return claims, float(payload["exp"])
 
     def _roles(self, payload: dict[str, Any]) -> frozenset[str]:
         if self._roles_claim not in payload:

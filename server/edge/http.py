@@ -363,6 +363,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         ctx = RequestContext(
             tenant=claims.tenant,
             caller=claims.caller,
+            unrestricted=claims.unrestricted,
             session=Session(store=counter, cursors=self._cursors_of(claims.subject)),
             request_id=request.request_id,
             dev=self.dev,

@@ -46,6 +46,8 @@ class Context:
     session: Session
     request_id: str
     dev: bool = False
+    unrestricted: bool = False
+    """Whether the caller may read every field, whoever it belongs to (an admin)."""
     batching: bool = True
     """Off only to measure the naive baseline: every load is its own store call."""
     stream: Stream | None = None

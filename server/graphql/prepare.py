@@ -33,6 +33,7 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from keygraph.caller import Caller
 from server.graphql.context import RequestContext
 from server.graphql.cost import Estimate, cost_variables, estimate
 from server.graphql.limits import (
@@ -83,11 +84,16 @@ class Prepared:
         operation: OperationDefinitionNode,
         name: str | None,
         variables: dict[str, Any],
+        caller: Caller | None = None,
     ) -> Estimate | None:
         """The operation's cost (cost.estimate), remembered per value of the variables a cost
         can depend on (`first` and `if` arguments): other variables, ids for instance, do not
         change it. An estimate is only remembered once one was made: variables that do not
-        coerce give none, and the next request makes its own."""
+        coerce give none, and the next request makes its own. The estimate for a `caller`
+        who may not read everything counts what it may read, which its ids can change: it is
+        made afresh each time."""
+        if caller is not None:
+            return estimate(schema, operation, self.fragments, variables, caller)
         values = [variables.get(v) for v in self._cost_variables]
         if any(isinstance(value, list | dict) for value in values):
             return None  # never an Int or Boolean, maybe too deep to repr: execution says so
@@ -144,7 +150,8 @@ class Preparation:
         operation = get_operation_ast(prepared.document, name)
         if operation is None:
             return []  # execution reports the missing or ambiguous operation
-        found = prepared.estimate(schema, operation, name, variables)
+        caller = None if ctx.unrestricted else ctx.caller
+        found = prepared.estimate(schema, operation, name, variables, caller)
         if found is None:
             return []  # execution reports the variables
         ctx.estimate = found
