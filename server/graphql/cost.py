@@ -335,16 +335,21 @@ def estimate(
 
 COST_ARGUMENTS = frozenset({"first", "if"})
 """The only arguments a cost depends on: list sizes, and @skip/@include."""
+CALLER_ARGUMENTS = COST_ARGUMENTS | {"id", "from", "to"}
+"""The arguments the cost for a caller who may not read everything depends on: those and
+what its guards read (server/authz/fields.py)."""
 
 
-def cost_variables(document: DocumentNode) -> tuple[str, ...]:
-    """The variables a cost can depend on: those given to a COST_ARGUMENTS argument
-    anywhere in the document."""
+def cost_variables(
+    document: DocumentNode, arguments: frozenset[str] = COST_ARGUMENTS
+) -> tuple[str, ...]:
+    """The variables a cost can depend on: those given to one of `arguments` anywhere in
+    the document."""
     found: set[str] = set()
 
     class Finder(Visitor):
         def enter_argument(self, node: ArgumentNode, *_args: Any) -> None:
-            if node.name.value in COST_ARGUMENTS and isinstance(node.value, VariableNode):
+            if node.name.value in arguments and isinstance(node.value, VariableNode):
                 found.add(node.value.name.value)
 
     visit(document, Finder())

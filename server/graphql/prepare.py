@@ -35,7 +35,7 @@ from strawberry.extensions import SchemaExtension
 
 from keygraph.caller import Caller
 from server.graphql.context import RequestContext
-from server.graphql.cost import Estimate, cost_variables, estimate
+from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
@@ -46,6 +46,8 @@ from server.graphql.limits import (
 from server.settings import Limits
 
 _CACHE_SIZE = 512
+_LONGEST_KEPT = 1024
+"""Characters of variable values an estimate is remembered under, at most."""
 _ESTIMATES_KEPT = 64
 """Estimates a prepared query keeps, one per value of its cost's variables."""
 
@@ -66,6 +68,7 @@ class Prepared:
         }
         self._firsts: dict[str | None, list[FirstArgument]] = {}
         self._cost_variables = cost_variables(document)
+        self._caller_variables = cost_variables(document, CALLER_ARGUMENTS)
         self._estimates: dict[tuple[object, ...], Estimate] = {}
 
     def firsts(self, operation_name: str | None) -> list[FirstArgument]:
@@ -90,17 +93,21 @@ class Prepared:
         can depend on (`first` and `if` arguments): other variables, ids for instance, do not
         change it. An estimate is only remembered once one was made: variables that do not
         coerce give none, and the next request makes its own. The estimate for a `caller`
-        who may not read everything counts what it may read, which its ids can change: it is
-        made afresh each time."""
-        if caller is not None:
-            return estimate(schema, operation, self.fragments, variables, caller)
-        values = [variables.get(v) for v in self._cost_variables]
+        who may not read everything counts what it may read, which depends on who it is and
+        on the ids and dates it asks with too: it is remembered per caller and their values."""
+        names = self._cost_variables if caller is None else self._caller_variables
+        values = [variables.get(v) for v in names]
         if any(isinstance(value, list | dict) for value in values):
             return None  # never an Int or Boolean, maybe too deep to repr: execution says so
-        key = (name, *map(repr, values))
+        given = [repr(value) for value in values]
+        key: tuple[object, ...] = (name, *given)
+        if caller is not None:
+            if sum(map(len, given)) > _LONGEST_KEPT:  # hostile ids: not worth keeping
+                return estimate(schema, operation, self.fragments, variables, caller)
+            key += (caller.subject, caller.roles, tuple(sorted(caller.claims.items())))
         found = self._estimates.get(key)
         if found is None:
-            found = estimate(schema, operation, self.fragments, variables)
+            found = estimate(schema, operation, self.fragments, variables, caller)
             if found is not None:
                 if len(self._estimates) >= _ESTIMATES_KEPT:
                     self._estimates.clear()

@@ -43,3 +43,16 @@ async def test_the_estimate_counts_what_the_caller_may_read(
         body = await api(query, variables)
         found[caller] = body["extensions"]["cost"]["requested"]
     assert found == costs
+
+
+@pytest.mark.parametrize("kind", ["embedded"])
+async def test_a_remembered_estimate_is_one_callers_for_one_id(tenant: Tenant) -> None:
+    ann = await tenant.admin.create_user("ann@example.org", "Ann")
+    bob = await tenant.admin.create_user("bob@example.org", "Bob")
+    member = tenant.as_("owner", local_id(ann["id"]), local_id(bob["id"]))
+    query = f"query($id: ID!) {{ user(id: $id) {{ id {ORDERS} }} }}"
+    costs = []
+    for user in (ann, bob, ann, bob):
+        body = await member(query, {"id": user["id"]})
+        costs.append(body["extensions"]["cost"]["requested"])
+    assert costs == [51, 1, 51, 1]
