@@ -1,11 +1,11 @@
-"""Fixtures for authorization tests: the app on each store kind, an admin to set things up,
-and tokens for the callers every rule is tried with."""
+"""Fixtures for authorization tests: the app on each store kind with each executor, an admin
+to set things up, and tokens for the callers every rule is tried with."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 import pytest
@@ -15,7 +15,7 @@ from keygraph.store import Store
 from server.domain import cleanup
 from server.edge.app import create_app
 from server.edge.auth import issue_token
-from server.settings import Settings
+from server.settings import ExecutorKind, Settings
 from tests.server.conftest import Api
 
 CALLERS = ("admin", "owner", "other", "no_roles_claim", "unknown_role")
@@ -54,10 +54,21 @@ class Tenant:
         return Api(self.client, token)
 
 
+@pytest.fixture(params=["compiled", "strawberry"])
+def executor(request: pytest.FixtureRequest) -> ExecutorKind:
+    """Each executor in turn: the rules hold in both."""
+    name: ExecutorKind = request.param
+    return name
+
+
 @pytest.fixture
 async def tenant(
-    kind: str, store_factory: Callable[..., Awaitable[Store]], settings: Settings
+    kind: str,
+    executor: ExecutorKind,
+    store_factory: Callable[..., Awaitable[Store]],
+    settings: Settings,
 ) -> AsyncIterator[Tenant]:
+    settings = replace(settings, executor=executor)
     store = await store_factory(kind, TABLE)
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
