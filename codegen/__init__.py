@@ -57,7 +57,8 @@ The spec language (see access_patterns.toml for a full example):
   attribute, an id or string, equals the caller's sub); claim.<name> = "V" or != "V" (a
   token without the claim satisfies neither); anyone; nobody; a named rule. A pattern's
   owner must be an argument its key binds (else only a filter after the read could enforce
-  it: bind the owner in the key, or restrict the pattern to roles). Codegen writes each
+  it: bind the owner in the key, or restrict the pattern to roles), and a pattern's rule
+  must imply the read rule of each entity it returns (implication.py). Codegen writes each
   rule as a pure guard function in authz.py (may_<operation>_<entity>,
   may_read_<entity>_<attribute>, may_run_<pattern>: the caller, and the owner attributes as
   keyword arguments), a "who may" column in ACCESS_PATTERNS.md, and AUTHORIZATION.md.

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from . import keytemplate, rules
 from .diagnostics import Problem
+from .implication import implies
 from .lower_queries import sort_templates
 from .resolve import Entity, Resolved
 from .rules import Rule, RuleError
@@ -212,6 +213,19 @@ class _Collector:
                     )
                 )
         self.rules.patterns[name] = rule
+        for entity in dict.fromkeys(
+            [*([pattern.entity] if pattern.entity else []), *pattern.returns]
+        ):
+            read = self.rules.entities.get((entity, "read"))
+            if read is not None and not implies(rule, read, frozenset(bound)):
+                self.problems.append(
+                    Problem(
+                        f"{path}.allow",
+                        f"lets callers run it whom {entity}'s read rule refuses, which only "
+                        "filtering items after the read could enforce: narrow allow to "
+                        f"what {entity}'s read rule allows, or bind its owner in the key",
+                    )
+                )
 
 
 def collect(resolved: Resolved) -> tuple[Rules | None, list[Problem]]:
