@@ -201,26 +201,34 @@ class _Collector:
         if rule is None:
             return
         bound = key_arguments(pattern, self.resolved)
-        for owner in rules.owners(rule):
-            if owner not in bound:
-                self.problems.append(
-                    Problem(
-                        f"{path}.allow",
-                        f'owner = "{owner}" names no argument of the pattern\'s key (it '
-                        f"binds: {', '.join(bound) or 'none'}), so it could only be enforced "
-                        "by filtering items after the read: bind the owner in the key, or "
-                        "restrict the pattern to roles",
-                    )
+        unbound = [owner for owner in rules.owners(rule) if owner not in bound]
+        for owner in unbound:
+            self.problems.append(
+                Problem(
+                    f"{path}.allow",
+                    f'owner = "{owner}" names no argument of the pattern\'s key (it '
+                    f"binds: {', '.join(bound) or 'none'}), so it could only be enforced "
+                    "by filtering items after the read: bind the owner in the key, or "
+                    "restrict the pattern to roles",
                 )
+            )
         self.rules.patterns[name] = rule
+        if not unbound:
+            self._within_reads(name, pattern, rule, frozenset(bound))
+
+    def _within_reads(
+        self, name: str, pattern: PatternSpec, rule: Rule, bound: frozenset[str]
+    ) -> None:
+        """A problem for each entity the pattern returns whose read rule refuses a caller
+        the pattern's rule lets in."""
         for entity in dict.fromkeys(
             [*([pattern.entity] if pattern.entity else []), *pattern.returns]
         ):
             read = self.rules.entities.get((entity, "read"))
-            if read is not None and not implies(rule, read, frozenset(bound)):
+            if read is not None and not implies(rule, read, bound):
                 self.problems.append(
                     Problem(
-                        f"{path}.allow",
+                        f"patterns.{name}.allow",
                         f"lets callers run it whom {entity}'s read rule refuses, which only "
                         "filtering items after the read could enforce: narrow allow to "
                         f"what {entity}'s read rule allows, or bind its owner in the key",

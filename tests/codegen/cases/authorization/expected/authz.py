@@ -40,17 +40,26 @@ def may_read_user_salary(caller: Caller, *, user_id: str) -> bool:
 
 def may_read_note(caller: Caller, *, user_id: str) -> bool:
     """Whether the caller may read Note items."""
-    return caller.owns(user_id) and not (caller.claim("suspended") == "yes")
+    return (
+        "admin" in caller.roles
+        or ("auditor" in caller.roles and caller.claim("region") not in (None, "none"))
+    ) or (caller.owns(user_id) and not (caller.claim("suspended") == "yes"))
 
 
 def may_create_note(caller: Caller, *, user_id: str) -> bool:
     """Whether the caller may create Note items."""
-    return caller.owns(user_id) and not (caller.claim("suspended") == "yes")
+    return (
+        "admin" in caller.roles
+        or ("auditor" in caller.roles and caller.claim("region") not in (None, "none"))
+    ) or (caller.owns(user_id) and not (caller.claim("suspended") == "yes"))
 
 
 def may_update_note(caller: Caller, *, user_id: str) -> bool:
     """Whether the caller may update Note items."""
-    return caller.owns(user_id) and not (caller.claim("suspended") == "yes")
+    return (
+        "admin" in caller.roles
+        or ("auditor" in caller.roles and caller.claim("region") not in (None, "none"))
+    ) or (caller.owns(user_id) and not (caller.claim("suspended") == "yes"))
 
 
 def may_delete_note(caller: Caller) -> bool:
@@ -65,7 +74,7 @@ def may_run_get_user(caller: Caller) -> bool:
 
 def may_run_user_notes(caller: Caller, *, user_id: str) -> bool:
     """Whether the caller may run user_notes."""
-    return caller.owns(user_id) or (
+    return (caller.owns(user_id) and not (caller.claim("suspended") == "yes")) or (
         "admin" in caller.roles
         or ("auditor" in caller.roles and caller.claim("region") not in (None, "none"))
     )
