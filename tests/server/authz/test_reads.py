@@ -210,6 +210,8 @@ async def test_who_reads_each_field(tenant: Tenant) -> None:
         for caller in CALLERS:
             body = await tenant.as_(caller, ann, bob)(query, _variables(query, values))
             answers[(name, caller)] = _forbidden(body)
+            if caller == "unknown_role":  # refused everything, before reading anything
+                assert store_counts(body)["storeCalls"] == 0, name
             if not answers[(name, caller)]:
                 assert all(value is not None for value in body["data"].values()), (name, body)
     expected = {
