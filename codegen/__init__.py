@@ -61,7 +61,10 @@ The spec language (see access_patterns.toml for a full example):
   must imply the read rule of each entity it returns (implication.py). Codegen writes each
   rule as a pure guard function in authz.py (may_<operation>_<entity>,
   may_read_<entity>_<attribute>, may_run_<pattern>: the caller, and the owner attributes as
-  keyword arguments), a "who may" column in ACCESS_PATTERNS.md, and AUTHORIZATION.md.
+  keyword arguments), which each generated query function asks with the session's caller
+  and its arguments before any store call (raising keygraph.errors.Forbidden; a session
+  without a caller is not asked about), a "who may" column in ACCESS_PATTERNS.md, and
+  AUTHORIZATION.md.
 
 Besides the package, codegen writes the table as CreateTable JSON, CloudFormation, a
 Terraform aws_dynamodb_table (table.tf.json) and a NoSQL Workbench model, and the registry

@@ -117,6 +117,8 @@ class GetIR:
     call: str
     key_call: str
     model: str
+    guard: str = ""
+    """The guard call deciding whether the session's caller may run it ("" without rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,7 @@ class BatchGetIR:
     ref_type: str
     key_call: str
     model: str
+    guard: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,7 @@ class QueryIR:
     shard_var: str
     index_partition_key: str
     merge_order: str
+    guard: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -360,11 +360,13 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             self.store if key is None else idempotency.TokenedStore(self.store, claims.tenant, key)
         )
         counter = CountingStore(store)
+        cursors = self._cursors_of(claims.subject)
         ctx = RequestContext(
             tenant=claims.tenant,
             caller=claims.caller,
             unrestricted=claims.unrestricted,
-            session=Session(store=counter, cursors=self._cursors_of(claims.subject)),
+            session=Session(counter, cursors, claims.caller),
+            server_session=Session(counter, cursors),
             request_id=request.request_id,
             dev=self.dev,
             batching=self.batching,

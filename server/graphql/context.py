@@ -44,6 +44,10 @@ class Context:
     tenant: str
     caller: Caller
     session: Session
+    """The caller's: each generated query function asks its pattern's guard first."""
+    server_session: Session
+    """The server's own, on the same store: for the writes of a mutation whose guard the
+    caller passed, which read what the caller itself may not (email claims, counts)."""
     request_id: str
     dev: bool = False
     unrestricted: bool = False

@@ -101,7 +101,7 @@ class AddressMutation:
         require(authz.may_create_address(ctx.caller, user_id=user_id), "add this user's addresses")
         fields = {name: getattr(input, name) for name in addresses.FIELDS}
         address, user = await addresses.add_address(
-            ctx.session, ctx.tenant, user_id, fields, input.make_default
+            ctx.server_session, ctx.tenant, user_id, fields, input.make_default
         )
         return _payload(info, address, user)
 
@@ -114,7 +114,7 @@ class AddressMutation:
         allowed = authz.may_update_address(ctx.caller, user_id=user_id)
         require(allowed, "change this user's addresses")
         address, user = await addresses.update_address(
-            ctx.session,
+            ctx.server_session,
             ctx.tenant,
             user_id,
             address_id,
@@ -133,7 +133,7 @@ class AddressMutation:
         allowed = authz.may_delete_address(ctx.caller, user_id=user_id)
         require(allowed, "remove this user's addresses")
         user = await addresses.remove_address(
-            ctx.session, ctx.tenant, user_id, address_id, input.expected_version
+            ctx.server_session, ctx.tenant, user_id, address_id, input.expected_version
         )
         user_node = User.from_model(user, ctx.caller)
         return RemoveAddressPayload(deleted_id=input.id, user=user_node)

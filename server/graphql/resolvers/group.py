@@ -50,7 +50,9 @@ class GroupMutation:
     async def create_group(self, info: Info, input: CreateGroupInput) -> Group:
         ctx = info.context
         require(authz.may_create_group(ctx.caller), "create groups")
-        return Group.from_model(await groups.create_group(ctx.session, ctx.tenant, input.name))
+        return Group.from_model(
+            await groups.create_group(ctx.server_session, ctx.tenant, input.name)
+        )
 
     @strawberry.mutation(description="Add a user to a group; adding a member again is a no-op.")
     async def add_group_member(
@@ -59,7 +61,7 @@ class GroupMutation:
         ctx = info.context
         group, user = _ids(group_id, user_id)
         require(authz.may_create_membership(ctx.caller, user_id=user), "add this user to groups")
-        await groups.add_member(ctx.session, ctx.tenant, group, user)
+        await groups.add_member(ctx.server_session, ctx.tenant, group, user)
         return await _reload(info, group)
 
     @strawberry.mutation(
@@ -72,7 +74,7 @@ class GroupMutation:
         group, user = _ids(group_id, user_id)
         allowed = authz.may_delete_membership(ctx.caller, user_id=user)
         require(allowed, "remove this user from groups")
-        await groups.remove_member(ctx.session, ctx.tenant, group, user)
+        await groups.remove_member(ctx.server_session, ctx.tenant, group, user)
         return await _reload(info, group)
 
     @strawberry.mutation(
@@ -83,6 +85,6 @@ class GroupMutation:
         group_id = local_id_of(input.id, "Group")
         require(authz.may_delete_group(ctx.caller), "delete groups")
         complete = await groups.delete_group(
-            ctx.session, ctx.tenant, group_id, input.expected_version
+            ctx.server_session, ctx.tenant, group_id, input.expected_version
         )
         return DeletePayload(deleted_id=input.id, complete=complete)

@@ -83,7 +83,9 @@ class OrderMutation:
             }
             for item in input.items
         ]
-        model = await orders.create_order(ctx.session, ctx.tenant, user_id, input.currency, lines)
+        model = await orders.create_order(
+            ctx.server_session, ctx.tenant, user_id, input.currency, lines
+        )
         return Order.from_model(model)
 
     @strawberry.mutation(description="Change an order's status; a stale version is a CONFLICT.")
@@ -94,7 +96,7 @@ class OrderMutation:
             raise NotFound("no such order")
         require(authz.may_update_order(ctx.caller), "update orders")
         model = await orders.update_order_status(
-            ctx.session, ctx.tenant, order_id, input.status, input.expected_version
+            ctx.server_session, ctx.tenant, order_id, input.status, input.expected_version
         )
         return Order.from_model(model)
 
@@ -103,5 +105,5 @@ class OrderMutation:
         ctx = info.context
         order_id = local_id_of(input.id, "Order")
         require(authz.may_delete_order(ctx.caller), "delete orders")
-        await orders.delete_order(ctx.session, ctx.tenant, order_id, input.expected_version)
+        await orders.delete_order(ctx.server_session, ctx.tenant, order_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=True)

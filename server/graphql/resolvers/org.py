@@ -95,7 +95,9 @@ class OrgMutation:
                 raise missing
             parent_path = found
         try:
-            record = await org.create_org_node(ctx.session, ctx.tenant, input.name, parent_path)
+            record = await org.create_org_node(
+                ctx.server_session, ctx.tenant, input.name, parent_path
+            )
         except NotFound as exc:
             raise missing from exc
         return OrgNode.from_record(record)
@@ -108,7 +110,7 @@ class OrgMutation:
         path = _path_of(input.id, TYPE_NAME)
         require(authz.may_delete_org_node(ctx.caller), "delete org nodes")
         complete = await org_changes.delete_org_node(
-            ctx.session, ctx.tenant, path, input.expected_version, input.cascade
+            ctx.server_session, ctx.tenant, path, input.expected_version, input.cascade
         )
         return DeletePayload(deleted_id=input.id, complete=complete)
 
@@ -121,6 +123,6 @@ class OrgMutation:
         require(authz.may_update_org_node(ctx.caller), "move org nodes")
         parent = () if input.new_parent_id is None else _path_of(input.new_parent_id, TYPE_NAME)
         record, complete = await org_changes.move_org_node(
-            ctx.session, ctx.tenant, path, input.expected_version, parent
+            ctx.server_session, ctx.tenant, path, input.expected_version, parent
         )
         return MoveOrgNodePayload(node=OrgNode.from_record(record), complete=complete)

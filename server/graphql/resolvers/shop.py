@@ -61,7 +61,9 @@ class ShopMutation:
     async def create_shop(self, info: Info, input: CreateShopInput) -> Shop:
         ctx = info.context
         require(authz.may_create_shop(ctx.caller), "create shops")
-        record = await shops.create_shop(ctx.session, ctx.tenant, input.name, input.lat, input.lng)
+        record = await shops.create_shop(
+            ctx.server_session, ctx.tenant, input.name, input.lat, input.lng
+        )
         return Shop.from_record(record)
 
     @strawberry.mutation(
@@ -72,7 +74,7 @@ class ShopMutation:
         shop_id = local_id_of(input.id, TYPE_NAME)
         require(authz.may_update_shop(ctx.caller), "move shops")
         record = await shops.move_shop(
-            ctx.session, ctx.tenant, shop_id, input.expected_version, input.lat, input.lng
+            ctx.server_session, ctx.tenant, shop_id, input.expected_version, input.lat, input.lng
         )
         return Shop.from_record(record)
 
@@ -81,5 +83,5 @@ class ShopMutation:
         ctx = info.context
         shop_id = local_id_of(input.id, TYPE_NAME)
         require(authz.may_delete_shop(ctx.caller), "delete shops")
-        await shops.delete_shop(ctx.session, ctx.tenant, shop_id, input.expected_version)
+        await shops.delete_shop(ctx.server_session, ctx.tenant, shop_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=True)

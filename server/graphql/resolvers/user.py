@@ -81,7 +81,7 @@ class UserMutation:
     async def create_user(self, info: Info, input: CreateUserInput) -> User:
         ctx = info.context
         require(authz.may_create_user(ctx.caller), "create users")
-        model = await users.create_user(ctx.session, ctx.tenant, input.email, input.name)
+        model = await users.create_user(ctx.server_session, ctx.tenant, input.email, input.name)
         return User.from_model(model, ctx.caller)
 
     @strawberry.mutation(description="Update a user; a stale expectedVersion is a CONFLICT.")
@@ -92,7 +92,7 @@ class UserMutation:
             raise NotFound("no such user")
         require(authz.may_update_user(ctx.caller, user_id=user_id), "update this user")
         model = await users.update_user(
-            ctx.session,
+            ctx.server_session,
             ctx.tenant,
             user_id,
             input.expected_version,
@@ -109,5 +109,7 @@ class UserMutation:
         ctx = info.context
         user_id = local_id_of(input.id, "User")
         require(authz.may_delete_user(ctx.caller, user_id=user_id), "delete this user")
-        complete = await users.delete_user(ctx.session, ctx.tenant, user_id, input.expected_version)
+        complete = await users.delete_user(
+            ctx.server_session, ctx.tenant, user_id, input.expected_version
+        )
         return DeletePayload(deleted_id=input.id, complete=complete)

@@ -78,3 +78,11 @@ def may_run_user_notes(caller: Caller, *, user_id: str) -> bool:
         "admin" in caller.roles
         or ("auditor" in caller.roles and caller.claim("region") not in (None, "none"))
     )
+
+
+def may_run_get_notes(caller: Caller, *, user_id: str) -> bool:
+    """Whether the caller may run get_notes."""
+    return (
+        "admin" in caller.roles
+        or ("auditor" in caller.roles and caller.claim("region") not in (None, "none"))
+    ) or (caller.owns(user_id) and not (caller.claim("suspended") == "yes"))

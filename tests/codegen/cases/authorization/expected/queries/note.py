@@ -3,17 +3,38 @@
 """Access patterns answered with Note items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from collections.abc import Sequence
+
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
+from ..keys import note as _keys_note
 from ..models.note import Note
+from ..table import TABLE
 
 USER_NOTES_PAGE = PageSize(20, 100)
 """user_notes: the page size when `first` is left out, and the largest allowed."""
+
+
+def plan_get_notes(tenant: str, refs: Sequence[tuple[str, str]]) -> list[Key]:
+    """Note by its key.: the keys, in the order asked."""
+    return [_keys_note.key(tenant, *ref) for ref in refs]
+
+
+async def get_notes(s: Session, tenant: str, refs: Sequence[tuple[str, str]]) -> list[Note | None]:
+    """Note by its key.: in the order asked, None where missing."""
+    if s.caller is not None and not all(
+        _authz.may_run_get_notes(s.caller, user_id=ref[0]) for ref in refs
+    ):
+        raise Forbidden("get_notes")
+    items = await _paging.get_many(s.store, TABLE, plan_get_notes(tenant, refs))
+    return [None if item is None else Note.from_item(item) for item in items]
 
 
 def _user_notes_item(item: Item) -> Note | None:
@@ -43,6 +64,8 @@ async def user_notes(
     s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[Note]:
     """Query user_notes."""
+    if s.caller is not None and not _authz.may_run_user_notes(s.caller, user_id=user_id):
+        raise Forbidden("user_notes")
     size = USER_NOTES_PAGE.size(first)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_notes", args)

@@ -3,9 +3,11 @@
 """Access patterns answered with User items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph.errors import Forbidden
 from keygraph.plan import Get
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import user as _keys_user
 from ..models.user import User
 
@@ -19,5 +21,7 @@ async def get_user(
     s: Session, tenant: str, user_id: str, *, consistent: bool = False
 ) -> User | None:
     """User by its key."""
+    if s.caller is not None and not _authz.may_run_get_user(s.caller):
+        raise Forbidden("get_user")
     item = await s.store.get(plan_get_user(tenant, user_id, consistent=consistent))
     return None if item is None else User.from_item(item)
