@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="keygraph-big-") as tmp:
         data_dir = Path(tmp)
         asyncio.run(_seed(data_dir, args.store))
-        token = issue_token(load_settings({}, data_dir=data_dir), TENANT, "bench")
+        token = issue_token(load_settings({}, data_dir=data_dir), TENANT, "bench", roles=["admin"])
         results: dict[str, Any] = {}
         for executor in ("compiled", "strawberry"):
             runs = [_one_run(data_dir, args.store, executor, token) for _ in range(args.runs)]

@@ -138,7 +138,7 @@ async def moves(s: Session, sizes: dict[str, int]) -> dict[str, Any]:
 
 async def idempotency(store: Store, settings: Settings, requests: int) -> dict[str, Any]:
     app = create_app(settings, store)
-    token = issue_token(settings, TENANT, "bench")
+    token = issue_token(settings, TENANT, "bench", roles=["admin"])
     query = "mutation($i: CreateUserInput!) { createUser(input: $i) { id email } }"
 
     async def send(client: httpx.AsyncClient, n: int, key: str | None) -> float:

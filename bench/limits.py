@@ -104,7 +104,9 @@ def big_bodies() -> dict[str, Any]:
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.2)
-            token = issue_token(Settings(data_dir=Path(data), jwt_secret=secret), "acme")
+            token = issue_token(
+                Settings(data_dir=Path(data), jwt_secret=secret), "acme", roles=["admin"]
+            )
             idle = memory_kib(server.pid)
             found: dict[str, Any] = {"idle_kib": idle}
             for declared in (True, False):

@@ -317,7 +317,9 @@ def run(store: str, minutes: float, concurrency: int, data: Path) -> dict[str, A
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     try:
         _wait_ready(f"http://{HOST}:{port}", server)
-        token = issue_token(Settings(data_dir=data, jwt_secret=SECRET), TENANT, "soak")
+        token = issue_token(
+            Settings(data_dir=data, jwt_secret=SECRET), TENANT, "soak", roles=["admin"]
+        )
         soak = Soak(port, token, concurrency, seed=20261124)
         rows: list[dict[str, Any]] = []
 

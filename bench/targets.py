@@ -52,7 +52,7 @@ def bench_settings(data_dir: Path, store: StoreName, endpoint: str | None) -> Se
 
 
 def auth_headers(settings: Settings, tenant: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {issue_token(settings, tenant, 'bench')}"}
+    return {"Authorization": f"Bearer {issue_token(settings, tenant, 'bench', roles=['admin'])}"}
 
 
 def local_client(endpoint: str, read_timeout: float = 10.0) -> Any:

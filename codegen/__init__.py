@@ -48,6 +48,23 @@ The spec language (see access_patterns.toml for a full example):
   holds {shard}: the entities store the shard as an int attribute (width set, 0..count-1,
   chosen by the writer); the generated function queries every shard concurrently and merges
   the pages by sort key in the pattern's direction (ties by table key).
+- Authorization (rules.py, authz.py): [authorization] roles = [...] (the roles rules may
+  name) and [authorization.rules] <name> = "<rule>" (named rules, used by name) turn it on.
+  Then every entity needs access.read | create | update | delete (access.default for those
+  not named) and may give attributes a read rule of their own (access.attributes.<name>),
+  and every pattern needs allow = "<rule>": deny by default, a missing rule is an error. A
+  rule combines with and / or / not and parentheses: role = "R"; owner = "<attribute>" (the
+  attribute, an id or string, equals the caller's sub); claim.<name> = "V" or != "V" (a
+  token without the claim satisfies neither); anyone; nobody; a named rule. A pattern's
+  owner must be an argument its key binds (else only a filter after the read could enforce
+  it: bind the owner in the key, or restrict the pattern to roles), and a pattern's rule
+  must imply the read rule of each entity it returns (implication.py). Codegen writes each
+  rule as a pure guard function in authz.py (may_<operation>_<entity>,
+  may_read_<entity>_<attribute>, may_run_<pattern>: the caller, and the owner attributes as
+  keyword arguments), which each generated query function asks with the session's caller
+  and its arguments before any store call (raising keygraph.errors.Forbidden; a session
+  without a caller is not asked about), a "who may" column in ACCESS_PATTERNS.md, and
+  AUTHORIZATION.md.
 
 Besides the package, codegen writes the table as CreateTable JSON, CloudFormation, a
 Terraform aws_dynamodb_table (table.tf.json) and a NoSQL Workbench model, and the registry

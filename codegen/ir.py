@@ -117,6 +117,8 @@ class GetIR:
     call: str
     key_call: str
     model: str
+    guard: str = ""
+    """The guard call deciding whether the session's caller may run it ("" without rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,7 @@ class BatchGetIR:
     ref_type: str
     key_call: str
     model: str
+    guard: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,7 @@ class QueryIR:
     shard_var: str
     index_partition_key: str
     merge_order: str
+    guard: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +192,8 @@ class WorksheetRowIR:
     index: str
     condition: str
     example: str
+    who: str = ""
+    """Who may run it, when the spec has authorization."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,3 +236,32 @@ class ProgramIR:
     entity_rows: tuple[EntityRowIR, ...]
     fingerprint: str
     tenant_prefixes: str
+    authorization: AuthorizationIR | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardIR:
+    """A guard function: whether a caller may do one thing, from its arguments alone."""
+
+    name: str
+    doc: str
+    params: str
+    expr: str
+
+
+@dataclass(frozen=True, slots=True)
+class AccessRowIR:
+    """One line of AUTHORIZATION.md."""
+
+    subject: str
+    operation: str
+    who: str
+    guard: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationIR:
+    roles: str
+    named: tuple[tuple[str, str], ...]
+    guards: tuple[GuardIR, ...]
+    rows: tuple[AccessRowIR, ...]

@@ -8,7 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .ir import EntityRowIR, IndexIR, ProgramIR
+from .authz import collect
+from .ir import AuthorizationIR, EntityRowIR, IndexIR, ProgramIR
+from .lower_authz import lower_authorization
 from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct, lower_summaries
 from .lower_queries import lower_queries
@@ -53,7 +55,14 @@ def lower(resolved: Resolved) -> ProgramIR:
         ),
         fingerprint=fingerprint(resolved),
         tenant_prefixes=repr(tenant_prefixes(resolved)),
+        authorization=_authorization(resolved),
     )
+
+
+def _authorization(resolved: Resolved) -> AuthorizationIR | None:
+    checked, problems = collect(resolved)
+    assert not problems, problems  # analyse() reported them
+    return None if checked is None else lower_authorization(resolved, checked)
 
 
 def tenant_prefixes(resolved: Resolved) -> tuple[str, ...]:
@@ -73,20 +82,20 @@ def tenant_prefixes(resolved: Resolved) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _dump(model: BaseModel) -> Any:
+def _dump(model: BaseModel, exclude: frozenset[str] = frozenset()) -> Any:
     """A spec part as JSON, settings left at their defaults left out (a new setting does not
-    change the fingerprint of a spec that does not use it)."""
-    return model.model_dump(mode="json", exclude_defaults=True)
+    change the fingerprint of a spec that does not use it), nor those in `exclude`."""
+    return model.model_dump(mode="json", exclude_defaults=True, exclude=set(exclude))
 
 
 def fingerprint(resolved: Resolved) -> str:
     """A digest of how the spec stores items (the table and every entity): a migration's
-    checkpoint belongs to one."""
+    checkpoint belongs to one. Access rules store nothing and are left out."""
     spec = resolved.spec
     stored = {
         "table": _dump(spec.table),
         "structs": {n: _dump(s) for n, s in spec.structs.items()},
-        "entities": {n: _dump(e) for n, e in spec.entities.items()},
+        "entities": {n: _dump(e, frozenset({"access"})) for n, e in spec.entities.items()},
     }
     text = json.dumps(stored, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import keytemplate
 from .imports import sort_imports
 from .ir import BatchGetIR, GetIR, QueriesModuleIR, QueryIR
 from .keytemplate import Template
+from .lower_guards import pattern_guard
 from .lower_keys import params_of, render_template
 from .pytypes import KeyVar, docstring, snake
 from .resolve import TABLE_INDEX, Resolved
@@ -158,16 +159,29 @@ class _Module:
     imports: set[str] = field(default_factory=lambda: {"from keygraph.store import Session"})
 
 
+def _guard(name: str, resolved: Resolved, params: list[KeyVar], batch: bool) -> str:
+    if batch:
+        refs = ["ref"] if len(params) == 1 else [f"ref[{n}]" for n in range(len(params))]
+        given = {p.name: ref for p, ref in zip(params, refs, strict=True)}
+    else:
+        given = {p.name: p.param for p in params}
+    return pattern_guard(resolved, name, given, batch)
+
+
 def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: Resolved) -> None:
     imports = into.imports
     params: list[KeyVar]
+    if resolved.spec.authorization is not None:
+        imports |= {"from keygraph.errors import Forbidden", "from .. import authz as _authz"}
     if pattern.operation == "get":
         get, params = _get(name, pattern, resolved)
+        get = replace(get, guard=_guard(name, resolved, params, False))
         into.gets.append(get)
         imports |= {"from keygraph.plan import Get", f"from ..models.{module} import {get.model}"}
         imports.add(f"from ..keys import {module} as _keys_{module}")
     elif pattern.operation == "batch_get":
         batch, params = _batch_get(name, pattern, resolved)
+        batch = replace(batch, guard=_guard(name, resolved, params, True))
         into.batch_gets.append(batch)
         imports |= {
             "from collections.abc import Sequence",
@@ -179,6 +193,7 @@ def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: 
         }
     else:
         query, params = _query(name, pattern, resolved)
+        query = replace(query, guard=_guard(name, resolved, params, False))
         (into.sharded if pattern.shards else into.queries).append(query)
         imports |= {
             "from keygraph import paging as _paging",

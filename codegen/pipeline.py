@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .authz import check_authorization
 from .checks import check_table, check_types
 from .diagnostics import Problem, SpecErrors, locate
 from .formatter import format_python
@@ -16,8 +17,8 @@ from .resolve import Resolved, resolve
 
 def analyse(text: str, source: str) -> Resolved:
     """The resolved spec, or SpecErrors with every problem, located, all in one run: the
-    shape, the references, and the key design (lint) of every part whose shape and
-    references hold (lint relies on them; the others are already reported)."""
+    shape, the references, and the key design (lint) and authorization rules of every part
+    whose shape and references hold (they rely on them; the others are already reported)."""
     spec, problems = parse_text(text)
     resolved = resolve(spec, source)
     problems += resolved.problems
@@ -26,6 +27,7 @@ def analyse(text: str, source: str) -> Resolved:
     sound = _without(resolved, problems)
     if sound is not None:
         problems += lint(sound)
+        problems += check_authorization(sound)
     if problems:
         raise SpecErrors(locate(sorted(set(problems), key=_order), text))
     return resolved

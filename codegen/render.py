@@ -48,6 +48,9 @@ def render(program: ProgramIR, table: TableSpec) -> dict[str, str]:
     put("table.py", "table.py.j2", p=program)
     put("entities.py", "entities.py.j2", p=program)
     put("ACCESS_PATTERNS.md", "access_patterns.md.j2", p=program, notice=NOTICE)
+    if program.authorization is not None:
+        put("authz.py", "authz.py.j2", a=program.authorization)
+        put("AUTHORIZATION.md", "authorization.md.j2", p=program, notice=NOTICE)
     for keys in program.keys:
         put(f"keys/{keys.module}.py", "keys.py.j2", m=keys)
     for model in program.models:

@@ -71,6 +71,30 @@ class StructSpec(BaseModel):
         return dict(self.__pydantic_extra__ or {})
 
 
+class AccessSpec(_Strict):
+    """Who may read, create, update and delete an entity's items, and read each attribute
+    (rules in the language of codegen/rules.py). `default` is the rule of every operation
+    not given; an operation with neither is a lint error (deny by default)."""
+
+    default: str | None = None
+    read: str | None = None
+    create: str | None = None
+    update: str | None = None
+    delete: str | None = None
+    attributes: dict[str, str] = {}
+    """Read rules of single attributes; an attribute without one has the entity's."""
+
+
+class AuthorizationSpec(_Strict):
+    """Turns authorization on: every entity then needs its access rules and every pattern
+    its `allow` rule."""
+
+    roles: tuple[str, ...] = Field(min_length=1)
+    """The roles rules may name; another name in a rule is a typo."""
+    rules: dict[str, str] = {}
+    """Named rules, used by name in other rules."""
+
+
 class EntitySpec(_Strict):
     type: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
     description: str = ""
@@ -79,6 +103,7 @@ class EntitySpec(_Strict):
     attributes: dict[str, AttributeSpec] = {}
     attributes_from: str | None = None
     keys: dict[str, str]
+    access: AccessSpec | None = None
 
 
 class ArgSpec(_Strict):
@@ -122,10 +147,14 @@ class PatternSpec(_Strict):
     returns: tuple[str, ...] = ()
     page_size: PageSizeSpec | None = None
     shards: ShardSpec | None = None
+    allow: str | None = None
+    """Who may run the pattern: a rule decided from the caller and the pattern's key
+    arguments alone, before any read."""
 
 
 class Spec(_Strict):
     table: TableSpec
+    authorization: AuthorizationSpec | None = None
     structs: dict[str, StructSpec] = {}
     entities: dict[str, EntitySpec]
     patterns: dict[str, PatternSpec] = {}

@@ -10,6 +10,7 @@ from keygraph import keycodec
 from . import keytemplate
 from .ir import EntityKeyRowIR, WorksheetRowIR
 from .keytemplate import Template
+from .lower_authz import pattern_who
 from .lower_keys import Lookup
 from .lower_queries import pattern_lookup, sort_templates
 from .pytypes import KeyVar
@@ -93,6 +94,7 @@ def worksheet(resolved: Resolved) -> list[WorksheetRowIR]:
                 index=f"{index} ({pattern.direction})" if pattern.operation == "query" else index,
                 condition=condition,
                 example=sample,
+                who=pattern_who(resolved, name) if resolved.spec.authorization else "",
             )
         )
     return rows

@@ -1,4 +1,5 @@
-"""Opaque pagination cursors, HMAC-signed over tenant, pattern, arguments and position."""
+"""Opaque pagination cursors, HMAC-signed over tenant, pattern, arguments and position,
+and (through a key derived per caller) over who they were given to."""
 
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ class CursorCodec:
         if len(secret) < 16:
             raise ValueError("cursor secret must be at least 16 bytes")
         self._secret = secret
+
+    def bound_to(self, subject: str | None) -> CursorCodec:
+        """A codec whose cursors verify only for the caller `subject` (None: callers
+        without one): another caller's cursor is INVALID_CURSOR."""
+        caller = b"\x01" if subject is None else b"\x00" + subject.encode()
+        return CursorCodec(hmac.new(self._secret, b"caller" + caller, hashlib.sha256).digest())
 
     def _mac(self, tenant: str, pattern: str, args: Mapping[str, Any], body: bytes) -> bytes:
         message = b"\x00".join((tenant.encode(), pattern.encode(), _canonical(dict(args)), body))

@@ -12,6 +12,10 @@ class KeygraphError(Exception):
     """Base of every error the data layer raises on purpose."""
 
 
+class Forbidden(KeygraphError):
+    """A pattern's guard refused the session's caller, before any store call."""
+
+
 class BadArgument(KeygraphError, ValueError):
     """An argument a generated function cannot use: an empty key value, a page size out of
     range, a value that does not fit its attribute."""

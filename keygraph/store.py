@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .caller import Caller
 from .cursor import CursorCodec
 from .plan import (
     BatchGet,
@@ -59,7 +60,11 @@ class Store(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """What a generated query function runs on: a store and the cursor codec."""
+    """What a generated query function runs on: a store, the cursor codec, and who the reads
+    are for. A package generated from a spec with access rules asks the pattern's guard
+    (generated/authz.py) with `caller` and the arguments before any store call, and raises
+    Forbidden when it refuses; with no caller, the server reads for itself."""
 
     store: Store
     cursors: CursorCodec
+    caller: Caller | None = None

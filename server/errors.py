@@ -19,6 +19,12 @@ class Unauthenticated(ApiError):
     code = "UNAUTHENTICATED"
 
 
+class Forbidden(ApiError):
+    """The caller may not do or read this (the spec's access rules, generated/authz.py)."""
+
+    code = "FORBIDDEN"
+
+
 class BadUserInput(ApiError):
     code = "BAD_USER_INPUT"
 

@@ -86,6 +86,10 @@ class Settings:
     graphiql: bool | None = None
     dev_tenant: str = "demo"
     """The tenant of the token GraphiQL is prefilled with in dev mode."""
+    roles_claim: str = "roles"
+    """The token claim holding the caller's roles (e.g. `cognito:groups`)."""
+    default_roles: tuple[str, ...] = ("member",)
+    """The roles of a token without the roles claim."""
     host: str = "127.0.0.1"
     port: int = 8000
     limits: Limits = field(default_factory=Limits)
@@ -183,6 +187,8 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_CURSOR_SECRET": "cursor_secret",
     "KEYGRAPH_GRAPHIQL": "graphiql",
     "KEYGRAPH_DEV_TENANT": "dev_tenant",
+    "KEYGRAPH_ROLES_CLAIM": "roles_claim",
+    "KEYGRAPH_DEFAULT_ROLES": "default_roles",
     "KEYGRAPH_HOST": "host",
     "KEYGRAPH_PORT": "port",
     "KEYGRAPH_WORKERS": "workers",
@@ -221,6 +227,8 @@ _FLOATS = (
 def _convert(name: str, raw: str) -> Any:
     if name in ("data_dir", "jwt_public_key_file"):
         return Path(raw)
+    if name == "default_roles":
+        return tuple(role for role in raw.replace(",", " ").split() if role)
     if name == "graphiql":
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
             raise SettingsError(f"KEYGRAPH_GRAPHIQL must be true or false, not {raw!r}")

@@ -3,9 +3,11 @@
 """Access patterns answered with Address items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph.errors import Forbidden
 from keygraph.plan import Get
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import address as _keys_address
 from ..models.address import Address
 
@@ -21,5 +23,7 @@ async def get_address(
     s: Session, tenant: str, user_id: str, address_id: str, *, consistent: bool = False
 ) -> Address | None:
     """An address by its user and id"""
+    if s.caller is not None and not _authz.may_run_get_address(s.caller, user_id=user_id):
+        raise Forbidden("get_address")
     item = await s.store.get(plan_get_address(tenant, user_id, address_id, consistent=consistent))
     return None if item is None else Address.from_item(item)

@@ -4,11 +4,13 @@
 the function that runs it on a Store."""
 
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..models.cleanup_task import CleanupTask
 
 CLEANUP_TASKS_PAGE = PageSize(100, 1000)
@@ -38,6 +40,8 @@ async def cleanup_tasks(
     s: Session, *, first: int | None = None, after: str | None = None
 ) -> Page[CleanupTask]:
     """Cleanups still to finish, oldest first"""
+    if s.caller is not None and not _authz.may_run_cleanup_tasks(s.caller):
+        raise Forbidden("cleanup_tasks")
     size = CLEANUP_TASKS_PAGE.size(first)
     args: dict[str, str] = {}
     start = _paging.start_key(s, after, "", "cleanup_tasks", args)

@@ -3,9 +3,11 @@
 """Access patterns answered with EmailClaim items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph.errors import Forbidden
 from keygraph.plan import Get
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import email_claim as _keys_email_claim
 from ..models.email_claim import EmailClaim
 
@@ -19,5 +21,7 @@ async def get_email_claim(
     s: Session, tenant: str, email_key: str, *, consistent: bool = False
 ) -> EmailClaim | None:
     """U2: the user who holds an email"""
+    if s.caller is not None and not _authz.may_run_get_email_claim(s.caller):
+        raise Forbidden("get_email_claim")
     item = await s.store.get(plan_get_email_claim(tenant, email_key, consistent=consistent))
     return None if item is None else EmailClaim.from_item(item)

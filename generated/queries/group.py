@@ -6,9 +6,11 @@ the function that runs it on a Store."""
 from collections.abc import Sequence
 
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.plan import Get, Key
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import group as _keys_group
 from ..models.group import Group
 from ..table import TABLE
@@ -23,6 +25,8 @@ async def get_group(
     s: Session, tenant: str, group_id: str, *, consistent: bool = False
 ) -> Group | None:
     """A group by id"""
+    if s.caller is not None and not _authz.may_run_get_group(s.caller):
+        raise Forbidden("get_group")
     item = await s.store.get(plan_get_group(tenant, group_id, consistent=consistent))
     return None if item is None else Group.from_item(item)
 
@@ -34,5 +38,7 @@ def plan_get_groups(tenant: str, refs: Sequence[str]) -> list[Key]:
 
 async def get_groups(s: Session, tenant: str, refs: Sequence[str]) -> list[Group | None]:
     """Groups by id, for batched loads: in the order asked, None where missing."""
+    if s.caller is not None and not _authz.may_run_get_groups(s.caller):
+        raise Forbidden("get_groups")
     items = await _paging.get_many(s.store, TABLE, plan_get_groups(tenant, refs))
     return [None if item is None else Group.from_item(item) for item in items]

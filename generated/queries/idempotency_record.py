@@ -3,9 +3,11 @@
 """Access patterns answered with IdempotencyRecord items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph.errors import Forbidden
 from keygraph.plan import Get
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import idempotency_record as _keys_idempotency_record
 from ..models.idempotency_record import IdempotencyRecord
 
@@ -21,6 +23,8 @@ async def get_idempotency_record(
     s: Session, tenant: str, idempotency_key: str, *, consistent: bool = False
 ) -> IdempotencyRecord | None:
     """The record of an Idempotency-Key"""
+    if s.caller is not None and not _authz.may_run_get_idempotency_record(s.caller):
+        raise Forbidden("get_idempotency_record")
     item = await s.store.get(
         plan_get_idempotency_record(tenant, idempotency_key, consistent=consistent)
     )

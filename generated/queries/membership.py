@@ -5,11 +5,13 @@ the function that runs it on a Store."""
 
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import membership as _keys_membership
 from ..models.membership import Membership
 
@@ -30,6 +32,8 @@ async def get_membership(
     s: Session, tenant: str, user_id: str, group_id: str, *, consistent: bool = False
 ) -> Membership | None:
     """One membership, to make adding and removing idempotent"""
+    if s.caller is not None and not _authz.may_run_get_membership(s.caller):
+        raise Forbidden("get_membership")
     item = await s.store.get(plan_get_membership(tenant, user_id, group_id, consistent=consistent))
     return None if item is None else Membership.from_item(item)
 
@@ -68,6 +72,8 @@ async def user_groups(
     s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[Membership]:
     """G1: a user's memberships"""
+    if s.caller is not None and not _authz.may_run_user_groups(s.caller):
+        raise Forbidden("user_groups")
     size = USER_GROUPS_PAGE.size(first)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_groups", args)
@@ -99,6 +105,8 @@ async def group_members(
     s: Session, tenant: str, group_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[Membership]:
     """G2: a group's memberships, by user id"""
+    if s.caller is not None and not _authz.may_run_group_members(s.caller):
+        raise Forbidden("group_members")
     size = GROUP_MEMBERS_PAGE.size(first)
     args: dict[str, str] = {"group_id": _kc.escape(group_id)}
     start = _paging.start_key(s, after, tenant, "group_members", args)

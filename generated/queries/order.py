@@ -7,11 +7,13 @@ from collections.abc import Sequence
 
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import order as _keys_order
 from ..models.enums import OrderStatus
 from ..models.order import Order
@@ -30,6 +32,8 @@ async def get_order(
     s: Session, tenant: str, order_id: str, *, consistent: bool = False
 ) -> Order | None:
     """O3: an order with its line items, one read"""
+    if s.caller is not None and not _authz.may_run_get_order(s.caller):
+        raise Forbidden("get_order")
     item = await s.store.get(plan_get_order(tenant, order_id, consistent=consistent))
     return None if item is None else Order.from_item(item)
 
@@ -41,6 +45,8 @@ def plan_get_orders(tenant: str, refs: Sequence[str]) -> list[Key]:
 
 async def get_orders(s: Session, tenant: str, refs: Sequence[str]) -> list[Order | None]:
     """Orders by id, for batched loads: in the order asked, None where missing."""
+    if s.caller is not None and not _authz.may_run_get_orders(s.caller):
+        raise Forbidden("get_orders")
     items = await _paging.get_many(s.store, TABLE, plan_get_orders(tenant, refs))
     return [None if item is None else Order.from_item(item) for item in items]
 
@@ -79,6 +85,8 @@ async def orders_by_status(
     after: str | None = None,
 ) -> Page[Order]:
     """O4: a tenant's orders in one status, newest first"""
+    if s.caller is not None and not _authz.may_run_orders_by_status(s.caller):
+        raise Forbidden("orders_by_status")
     size = ORDERS_BY_STATUS_PAGE.size(first)
     args: dict[str, str] = {"status": _kc.escape(status)}
     start = _paging.start_key(s, after, tenant, "orders_by_status", args)

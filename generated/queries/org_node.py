@@ -7,11 +7,13 @@ from collections.abc import Sequence
 
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import org_node as _keys_org_node
 from ..models.org_node import OrgNode
 from ..table import TABLE
@@ -31,6 +33,8 @@ async def get_org_node(
     s: Session, tenant: str, path: Sequence[str], *, consistent: bool = False
 ) -> OrgNode | None:
     """T1: an org node by its path"""
+    if s.caller is not None and not _authz.may_run_get_org_node(s.caller):
+        raise Forbidden("get_org_node")
     item = await s.store.get(plan_get_org_node(tenant, path, consistent=consistent))
     return None if item is None else OrgNode.from_item(item)
 
@@ -44,6 +48,8 @@ async def get_org_nodes(
     s: Session, tenant: str, refs: Sequence[Sequence[str]]
 ) -> list[OrgNode | None]:
     """T3: org nodes by path, for ancestors: in the order asked, None where missing."""
+    if s.caller is not None and not _authz.may_run_get_org_nodes(s.caller):
+        raise Forbidden("get_org_nodes")
     items = await _paging.get_many(s.store, TABLE, plan_get_org_nodes(tenant, refs))
     return [None if item is None else OrgNode.from_item(item) for item in items]
 
@@ -84,6 +90,8 @@ async def org_children(
     s: Session, tenant: str, parent_ref: str, *, first: int | None = None, after: str | None = None
 ) -> Page[OrgNode]:
     """T1: a node's children (parent_ref ROOT: the roots)"""
+    if s.caller is not None and not _authz.may_run_org_children(s.caller):
+        raise Forbidden("org_children")
     size = ORG_CHILDREN_PAGE.size(first)
     args: dict[str, str] = {"parent_ref": _kc.escape(parent_ref)}
     start = _paging.start_key(s, after, tenant, "org_children", args)
@@ -130,6 +138,8 @@ async def org_subtree(
     after: str | None = None,
 ) -> Page[OrgNode]:
     """T2: a node's descendants, each before its own descendants"""
+    if s.caller is not None and not _authz.may_run_org_subtree(s.caller):
+        raise Forbidden("org_subtree")
     size = ORG_SUBTREE_PAGE.size(first)
     args: dict[str, str] = {"path": _kc.escape_path(path)}
     start = _paging.start_key(s, after, tenant, "org_subtree", args)

@@ -3,9 +3,11 @@
 """Access patterns answered with OrgRoots items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from keygraph.errors import Forbidden
 from keygraph.plan import Get
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import org_roots as _keys_org_roots
 from ..models.org_roots import OrgRoots
 
@@ -17,5 +19,7 @@ def plan_get_org_roots(tenant: str, *, consistent: bool = False) -> Get:
 
 async def get_org_roots(s: Session, tenant: str, *, consistent: bool = False) -> OrgRoots | None:
     """The count of a tenant's org roots"""
+    if s.caller is not None and not _authz.may_run_get_org_roots(s.caller):
+        raise Forbidden("get_org_roots")
     item = await s.store.get(plan_get_org_roots(tenant, consistent=consistent))
     return None if item is None else OrgRoots.from_item(item)

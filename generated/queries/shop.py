@@ -7,11 +7,13 @@ from collections.abc import Sequence
 
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import shop as _keys_shop
 from ..models.shop import Shop
 from ..table import TABLE
@@ -29,6 +31,8 @@ async def get_shop(
     s: Session, tenant: str, shop_id: str, *, consistent: bool = False
 ) -> Shop | None:
     """A shop by id"""
+    if s.caller is not None and not _authz.may_run_get_shop(s.caller):
+        raise Forbidden("get_shop")
     item = await s.store.get(plan_get_shop(tenant, shop_id, consistent=consistent))
     return None if item is None else Shop.from_item(item)
 
@@ -40,6 +44,8 @@ def plan_get_shops(tenant: str, refs: Sequence[str]) -> list[Key]:
 
 async def get_shops(s: Session, tenant: str, refs: Sequence[str]) -> list[Shop | None]:
     """Shops by id, for batched loads: in the order asked, None where missing."""
+    if s.caller is not None and not _authz.may_run_get_shops(s.caller):
+        raise Forbidden("get_shops")
     items = await _paging.get_many(s.store, TABLE, plan_get_shops(tenant, refs))
     return [None if item is None else Shop.from_item(item) for item in items]
 
@@ -82,6 +88,8 @@ async def shops_in_cell(
     after: str | None = None,
 ) -> Page[Shop]:
     """S1: shops whose geohash starts with a prefix, inside one 3-character cell"""
+    if s.caller is not None and not _authz.may_run_shops_in_cell(s.caller):
+        raise Forbidden("shops_in_cell")
     size = SHOPS_IN_CELL_PAGE.size(first)
     args: dict[str, str] = {
         "geo_cell": _kc.escape(geo_cell),

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Get, Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..keys import user as _keys_user
 from ..models.address import Address
 from ..models.user import User
@@ -32,6 +34,8 @@ async def get_user(
     s: Session, tenant: str, user_id: str, *, consistent: bool = False
 ) -> User | None:
     """U1: a user by id"""
+    if s.caller is not None and not _authz.may_run_get_user(s.caller):
+        raise Forbidden("get_user")
     item = await s.store.get(plan_get_user(tenant, user_id, consistent=consistent))
     return None if item is None else User.from_item(item)
 
@@ -43,6 +47,8 @@ def plan_get_users(tenant: str, refs: Sequence[str]) -> list[Key]:
 
 async def get_users(s: Session, tenant: str, refs: Sequence[str]) -> list[User | None]:
     """Users by id, for batched loads: in the order asked, None where missing."""
+    if s.caller is not None and not _authz.may_run_get_users(s.caller):
+        raise Forbidden("get_users")
     items = await _paging.get_many(s.store, TABLE, plan_get_users(tenant, refs))
     return [None if item is None else User.from_item(item) for item in items]
 
@@ -81,6 +87,8 @@ async def list_users(
     s: Session, tenant: str, *, first: int | None = None, after: str | None = None
 ) -> Page[User]:
     """U3: a tenant's users, oldest first"""
+    if s.caller is not None and not _authz.may_run_list_users(s.caller):
+        raise Forbidden("list_users")
     size = LIST_USERS_PAGE.size(first)
     args: dict[str, str] = {}
     start = _paging.start_key(s, after, tenant, "list_users", args)
@@ -119,6 +127,8 @@ async def user_with_addresses(
     s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[User | Address]:
     """A1: a user and its addresses, in one Query on the user's item collection"""
+    if s.caller is not None and not _authz.may_run_user_with_addresses(s.caller, user_id=user_id):
+        raise Forbidden("user_with_addresses")
     size = USER_WITH_ADDRESSES_PAGE.size(first)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_with_addresses", args)

@@ -7,11 +7,13 @@ from datetime import datetime
 
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
+from keygraph.errors import Forbidden
 from keygraph.page import Page
 from keygraph.paging import PageSize
 from keygraph.plan import Item, Key, Query, SortCondition
 from keygraph.store import Session
 
+from .. import authz as _authz
 from ..models.user_order import UserOrder
 
 USER_ORDERS_PAGE = PageSize(20, 100)
@@ -54,6 +56,8 @@ async def user_orders(
     s: Session, tenant: str, user_id: str, *, first: int | None = None, after: str | None = None
 ) -> Page[UserOrder]:
     """O1: a user's orders, newest first"""
+    if s.caller is not None and not _authz.may_run_user_orders(s.caller, user_id=user_id):
+        raise Forbidden("user_orders")
     size = USER_ORDERS_PAGE.size(first)
     args: dict[str, str] = {"user_id": _kc.escape(user_id)}
     start = _paging.start_key(s, after, tenant, "user_orders", args)
@@ -100,6 +104,8 @@ async def user_orders_between(
     after: str | None = None,
 ) -> Page[UserOrder]:
     """O2: a user's orders created in [from, to), newest first"""
+    if s.caller is not None and not _authz.may_run_user_orders_between(s.caller, user_id=user_id):
+        raise Forbidden("user_orders_between")
     size = USER_ORDERS_BETWEEN_PAGE.size(first)
     args: dict[str, str] = {
         "user_id": _kc.escape(user_id),

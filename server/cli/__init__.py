@@ -65,6 +65,12 @@ def parser() -> argparse.ArgumentParser:
     token = commands.add_parser("token", help="print a dev JWT (HS256) for a tenant")
     token.add_argument("--tenant", required=True)
     token.add_argument("--sub")
+    token.add_argument(
+        "--role",
+        action="append",
+        dest="roles",
+        help="a role of the caller (repeatable; none given: the server's default roles)",
+    )
     token.add_argument("--ttl", type=int, default=86400, help="seconds (default a day)")
     token.add_argument("--data", help="data directory (default ./.keygraph)")
 
@@ -114,7 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"demo tenant {settings.dev_tenant!r}: {state}", file=sys.stderr)
         if settings.dev and settings.jwt_secret is not None:
             url = f"http://{settings.host}:{settings.port}/graphql"
-            token = issue_token(settings, settings.dev_tenant, "dev")
+            token = issue_token(settings, settings.dev_tenant, "dev", roles=["admin"])
             print(f"GraphiQL: {url}\ndev token (tenant {settings.dev_tenant}): {token}")
             sys.stdout.flush()
         serve(settings, backend.store, backend.local_endpoint)
@@ -172,7 +178,7 @@ def cmd_backfill_groups(args: argparse.Namespace) -> int:
 def cmd_token(args: argparse.Namespace) -> int:
     from server.edge.auth import issue_token
 
-    print(issue_token(_settings(args), args.tenant, args.sub, args.ttl))
+    print(issue_token(_settings(args), args.tenant, args.sub, args.ttl, args.roles))
     return 0
 
 

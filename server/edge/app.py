@@ -65,8 +65,10 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     """The app over `store` (closed on shutdown when `close_store`)."""
 
     def graphiql_authorization() -> str:
-        """A fresh dev token for the page, so a long-running server's page never goes stale."""
-        return f"Bearer {issue_token(settings, settings.dev_tenant, 'graphiql')}"
+        """A fresh admin dev token for the page, so a long-running server's page never goes
+        stale and the page reads the whole tenant."""
+        token = issue_token(settings, settings.dev_tenant, "graphiql", roles=["admin"])
+        return f"Bearer {token}"
 
     prefill = settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
     limits = settings.limits

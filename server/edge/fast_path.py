@@ -72,7 +72,9 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     except GraphQLError:
         return None
     name = _operation_name(prepared.document, provided)
-    refused, estimate = preparation.screen(graphql_schema, prepared, name, variables or {})
+    claims = request.claims
+    caller = None if claims is None or claims.unrestricted else claims.caller
+    refused, estimate = preparation.screen(graphql_schema, prepared, name, variables or {}, caller)
     if refused:
         return None  # Strawberry's view answers the same failure, before any planning
     built = build_executor(graphql_schema, prepared.document, name, variables, extensions)

@@ -63,6 +63,8 @@ log = logging.getLogger("keygraph.request")
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _REPLAYED = "REPLAYED"
+_CALLERS_REMEMBERED = 4096
+"""Callers whose cursor codec is kept (one HMAC each to derive)."""
 """The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 
 
@@ -191,6 +193,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         self.store = store
         self.verifier = verifier
         self.cursors = cursors
+        self._caller_cursors: dict[str | None, CursorCodec] = {}
         self.limits = limits
         self.budget = budget
         self.guard = Guard(limits)
@@ -294,15 +297,18 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             return self._refused(request, Refusal(400, "BAD_REQUEST", problem))
         key = request.header(idempotency.HEADER)
         if key is not None and request.method == "POST":
-            return await self._run_once(request, claims.tenant, key)
+            return await self._run_once(request, claims, key)
         return await self._execute(request)
 
-    async def _run_once(self, request: GraphQLRequest, tenant: str, key: str) -> Response:
-        """A request with an Idempotency-Key: its first answer, once (edge/idempotency.py)."""
-        if not idempotency.valid_key(key):
+    async def _run_once(self, request: GraphQLRequest, claims: Claims, given: str) -> Response:
+        """A request with an Idempotency-Key: its first answer, once, to the same caller
+        (edge/idempotency.py)."""
+        if not idempotency.valid_key(given):
             message = "Idempotency-Key must be 1 to 255 printable ASCII characters"
             return self._refused(request, Refusal(400, "BAD_REQUEST", message))
-        outcome = await self.ledger.claim(tenant, key, idempotency.digest(await request.body()))
+        key = idempotency.caller_key(claims.subject, given)
+        body = idempotency.digest(await request.body())
+        outcome = await self.ledger.claim(claims.tenant, key, body)
         if isinstance(outcome, idempotency.Refused):
             refusal = Refusal(outcome.status, outcome.code, outcome.message, outcome.retry_after)
             return self._refused(request, refusal)
@@ -354,10 +360,13 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             self.store if key is None else idempotency.TokenedStore(self.store, claims.tenant, key)
         )
         counter = CountingStore(store)
+        cursors = self._cursors_of(claims.subject)
         ctx = RequestContext(
             tenant=claims.tenant,
-            subject=claims.subject,
-            session=Session(store=counter, cursors=self.cursors),
+            caller=claims.caller,
+            unrestricted=claims.unrestricted,
+            session=Session(counter, cursors, claims.caller),
+            server_session=Session(counter, cursors),
             request_id=request.request_id,
             dev=self.dev,
             batching=self.batching,
@@ -366,6 +375,15 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         )
         request.ctx = ctx
         return ctx
+
+    def _cursors_of(self, subject: str | None) -> CursorCodec:
+        """The cursor codec of one caller: its cursors are its own (cursor.py)."""
+        codec = self._caller_cursors.get(subject)
+        if codec is None:
+            if len(self._caller_cursors) >= _CALLERS_REMEMBERED:
+                self._caller_cursors.clear()
+            codec = self._caller_cursors[subject] = self.cursors.bound_to(subject)
+        return codec
 
     def _cost(self, request: GraphQLRequest, data: Any) -> dict[str, Any]:
         """extensions.cost: requested and actual cost, and (once the tenant is known) its

@@ -1,6 +1,8 @@
 """Idempotency-Key: a retried mutation gets its first answer, and nothing is written again.
 
-A POST carrying the header first claims a record under the key in the tenant's partition
+A key is the caller's own: the record is kept under a digest of the token's `sub` and the
+key (`caller_key`), so another caller using the same key neither gets the answer nor is
+refused. A POST carrying the header first claims that record in the tenant's partition
 (RUNNING, with a digest of the request), then runs, then keeps its answer in the record
 (DONE) for the window (`Limits.idempotency_window`, ten minutes by default). Within it:
 
@@ -71,6 +73,14 @@ _ABSENT = (Condition("not_exists", "PK"),)
 def valid_key(key: str) -> bool:
     """1 to 255 printable ASCII characters, no spaces."""
     return bool(_VALID_KEY.match(key))
+
+
+def caller_key(subject: str | None, key: str) -> str:
+    """The ledger's key for a caller's Idempotency-Key: one per (sub, key), so a keyed
+    answer is never replayed to another caller, nor another caller's request refused as a
+    reuse of the key."""
+    caller = "\1" if subject is None else f"\0{subject}"
+    return hashlib.sha256(f"{caller}\0{key}".encode()).hexdigest()
 
 
 def digest(body: bytes) -> str:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 import strawberry
 from strawberry.dataloader import DataLoader
 
+from keygraph.caller import Caller
 from keygraph.store import Session
 from server.graphql.budget import Admission, TenantBudget
 from server.graphql.cost import Estimate
@@ -41,10 +42,16 @@ class Context:
     """Built once per request from a verified token; the tenant never comes from arguments."""
 
     tenant: str
-    subject: str | None
+    caller: Caller
     session: Session
+    """The caller's: each generated query function asks its pattern's guard first."""
+    server_session: Session
+    """The server's own, on the same store: for the writes of a mutation whose guard the
+    caller passed, which read what the caller itself may not (email claims, counts)."""
     request_id: str
     dev: bool = False
+    unrestricted: bool = False
+    """Whether the caller may read every field, whoever it belongs to (an admin)."""
     batching: bool = True
     """Off only to measure the naive baseline: every load is its own store call."""
     stream: Stream | None = None
@@ -52,6 +59,10 @@ class Context:
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
     _batches: set[asyncio.Task[Any]] = field(default_factory=set)
     _converted: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> str | None:
+        return self.caller.subject
 
     def converted(self, model: M, convert: Callable[[M], V]) -> V:
         """`convert(model)`, once per model object in a request: a page of users shares

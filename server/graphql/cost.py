@@ -56,10 +56,14 @@ from generated.queries.order import ORDERS_BY_STATUS_PAGE
 from generated.queries.org_node import ORG_SUBTREE_PAGE
 from generated.queries.user import LIST_USERS_PAGE
 from generated.queries.user_order import USER_ORDERS_PAGE
+from keygraph.caller import MAX_ROLES, Caller
 from keygraph.paging import PageSize
+from server.authz.fields import Decision, decide
 from server.domain.addresses import MAX_ADDRESSES
 from server.domain.org import MAX_CHILDREN, MAX_LEVELS
 from server.domain.shops import SHOPS_NEAR_PAGE
+from server.errors import ApiError
+from server.graphql.ids import from_global_id
 
 WRITE_COST = 10
 """What a mutation field costs besides the objects it returns."""
@@ -94,6 +98,7 @@ LIST_BOUNDS: Mapping[tuple[str, str], int] = {
     ("OrgNode", "ancestors"): MAX_LEVELS - 1,
     ("Order", "items"): _max_items(Order, "items"),
     ("User", "addresses"): MAX_ADDRESSES,
+    ("Viewer", "roles"): MAX_ROLES,
 }
 """Lists without `first`, at the most items they hold."""
 
@@ -142,11 +147,21 @@ class _Walk:
         operation: OperationDefinitionNode,
         fragments: dict[str, FragmentDetails],
         variables: VariableValues,
+        caller: Caller | None = None,
     ) -> None:
         self.schema = schema
         self.operation = operation
         self.fragments = fragments
         self.variables = variables
+        self.caller = caller
+        """Who asks, when what it may read is less than everything (None: everything)."""
+        self._bound: str | None = None
+        """The id of the user the next User object is, when the arguments give it."""
+        self._users: list[str | None] = []
+        """The user of each User object being walked, innermost last."""
+        self._own: list[int] = []
+        """Per list of users being walked, the cost of fields only the caller's own user
+        may read: at most one user of the list is the caller."""
 
     def fields_of(
         self, type_: GraphQLObjectType, details: list[FieldDetails]
@@ -175,6 +190,9 @@ class _Walk:
         self, type_: GraphQLObjectType, grouped: dict[str, list[FieldDetails]]
     ) -> tuple[int, dict[str, Shape]]:
         total, shapes = 0, {}
+        if type_.name == "User":
+            self._users.append(self._bound)
+        self._bound = None
         for key, details in grouped.items():
             name = details[0].node.name.value
             definition = type_.fields.get(name)
@@ -184,7 +202,18 @@ class _Walk:
             if shape is not None:
                 total += cost
                 shapes[key] = shape
+        if type_.name == "User":
+            self._users.pop()
         return total, shapes
+
+    def _decision(
+        self, parent: GraphQLObjectType, node: FieldNode, args: dict[str, Any]
+    ) -> Decision:
+        """What the caller may read of the field (server/authz/fields.py)."""
+        if self.caller is None:
+            return Decision.YES
+        user = self._users[-1] if parent.name == "User" and self._users else None
+        return decide(self.caller, (parent.name, node.name.value), args, user)
 
     def field_cost(
         self, parent: GraphQLObjectType, definition: GraphQLField, details: list[FieldDetails]
@@ -195,6 +224,24 @@ class _Walk:
         node: FieldNode = details[0].node
         args = get_argument_values(definition, node, self.variables)
         where = (parent.name, node.name.value)
+        decision = self._decision(parent, node, args)
+        if decision is Decision.NO:
+            return 0, None  # refused before any read: null in the response
+        cost, shape = self._field_cost(where, named, definition, details, args)
+        if decision is Decision.OWN and self._own:
+            self._own[-1] += cost
+        return cost, shape
+
+    def _field_cost(
+        self,
+        where: tuple[str, str],
+        named: GraphQLNamedType,
+        definition: GraphQLField,
+        details: list[FieldDetails],
+        args: dict[str, Any],
+    ) -> tuple[int, Shape]:
+        if where == ("Query", "user"):
+            self._bound = _user_id(args.get("id"))
         if where in CONNECTION_PAGES:
             assert isinstance(named, GraphQLObjectType)
             return self.connection_cost(named, details, _size(CONNECTION_PAGES[where], args))
@@ -215,7 +262,7 @@ class _Walk:
         """`size` nodes, each counting once per `edges { node }` selected (at least once),
         with what is selected below them."""
         shape = Shape()
-        per_node = 0
+        per_node = own = 0
         for edges_key, edges in self.fields_of(type_, details).items():
             if edges[0].node.name.value != "edges":
                 continue
@@ -226,12 +273,26 @@ class _Walk:
                 if nodes[0].node.name.value != "node":
                     continue
                 node_type = get_named_type(edge_type.fields["node"].type)
+                self._own.append(0)
                 inner, node_shape = self.object_cost(node_type, nodes)
+                own += self._own.pop()
                 edge_shape.item_cost += 1 + inner
                 edge_shape.fields[node_key] = node_shape
             per_node += edge_shape.item_cost
             shape.fields[edges_key] = edge_shape
-        return size * max(1, per_node), shape
+        # what only the caller's own user may read counts for one node, not for each
+        return size * max(1, per_node - own) + min(size, 1) * own, shape
+
+
+def _user_id(global_id: object) -> str | None:
+    """The local id of a User's global id; None for anything else."""
+    if not isinstance(global_id, str):
+        return None
+    try:
+        type_name, local = from_global_id(global_id)
+    except ApiError:
+        return None
+    return local if type_name == "User" else None
 
 
 def _size(page: PageSize, args: dict[str, Any]) -> int:
@@ -244,9 +305,12 @@ def estimate(
     operation: OperationDefinitionNode,
     fragments: Mapping[str, FragmentDefinitionNode],
     raw_variables: Mapping[str, Any] | None,
+    caller: Caller | None = None,
 ) -> Estimate | None:
     """The operation's cost and shape; None when its variables do not coerce (execution
-    then reports them and runs nothing)."""
+    then reports them and runs nothing). With `caller`, only what it may read counts: a
+    field its guard refuses before any read costs nothing, and a field only a user's owner
+    may read counts once per list of users (one of them at most is the caller)."""
     variables = get_variable_values(
         schema, operation.variable_definitions or (), dict(raw_variables or {})
     )
@@ -260,6 +324,7 @@ def estimate(
         operation,
         {name: FragmentDetails(definition) for name, definition in fragments.items()},
         variables,
+        caller,
     )
     grouped = collect_fields(schema, walk.fragments, variables, root, operation).grouped_field_set
     cost, shapes = walk.selection_cost(root, grouped)
@@ -270,16 +335,21 @@ def estimate(
 
 COST_ARGUMENTS = frozenset({"first", "if"})
 """The only arguments a cost depends on: list sizes, and @skip/@include."""
+CALLER_ARGUMENTS = COST_ARGUMENTS | {"id", "from", "to"}
+"""The arguments the cost for a caller who may not read everything depends on: those and
+what its guards read (server/authz/fields.py)."""
 
 
-def cost_variables(document: DocumentNode) -> tuple[str, ...]:
-    """The variables a cost can depend on: those given to a COST_ARGUMENTS argument
-    anywhere in the document."""
+def cost_variables(
+    document: DocumentNode, arguments: frozenset[str] = COST_ARGUMENTS
+) -> tuple[str, ...]:
+    """The variables a cost can depend on: those given to one of `arguments` anywhere in
+    the document."""
     found: set[str] = set()
 
     class Finder(Visitor):
         def enter_argument(self, node: ArgumentNode, *_args: Any) -> None:
-            if node.name.value in COST_ARGUMENTS and isinstance(node.value, VariableNode):
+            if node.name.value in arguments and isinstance(node.value, VariableNode):
                 found.add(node.value.name.value)
 
     visit(document, Finder())

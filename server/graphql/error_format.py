@@ -11,6 +11,7 @@ from graphql import GraphQLError
 
 from keygraph.errors import (
     BadArgument,
+    Forbidden,
     IdempotentParameterMismatch,
     InvalidCursor,
     StoreUnavailable,
@@ -34,6 +35,8 @@ def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
         return str(extensions.pop("code")), str(original), extensions
     if isinstance(original, pydantic.ValidationError):
         return "BAD_USER_INPUT", _describe_validation(original), {}
+    if isinstance(original, Forbidden):
+        return "FORBIDDEN", f"not allowed to run {original}", {}
     if isinstance(original, BadArgument):
         return "BAD_USER_INPUT", str(original), {}
     if isinstance(original, InvalidCursor):

@@ -1,6 +1,7 @@
 """Loads the fields a page of users is asked for, for all its users at once, before the
 users resolve: each user's `orders` and `groups` then answer from the request's loaders at
-once, without the task and futures per user and field that awaiting them would cost. The
+once (orders only of the users whose orders the caller may read: the others are refused
+without a read), without the task and futures per user and field that awaiting them would cost. The
 store calls are the ones the fields would have made, in the same waves. Nothing is loaded
 ahead when batching is off (the naive baseline), nor for a response read in parts, whose
 users' fields load a part at a time (stream.py)."""
@@ -15,6 +16,7 @@ from generated.models.membership import Membership
 from generated.models.user import User as UserModel
 from keygraph.errors import BadArgument
 from keygraph.page import Page
+from server.authz.fields import may_read_orders
 from server.domain.groups import groups_page
 from server.graphql import loaders, lookahead
 from server.graphql.context import Context, Info
@@ -34,7 +36,11 @@ async def user_fields(info: Info, users: Sequence[UserModel]) -> None:
             if from_ is not None and to is not None and from_ > to:
                 continue  # each user's field reports the bad range
             orders = loaders.orders_of_user(ctx)
-            loads += [orders.load_ahead((user.user_id, first, after, from_, to)) for user in users]
+            loads += [
+                orders.load_ahead((user.user_id, first, after, from_, to))
+                for user in users
+                if may_read_orders(ctx.caller, user.user_id, from_, to)
+            ]
         elif name == "groups":
             loads += _group_loads(ctx, users, first, after)
     await _settled(loads)

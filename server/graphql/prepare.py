@@ -35,8 +35,9 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from keygraph.caller import Caller
 from server.graphql.context import RequestContext
-from server.graphql.cost import Estimate, cost_variables, estimate
+from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,
@@ -48,6 +49,8 @@ from server.graphql.size import check_size
 from server.settings import Limits
 
 _CACHE_SIZE = 512
+_LONGEST_KEPT = 1024
+"""Characters of variable values an estimate is remembered under, at most."""
 _ESTIMATES_KEPT = 64
 """Estimates a prepared query keeps, one per value of its cost's variables."""
 
@@ -68,6 +71,7 @@ class Prepared:
         }
         self._firsts: dict[str | None, list[FirstArgument]] = {}
         self._cost_variables = cost_variables(document)
+        self._caller_variables = cost_variables(document, CALLER_ARGUMENTS)
         self._estimates: dict[tuple[object, ...], Estimate] = {}
 
     def firsts(self, operation_name: str | None) -> list[FirstArgument]:
@@ -86,18 +90,27 @@ class Prepared:
         operation: OperationDefinitionNode,
         name: str | None,
         variables: dict[str, Any],
+        caller: Caller | None = None,
     ) -> Estimate | None:
         """The operation's cost (cost.estimate), remembered per value of the variables a cost
         can depend on (`first` and `if` arguments): other variables, ids for instance, do not
         change it. An estimate is only remembered once one was made: variables that do not
-        coerce give none, and the next request makes its own."""
-        values = [variables.get(v) for v in self._cost_variables]
+        coerce give none, and the next request makes its own. The estimate for a `caller`
+        who may not read everything counts what it may read, which depends on who it is and
+        on the ids and dates it asks with too: it is remembered per caller and their values."""
+        names = self._cost_variables if caller is None else self._caller_variables
+        values = [variables.get(v) for v in names]
         if any(isinstance(value, list | dict) for value in values):
             return None  # never an Int or Boolean, maybe too deep to repr: execution says so
-        key = (name, *map(repr, values))
+        given = [repr(value) for value in values]
+        key: tuple[object, ...] = (name, *given)
+        if caller is not None:
+            if sum(map(len, given)) > _LONGEST_KEPT:  # hostile ids: not worth keeping
+                return estimate(schema, operation, self.fragments, variables, caller)
+            key += (caller.subject, caller.roles, tuple(sorted(caller.claims.items())))
         found = self._estimates.get(key)
         if found is None:
-            found = estimate(schema, operation, self.fragments, variables)
+            found = estimate(schema, operation, self.fragments, variables, caller)
             if found is not None:
                 if len(self._estimates) >= _ESTIMATES_KEPT:
                     self._estimates.clear()
@@ -134,11 +147,16 @@ class Preparation:
         return check_variables(variables or {}, self.limits.max_variable_values)
 
     def screen(
-        self, schema: GraphQLSchema, prepared: Prepared, name: str | None, variables: dict[str, Any]
+        self,
+        schema: GraphQLSchema,
+        prepared: Prepared,
+        name: str | None,
+        variables: dict[str, Any],
+        caller: Caller | None,
     ) -> tuple[list[GraphQLError], Estimate | None]:
         """What stops the operation before any budget is asked (validation errors, else too
         many variable values, else a `first` over the limit, else QUERY_TOO_COMPLEX over the
-        per-request limit), and its cost estimate."""
+        per-request limit), and its cost estimate for `caller` (None: one who reads all)."""
         if prepared.errors:
             return prepared.errors, None
         too_many = self.variables_error(variables)
@@ -151,7 +169,7 @@ class Preparation:
         operation = get_operation_ast(prepared.document, name)
         if operation is None:
             return [], None  # execution reports the missing or ambiguous operation
-        found = prepared.estimate(schema, operation, name, variables)
+        found = prepared.estimate(schema, operation, name, variables, caller)
         if found is None:
             return [], None  # execution reports the variables
         max_cost = self.limits.max_cost
@@ -172,7 +190,8 @@ class Preparation:
         """What stops the operation: what `screen` finds, else THROTTLED when the tenant's
         budget does not hold the cost. The name, estimate and admission are left on `ctx`."""
         ctx.operation_name = name
-        errors, ctx.estimate = self.screen(schema, prepared, name, variables)
+        caller = None if ctx.unrestricted else ctx.caller
+        errors, ctx.estimate = self.screen(schema, prepared, name, variables, caller)
         return errors or charge(ctx)
 
 

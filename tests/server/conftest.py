@@ -64,12 +64,14 @@ async def client(settings: Settings, store: EmbeddedStore) -> AsyncIterator[http
 
 @pytest.fixture
 def acme_token(settings: Settings) -> str:
-    return issue_token(settings, "acme", "alice")
+    """An admin of acme: it may read and write the whole tenant."""
+    return issue_token(settings, "acme", "alice", roles=["admin"])
 
 
 @pytest.fixture
 def globex_token(settings: Settings) -> str:
-    return issue_token(settings, "globex", "gus")
+    """An admin of globex."""
+    return issue_token(settings, "globex", "gus", roles=["admin"])
 
 
 @pytest.fixture(name="gql")

@@ -205,7 +205,10 @@ async def test_counts_are_not_shown_in_production(store: EmbeddedStore, tmp_path
     app = create_app(settings, store)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         body = await gql(
-            c, "{ users { edges { node { id } } } }", None, issue_token(settings, "acme")
+            c,
+            "{ users { edges { node { id } } } }",
+            None,
+            issue_token(settings, "acme", roles=["admin"]),
         )
     assert body["data"] == {"users": {"edges": []}}
     assert set(body["extensions"]) == {"cost"}

@@ -91,7 +91,7 @@ async def test_a_tenant_over_budget_gets_429_while_others_are_served(
 ) -> None:
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET)
     query = {"query": "{ users(first: 3) { edges { node { id } } } }"}
-    headers = {"Authorization": f"Bearer {issue_token(settings, 'acme')}"}
+    headers = {"Authorization": f"Bearer {issue_token(settings, 'acme', roles=['admin'])}"}
     first = await tight.post("/graphql", json=query, headers=headers)
     assert first.status_code == 200
     assert first.json()["extensions"]["cost"]["budget"]["remaining"] < 3
@@ -102,7 +102,7 @@ async def test_a_tenant_over_budget_gets_429_while_others_are_served(
     assert int(second.headers["retry-after"]) >= 1
     assert body["errors"][0]["extensions"]["retryAfter"] == int(second.headers["retry-after"])
     assert body["extensions"]["storeCalls"] == 0
-    other = {"Authorization": f"Bearer {issue_token(settings, 'globex')}"}
+    other = {"Authorization": f"Bearer {issue_token(settings, 'globex', roles=['admin'])}"}
     served = await tight.post("/graphql", json=query, headers=other)
     assert served.status_code == 200
     assert "errors" not in served.json()

@@ -37,6 +37,15 @@ def test_token_is_signed_with_the_dev_secret(
     secret = (tmp_path / "dev-jwt-secret").read_text().strip()
     claims = jwt.decode(token, secret, algorithms=["HS256"])
     assert (claims["tenant"], claims["sub"]) == ("acme", "ann")
+    assert "roles" not in claims  # the server's default roles apply
+
+
+def test_token_carries_each_role_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["token", "--tenant", "acme", "--role", "admin", "--role", "auditor"]
+    assert main([*argv, "--data", str(tmp_path)]) == 0
+    secret = (tmp_path / "dev-jwt-secret").read_text().strip()
+    claims = jwt.decode(capsys.readouterr().out.strip(), secret, algorithms=["HS256"])
+    assert claims["roles"] == ["admin", "auditor"]
 
 
 def test_token_refuses_production_without_a_secret(

@@ -33,8 +33,8 @@ async def apis(
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield (
-            Api(client, issue_token(settings, "acme")),
-            Api(client, issue_token(settings, "globex")),
+            Api(client, issue_token(settings, "acme", roles=["admin"])),
+            Api(client, issue_token(settings, "globex", roles=["admin"])),
         )
 
 

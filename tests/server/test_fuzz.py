@@ -77,8 +77,10 @@ class Target:
 
     def __init__(self, client: httpx.AsyncClient, settings: Settings) -> None:
         self.client = client
-        self.acme = {"Authorization": f"Bearer {issue_token(settings, 'acme')}"}
-        self.globex = {"Authorization": f"Bearer {issue_token(settings, 'globex')}"}
+        self.acme = {"Authorization": f"Bearer {issue_token(settings, 'acme', roles=['admin'])}"}
+        self.globex = {
+            "Authorization": f"Bearer {issue_token(settings, 'globex', roles=['admin'])}"
+        }
 
     async def snapshot(self) -> list[Any]:
         found = []

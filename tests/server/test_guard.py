@@ -94,7 +94,7 @@ def _settings(tmp_path: Path, **limits: Any) -> Settings:
 
 
 def _auth(settings: Settings, tenant: str = "acme") -> dict[str, str]:
-    return {"Authorization": f"Bearer {issue_token(settings, tenant)}"}
+    return {"Authorization": f"Bearer {issue_token(settings, tenant, roles=['admin'])}"}
 
 
 @pytest.fixture

@@ -325,7 +325,7 @@ async def test_datetimes_a_key_cannot_hold_are_bad_user_input_at_their_field(
     )
     assert response.status_code == 200
     body = response.json()
-    assert body["data"] == {"user": None}
+    assert body["data"] == {"user": {"orders": None}}
     assert [(e["path"], e["extensions"]["code"]) for e in body["errors"]] == [
         (["user", "orders"], "BAD_USER_INPUT")
     ]
@@ -488,6 +488,11 @@ BAD_TOKENS = [
     pytest.param(_claims(sub=5), id="sub-number"),
     pytest.param(_claims(sub={"id": "alice"}), id="sub-object"),
     pytest.param(_claims(sub=["alice"]), id="sub-list"),
+    pytest.param(_claims(roles=5), id="roles-number"),
+    pytest.param(_claims(roles={"admin": True}), id="roles-object"),
+    pytest.param(_claims(roles=[["admin"]]), id="roles-nested-list"),
+    pytest.param(_claims(roles=[""]), id="roles-empty-name"),
+    pytest.param(_claims(roles=["admin"] * 1000), id="roles-thousand"),
     pytest.param(_signed(b"[1]"), id="payload-list"),
     pytest.param(_signed(b'"acme"'), id="payload-string"),
     pytest.param(_signed(b"null"), id="payload-null"),

@@ -35,7 +35,7 @@ async def store_and_api(
     store = await store_factory(kind, TABLE)
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield store, Api(client, issue_token(settings, "acme"))
+        yield store, Api(client, issue_token(settings, "acme", roles=["admin"]))
 
 
 async def everything(store: Store) -> list[Item]:

@@ -123,7 +123,7 @@ async def strict(tmp_path: Path, store: EmbeddedStore) -> AsyncIterator[Api]:
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield Api(client, issue_token(settings, "acme"))
+        yield Api(client, issue_token(settings, "acme", roles=["admin"]))
 
 
 async def test_limits_are_configurable(strict: Api) -> None:

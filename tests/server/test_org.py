@@ -300,7 +300,7 @@ async def test_org_tree_on_dynamodb_local(
     store = await store_factory("dynamodb-local", TABLE)
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        org = Org(Api(client, issue_token(settings, "acme")))
+        org = Org(Api(client, issue_token(settings, "acme", roles=["admin"])))
         chain = [await org.create("level 0")]
         for depth in range(1, 4):
             chain.append(await org.create(f"level {depth}", chain[-1]))

@@ -41,7 +41,9 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        self.token = issue_token(Settings(data_dir=data, jwt_secret=SECRET), "acme")
+        self.token = issue_token(
+            Settings(data_dir=data, jwt_secret=SECRET), "acme", roles=["admin"]
+        )
 
     def wait_healthy(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout

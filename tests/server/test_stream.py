@@ -85,7 +85,7 @@ async def test_a_failure_in_a_later_part_nulls_what_a_whole_response_would(
         return await user_orders(session, tenant, user_id, **kwargs)
 
     monkeypatch.setattr(loaders, "user_orders", flaky)
-    token = issue_token(settings, "acme", "alice")
+    token = issue_token(settings, "acme", "alice", roles=["admin"])
     answers = []
     for executor in ("compiled", "strawberry"):
         app = create_app(replace(settings, executor=executor), store)

@@ -35,7 +35,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
 
 DEFAULT_QUERY = """# keygraph's GraphiQL: run a query with Ctrl-Enter.
 {
-  viewer { tenant subject }
+  viewer { tenant subject roles }
 }
 """
 

@@ -362,7 +362,9 @@ def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
 
 
 def _is_leaf(completion: Completion) -> bool:
-    while isinstance(completion, NonNull | ListOf):
+    """A scalar or enum, maybe non-null; a list (even of scalars) needs a path for its
+    items' errors."""
+    while isinstance(completion, NonNull):
         completion = completion.inner
     return isinstance(completion, Leaf)
 

@@ -6,8 +6,10 @@ from typing import Any
 
 import strawberry
 
+from generated import authz
 from generated.models.address import Address as AddressModel
 from generated.models.user import User as UserModel
+from server.authz import require
 from server.domain import addresses
 from server.errors import BadUserInput, NotFound
 from server.graphql.context import Info
@@ -83,9 +85,10 @@ def _changes(input: UpdateAddressInput) -> dict[str, Any]:
     return changes
 
 
-def _payload(address: AddressModel, user: UserModel) -> AddressPayload:
+def _payload(info: Info, address: AddressModel, user: UserModel) -> AddressPayload:
     return AddressPayload(
-        address=Address.from_model(address, user.default_address_id), user=User.from_model(user)
+        address=Address.from_model(address, user.default_address_id),
+        user=User.from_model(user, info.context.caller),
     )
 
 
@@ -95,11 +98,12 @@ class AddressMutation:
     async def add_address(self, info: Info, input: AddAddressInput) -> AddressPayload:
         ctx = info.context
         user_id = local_id_of(input.user_id, "User")
+        require(authz.may_create_address(ctx.caller, user_id=user_id), "add this user's addresses")
         fields = {name: getattr(input, name) for name in addresses.FIELDS}
         address, user = await addresses.add_address(
-            ctx.session, ctx.tenant, user_id, fields, input.make_default
+            ctx.server_session, ctx.tenant, user_id, fields, input.make_default
         )
-        return _payload(address, user)
+        return _payload(info, address, user)
 
     @strawberry.mutation(
         description="Change an address or make it the default; a stale version is a CONFLICT."
@@ -107,8 +111,10 @@ class AddressMutation:
     async def update_address(self, info: Info, input: UpdateAddressInput) -> AddressPayload:
         ctx = info.context
         user_id, address_id = _ids(input.id)
+        allowed = authz.may_update_address(ctx.caller, user_id=user_id)
+        require(allowed, "change this user's addresses")
         address, user = await addresses.update_address(
-            ctx.session,
+            ctx.server_session,
             ctx.tenant,
             user_id,
             address_id,
@@ -116,7 +122,7 @@ class AddressMutation:
             _changes(input),
             input.make_default,
         )
-        return _payload(address, user)
+        return _payload(info, address, user)
 
     @strawberry.mutation(
         description="Remove an address; removing the default leaves the user without one."
@@ -124,7 +130,10 @@ class AddressMutation:
     async def remove_address(self, info: Info, input: RemoveAddressInput) -> RemoveAddressPayload:
         ctx = info.context
         user_id, address_id = _ids(input.id)
+        allowed = authz.may_delete_address(ctx.caller, user_id=user_id)
+        require(allowed, "remove this user's addresses")
         user = await addresses.remove_address(
-            ctx.session, ctx.tenant, user_id, address_id, input.expected_version
+            ctx.server_session, ctx.tenant, user_id, address_id, input.expected_version
         )
-        return RemoveAddressPayload(deleted_id=input.id, user=User.from_model(user))
+        user_node = User.from_model(user, ctx.caller)
+        return RemoveAddressPayload(deleted_id=input.id, user=user_node)

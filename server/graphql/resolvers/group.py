@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
+from server.authz import require
 from server.domain import groups
 from server.errors import NotFound
 from server.graphql.context import Info
@@ -47,7 +49,10 @@ class GroupMutation:
     @strawberry.mutation(description="Create a group.")
     async def create_group(self, info: Info, input: CreateGroupInput) -> Group:
         ctx = info.context
-        return Group.from_model(await groups.create_group(ctx.session, ctx.tenant, input.name))
+        require(authz.may_create_group(ctx.caller), "create groups")
+        return Group.from_model(
+            await groups.create_group(ctx.server_session, ctx.tenant, input.name)
+        )
 
     @strawberry.mutation(description="Add a user to a group; adding a member again is a no-op.")
     async def add_group_member(
@@ -55,7 +60,8 @@ class GroupMutation:
     ) -> Group:
         ctx = info.context
         group, user = _ids(group_id, user_id)
-        await groups.add_member(ctx.session, ctx.tenant, group, user)
+        require(authz.may_create_membership(ctx.caller, user_id=user), "add this user to groups")
+        await groups.add_member(ctx.server_session, ctx.tenant, group, user)
         return await _reload(info, group)
 
     @strawberry.mutation(
@@ -66,7 +72,9 @@ class GroupMutation:
     ) -> Group:
         ctx = info.context
         group, user = _ids(group_id, user_id)
-        await groups.remove_member(ctx.session, ctx.tenant, group, user)
+        allowed = authz.may_delete_membership(ctx.caller, user_id=user)
+        require(allowed, "remove this user from groups")
+        await groups.remove_member(ctx.server_session, ctx.tenant, group, user)
         return await _reload(info, group)
 
     @strawberry.mutation(
@@ -75,7 +83,8 @@ class GroupMutation:
     async def delete_group(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         group_id = local_id_of(input.id, "Group")
+        require(authz.may_delete_group(ctx.caller), "delete groups")
         complete = await groups.delete_group(
-            ctx.session, ctx.tenant, group_id, input.expected_version
+            ctx.server_session, ctx.tenant, group_id, input.expected_version
         )
         return DeletePayload(deleted_id=input.id, complete=complete)

@@ -20,6 +20,9 @@ class NodeQuery:
             return None
         return await resolve(info.context, local)
 
-    @strawberry.field(description="The caller's tenant and subject, from the token.")
+    @strawberry.field(description="The caller's tenant, subject and roles, from the token.")
     def viewer(self, info: Info) -> Viewer:
-        return Viewer(tenant=info.context.tenant, subject=info.context.subject)
+        caller = info.context.caller
+        return Viewer(
+            tenant=info.context.tenant, subject=caller.subject, roles=sorted(caller.roles)
+        )

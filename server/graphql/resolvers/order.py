@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
 from generated.models.enums import OrderStatus
 from generated.queries.order import orders_by_status
+from server.authz import require
 from server.domain import orders
 from server.errors import NotFound
 from server.graphql.context import Info
@@ -50,11 +52,15 @@ class OrderQuery:
         order_id = lookup_id(id, "Order")
         return None if order_id is None else await load_order(info.context, order_id)
 
-    @strawberry.field(description="The tenant's orders in one status, newest first.")
+    @strawberry.field(
+        description="The tenant's orders in one status, newest first; null with FORBIDDEN for "
+        "a caller who may not list them."
+    )
     async def orders_by_status(
         self, info: Info, status: OrderStatus, first: int | None = None, after: str | None = None
-    ) -> Connection[Order]:
+    ) -> Connection[Order] | None:
         ctx = info.context
+        require(authz.may_run_orders_by_status(ctx.caller), "list orders by status")
         page = await orders_by_status(ctx.session, ctx.tenant, status, first=first, after=after)
         return connection_from_page(page, Order.from_model)
 
@@ -67,6 +73,7 @@ class OrderMutation:
         user_id = lookup_id(input.user_id, "User")
         if user_id is None:
             raise NotFound("no such user")
+        require(authz.may_create_order(ctx.caller, user_id=user_id), "create orders for this user")
         lines = [
             {
                 "sku": item.sku,
@@ -76,7 +83,9 @@ class OrderMutation:
             }
             for item in input.items
         ]
-        model = await orders.create_order(ctx.session, ctx.tenant, user_id, input.currency, lines)
+        model = await orders.create_order(
+            ctx.server_session, ctx.tenant, user_id, input.currency, lines
+        )
         return Order.from_model(model)
 
     @strawberry.mutation(description="Change an order's status; a stale version is a CONFLICT.")
@@ -85,8 +94,9 @@ class OrderMutation:
         order_id = lookup_id(input.id, "Order")
         if order_id is None:
             raise NotFound("no such order")
+        require(authz.may_update_order(ctx.caller), "update orders")
         model = await orders.update_order_status(
-            ctx.session, ctx.tenant, order_id, input.status, input.expected_version
+            ctx.server_session, ctx.tenant, order_id, input.status, input.expected_version
         )
         return Order.from_model(model)
 
@@ -94,5 +104,6 @@ class OrderMutation:
     async def delete_order(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         order_id = local_id_of(input.id, "Order")
-        await orders.delete_order(ctx.session, ctx.tenant, order_id, input.expected_version)
+        require(authz.may_delete_order(ctx.caller), "delete orders")
+        await orders.delete_order(ctx.server_session, ctx.tenant, order_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
+from server.authz import require
 from server.domain import org, org_changes
 from server.errors import NotFound
 from server.graphql.context import Info
@@ -70,9 +72,10 @@ class OrgQuery:
 
     @strawberry.field(
         description="The roots of the tenant's org trees, by name: the first `first`, all when "
-        "left out (a tenant has at most 100)."
+        "left out (a tenant has at most 100). Null with FORBIDDEN for a caller who may not "
+        "read org trees."
     )
-    async def org_roots(self, info: Info, first: int | None = None) -> list[OrgNode]:
+    async def org_roots(self, info: Info, first: int | None = None) -> list[OrgNode] | None:
         return await load_children(info.context, org.ROOT_REF, first)
 
 
@@ -83,6 +86,7 @@ class OrgMutation:
     )
     async def create_org_node(self, info: Info, input: CreateOrgNodeInput) -> OrgNode:
         ctx = info.context
+        require(authz.may_create_org_node(ctx.caller), "create org nodes")
         parent_path: org.Path = ()
         missing = NotFound(f"no OrgNode with id {input.parent_id!r}")
         if input.parent_id is not None:
@@ -91,7 +95,9 @@ class OrgMutation:
                 raise missing
             parent_path = found
         try:
-            record = await org.create_org_node(ctx.session, ctx.tenant, input.name, parent_path)
+            record = await org.create_org_node(
+                ctx.server_session, ctx.tenant, input.name, parent_path
+            )
         except NotFound as exc:
             raise missing from exc
         return OrgNode.from_record(record)
@@ -102,8 +108,9 @@ class OrgMutation:
     async def delete_org_node(self, info: Info, input: DeleteOrgNodeInput) -> DeletePayload:
         ctx = info.context
         path = _path_of(input.id, TYPE_NAME)
+        require(authz.may_delete_org_node(ctx.caller), "delete org nodes")
         complete = await org_changes.delete_org_node(
-            ctx.session, ctx.tenant, path, input.expected_version, input.cascade
+            ctx.server_session, ctx.tenant, path, input.expected_version, input.cascade
         )
         return DeletePayload(deleted_id=input.id, complete=complete)
 
@@ -113,8 +120,9 @@ class OrgMutation:
     async def move_org_node(self, info: Info, input: MoveOrgNodeInput) -> MoveOrgNodePayload:
         ctx = info.context
         path = _path_of(input.id, TYPE_NAME)
+        require(authz.may_update_org_node(ctx.caller), "move org nodes")
         parent = () if input.new_parent_id is None else _path_of(input.new_parent_id, TYPE_NAME)
         record, complete = await org_changes.move_org_node(
-            ctx.session, ctx.tenant, path, input.expected_version, parent
+            ctx.server_session, ctx.tenant, path, input.expected_version, parent
         )
         return MoveOrgNodePayload(node=OrgNode.from_record(record), complete=complete)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
+from server.authz import require
 from server.domain import shops
 from server.graphql.context import Info
 from server.graphql.types.node import lookup_id
@@ -36,14 +38,16 @@ class ShopQuery:
     @strawberry.field(
         description=(
             "Shops within radiusKm (0 < radiusKm <= 50) of a point by great-circle distance, "
-            "nearest first; first defaults to 20, at most 100."
+            "nearest first; first defaults to 20, at most 100. Null with FORBIDDEN for a "
+            "caller who may not read shops."
         )
     )
     async def shops_near(
         self, info: Info, lat: float, lng: float, radius_km: float, first: int | None = None
-    ) -> list[ShopDistance]:
-        limit = shops.check_query(lat, lng, radius_km, first)
+    ) -> list[ShopDistance] | None:
         ctx = info.context
+        require(authz.may_run_shops_in_cell(ctx.caller), "read shops")
+        limit = shops.check_query(lat, lng, radius_km, first)
         near = await shops.shops_near(ctx.session, ctx.tenant, lat, lng, radius_km, limit)
         return [
             ShopDistance(shop=Shop.from_record(record), distance_km=distance)
@@ -56,7 +60,10 @@ class ShopMutation:
     @strawberry.mutation(description="Create a shop at a position.")
     async def create_shop(self, info: Info, input: CreateShopInput) -> Shop:
         ctx = info.context
-        record = await shops.create_shop(ctx.session, ctx.tenant, input.name, input.lat, input.lng)
+        require(authz.may_create_shop(ctx.caller), "create shops")
+        record = await shops.create_shop(
+            ctx.server_session, ctx.tenant, input.name, input.lat, input.lng
+        )
         return Shop.from_record(record)
 
     @strawberry.mutation(
@@ -65,8 +72,9 @@ class ShopMutation:
     async def move_shop(self, info: Info, input: MoveShopInput) -> Shop:
         ctx = info.context
         shop_id = local_id_of(input.id, TYPE_NAME)
+        require(authz.may_update_shop(ctx.caller), "move shops")
         record = await shops.move_shop(
-            ctx.session, ctx.tenant, shop_id, input.expected_version, input.lat, input.lng
+            ctx.server_session, ctx.tenant, shop_id, input.expected_version, input.lat, input.lng
         )
         return Shop.from_record(record)
 
@@ -74,5 +82,6 @@ class ShopMutation:
     async def delete_shop(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         shop_id = local_id_of(input.id, TYPE_NAME)
-        await shops.delete_shop(ctx.session, ctx.tenant, shop_id, input.expected_version)
+        require(authz.may_delete_shop(ctx.caller), "delete shops")
+        await shops.delete_shop(ctx.server_session, ctx.tenant, shop_id, input.expected_version)
         return DeletePayload(deleted_id=input.id, complete=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import strawberry
 
+from generated import authz
 from generated.queries.email_claim import get_email_claim
 from generated.queries.user import get_user, list_users
+from server.authz import require
 from server.domain import users
 from server.domain.addresses import user_and_addresses
 from server.errors import NotFound
@@ -38,31 +40,39 @@ class UserQuery:
         user_id = lookup_id(id, "User")
         if user_id is None:
             return None
-        if not lookahead.selects_any(info, ("addresses", "defaultAddress")):
-            return await load_user(info.context, user_id)
         ctx = info.context
+        if not lookahead.selects_any(info, ("addresses", "defaultAddress")) or not (
+            authz.may_run_user_with_addresses(ctx.caller, user_id=user_id)
+        ):
+            return await load_user(ctx, user_id)
         model, addresses = await user_and_addresses(ctx.session, ctx.tenant, user_id)
-        return None if model is None else User.from_model(model, addresses)
+        return None if model is None else User.from_model(model, ctx.caller, addresses)
 
     @strawberry.field(description="The user holding an email (compared without case).")
     async def user_by_email(self, info: Info, email: str) -> User | None:
         ctx = info.context
+        require(authz.may_run_get_email_claim(ctx.caller), "look users up by email")
         claim = await get_email_claim(
             ctx.session, ctx.tenant, users.email_key(email), consistent=True
         )
         if claim is None:
             return None
         model = await get_user(ctx.session, ctx.tenant, claim.user_id, consistent=True)
-        return None if model is None else User.from_model(model)
+        return None if model is None else User.from_model(model, ctx.caller)
 
-    @strawberry.field(description="The tenant's users, oldest first.")
+    @strawberry.field(
+        description="The tenant's users, oldest first; null with FORBIDDEN for a caller who "
+        "may not list them."
+    )
     async def users(
         self, info: Info, first: int | None = None, after: str | None = None
-    ) -> Connection[User]:
+    ) -> Connection[User] | None:
         ctx = info.context
+        require(authz.may_run_list_users(ctx.caller), "list users")
         page = await list_users(ctx.session, ctx.tenant, first=first, after=after)
         await prefetch.user_fields(info, page.items)
-        return connection_from_page(page, User.from_model)
+        caller = ctx.caller
+        return connection_from_page(page, lambda model: User.from_model(model, caller))
 
 
 @strawberry.type
@@ -70,8 +80,9 @@ class UserMutation:
     @strawberry.mutation(description="Create a user; the email must be unused in the tenant.")
     async def create_user(self, info: Info, input: CreateUserInput) -> User:
         ctx = info.context
-        model = await users.create_user(ctx.session, ctx.tenant, input.email, input.name)
-        return User.from_model(model)
+        require(authz.may_create_user(ctx.caller), "create users")
+        model = await users.create_user(ctx.server_session, ctx.tenant, input.email, input.name)
+        return User.from_model(model, ctx.caller)
 
     @strawberry.mutation(description="Update a user; a stale expectedVersion is a CONFLICT.")
     async def update_user(self, info: Info, input: UpdateUserInput) -> User:
@@ -79,15 +90,16 @@ class UserMutation:
         user_id = lookup_id(input.id, "User")
         if user_id is None:
             raise NotFound("no such user")
+        require(authz.may_update_user(ctx.caller, user_id=user_id), "update this user")
         model = await users.update_user(
-            ctx.session,
+            ctx.server_session,
             ctx.tenant,
             user_id,
             input.expected_version,
             name=input.name,
             email=input.email,
         )
-        return User.from_model(model)
+        return User.from_model(model, ctx.caller)
 
     @strawberry.mutation(
         description="Delete a user: its email is free at once; its addresses, memberships "
@@ -96,5 +108,8 @@ class UserMutation:
     async def delete_user(self, info: Info, input: DeleteInput) -> DeletePayload:
         ctx = info.context
         user_id = local_id_of(input.id, "User")
-        complete = await users.delete_user(ctx.session, ctx.tenant, user_id, input.expected_version)
+        require(authz.may_delete_user(ctx.caller, user_id=user_id), "delete this user")
+        complete = await users.delete_user(
+            ctx.server_session, ctx.tenant, user_id, input.expected_version
+        )
         return DeletePayload(deleted_id=input.id, complete=complete)

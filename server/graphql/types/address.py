@@ -6,7 +6,9 @@ from datetime import datetime
 
 import strawberry
 
+from generated import authz
 from generated.models.address import Address as AddressModel
+from server.authz import require
 from server.domain.addresses import user_and_addresses
 from server.graphql.context import Context
 from server.graphql.ids import to_global_id
@@ -61,6 +63,8 @@ async def load_address(ctx: Context, local: str) -> Address | None:
     ids = parse_local_id(local)
     if ids is None:
         return None
+    allowed = authz.may_run_user_with_addresses(ctx.caller, user_id=ids[0])
+    require(allowed, "read this user's addresses")
     user, addresses = await user_and_addresses(ctx.session, ctx.tenant, ids[0])
     found = next((a for a in addresses if a.address_id == ids[1]), None)
     if user is None or found is None:

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 
+from generated import authz
 from generated.models.group import Group as GroupModel
 from generated.queries.group import get_group
+from server.authz import require
 from server.graphql import loaders
 from server.graphql.context import Context, Info
 from server.graphql.ids import to_global_id
@@ -42,13 +44,16 @@ class Group(Node):
     async def members(
         self, info: Info, first: int | None = None, after: str | None = None
     ) -> Connection[Annotated[User, strawberry.lazy("server.graphql.types.user")]]:
+        require(authz.may_run_group_members(info.context.caller), "read group members")
         page = await loaders.memberships_of_group(info.context).load((self.group_id, first, after))
         found = await loaders.users(info.context).load_many([m.user_id for m in page.items])
-        users = {user.user_id: cast("User", build_node("User", user)) for user in found if user}
+        caller = info.context.caller
+        users = {u.user_id: cast("User", build_node("User", u, caller)) for u in found if u}
         return connection_from_page(page, lambda membership: users.get(membership.user_id))
 
 
 async def load_group(ctx: Context, group_id: str) -> Group | None:
+    require(authz.may_run_get_group(ctx.caller), "read groups")
     model = await get_group(ctx.session, ctx.tenant, group_id, consistent=True)
     return None if model is None else Group.from_model(model)
 

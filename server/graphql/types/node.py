@@ -14,6 +14,7 @@ from typing import Any
 
 import strawberry
 
+from keygraph.caller import Caller
 from server.errors import NotFound
 from server.graphql.context import Context
 from server.graphql.ids import local_id
@@ -27,8 +28,8 @@ class Node:
 NodeResolver = Callable[[Context, str], Awaitable[Node | None]]
 """Loads a node of one type from the request context and its local id; None when absent."""
 
-NodeBuilder = Callable[[Any], Node]
-"""Builds a node of one type from its model."""
+NodeBuilder = Callable[[Any, Caller], Node]
+"""Builds a node of one type from its model, for a caller."""
 
 _RESOLVERS: dict[str, NodeResolver] = {}
 _BUILDERS: dict[str, NodeBuilder] = {}
@@ -45,9 +46,10 @@ def register_node(type_name: str, resolve: NodeResolver, build: NodeBuilder | No
         _BUILDERS[type_name] = build
 
 
-def build_node(type_name: str, model: object) -> Node:
-    """The node of `type_name` built from its model by the builder its module registered."""
-    return _BUILDERS[type_name](model)
+def build_node(type_name: str, model: object, caller: Caller) -> Node:
+    """The node of `type_name` built from its model for `caller` by the builder its module
+    registered."""
+    return _BUILDERS[type_name](model, caller)
 
 
 def node_resolver(type_name: str) -> NodeResolver | None:

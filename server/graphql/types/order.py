@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 
+from generated import authz
 from generated.models.enums import OrderStatus
 from generated.models.order import Order as OrderModel
 from generated.models.user_order import UserOrder
 from generated.queries.order import get_order
+from server.authz import require
 from server.errors import NotFound
 from server.graphql import loaders
 from server.graphql.context import Context, Info
@@ -64,13 +66,15 @@ class Order(Node):
     async def user(
         self, info: Info
     ) -> Annotated[User, strawberry.lazy("server.graphql.types.user")]:
+        require(authz.may_run_get_users(info.context.caller), "read users")
         model = await loaders.users(info.context).load(self.user_id)
         if model is None:
             raise NotFound("the order's user does not exist")
-        return cast("User", build_node("User", model))
+        return cast("User", build_node("User", model, info.context.caller))
 
 
 async def load_order(ctx: Context, order_id: str) -> Order | None:
+    require(authz.may_run_get_order(ctx.caller), "read orders by id")
     model = await get_order(ctx.session, ctx.tenant, order_id, consistent=True)
     return None if model is None else Order.from_model(model)
 

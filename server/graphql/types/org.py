@@ -13,9 +13,11 @@ from collections.abc import Sequence
 import strawberry
 from strawberry.dataloader import DataLoader
 
+from generated import authz
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.queries.org_node import get_org_nodes, org_children, org_subtree
 from keygraph.store import Session
+from server.authz import require
 from server.domain.org import MAX_CHILDREN, MAX_LEVELS, Path
 from server.errors import BadUserInput
 from server.graphql.context import Context, Info
@@ -83,6 +85,7 @@ class OrgNode(Node):
         self, info: Info, first: int | None = None, after: str | None = None
     ) -> Connection[OrgNode]:
         ctx = info.context
+        require(authz.may_run_org_subtree(ctx.caller), "read org trees")
         page = await org_subtree(
             ctx.session, ctx.tenant, self.record.path, first=first, after=after
         )
@@ -92,6 +95,7 @@ class OrgNode(Node):
     @strawberry.field(description="The nodes from the root down to this node's parent.")
     async def ancestors(self, info: Info) -> list[OrgNode]:
         path = self.record.path
+        require(authz.may_run_get_org_nodes(info.context.caller), "read org trees")
         records = await _node_loader(info.context).load_many(
             [path[:end] for end in range(1, len(path))]
         )
@@ -109,6 +113,7 @@ async def load_org_node(ctx: Context, path: Path) -> OrgNode | None:
     """A node by its path, through the request's batched loader (BatchGetItem), read with
     its ancestors in the same batch: a node below a removed one (left by a large delete or
     move still at work) is not found."""
+    require(authz.may_run_get_org_nodes(ctx.caller), "read org trees")
     records = await _node_loader(ctx).load_many([path[:end] for end in range(1, len(path) + 1)])
     record = records[-1]
     if record is None or any(ancestor is None for ancestor in records):
@@ -136,6 +141,7 @@ async def load_children(ctx: Context, parent_ref: str, first: int | None = None)
     all of them (at most MAX_CHILDREN) when `first` is None. One GSI1 Query per parent; the
     parents asked for together go out concurrently, and a parent asked for twice in a
     request is read once."""
+    require(authz.may_run_org_children(ctx.caller), "read org trees")
     if first is not None and not 0 <= first <= MAX_CHILDREN:
         raise BadUserInput(f"first must be between 0 and {MAX_CHILDREN}, got {first}")
 

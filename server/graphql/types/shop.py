@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 import strawberry
 
+from generated import authz
 from generated.models.shop import Shop as ShopRecord
 from generated.queries.shop import get_shops
+from server.authz import require
 from server.graphql.context import Context
 from server.graphql.ids import to_global_id
 from server.graphql.types.node import Node, register_node
@@ -43,6 +45,7 @@ class ShopDistance:
 
 async def load_shop(ctx: Context, shop_id: str) -> Shop | None:
     """A shop by its local id, through the request's batched loader (BatchGetItem)."""
+    require(authz.may_run_get_shops(ctx.caller), "read shops")
 
     async def load(ids: Sequence[str]) -> list[ShopRecord | None]:
         return await get_shops(ctx.session, ctx.tenant, ids)

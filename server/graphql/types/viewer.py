@@ -1,4 +1,4 @@
-"""Who is asking: the tenant and subject of the verified token."""
+"""Who is asking: the tenant, subject and roles of the verified token."""
 
 from __future__ import annotations
 
@@ -9,3 +9,4 @@ import strawberry
 class Viewer:
     tenant: str
     subject: str | None
+    roles: list[str] = strawberry.field(description="The caller's roles, sorted.")

@@ -3,10 +3,13 @@ data, errors with their paths, extensions (cost, store calls and waves), status 
 type. The corpus (corpus.py), the benchmark's and README's operations and hypothesis-graphql
 operations run on one seeded store through both; the corpus's mutations run on two copies.
 Queries answered in parts (server/graphql/stream.py, every list a few items at a time here)
-answer alike too, but for how their reads fall into calls and waves."""
+answer alike too, but for how their reads fall into calls and waves. Queries run as an
+admin and as a member; no answer to the member holds another user's email, address or
+order."""
 
 from __future__ import annotations
 
+import base64
 import gc
 import re
 from collections.abc import AsyncIterator
@@ -62,6 +65,11 @@ class Reads(NamedTuple):
     kind: str
     parted: httpx.AsyncClient
     """Compiled execution answering every query in parts."""
+    member: dict[str, str]
+    """The headers of a member, the second seeded user (the first has an address)."""
+    foreign: tuple[str, ...]
+    """What the member may never read: other users' emails, order ids, address ids and
+    address lines."""
 
 
 def _settings(tmp_path: Path) -> Settings:
@@ -78,9 +86,27 @@ def _clients(settings: Settings, left: Store, right: Store) -> tuple[Pair, list[
     return clients, list(clients)
 
 
-def _headers(settings: Settings) -> dict[str, str]:
-    token = issue_token(settings, "acme", "agree")
+def _headers(settings: Settings, sub: str = "agree", role: str = "admin") -> dict[str, str]:
+    token = issue_token(settings, "acme", sub, roles=[role])
     return {"Authorization": f"Bearer {token}", "X-Request-Id": REQUEST_ID}
+
+
+def _local(global_id: str) -> str:
+    return base64.urlsafe_b64decode(global_id + "=" * (-len(global_id) % 4)).decode().split(":")[1]
+
+
+async def _foreign(
+    client: httpx.AsyncClient, headers: dict[str, str], ids: Seeded
+) -> tuple[str, ...]:
+    """What the member (ids.users[1]) may not read, asked as an admin."""
+    query = "query($id: ID!) { user(id: $id) { orders(first: 100) { edges { node { id } } } } }"
+    response = await client.post(
+        "/graphql", json={"query": query, "variables": {"id": ids.users[1]}}, headers=headers
+    )
+    own = {edge["node"]["id"] for edge in response.json()["data"]["user"]["orders"]["edges"]}
+    emails = [email for n, email in enumerate(ids.emails) if n != 1]
+    orders = [order for order in ids.orders if order not in own]
+    return (*emails, *orders, *ids.addresses, "1 Road")
 
 
 async def _agree(
@@ -141,13 +167,17 @@ _SPLIT = (("storeWaves",), *_COUNTERS)
 batched per part, and one an earlier part read is read again when a later one needs it."""
 
 
-async def _agree_in_parts(reads: Reads, query: str, variables: Any) -> None:
+async def _agree_in_parts(
+    reads: Reads, query: str, variables: Any, headers: dict[str, str] | None = None
+) -> None:
     """Posts the operation in parts and through Strawberry's executor; asserts they answer
     alike but for the store calls, read units and waves parts split into."""
     answers = []
     for client in (reads.parted, reads.pair[1]):
         response = await client.post(
-            "/graphql", json={"query": query, "variables": variables}, headers=reads.headers
+            "/graphql",
+            json={"query": query, "variables": variables},
+            headers=headers or reads.headers,
         )
         answers.append((response.status_code, response.headers["content-type"], response.content))
         assert int(response.headers["content-length"]) == len(response.content)
@@ -198,7 +228,9 @@ async def reads(
     parted = _client(replace(settings, limits=PARTED), store)
     try:
         ids = await _seeded_ids(pair[0], headers)
-        yield Reads(pair, headers, ids, request.param, parted)
+        member = _headers(settings, _local(ids.users[1]), "member")
+        foreign = await _foreign(pair[0], headers, ids)
+        yield Reads(pair, headers, ids, request.param, parted, member, foreign)
     finally:
         for client in [*clients, parted]:
             await client.aclose()
@@ -266,19 +298,37 @@ def _fixed_queries(ids: Seeded) -> list[tuple[str, Any]]:
     return found
 
 
-async def test_queries_answer_alike(reads: Reads) -> None:
+@pytest.mark.parametrize("caller", ["admin", "member"])
+async def test_queries_answer_alike(reads: Reads, caller: str) -> None:
+    headers = reads.headers if caller == "admin" else reads.member
     for query, variables in _fixed_queries(reads.ids):
-        await _agree(reads.pair, reads.headers, query, variables, reads.kind)
-        await _agree_in_parts(reads, query, variables)
+        body = await _agree(reads.pair, headers, query, variables, reads.kind)
+        await _agree_in_parts(reads, query, variables, headers)
+        if caller == "member":
+            _holds_nothing_foreign(body, reads.foreign, query)
 
 
-async def test_generated_queries_answer_alike(reads: Reads) -> None:
+def _holds_nothing_foreign(body: bytes, foreign: tuple[str, ...], query: str) -> None:
+    """The data and execution errors of a member's answer hold no other user's email,
+    order or address (validation errors may quote the operation's own text)."""
+    answer = orjson.loads(body)
+    held = orjson.dumps(
+        [answer.get("data"), [e for e in answer.get("errors", []) if "path" in e]]
+    ).decode()
+    assert not [value for value in foreign if value in held], query
+
+
+@pytest.mark.parametrize("caller", ["admin", "member"])
+async def test_generated_queries_answer_alike(reads: Reads, caller: str) -> None:
+    headers = reads.headers if caller == "admin" else reads.member
     answered = 0
     for index, query in enumerate(_generated(reads.ids, GENERATED)):
-        body = await _agree(reads.pair, reads.headers, query, {}, reads.kind)
+        body = await _agree(reads.pair, headers, query, {}, reads.kind)
         answered += b'"data":{' in body
         if reads.kind == "embedded" or index % 5 == 0:
-            await _agree_in_parts(reads, query, {})
+            await _agree_in_parts(reads, query, {}, headers)
+        if caller == "member":
+            _holds_nothing_foreign(body, reads.foreign, query)
     assert answered > GENERATED // 3  # most ran, not only failed validation
 
 

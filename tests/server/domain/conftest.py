@@ -44,8 +44,8 @@ async def world(
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield World(
-            Api(client, issue_token(settings, "acme", "alice")),
-            Api(client, issue_token(settings, "globex", "gus")),
+            Api(client, issue_token(settings, "acme", "alice", roles=["admin"])),
+            Api(client, issue_token(settings, "globex", "gus", roles=["admin"])),
             store,
             client,
         )

@@ -14,7 +14,9 @@ import pytest
 from keygraph.errors import IdempotentParameterMismatch
 from keygraph.plan import Get, Update
 from server.edge import idempotency, owners
+from server.edge.auth import issue_token
 from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore
+from server.settings import Settings
 from tests.server.domain.conftest import World
 
 CREATE = """mutation($i: CreateUserInput!) { createUser(input: $i) { id email } }"""
@@ -50,6 +52,23 @@ async def test_a_retry_gets_the_first_answer(world: World) -> None:
     theirs = await post(world, world.globex.token, "k-1", "ida@example.org")
     assert "Idempotent-Replayed" not in theirs.headers
     assert await emails(world, world.globex) == ["ida@example.org"]
+
+
+async def test_a_keyed_answer_is_never_replayed_to_another_caller(
+    world: World, settings: Settings
+) -> None:
+    first = await post(world, world.acme.token, "k-9", "ivy@example.org")
+    assert first.json()["data"]["createUser"]["email"] == "ivy@example.org"
+    bob = issue_token(settings, "acme", "bob", roles=["admin"])
+    theirs = await post(world, bob, "k-9", "ivy@example.org")
+    # bob's request runs as bob's own: the email is taken, not alice's answer replayed
+    assert "Idempotent-Replayed" not in theirs.headers
+    assert [e["extensions"]["code"] for e in theirs.json()["errors"]] == ["CONFLICT"]
+    nobody = issue_token(settings, "acme", None, roles=["admin"])
+    anonymous = await post(world, nobody, "k-9", "ivy@example.org")
+    assert "Idempotent-Replayed" not in anonymous.headers
+    again = await post(world, world.acme.token, "k-9", "ivy@example.org")
+    assert again.headers.get("Idempotent-Replayed") == "true"
 
 
 async def test_a_duplicate_in_flight_waits_for_the_first(world: World) -> None:
@@ -111,7 +130,8 @@ def ended() -> str:
 async def test_a_retry_takes_over_at_once_from_a_worker_that_died(world: World) -> None:
     body = {"query": CREATE, "variables": {"i": {"email": "max@example.org", "name": "N"}}}
     died = Ledger(world.store, window=600, request_timeout=30, owner=ended())
-    claim = await died.claim("acme", "k-3", idempotency.digest(orjson.dumps(body)))
+    key = idempotency.caller_key("alice", "k-3")
+    claim = await died.claim("acme", key, idempotency.digest(orjson.dumps(body)))
     assert isinstance(claim, Claimed)
     started = time.monotonic()
     retry = await post(world, world.acme.token, "k-3", "max@example.org")

@@ -1,0 +1,103 @@
+"""The caller's roles: read from the roles claim (its name a setting), the default roles
+when the token has none, refused when malformed; `viewer { roles }` shows them."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.edge.app import create_app
+from server.edge.auth import Verifier, issue_token
+from server.errors import Unauthenticated
+from server.settings import Settings, load_settings
+from tests.server.conftest import SECRET
+
+VIEWER = "{ viewer { tenant subject roles } }"
+
+
+def _token(claims: dict[str, Any]) -> str:
+    return jwt.encode({"exp": int(time.time()) + 600, **claims}, SECRET, algorithm="HS256")
+
+
+@pytest.mark.parametrize(
+    ("claims", "roles"),
+    [
+        ({"tenant": "acme", "sub": "ann", "roles": ["admin", "member"]}, ["admin", "member"]),
+        ({"tenant": "acme", "sub": "ann"}, ["member"]),  # no claim: the default roles
+        ({"tenant": "acme", "sub": "ann", "roles": []}, []),
+        ({"tenant": "acme", "sub": "ann", "roles": "auditor"}, ["auditor"]),
+    ],
+    ids=["listed", "default", "none", "one-string"],
+)
+async def test_viewer_shows_the_roles_of_the_token(
+    client: httpx.AsyncClient, claims: dict[str, Any], roles: list[str]
+) -> None:
+    headers = {"Authorization": f"Bearer {_token(claims)}"}
+    response = await client.post("/graphql", json={"query": VIEWER}, headers=headers)
+    assert response.json()["data"]["viewer"] == {
+        "tenant": "acme",
+        "subject": "ann",
+        "roles": roles,
+    }
+
+
+@pytest.mark.parametrize(
+    "roles",
+    [7, [1], [""], {"admin": True}, ["r"] * 65],
+    ids=["number", "list-of-numbers", "empty-name", "object", "too-many"],
+)
+def test_a_malformed_roles_claim_is_unauthenticated(settings: Settings, roles: object) -> None:
+    with pytest.raises(Unauthenticated, match="roles claim"):
+        Verifier(settings).verify(_token({"tenant": "acme", "roles": roles}))
+
+
+def test_the_roles_claim_and_default_roles_are_settings(tmp_path: Path) -> None:
+    environ = {
+        "KEYGRAPH_ROLES_CLAIM": "cognito:groups",
+        "KEYGRAPH_DEFAULT_ROLES": "reader, guest",
+        "KEYGRAPH_JWT_SECRET": SECRET,
+        "KEYGRAPH_DATA_DIR": str(tmp_path),
+    }
+    settings = load_settings(environ)
+    verifier = Verifier(settings)
+    grouped = verifier.verify(_token({"tenant": "t", "cognito:groups": ["admin"]}))
+    assert grouped.caller.roles == frozenset({"admin"})
+    assert verifier.verify(_token({"tenant": "t"})).caller.roles == frozenset({"reader", "guest"})
+    # the usual claim name means nothing under another setting
+    ignored = verifier.verify(_token({"tenant": "t", "roles": ["admin"]}))
+    assert ignored.caller.roles == frozenset({"reader", "guest"})
+
+
+def test_other_string_claims_are_kept_for_rules(settings: Settings) -> None:
+    token = _token({"tenant": "t", "sub": "ann", "department": "sales", "level": 3})
+    caller = Verifier(settings).verify(token).caller
+    assert dict(caller.claims) == {"department": "sales"}
+    assert caller.owns("ann")
+    assert not caller.owns("bob")
+
+
+def test_issued_tokens_carry_the_roles_asked_for(settings: Settings) -> None:
+    claims = jwt.decode(
+        issue_token(settings, "t", "ann", roles=["admin"]), SECRET, algorithms=["HS256"]
+    )
+    assert claims["roles"] == ["admin"]
+    bare = jwt.decode(issue_token(settings, "t", "ann"), SECRET, algorithms=["HS256"])
+    assert "roles" not in bare
+
+
+async def test_the_graphiql_token_is_an_admin(tmp_path: Path, store: EmbeddedStore) -> None:
+    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        page = await client.get("/graphql", headers={"accept": "text/html"})
+        found = re.search(r"Bearer ([\w-]+\.[\w-]+\.[\w-]+)", page.text)
+        assert found is not None
+        token = found.group(1)
+        assert jwt.decode(token, SECRET, algorithms=["HS256"])["roles"] == ["admin"]
