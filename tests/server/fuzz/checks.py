@@ -20,14 +20,18 @@ class Failures:
     def add(self, problem: str, case: str) -> None:
         self.by_problem[problem].append(case)
 
-    def answer(self, response: httpx.Response, case: str) -> dict[str, Any] | None:
-        """The JSON object of an answer, after noting how it breaks the rules every answer
-        keeps: no 5xx, no traceback or path, a JSON object, a code on every error, none
-        INTERNAL. None when it is no JSON object."""
+    def status(self, response: httpx.Response, case: str) -> None:
+        """Notes a 5xx, and a traceback or source path in the answer."""
         if response.status_code >= 500:
             self.add(f"HTTP {response.status_code}", f"{case} -> {response.text[:200]}")
         if LEAKS.search(response.text):
             self.add("traceback or path in the answer", f"{case} -> {response.text[:200]}")
+
+    def answer(self, response: httpx.Response, case: str) -> dict[str, Any] | None:
+        """The JSON object of an answer, after noting how it breaks the rules every answer
+        keeps: no 5xx, no traceback or path, a JSON object, a code on every error, none
+        INTERNAL. None when it is no JSON object."""
+        self.status(response, case)
         try:
             body = response.json()
         except ValueError:
