@@ -18,7 +18,8 @@ class Failures:
         self.by_problem: dict[str, list[str]] = defaultdict(list)
 
     def add(self, problem: str, case: str) -> None:
-        self.by_problem[problem].append(case)
+        if case not in self.by_problem[problem]:
+            self.by_problem[problem].append(case)
 
     def status(self, response: httpx.Response, case: str) -> None:
         """Notes a 5xx, and a traceback or source path in the answer."""

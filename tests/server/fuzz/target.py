@@ -141,13 +141,19 @@ def _collect(value: Any, ids: list[str], emails: list[str]) -> None:
 
 @asynccontextmanager
 async def open_target(
-    kind: str, store_factory: StoreFactory, tmp_path: Path, settings: Settings | None = None
+    kind: str, store_factory: StoreFactory, tmp_path: Path
 ) -> AsyncIterator[Target]:
     """The app over a fresh store of `kind`, both tenants seeded."""
-    store = await store_factory(kind, TABLE)
+    async with open_app(await store_factory(kind, TABLE), tmp_path) as target:
+        yield target
+
+
+@asynccontextmanager
+async def open_app(store: Store, tmp_path: Path) -> AsyncIterator[Target]:
+    """The app over `store` (an empty one), both tenants seeded."""
     for tenant in ("acme", "globex"):
         await seed(store, tenant, SIZES, progress=False)
-    settings = settings or Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
+    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Target(client, settings, store)
