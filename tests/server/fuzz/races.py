@@ -66,6 +66,29 @@ def rounds(kinds: tuple[str, ...]) -> st.SearchStrategy[list[Move]]:
     return st.lists(move, min_size=2, max_size=8)
 
 
+class Stored:
+    """The table's items at one moment."""
+
+    def __init__(self, items: list[Item]) -> None:
+        self.items = items
+
+    def acme(self, kind: str) -> list[Item]:
+        """acme's items of one type."""
+        return [
+            item
+            for item in self.items
+            if item.get("_type") == kind and str(item["PK"]).startswith(TENANT_PREFIX)
+        ]
+
+    def pending_cleanups(self) -> set[str]:
+        """The subjects of acme's cleanups still to finish (a deleted group's id)."""
+        return {
+            str(item["subject"])
+            for item in self.items
+            if item.get("_type") == CleanupTask.TYPE and item.get("tenant") == "acme"
+        }
+
+
 class Scenario:
     """Shared set-up and checks of the scenarios."""
 
@@ -90,20 +113,9 @@ class Scenario:
         data: dict[str, Any] = body["data"]
         return data
 
-    async def acme_items(self, kind: str) -> list[Item]:
-        return [
-            item
-            for item in await self.racer.items()
-            if item.get("_type") == kind and str(item["PK"]).startswith(TENANT_PREFIX)
-        ]
-
-    async def pending_cleanups(self) -> set[str]:
-        """The subjects of acme's cleanups still to finish (a deleted group's id)."""
-        return {
-            str(item["subject"])
-            for item in await self.racer.items()
-            if item.get("_type") == CleanupTask.TYPE and item.get("tenant") == "acme"
-        }
+    async def stored(self) -> Stored:
+        """What the table holds now."""
+        return Stored(await self.racer.items())
 
     async def race(self, moves: list[Move]) -> None:
         """The round's mutations, all at once."""
@@ -115,7 +127,7 @@ class Scenario:
             await self.run(move, state)
 
         await asyncio.gather(*(one(move) for move in moves))
-        await self.check()
+        await self.check(await self.stored())
 
     async def setup(self) -> None:
         raise NotImplementedError
@@ -126,7 +138,7 @@ class Scenario:
     async def run(self, move: Move, state: Any) -> None:
         raise NotImplementedError
 
-    async def check(self) -> None:
+    async def check(self, stored: Stored) -> None:
         raise NotImplementedError
 
 
@@ -143,11 +155,20 @@ Node = tuple[str, int]
 
 
 class OrgScenario(Scenario):
-    """A parent and the roots kept just under MAX_CHILDREN, and a second parent to move
-    nodes from."""
+    """A parent and the roots (which have no parent item to guard) kept just under
+    MAX_CHILDREN, and a second parent to move nodes from and to."""
 
-    kinds = ("create", "create root", "move in", "move to root", "move out", "delete")
-    margin = 3
+    kinds = (
+        "create",
+        "move in",
+        "move out",
+        "delete",
+        "create root",
+        "create root",
+        "move to root",
+    )
+    margin = 1
+    batch = 8
 
     async def setup(self) -> None:
         self.full = (await self.must(CREATE_NODE, {"i": {"name": "full"}}))["createOrgNode"]["id"]
@@ -155,15 +176,23 @@ class OrgScenario(Scenario):
         await self.top_up()
 
     async def top_up(self) -> None:
-        """Fill the full parent and the roots to just under the cap, the spare to 3."""
-        full, spare, roots = await self.state()
-        for parent, children, want in (
-            (self.full, full, MAX_CHILDREN - self.margin),
-            (self.spare, spare, 3),
-            (None, roots, MAX_CHILDREN - self.margin),
-        ):
-            for n in range(len(children), want):
-                await self.must(CREATE_NODE, {"i": {"name": f"n{n}", "parentId": parent}})
+        """Fill the full parent and the roots to just under the cap, the spare to 3, a
+        batch of creates at a time (each batch stays below the cap), until a batch adds
+        nothing."""
+        while True:
+            full, spare, roots = await self.state()
+            wanted = [
+                (self.full, MAX_CHILDREN - self.margin - len(full)),
+                (self.spare, 3 - len(spare)),
+                (None, MAX_CHILDREN - self.margin - len(roots)),
+            ]
+            creates = [
+                self.call(CREATE_NODE, {"i": {"name": f"n{n}", "parentId": parent}}, "top up")
+                for parent, missing in wanted
+                for n in range(min(missing, self.batch))
+            ]
+            if not creates or not any(await asyncio.gather(*creates)):
+                return
 
     async def state(self) -> tuple[list[Node], list[Node], list[Node]]:
         full = await self.must(NODE, {"id": self.full})
@@ -179,8 +208,7 @@ class OrgScenario(Scenario):
         full, spare, roots = state
         label = f"org {move}"
         if move.kind == "create":
-            parent = self.full if move.first % 2 else self.spare
-            await self.call(CREATE_NODE, {"i": {"name": "raced", "parentId": parent}}, label)
+            await self.call(CREATE_NODE, {"i": {"name": "raced", "parentId": self.full}}, label)
         elif move.kind == "create root":
             await self.call(CREATE_NODE, {"i": {"name": "raced root"}}, label)
         elif move.kind in ("move in", "move to root", "move out"):
@@ -198,10 +226,9 @@ class OrgScenario(Scenario):
                 gone = {"id": node[0], "expectedVersion": node[1], "cascade": True}
                 await self.call(DELETE_NODE, {"i": gone}, label)
 
-    async def check(self) -> None:
-        stored = await self.acme_items("ORG_NODE")
+    async def check(self, stored: Stored) -> None:
         by_parent: dict[str, set[str]] = {}
-        for item in stored:
+        for item in stored.acme("ORG_NODE"):
             by_parent.setdefault(str(item["parent_ref"]), set()).add(str(item["node_id"]))
         for parent, children in by_parent.items():
             if len(children) > MAX_CHILDREN:
@@ -290,12 +317,12 @@ class GroupScenario(Scenario):
             changed = {"id": user, "expectedVersion": state[user], "name": f"renamed {move}"}
             await self.call(UPDATE_USER, {"i": changed}, label)
 
-    async def check(self) -> None:
-        users = {str(i["user_id"]): i for i in await self.acme_items("USER")}
-        groups = {str(i["group_id"]) for i in await self.acme_items("GROUP")}
-        pending = await self.pending_cleanups()
+    async def check(self, stored: Stored) -> None:
+        users = {str(i["user_id"]): i for i in stored.acme("USER")}
+        groups = {str(i["group_id"]) for i in stored.acme("GROUP")}
+        pending = stored.pending_cleanups()
         members: dict[str, set[str]] = {}
-        for item in await self.acme_items("MEMBER"):
+        for item in stored.acme("MEMBER"):
             members.setdefault(str(item["user_id"]), set()).add(str(item["group_id"]))
             if item["group_id"] not in groups | pending:
                 self.failures.add("a membership of a deleted group", str(item["group_id"]))
@@ -364,12 +391,12 @@ class OrderScenario(Scenario):
         if data:
             self.wins.append((order, state[order]))
 
-    async def check(self) -> None:
+    async def check(self, stored: Stored) -> None:
         for win in set(self.wins):
             if self.wins.count(win) > 1:
                 self.failures.add("two changes won with one expectedVersion", str(win))
-        orders = {str(i["order_id"]): i for i in await self.acme_items("ORDER")}
-        copies = {str(i["order_id"]): i for i in await self.acme_items("USER_ORDER")}
+        orders = {str(i["order_id"]): i for i in stored.acme("ORDER")}
+        copies = {str(i["order_id"]): i for i in stored.acme("USER_ORDER")}
         for order_id, order in orders.items():
             copy = copies.get(order_id)
             fields = ("status", "version", "total_cents")
@@ -397,8 +424,8 @@ SCENARIOS: dict[str, type[Scenario]] = {
 async def play(
     scenario: Scenario, plans: list[list[Move]], pause: Callable[[int], Awaitable[None]]
 ) -> None:
-    """The scenario's set-up, then each round (with `pause(round)` between rounds)."""
+    """The scenario's set-up, then each round, `pause(its number)` before it."""
     await scenario.setup()
     for number, moves in enumerate(plans):
-        await scenario.race(moves)
         await pause(number)
+        await scenario.race(moves)

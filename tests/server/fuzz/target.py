@@ -125,6 +125,20 @@ class Target:
         return sorted(set(ids)), sorted(set(emails))
 
 
+async def scan(store: Store) -> list[Item]:
+    """Every item of the table but the server's own, in key order: what a write changed,
+    whether or not the API would show it."""
+    found: list[Item] = []
+    start = None
+    while True:
+        page = await store.scan(Scan(start=start))
+        found.extend(item for item in page.items if not str(item["PK"]).startswith(OWN_PREFIX))
+        if page.last_key is None:
+            break
+        start = page.last_key
+    return sorted(found, key=lambda item: (str(item["PK"]), str(item["SK"])))
+
+
 def _collect(value: Any, ids: list[str], emails: list[str]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
@@ -149,9 +163,9 @@ async def open_target(
 
 
 @asynccontextmanager
-async def open_app(store: Store, tmp_path: Path) -> AsyncIterator[Target]:
-    """The app over `store` (an empty one), both tenants seeded."""
-    for tenant in ("acme", "globex"):
+async def open_app(store: Store, tmp_path: Path, *, seeded: bool = True) -> AsyncIterator[Target]:
+    """The app over `store` (an empty one), both tenants seeded unless not `seeded`."""
+    for tenant in ("acme", "globex") if seeded else ():
         await seed(store, tenant, SIZES, progress=False)
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
