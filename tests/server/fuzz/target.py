@@ -58,9 +58,10 @@ SNAPSHOT = (
 """Everything the seed gives a tenant, in queries within the cost limit."""
 
 
-def budget(ci: int) -> int:
-    """Cases a fuzzer runs: `ci` in CI, the hunt's count when one is asked for."""
-    return HUNT or ci
+def budget(ci: int, per_case: int = 1) -> int:
+    """Cases a fuzzer runs: `ci` in CI; in a hunt one for every `per_case` of its count
+    (a fuzzer whose cases are costly takes a share), `ci` at least."""
+    return max(ci, HUNT // per_case) if HUNT else ci
 
 
 class Target:

@@ -2,7 +2,7 @@
 On DynamoDB Local the store reaches the endpoint through a proxy that closes connections idle
 for IDLE seconds, and every third round (from the second) waits longer than that first, so
 calls also meet connections the endpoint closed. CI plays ROUNDS rounds of each scenario;
-KEYGRAPH_FUZZ_EXAMPLES=N plays N."""
+KEYGRAPH_FUZZ_EXAMPLES=N plays N / HUNT_SHARE."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from tests.server.fuzz.races import SCENARIOS, Move, play, rounds
 from tests.server.fuzz.target import STORES, Target, budget, errors_logged, generate, open_app
 
 ROUNDS = 5
+HUNT_SHARE = 10
+"""A hunt plays one round for every HUNT_SHARE of KEYGRAPH_FUZZ_EXAMPLES."""
 IDLE = 1.0
 """Seconds the proxy lets a connection idle before closing it."""
 
@@ -64,7 +66,7 @@ async def racer(
 
 def plans(kinds: tuple[str, ...]) -> list[list[Move]]:
     """The rounds to play: hypothesis's draws past its first, simplest one."""
-    return generate(rounds(kinds), budget(ROUNDS) + 1)[1:]
+    return generate(rounds(kinds), budget(ROUNDS, HUNT_SHARE) + 1)[1:]
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -1,7 +1,7 @@
 """Racing mutations (tests/server/fuzz/races.py) against a real server: `python -m server
 serve --workers 2` on the embedded store, on loopback, so the races run across processes.
 The invariants are read from the server's SQLite file. CI plays ROUNDS rounds of each
-scenario; KEYGRAPH_FUZZ_EXAMPLES=N plays N."""
+scenario; KEYGRAPH_FUZZ_EXAMPLES=N plays N / HUNT_SHARE."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from tests.server.fuzz.checks import Failures
 from tests.server.fuzz.races import SCENARIOS, play
 from tests.server.fuzz.target import budget, scan
-from tests.server.fuzz.test_races import plans
+from tests.server.fuzz.test_races import HUNT_SHARE, plans
 from tests.server.test_serve import Server
 
 ROUNDS = 3
@@ -60,5 +60,5 @@ async def test_racing_mutations_across_two_workers(served: Served) -> None:
         async def no_pause(_number: int) -> None:
             return None
 
-        await play(scenario, plans(scenario.kinds)[: budget(ROUNDS)], no_pause)
+        await play(scenario, plans(scenario.kinds)[: budget(ROUNDS, HUNT_SHARE)], no_pause)
     assert not failures, "\n" + failures.report()
