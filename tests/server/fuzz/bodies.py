@@ -67,14 +67,15 @@ NOT_OBJECTS = [
     _json(f"body {value!r}", value)
     for value in ("{ viewer { tenant } }", 1, 1.5, None, True, [], [{"query": QUERY}], [1])
 ]
+WRONG_VALUES: dict[str, list[Any]] = {
+    "query": [1, None, ["x"], {}, True, ""],
+    "variables": ["x", "{}", 1, [], True, [{"a": 1}]],
+    "operationName": [1, [], {}, True, "Nope", "x" * 10_000],
+    "extensions": ["x", 1, [], True, {"persistedQuery": "x"}, {"persistedQuery": {}}],
+}
 WRONG_MEMBERS = [
     _json(f"{name}: {value!r}", {"query": QUERY, name: value})
-    for name, values in {
-        "query": [1, None, ["x"], {}, True, ""],
-        "variables": ["x", "{}", 1, [], True, [{"a": 1}]],
-        "operationName": [1, [], {}, True, "Nope", "x" * 10_000],
-        "extensions": ["x", 1, [], True, {"persistedQuery": "x"}, {"persistedQuery": {}}],
-    }.items()
+    for name, values in WRONG_VALUES.items()
     for value in values
 ] + [
     _json("no query", {}),

@@ -98,6 +98,7 @@ def positions() -> list[Position]:
     """Every place in the schema a client puts a value."""
     found: list[Position] = []
     assert SCHEMA.mutation_type is not None
+    roots: list[tuple[str, GraphQLObjectType, tuple[str, ...]]]
     roots = [("mutation", SCHEMA.mutation_type, ())]
     roots += [("query", t, steps) for t, steps in _reachable_with_arguments()]
     for operation, parent, steps in roots:

@@ -29,6 +29,7 @@ from keygraph.plan import Item
 from server.domain.org import MAX_CHILDREN
 from server.graphql.ids import from_global_id
 from tests.server.fuzz.checks import Failures
+from tests.server.fuzz.target import codes
 
 TENANT_PREFIX = "T#acme#"
 MOST_YIELDS = 4
@@ -99,17 +100,24 @@ class Scenario:
         self.failures = failures
 
     async def call(self, query: str, variables: dict[str, Any], label: str) -> dict[str, Any]:
-        """The answer's data (empty when refused); every answer is checked."""
+        """The answer's data (empty when refused); every answer is checked, and the store
+        (a healthy one) must never be reported unavailable."""
         response = await self.racer.post({"query": query, "variables": variables})
         body = self.failures.answer(response, label) or {}
+        if "STORE_UNAVAILABLE" in codes(body):
+            self.failures.add("STORE_UNAVAILABLE from a healthy store", label)
         data = body.get("data")
         return data if isinstance(data, dict) and not body.get("errors") else {}
 
     async def must(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        """The data of a set-up call, which must succeed."""
+        """The data of a set-up call or read, which must succeed."""
         response = await self.racer.post({"query": query, "variables": variables})
         body = response.json()
-        assert not body.get("errors"), (query, variables, body)
+        assert not body.get("errors"), (
+            f"a read or set-up call failed: {codes(body)}\n" + self.failures.report(),
+            query,
+            body,
+        )
         data: dict[str, Any] = body["data"]
         return data
 
@@ -406,12 +414,11 @@ class OrderScenario(Scenario):
             if version < self.versions.get(order_id, 0):
                 self.failures.add("an order's version went down", order_id)
             self.versions[order_id] = version
-        for order in self.orders:
-            local = from_global_id(order)[1]
-            stored = orders.get(local)
-            before = dict(self.wins)
-            if stored is not None and order in before and stored["version"] != before[order] + 1:
-                self.failures.add("a winning change did not raise the version by one", order)
+        won = dict(self.wins)
+        for global_id in self.orders:
+            now = orders.get(from_global_id(global_id)[1])
+            if now is not None and global_id in won and now["version"] != won[global_id] + 1:
+                self.failures.add("a winning change did not raise the version by one", global_id)
 
 
 SCENARIOS: dict[str, type[Scenario]] = {

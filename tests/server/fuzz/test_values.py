@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -188,14 +189,15 @@ async def _send_largest(
         document, variables = operation(at, baseline, lambda _: value, as_variable=True)
         response = await app.post({"query": document, "variables": variables})
         body = failures.answer(response, f"{at} = {json.dumps(value)[:200]}")
-        return bool(body) and not body.get("errors")
+        return body is not None and not body.get("errors")
+
+    async def accepts_at(name: str, value: int) -> bool:
+        return await accepts({**valid, name: value})
 
     largest = dict(valid)
     for name, spec in kind.fields.items():
         if get_named_type(spec.type).name == "Int":
-            largest[name] = await _largest_accepted(
-                lambda n, name=name: accepts({**valid, name: n}), INT32_MAX
-            )
+            largest[name] = await _largest_accepted(partial(accepts_at, name), INT32_MAX)
     await accepts(largest)
     if position.inner and isinstance(position.inner[-1], int):
         container = Position(
