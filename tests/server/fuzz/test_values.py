@@ -18,13 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graphql import GraphQLInputObjectType, GraphQLList, GraphQLNonNull, get_named_type
+from graphql import (
+    GraphQLInputObjectType,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    get_named_type,
+)
 from hypothesis import strategies as st
 
 from server.graphql.ids import from_global_id
 from tests.conftest import StoreFactory
 from tests.server.fuzz.checks import Failures
 from tests.server.fuzz.positions import (
+    SCHEMA,
     Baseline,
     Position,
     operation,
@@ -80,6 +87,26 @@ def cases(baseline: Baseline, count: int) -> list[Case]:
     step = max(1.0, len(pairs) / count)
     chosen = [pairs[int(k * step)] for k in range(min(count, len(pairs)))]
     return [(p, h, k % 2 == 0) for k, (p, h) in enumerate(chosen)]
+
+
+def test_the_walk_reaches_every_argument_of_the_schema() -> None:
+    """Every argument of every field of every object type is one of the places fuzzed."""
+    every = {
+        (kind.name, name, argument)
+        for kind in SCHEMA.type_map.values()
+        if isinstance(kind, GraphQLObjectType) and not kind.name.startswith("__")
+        for name, spec in kind.fields.items()
+        for argument in spec.args
+    }
+    reached = set()
+    for position in positions():
+        parent = SCHEMA.query_type if position.operation == "query" else SCHEMA.mutation_type
+        for step in position.steps[:-1]:
+            assert isinstance(parent, GraphQLObjectType)
+            parent = get_named_type(parent.fields[step].type)
+        assert isinstance(parent, GraphQLObjectType)
+        reached.add((parent.name, position.steps[-1], position.argument))
+    assert every == reached
 
 
 JSON = st.recursive(
