@@ -29,7 +29,7 @@ from keygraph.plan import Item
 from server.domain.org import MAX_CHILDREN
 from server.graphql.ids import from_global_id
 from tests.server.fuzz.checks import Failures
-from tests.server.fuzz.target import codes
+from tests.server.fuzz.target import budget, codes, generate
 
 TENANT_PREFIX = "T#acme#"
 MOST_YIELDS = 4
@@ -88,6 +88,15 @@ class Stored:
             for item in self.items
             if item.get("_type") == CleanupTask.TYPE and item.get("tenant") == "acme"
         }
+
+
+HUNT_SHARE = 10
+"""A hunt plays one round for every HUNT_SHARE of KEYGRAPH_FUZZ_EXAMPLES."""
+
+
+def plans(kinds: tuple[str, ...], ci: int) -> list[list[Move]]:
+    """The rounds to play (`ci` in CI): hypothesis's draws past its first, simplest one."""
+    return generate(rounds(kinds), budget(ci, HUNT_SHARE) + 1)[1:]
 
 
 class Scenario:

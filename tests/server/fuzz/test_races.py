@@ -2,7 +2,7 @@
 On DynamoDB Local the store reaches the endpoint through a proxy that closes connections idle
 for IDLE seconds, and every third round (from the second) waits longer than that first, so
 calls also meet connections the endpoint closed. CI plays ROUNDS rounds of each scenario;
-KEYGRAPH_FUZZ_EXAMPLES=N plays N / HUNT_SHARE."""
+KEYGRAPH_FUZZ_EXAMPLES=N plays N / HUNT_SHARE (races.py)."""
 
 from __future__ import annotations
 
@@ -22,12 +22,10 @@ from keygraph.stores.testing import unique_table
 from tests.conftest import StoreFactory
 from tests.server.fuzz.checks import Failures
 from tests.server.fuzz.idle_proxy import IdleProxy
-from tests.server.fuzz.races import SCENARIOS, Move, play, rounds
-from tests.server.fuzz.target import STORES, Target, budget, errors_logged, generate, open_app
+from tests.server.fuzz.races import SCENARIOS, plans, play
+from tests.server.fuzz.target import STORES, Target, errors_logged, open_app
 
 ROUNDS = 5
-HUNT_SHARE = 10
-"""A hunt plays one round for every HUNT_SHARE of KEYGRAPH_FUZZ_EXAMPLES."""
 IDLE = 1.0
 """Seconds the proxy lets a connection idle before closing it."""
 
@@ -64,11 +62,6 @@ async def racer(
         await proxy.stop()
 
 
-def plans(kinds: tuple[str, ...]) -> list[list[Move]]:
-    """The rounds to play: hypothesis's draws past its first, simplest one."""
-    return generate(rounds(kinds), budget(ROUNDS, HUNT_SHARE) + 1)[1:]
-
-
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 async def test_racing_mutations_keep_the_invariants(
     racer: tuple[Target, IdleProxy | None], name: str, caplog: pytest.LogCaptureFixture
@@ -82,7 +75,7 @@ async def test_racing_mutations_keep_the_invariants(
         if proxy is not None and number % 3 == 1:
             await asyncio.sleep(IDLE * 1.5)
 
-    await play(scenario, plans(scenario.kinds), pause)
+    await play(scenario, plans(scenario.kinds, ROUNDS), pause)
     for record in errors_logged(caplog.records):
         failures.add(f"error logged: {record}", name)
     if proxy is not None:

@@ -1,7 +1,7 @@
 """Racing mutations (tests/server/fuzz/races.py) against a real server: `python -m server
 serve --workers 2` on the embedded store, on loopback, so the races run across processes.
 The invariants are read from the server's SQLite file. CI plays ROUNDS rounds of each
-scenario; KEYGRAPH_FUZZ_EXAMPLES=N plays N / HUNT_SHARE."""
+scenario; KEYGRAPH_FUZZ_EXAMPLES=N plays N / HUNT_SHARE (races.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,11 @@ from generated.table import TABLE
 from keygraph.plan import Item
 from keygraph.stores.embedded.store import EmbeddedStore
 from tests.server.fuzz.checks import Failures
-from tests.server.fuzz.races import SCENARIOS, play
-from tests.server.fuzz.target import budget, scan
-from tests.server.fuzz.test_races import HUNT_SHARE, plans
+from tests.server.fuzz.races import SCENARIOS, plans, play
+from tests.server.fuzz.target import scan
 from tests.server.test_serve import Server
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 class Served:
@@ -60,5 +59,5 @@ async def test_racing_mutations_across_two_workers(served: Served) -> None:
         async def no_pause(_number: int) -> None:
             return None
 
-        await play(scenario, plans(scenario.kinds)[: budget(ROUNDS, HUNT_SHARE)], no_pause)
+        await play(scenario, plans(scenario.kinds, ROUNDS), no_pause)
     assert not failures, "\n" + failures.report()
