@@ -237,7 +237,7 @@ async def run(repeats: int) -> dict[str, Any]:
         settings = settings.resolved()
         store = EmbeddedStore(Path(data) / "keygraph.sqlite3", TABLE)
         try:
-            token = issue_token(settings, "acme", "bench")
+            token = issue_token(settings, "acme", "bench", roles=["admin"])
             client = AsgiClient(create_app(settings, store), {"Authorization": f"Bearer {token}"})
             tune_for_serving()  # as a served app's lifespan does (it does not run in-process)
             created = await client.post(
