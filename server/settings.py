@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
+from server.persisted import manifest
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
@@ -99,6 +100,10 @@ class Settings:
     """Seconds a stopping server waits for requests in flight before it closes them."""
     batching: bool = True
     """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
+    trusted_documents: Path | None = None
+    """A manifest of the only operations the server runs (server/persisted/manifest.py)."""
+    get_max_age: int = 0
+    """Seconds a shared cache may keep a GET query's answer (per Authorization); 0: none."""
     executor: ExecutorKind = "compiled"
     """How operations run: compiled into plans (server/graphql/compiled), or by Strawberry's
     graphql-core executor; the answers are the same."""
@@ -158,6 +163,11 @@ class Settings:
                 raise SettingsError(f"no public key file at {settings.jwt_public_key_file}")
             if not settings.cursor_secret:
                 raise SettingsError("KEYGRAPH_CURSOR_SECRET is needed with an RS256 public key")
+        if settings.trusted_documents is not None:
+            try:
+                manifest.load(settings.trusted_documents)
+            except manifest.ManifestError as exc:
+                raise SettingsError(str(exc)) from exc
         return settings
 
 
@@ -194,6 +204,8 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_WORKERS": "workers",
     "KEYGRAPH_SHUTDOWN_TIMEOUT": "shutdown_timeout",
     "KEYGRAPH_EXECUTOR": "executor",
+    "KEYGRAPH_TRUSTED_DOCUMENTS": "trusted_documents",
+    "KEYGRAPH_GET_MAX_AGE": "get_max_age",
 }
 _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",
@@ -225,7 +237,7 @@ _FLOATS = (
 
 
 def _convert(name: str, raw: str) -> Any:
-    if name in ("data_dir", "jwt_public_key_file"):
+    if name in ("data_dir", "jwt_public_key_file", "trusted_documents"):
         return Path(raw)
     if name == "default_roles":
         return tuple(role for role in raw.replace(",", " ").split() if role)
@@ -236,6 +248,7 @@ def _convert(name: str, raw: str) -> Any:
     if name in (
         "port",
         "workers",
+        "get_max_age",
         "shutdown_timeout",
         "dynamodb_idle_timeout",
         *_ENV_LIMITS.values(),

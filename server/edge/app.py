@@ -18,11 +18,12 @@ from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.store import Session, Store
 from server.domain import cleanup
-from server.edge import graphiql
+from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token
 from server.edge.http import GraphQLEndpoint
 from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
+from server.persisted import manifest
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
@@ -73,6 +74,8 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     prefill = settings.dev and settings.graphiql_enabled and settings.jwt_secret is not None
     limits = settings.limits
     cursors = CursorCodec(settings.cursor_key())
+    path = settings.trusted_documents
+    documents = persisted.Documents(manifest.load(path) if path is not None else None)
     graphql = GraphQLEndpoint(
         build_schema(limits, settings.executor),
         store=store,
@@ -84,6 +87,8 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
         batching=settings.batching,
         graphiql=settings.graphiql_enabled,
         graphiql_authorization=graphiql_authorization if prefill else None,
+        documents=documents,
+        get_max_age=settings.get_max_age,
     )
 
     async def healthz(_request: Request) -> Response:

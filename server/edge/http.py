@@ -31,6 +31,7 @@ from typing import Any, cast
 
 import orjson
 from cross_web import HTTPException
+from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -44,7 +45,7 @@ from keygraph import capacity
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from server.domain.ids import new_id
-from server.edge import fast_path, graphiql, idempotency, request_body
+from server.edge import fast_path, graphiql, idempotency, persisted, request_body
 from server.edge.auth import Claims, Verifier
 from server.edge.deadlines import Deadlines
 from server.edge.guard import BodyTooLarge, Guard, Refusal
@@ -163,6 +164,21 @@ async def _body_problem(request: GraphQLRequest) -> str | None:
     return request_body.problem(data)
 
 
+def _posts_json(request: GraphQLRequest) -> bool:
+    return request.method == "POST" and "application/json" in (request.header("content-type") or "")
+
+
+def _get_data(request: GraphQLRequest) -> dict[str, Any] | Refusal:
+    """A GET's parameters, with `extensions` decoded from JSON."""
+    data: dict[str, Any] = dict(request.query_params)
+    if data.get("extensions"):
+        try:
+            data["extensions"] = orjson.loads(data["extensions"])
+        except orjson.JSONDecodeError:
+            return Refusal(400, "BAD_REQUEST", request_body.NOT_JSON)
+    return data
+
+
 def _own(request: object) -> GraphQLRequest:
     if not isinstance(request, GraphQLRequest):
         raise TypeError("the endpoint serves only the requests it wrapped itself")
@@ -182,6 +198,8 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         dev: bool,
         graphiql: bool,
         graphiql_authorization: Callable[[], str] | None = None,
+        documents: persisted.Documents | None = None,
+        get_max_age: int = 0,
         batching: bool = True,
     ) -> None:
         super().__init__(
@@ -203,6 +221,10 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         self.dev = dev
         self.batching = batching
         self._graphiql_authorization = graphiql_authorization
+        self.documents = persisted.Documents() if documents is None else documents
+        self.get_cache_control = (
+            f"public, max-age={get_max_age}" if get_max_age > 0 else "private, max-age=0"
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -292,13 +314,54 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         except Unauthenticated as exc:
             return self._refused(request, Refusal(401, Unauthenticated.code, str(exc)))
         request.claims = claims
+        response = await self._answer(request, claims)
+        if request.method == "GET":
+            # A CDN may keep a query's answer, one per Authorization (each caller's own).
+            ok = response.status_code == 200 and request.code is None
+            response.headers["Cache-Control"] = self.get_cache_control if ok else "no-store"
+            response.headers["Vary"] = "Authorization"
+        return response
+
+    async def _answer(self, request: GraphQLRequest, claims: Claims) -> Response:
+        """The response to a verified request."""
         problem = await _body_problem(request)
         if problem is not None:  # refused before an Idempotency-Key is claimed
             return self._refused(request, Refusal(400, "BAD_REQUEST", problem))
+        refused = await self._resolve_persisted(request)
+        if refused is not None:
+            return self._refused(request, refused)
         key = request.header(idempotency.HEADER)
         if key is not None and request.method == "POST":
             return await self._run_once(request, claims, key)
         return await self._execute(request)
+
+    async def _resolve_persisted(self, request: GraphQLRequest) -> Refusal | None:
+        """Put the document a persisted operation names in place of the request's query
+        (edge/persisted.py); why it must not run, if so."""
+        if request.method == "GET":
+            if "extensions" not in request.query_params and self.documents.trusted is None:
+                return None
+            data = _get_data(request)
+        elif _posts_json(request):
+            data = await request.json()
+        else:
+            return None
+        if isinstance(data, Refusal):
+            return data
+        resolved = persisted.resolve(data, self.documents)
+        if resolved is None or isinstance(resolved, Refusal):
+            return resolved
+        if request.method == "GET":
+            params = dict(request.query_params)
+            params["query"] = resolved
+            request._query_params = QueryParams(params)
+        else:
+            # one body for the hash alone and for the hash with its text: an Idempotency-Key's
+            # retry by hash is the same request as its first send
+            data = {**data, "query": resolved}
+            request._json = data
+            request._body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        return None
 
     async def _run_once(self, request: GraphQLRequest, claims: Claims, given: str) -> Response:
         """A request with an Idempotency-Key: its first answer, once, to the same caller

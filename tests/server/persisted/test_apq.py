@@ -1,0 +1,171 @@
+"""Automatic persisted queries through the app: a hash alone, then the hash with its text,
+over POST and GET, on both executors; every malformed `persistedQuery` is a clear 400."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.edge import persisted as apq
+from server.edge.app import create_app
+from server.settings import Settings
+from tests.server.conftest import Api
+from tests.server.persisted.conftest import CREATE, USERS, codes, get, persisted, post
+
+
+async def test_post_round_trip(acme: Api) -> None:
+    await acme.create_user("a@acme.test")
+    by_hash = {"extensions": persisted(USERS), "variables": {"n": 5}}
+    missing = await post(acme.client, acme.token, by_hash)
+    assert missing.status_code == 200  # Apollo Client retries with the text on 200, not 400
+    assert missing.json()["errors"][0]["message"] == "PersistedQueryNotFound"
+    assert codes(missing) == ["PERSISTED_QUERY_NOT_FOUND"]
+    registered = await post(acme.client, acme.token, {**by_hash, "query": USERS})
+    expected = {"users": {"edges": [{"node": {"email": "a@acme.test"}}]}}
+    assert registered.json()["data"] == expected
+    hit = await post(acme.client, acme.token, by_hash)
+    assert hit.status_code == 200
+    assert hit.json()["data"] == expected
+
+
+async def test_get_round_trip_with_cache_headers(acme: Api) -> None:
+    await acme.create_user("a@acme.test")
+    by_hash = {"extensions": persisted(USERS), "variables": {"n": 5}}
+    missing = await get(acme.client, acme.token, by_hash)
+    assert codes(missing) == ["PERSISTED_QUERY_NOT_FOUND"]
+    assert missing.headers["cache-control"] == "no-store"
+    registered = await get(acme.client, acme.token, {**by_hash, "query": USERS})
+    assert registered.json()["data"]["users"]["edges"] == [{"node": {"email": "a@acme.test"}}]
+    hit = await get(acme.client, acme.token, by_hash)
+    assert hit.json() == registered.json()
+    assert hit.headers["cache-control"] == "private, max-age=0"
+    assert hit.headers["vary"] == "Authorization"
+
+
+async def test_get_max_age_lets_shared_caches_keep_answers(
+    settings: Settings, store: EmbeddedStore, acme_token: str
+) -> None:
+    app = create_app(replace(settings, get_max_age=60), store)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        ok = await get(client, acme_token, {"query": USERS})
+        assert ok.headers["cache-control"] == "public, max-age=60"
+        assert ok.headers["vary"] == "Authorization"
+        failed = await get(client, acme_token, {"query": "{ users { nope } }"})
+        assert failed.headers["cache-control"] == "no-store"
+
+
+async def test_a_persisted_mutation_is_refused_over_get(acme: Api) -> None:
+    await post(acme.client, acme.token, {"query": CREATE, "extensions": persisted(CREATE)})
+    variables = {"i": {"email": "g@acme.test", "name": "G"}}
+    response = await get(
+        acme.client, acme.token, {"extensions": persisted(CREATE), "variables": variables}
+    )
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert (await acme.data('{ userByEmail(email: "g@acme.test") { id } }')) == {
+        "userByEmail": None
+    }
+
+
+async def test_a_persisted_mutation_keeps_its_idempotency_key(acme: Api) -> None:
+    variables = {"i": {"email": "k@acme.test", "name": "K"}}
+    key = {"Idempotency-Key": "order-1"}
+    first = await post(
+        acme.client,
+        acme.token,
+        {"query": CREATE, "variables": variables, "extensions": persisted(CREATE)},
+        key,
+    )
+    assert first.json()["data"] == {"createUser": {"email": "k@acme.test"}}
+    retry = await post(
+        acme.client, acme.token, {"variables": variables, "extensions": persisted(CREATE)}, key
+    )
+    assert retry.headers.get("idempotent-replayed") == "true", retry.text
+    assert retry.json() == first.json()
+
+
+async def test_a_wrong_hash_is_refused_and_never_registered(acme: Api) -> None:
+    lying = {"query": USERS, "extensions": persisted("{ viewer { tenant } }")}
+    response = await post(acme.client, acme.token, lying)
+    assert response.status_code == 400
+    assert codes(response) == ["PERSISTED_QUERY_HASH_MISMATCH"]
+    later = await post(acme.client, acme.token, {"extensions": lying["extensions"]})
+    assert codes(later) == ["PERSISTED_QUERY_NOT_FOUND"]
+
+
+BAD_SHAPES: list[Any] = [
+    "abc",
+    [],
+    {"version": 2, "sha256Hash": "0" * 64},
+    {"version": "1", "sha256Hash": "0" * 64},
+    {"version": True, "sha256Hash": "0" * 64},
+    {"version": 1},
+    {"version": 1, "sha256Hash": 5},
+    {"version": 1, "sha256Hash": None},
+    {"version": 1, "sha256Hash": "A" * 64},
+    {"version": 1, "sha256Hash": "a" * 63},
+    {"version": 1, "sha256Hash": "a" * 10240},
+]
+
+
+@pytest.mark.parametrize("shape", BAD_SHAPES)
+async def test_malformed_persisted_query_is_a_bad_request(acme: Api, shape: Any) -> None:
+    for response in (
+        await post(acme.client, acme.token, {"extensions": {"persistedQuery": shape}}),
+        await get(acme.client, acme.token, {"extensions": {"persistedQuery": shape}}),
+    ):
+        if response.status_code == 414:  # a GET's query string is cut short before that
+            assert codes(response) == ["REQUEST_TOO_LARGE"]
+            continue
+        assert response.status_code == 400, response.text
+        assert codes(response) == ["BAD_REQUEST"]
+        assert "persistedQuery" in response.json()["errors"][0]["message"]
+
+
+async def test_get_extensions_must_be_json(acme: Api) -> None:
+    response = await acme.client.get(
+        "/graphql",
+        params={"extensions": "{nope"},
+        headers={"Authorization": f"Bearer {acme.token}"},
+    )
+    assert response.status_code == 400
+    assert codes(response) == ["BAD_REQUEST"]
+
+
+async def test_a_hash_shows_each_tenant_only_its_own_data(acme: Api, globex: Api) -> None:
+    await acme.create_user("a@acme.test")
+    await globex.create_user("g@globex.test")
+    await post(acme.client, acme.token, {"query": USERS, "extensions": persisted(USERS)})
+    hit = await post(globex.client, globex.token, {"extensions": persisted(USERS)})
+    assert hit.json()["data"] == {"users": {"edges": [{"node": {"email": "g@globex.test"}}]}}
+
+
+def test_registered_documents_are_bounded_by_count_and_bytes() -> None:
+    documents = apq.Documents(max_documents=2, max_bytes=100)
+    documents.register("a", "x" * 10)
+    documents.register("b", "y" * 10)
+    documents.get("a")  # b is now the least recently used
+    documents.register("c", "z" * 10)
+    assert documents.get("b") is None
+    assert documents.get("a")
+    assert len(documents) == 2
+    documents.register("d", "w" * 95)  # over the bytes with any other: both go
+    assert documents.get("a") is None
+    assert documents.get("c") is None
+    assert documents.get("d") == "w" * 95
+    documents.register("e", "v" * 101)  # larger than all: never kept
+    assert documents.get("e") is None
+    assert documents.get("d")
+
+
+def test_a_registered_text_is_kept_as_one_object() -> None:
+    documents = apq.Documents()
+    first = "".join(["{ viewer ", "{ tenant } }"])
+    again = "".join(["{ viewer { ", "tenant } }"])
+    assert documents.register("k", first) is first
+    assert documents.register("k", again) is first  # the prepare cache hits on identity
