@@ -1,4 +1,5 @@
-"""`python -m server`: serve, seed, token, table, backfill-groups and schema commands."""
+"""`python -m server`: serve, seed, token, table, backfill-groups, schema and documents
+commands."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from server.cli import table
+from server.cli import documents, table
 from server.settings import STORE_KINDS, Settings, SettingsError, load_settings
 
 
@@ -91,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
     backfill.add_argument("--no-progress", action="store_true")
 
     commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    documents.add_parser(commands)
     return root
 
 
@@ -193,6 +195,10 @@ def cmd_schema(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_documents(args: argparse.Namespace) -> int:
+    return documents.run(args)
+
+
 COMMANDS = {
     "serve": cmd_serve,
     "seed": cmd_seed,
@@ -200,6 +206,7 @@ COMMANDS = {
     "table": cmd_table,
     "backfill-groups": cmd_backfill_groups,
     "schema": cmd_schema,
+    "documents": cmd_documents,
 }
 
 
