@@ -44,7 +44,7 @@ async def trusted(
 async def test_manifest_operations_run_by_hash_and_by_text(
     trusted: httpx.AsyncClient, acme_token: str
 ) -> None:
-    expected = {"users": {"edges": []}}
+    expected: dict[str, Any] = {"users": {"edges": []}}
     by_hash = await post(trusted, acme_token, {"extensions": persisted(USERS)})
     assert by_hash.json()["data"] == expected
     by_get = await get(trusted, acme_token, {"extensions": persisted(USERS)})
