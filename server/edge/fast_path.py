@@ -1,8 +1,9 @@
 """GraphQL over HTTP without Strawberry's view, for what compiled execution covers: a POST
-of a JSON body whose operation prepares cleanly and compiles. Its answer is the one the view
-would give (the same preparation, context, result processing and response), at a fraction
-of the cost per request. Anything else (other methods and bodies, failures before execution,
-operations the compiler leaves to graphql-core) is answered by Strawberry's view."""
+of a JSON body, or a GET of a query, whose operation prepares cleanly and compiles. Its
+answer is the one the view would give (the same preparation, context, result processing and
+response), at a fraction of the cost per request. Anything else (other methods and bodies,
+failures before execution, operations the compiler leaves to graphql-core, mutations sent
+with GET) is answered by Strawberry's view."""
 
 from __future__ import annotations
 
@@ -43,14 +44,17 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     if (
         not isinstance(schema, KeygraphSchema)
         or not schema.compiled
-        or request.method != "POST"
-        or request.header("content-type") != "application/json"
         or "multipart" in (accept := request.header("accept") or "")
         or "event-stream" in accept
     ):
         return None
     try:
-        data = await request.json()
+        if request.method == "GET":
+            data = request.params()
+        elif request.method == "POST" and request.header("content-type") == "application/json":
+            data = await request.json()
+        else:
+            return None
     except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict) or not data.keys() <= _KEYS:
@@ -78,8 +82,11 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     if refused:
         return None  # Strawberry's view answers the same failure, before any planning
     built = build_executor(graphql_schema, prepared.document, name, variables, extensions)
-    if built is None or built.operation.operation is OperationType.SUBSCRIPTION:
+    kind = None if built is None else built.operation.operation
+    if built is None or kind is OperationType.SUBSCRIPTION:
         return None
+    if kind is not OperationType.QUERY and request.method == "GET":
+        return None  # Strawberry's view refuses it (405)
     plan = built.plan()
     if plan is None:
         return None
@@ -90,7 +97,7 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
         return None  # Strawberry's view answers the same refusal (nothing was charged)
     limits = endpoint.limits
     if (
-        built.operation.operation is OperationType.QUERY
+        kind is OperationType.QUERY
         and request.idempotency_key is None  # its answer is kept whole
         and ctx.estimate is not None
         and ctx.estimate.cost > limits.stream_cost

@@ -142,6 +142,18 @@ class GraphQLRequest(Request):
             self._json = orjson.loads(await self.body())
         return self._json
 
+    def params(self) -> dict[str, Any]:
+        """A GET's parameters, with `variables` and `extensions` decoded from JSON (once:
+        compiled execution and persisted operations share them); orjson.JSONDecodeError
+        when either is not JSON."""
+        if not hasattr(self, "_params"):
+            params: dict[str, Any] = dict(self.query_params)
+            for name in ("variables", "extensions"):
+                if params.get(name):
+                    params[name] = orjson.loads(params[name])
+            self._params = params
+        return self._params
+
     def header(self, name: str) -> str | None:
         """A header's first value by its lower-case name, from a dict built once: a lookup
         in Starlette's Headers scans them all."""
@@ -166,17 +178,6 @@ async def _body_problem(request: GraphQLRequest) -> str | None:
 
 def _posts_json(request: GraphQLRequest) -> bool:
     return request.method == "POST" and "application/json" in (request.header("content-type") or "")
-
-
-def _get_data(request: GraphQLRequest) -> dict[str, Any] | Refusal:
-    """A GET's parameters, with `extensions` decoded from JSON."""
-    data: dict[str, Any] = dict(request.query_params)
-    if data.get("extensions"):
-        try:
-            data["extensions"] = orjson.loads(data["extensions"])
-        except orjson.JSONDecodeError:
-            return Refusal(400, "BAD_REQUEST", request_body.NOT_JSON)
-    return data
 
 
 def _own(request: object) -> GraphQLRequest:
@@ -341,17 +342,19 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         if request.method == "GET":
             if "extensions" not in request.query_params and self.documents.trusted is None:
                 return None
-            data = _get_data(request)
+            try:
+                data = request.params()
+            except orjson.JSONDecodeError:
+                return Refusal(400, "BAD_REQUEST", request_body.NOT_JSON)
         elif _posts_json(request):
             data = await request.json()
         else:
             return None
-        if isinstance(data, Refusal):
-            return data
         resolved = persisted.resolve(data, self.documents)
         if resolved is None or isinstance(resolved, Refusal):
             return resolved
         if request.method == "GET":
+            data["query"] = resolved
             params = dict(request.query_params)
             params["query"] = resolved
             request._query_params = QueryParams(params)

@@ -12,6 +12,7 @@ import pytest
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge import persisted as apq
 from server.edge.app import create_app
+from server.edge.http import GraphQLEndpoint
 from server.settings import Settings
 from tests.server.conftest import Api
 from tests.server.persisted.conftest import CREATE, USERS, codes, get, persisted, post
@@ -169,3 +170,19 @@ def test_a_registered_text_is_kept_as_one_object() -> None:
     again = "".join(["{ viewer { ", "tenant } }"])
     assert documents.register("k", first) is first
     assert documents.register("k", again) is first  # the prepare cache hits on identity
+
+
+@pytest.mark.parametrize("executor", ["compiled"])
+async def test_a_get_query_runs_without_strawberrys_view(
+    acme: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await post(acme.client, acme.token, {"query": USERS, "extensions": persisted(USERS)})
+
+    async def no_view(*_args: Any) -> None:
+        raise AssertionError("answered by Strawberry's view")
+
+    monkeypatch.setattr(GraphQLEndpoint, "run", no_view)
+    hit = await get(acme.client, acme.token, {"extensions": persisted(USERS)})
+    assert hit.json()["data"] == {"users": {"edges": []}}
+    text = await get(acme.client, acme.token, {"query": USERS, "variables": {"n": 1}})
+    assert text.json()["data"] == {"users": {"edges": []}}
