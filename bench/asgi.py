@@ -28,7 +28,7 @@ class Answer:
 
 
 class AsgiClient:
-    """POSTs JSON to `app` with `headers` on every request."""
+    """POSTs JSON (or GETs a query string) to `app` with `headers` on every request."""
 
     def __init__(self, app: ASGIApp, headers: Mapping[str, str]) -> None:
         self._app = app
@@ -38,16 +38,22 @@ class AsgiClient:
         ]
 
     async def post(self, path: str, json: Any) -> Answer:
-        body = orjson.dumps(json)
+        return await self.call("POST", path, orjson.dumps(json))
+
+    async def get(self, path: str, query_string: bytes) -> Answer:
+        """GET `path` with `query_string` (already URL-encoded)."""
+        return await self.call("GET", path, b"", query_string)
+
+    async def call(self, method: str, path: str, body: bytes, query_string: bytes = b"") -> Answer:
         scope = {
             "type": "http",
             "asgi": {"version": "3.0"},
             "http_version": "1.1",
-            "method": "POST",
+            "method": method,
             "scheme": "http",
             "path": path,
             "raw_path": path.encode("latin-1"),
-            "query_string": b"",
+            "query_string": query_string,
             "root_path": "",
             "headers": [*self._headers, (b"content-length", str(len(body)).encode())],
             "client": ("127.0.0.1", 1024),
@@ -77,5 +83,5 @@ class AsgiClient:
 
         await self._app(scope, receive, send)
         if not done.is_set():
-            raise RuntimeError(f"POST {path}: the app returned before finishing its answer")
+            raise RuntimeError(f"{method} {path}: the app returned before finishing its answer")
         return Answer(status, b"".join(chunks))
