@@ -115,6 +115,8 @@ class GraphQLRequest(Request):
         self.ctx: RequestContext | None = None
         self.sub_response: Response | None = None
         self.idempotency_key: str | None = None
+        self.document: str | None = None
+        """The persisted document run in place of the request's query (edge/persisted.py)."""
         self.meter = capacity.Meter()
         self.code: str | None = None
         """The code of the failure that decided the response (a refusal's, else the first
@@ -353,11 +355,9 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         resolved = persisted.resolve(data, self.documents)
         if resolved is None or isinstance(resolved, Refusal):
             return resolved
+        request.document = resolved
         if request.method == "GET":
-            data["query"] = resolved
-            params = dict(request.query_params)
-            params["query"] = resolved
-            request._query_params = QueryParams(params)
+            data["query"] = resolved  # Strawberry's view reads it once compiled execution declines
         else:
             # one body for the hash alone and for the hash with its text: an Idempotency-Key's
             # retry by hash is the same request as its first send
@@ -401,6 +401,10 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         compiled = await fast_path.answer(self, request)
         if compiled is not None:
             return compiled
+        if request.method == "GET" and request.document is not None:
+            params = dict(request.query_params)
+            params["query"] = request.document
+            request._query_params = QueryParams(params)
         try:
             return await self.run(request)
         except HTTPException as exc:
