@@ -14,8 +14,9 @@ before execution (parse, validation, variables, limits); others get `application
 gives the requested and actual cost and the tenant's remaining budget; in dev mode
 `extensions` also reports the request's store calls and waves. A POST with an
 Idempotency-Key runs once within the key's window; retries get its first answer
-(edge/idempotency.py). Each request logs one line: a warning with its code when it was
-refused or any error came back, else info.
+(edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py); a GET
+answer says how long caches may keep it. Each request logs one line: a warning with its
+code when it was refused or any error came back, else info.
 """
 
 from __future__ import annotations
