@@ -416,6 +416,12 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
                 return response
             return self._refused(request, Refusal(exc.status_code, "BAD_REQUEST", exc.reason))
 
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """Never here: a browser gets the endpoint's own page before (`_respond`), and any
+        other GET without a `query` (`Accept: */*`, a persisted query's odd parameters) is a
+        request naming no operation, not one for Strawberry's page."""
+        return False
+
     async def get_sub_response(self, request: Any) -> Response:
         sub_response = _SubResponse()
         _own(request).sub_response = sub_response

@@ -186,3 +186,22 @@ async def test_a_get_query_runs_without_strawberrys_view(
     assert hit.json()["data"] == {"users": {"edges": []}}
     text = await get(acme.client, acme.token, {"query": USERS, "variables": {"n": 1}})
     assert text.json()["data"] == {"users": {"edges": []}}
+
+
+ODD_REQUESTS: list[dict[str, Any]] = [
+    {"query": 5, "extensions": persisted(USERS)},
+    {"extensions": persisted(USERS), "variables": [1]},
+    {"extensions": [persisted(USERS)]},
+    {"extensions": 5},
+]
+
+
+@pytest.mark.parametrize("body", ODD_REQUESTS)
+async def test_odd_requests_around_a_hash_are_bad_requests(acme: Api, body: dict[str, Any]) -> None:
+    await post(acme.client, acme.token, {"query": USERS, "extensions": persisted(USERS)})
+    responses = [await post(acme.client, acme.token, body)]
+    if "query" not in body:  # a GET's query is always a string
+        responses.append(await get(acme.client, acme.token, body))
+    for response in responses:
+        assert response.status_code == 400, response.text
+        assert codes(response) == ["BAD_REQUEST"]
