@@ -32,6 +32,7 @@ from typing import Any, cast
 
 import orjson
 from cross_web import HTTPException
+from graphql import GraphQLError
 from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
@@ -57,6 +58,7 @@ from server.graphql.context import RequestContext
 from server.graphql.cost import count_objects
 from server.graphql.counting import CountingStore
 from server.graphql.error_format import format_error
+from server.graphql.schema import KeygraphSchema
 from server.graphql.stream import Stream
 from server.settings import Limits
 
@@ -353,7 +355,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             data = await request.json()
         else:
             return None
-        resolved = persisted.resolve(data, self.documents)
+        resolved = persisted.resolve(data, self.documents, self._prepares)
         if resolved is None or isinstance(resolved, Refusal):
             return resolved
         request.document = resolved
@@ -415,6 +417,16 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
                 response.headers["Allow"] = "POST"
                 return response
             return self._refused(request, Refusal(exc.status_code, "BAD_REQUEST", exc.reason))
+
+    def _prepares(self, query: str) -> bool:
+        """Whether `query` parses and validates (within the limits), as it will be run."""
+        schema = self.schema
+        if not isinstance(schema, KeygraphSchema):
+            return True
+        try:
+            return not schema.preparation.prepared(schema._schema, query).errors
+        except GraphQLError:
+            return False
 
     def should_render_graphql_ide(self, request: Any) -> bool:
         """Never here: a browser gets the endpoint's own page before (`_respond`), and any

@@ -3,7 +3,8 @@ automatic persisted queries) resolved to its document before either executor run
 
 A hash alone runs the document registered under it, or is answered PERSISTED_QUERY_NOT_FOUND
 (HTTP 200, message "PersistedQueryNotFound", which Apollo Client and urql take as the sign
-to send the text); a hash with its text registers the text, once its sha256 is checked.
+to send the text); a hash with its text registers the text, once its sha256 is checked and
+it prepares cleanly (a text that does not is answered with its errors, and not kept).
 Registered documents are kept per worker, least recently used first out, within a count and
 a size: the text is no tenant's data (every answer is computed for its own caller), so a
 document one tenant registered serves every tenant. A retry that reaches another worker sends
@@ -16,6 +17,7 @@ text PERSISTED_QUERY_REQUIRED (HTTP 403)."""
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from server.edge.guard import Refusal
@@ -95,9 +97,12 @@ def _hash_of(persisted: Any) -> str | Refusal:
     return str(key)
 
 
-def resolve(data: dict[str, Any], documents: Documents) -> str | Refusal | None:
+def resolve(
+    data: dict[str, Any], documents: Documents, runs: Callable[[str], bool]
+) -> str | Refusal | None:
     """The document `data` (a request's JSON) runs, when it differs from its `query`; a
-    Refusal when it must not run; None when `data` runs as it is."""
+    Refusal when it must not run; None when `data` runs as it is. A text is registered only
+    when `runs` says it prepares cleanly (one that does not is answered with its errors)."""
     extensions = data.get("extensions")
     persisted = extensions.get("persistedQuery") if isinstance(extensions, dict) else None
     query = data.get("query")
@@ -119,4 +124,4 @@ def resolve(data: dict[str, Any], documents: Documents) -> str | Refusal | None:
         return Refusal(400, MISMATCH, "provided sha256Hash does not match the query")
     if trusted is not None and key not in trusted:
         return Refusal(200, NOT_FOUND, "PersistedQueryNotFound")
-    return documents.register(key, query)
+    return documents.register(key, query) if runs(query) else query

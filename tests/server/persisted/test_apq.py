@@ -205,3 +205,14 @@ async def test_odd_requests_around_a_hash_are_bad_requests(acme: Api, body: dict
     for response in responses:
         assert response.status_code == 400, response.text
         assert codes(response) == ["BAD_REQUEST"]
+
+
+TOO_LONG = "{ viewer { tenant } } #" + "x" * 70_000
+
+
+@pytest.mark.parametrize("text", ["{ nope }", "{ viewer {", TOO_LONG])
+async def test_a_document_that_does_not_prepare_is_not_registered(acme: Api, text: str) -> None:
+    first = await post(acme.client, acme.token, {"query": text, "extensions": persisted(text)})
+    assert codes(first)
+    later = await post(acme.client, acme.token, {"extensions": persisted(text)})
+    assert codes(later) == ["PERSISTED_QUERY_NOT_FOUND"]
