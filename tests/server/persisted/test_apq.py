@@ -8,11 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
+from graphql import validate
 
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge import persisted as apq
 from server.edge.app import create_app
 from server.edge.http import GraphQLEndpoint
+from server.graphql import prepare as prepare_module
+from server.graphql.limits import parse_limited
 from server.settings import Settings
 from tests.server.conftest import Api
 from tests.server.persisted.conftest import CREATE, USERS, codes, get, persisted, post
@@ -216,3 +219,26 @@ async def test_a_document_that_does_not_prepare_is_not_registered(acme: Api, tex
     assert codes(first)
     later = await post(acme.client, acme.token, {"extensions": persisted(text)})
     assert codes(later) == ["PERSISTED_QUERY_NOT_FOUND"]
+
+
+async def test_a_hit_is_neither_parsed_nor_validated_again(
+    acme: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "query Again { viewer { tenant subject } }"
+    await post(acme.client, acme.token, {"query": text, "extensions": persisted(text)})
+    calls: list[str] = []
+
+    def parsed(*args: Any) -> Any:
+        calls.append("parse")
+        return parse_limited(*args)
+
+    def validated(*args: Any) -> Any:
+        calls.append("validate")
+        return validate(*args)
+
+    monkeypatch.setattr(prepare_module, "parse_limited", parsed)
+    monkeypatch.setattr(prepare_module, "validate", validated)
+    for _ in range(3):
+        hit = await post(acme.client, acme.token, {"extensions": persisted(text)})
+        assert hit.json()["data"]["viewer"]["tenant"] == "acme"
+    assert calls == []
