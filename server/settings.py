@@ -98,6 +98,9 @@ class Settings:
     """Worker processes `serve` runs; each takes its share of a tenant's budget."""
     shutdown_timeout: float = 30.0
     """Seconds a stopping server waits for requests in flight before it closes them."""
+    keep_alive: float = 75.0
+    """Seconds an idle client connection stays open: longer than a load balancer's idle
+    timeout (60 s on AWS), so that the balancer, not the server, closes it first."""
     batching: bool = True
     """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
     trusted_documents: Path | None = None
@@ -203,6 +206,7 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_PORT": "port",
     "KEYGRAPH_WORKERS": "workers",
     "KEYGRAPH_SHUTDOWN_TIMEOUT": "shutdown_timeout",
+    "KEYGRAPH_KEEP_ALIVE": "keep_alive",
     "KEYGRAPH_EXECUTOR": "executor",
     "KEYGRAPH_TRUSTED_DOCUMENTS": "trusted_documents",
     "KEYGRAPH_GET_MAX_AGE": "get_max_age",
@@ -230,6 +234,7 @@ _ENV_LIMITS: dict[str, str] = {
 _FLOATS = (
     "request_timeout",
     "shutdown_timeout",
+    "keep_alive",
     "tenant_refill",
     "idempotency_window",
     "dynamodb_idle_timeout",
@@ -250,6 +255,7 @@ def _convert(name: str, raw: str) -> Any:
         "workers",
         "get_max_age",
         "shutdown_timeout",
+        "keep_alive",
         "dynamodb_idle_timeout",
         *_ENV_LIMITS.values(),
     ):

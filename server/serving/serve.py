@@ -71,6 +71,7 @@ def _config(settings: Settings, store: Store) -> uvicorn.Config:
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
+        timeout_keep_alive=max(1, round(settings.keep_alive)),
         backlog=BACKLOG,
     )
 

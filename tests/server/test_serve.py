@@ -4,6 +4,7 @@ server, however it ends (SIGTERM, SIGINT, SIGKILL)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -198,3 +199,16 @@ def test_workers_on_dynamodb_local(start: Callable[..., Server]) -> None:
         assert found["data"] == {"group": {"name": "g"}}
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=60) == 0
+
+
+def test_idle_connections_outlast_a_load_balancers(start: Callable[..., Server]) -> None:
+    server = start()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        for pause in (0, 6):  # past uvicorn's own default of 5 s
+            time.sleep(pause)
+            connection.request("GET", "/healthz")
+            response = connection.getresponse()
+            assert (response.status, response.read()) == (200, b'{"status":"ok"}')
+    finally:
+        connection.close()

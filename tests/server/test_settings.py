@@ -48,6 +48,7 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         "KEYGRAPH_MAX_DEPTH": "7",
         "KEYGRAPH_MAX_FIRST": "50",
         "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "2.5",
+        "KEYGRAPH_KEEP_ALIVE": "90",
         "KEYGRAPH_MAX_DOCUMENT": "4096",
         "KEYGRAPH_MAX_FIELDS": "300",
         "KEYGRAPH_MAX_PAIRS": "20",
@@ -55,6 +56,7 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
     }
     settings = load_settings(env, port=9100)
     assert settings.dynamodb_idle_timeout == 2.5
+    assert settings.keep_alive == 90
     assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
     assert settings.limits == Limits(
         max_depth=7,
@@ -75,6 +77,7 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         ("KEYGRAPH_PORT", "eighty"),
         ("KEYGRAPH_MAX_DEPTH", "0"),
         ("KEYGRAPH_DYNAMODB_IDLE_TIMEOUT", "-1"),
+        ("KEYGRAPH_KEEP_ALIVE", "0"),
         ("KEYGRAPH_GRAPHIQL", "maybe"),
         ("KEYGRAPH_JWT_SECRET", "too-short"),
         ("KEYGRAPH_JWT_PUBLIC_KEY_FILE", "/nonexistent/key.pem"),
