@@ -67,9 +67,9 @@ log = logging.getLogger("keygraph.request")
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _REPLAYED = "REPLAYED"
+"""The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 _CALLERS_REMEMBERED = 4096
 """Callers whose cursor codec is kept (one HMAC each to derive)."""
-"""The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 
 
 class FastJSON:
@@ -172,7 +172,7 @@ class GraphQLRequest(Request):
 async def _body_problem(request: GraphQLRequest) -> str | None:
     """Why a POST's JSON body cannot be a GraphQL request (edge/request_body.py); None when
     it can, and for other requests (Strawberry's view checks them)."""
-    if request.method != "POST" or "application/json" not in (request.header("content-type") or ""):
+    if not _posts_json(request):
         return None
     try:
         data = await request.json()
