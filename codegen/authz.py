@@ -65,7 +65,7 @@ class _Collector:
         try:
             rule = rules.parse(text)
         except RuleError as exc:
-            message = f"not a rule: {exc} (the rule language: README, 'Authorization rules')"
+            message = f"not a rule: {exc} (the rule language: docs/spec.md, 'Authorization rules')"
             self.problems.append(Problem(path, message))
             return None
         roles = self.rules.roles

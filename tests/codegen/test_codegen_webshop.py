@@ -1,5 +1,5 @@
 """A spec that is not this repo's (cases/webshop) generated and run on both stores, the way
-the README shows it: a global catalog, date keys, struct attributes, an order read with its
+docs/library.md shows it: a global catalog, date keys, struct attributes, an order read with its
 line items in one Query, and summaries from an INCLUDE index."""
 
 from __future__ import annotations

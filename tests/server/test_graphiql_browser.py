@@ -4,7 +4,7 @@ query run from the page, its result read from the result pane.
 
 Needs a Chromium on the machine (Debian: `apt-get install chromium`; or set
 KEYGRAPH_CHROMIUM to a Chromium or Chrome binary); skipped with that advice when there is
-none. KEYGRAPH_UPDATE_SCREENSHOT=1 writes the screenshot the README shows.
+none. KEYGRAPH_UPDATE_SCREENSHOT=1 writes the screenshot docs/server.md shows.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Compiled execution answers every operation byte for byte as Strawberry's executor does:
 data, errors with their paths, extensions (cost, store calls and waves), status and media
-type. The corpus (corpus.py), the benchmark's and README's operations and hypothesis-graphql
+type. The corpus (corpus.py), the benchmark's and docs' operations and hypothesis-graphql
 operations run on one seeded store through both; the corpus's mutations run on two copies.
 Queries answered in parts (server/graphql/stream.py, every list a few items at a time here)
 answer alike too, but for how their reads fall into calls and waves. Queries run as an
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import gc
-import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from server.graphql.schema import sdl
 from server.seed.tenant import SeedSizes, seed
 from server.settings import Limits, Settings
 from tests.conftest import StoreFactory
+from tests.doc_blocks import blocks as doc_blocks
 from tests.server.compiled.corpus import MUTATIONS, QUERIES, SEEDED_IDS, Seeded, seeded
 from tests.server.conftest import SECRET
 
@@ -46,7 +46,6 @@ pytestmark = pytest.mark.filterwarnings(
 SIZES = SeedSizes(users=8, orders=24, groups=3, org_nodes=9, org_depth=3, shops=12, max_members=5)
 GENERATED = 500
 """hypothesis-graphql operations run on each store."""
-README = Path(__file__).parents[3] / "README.md"
 REQUEST_ID = "agree"
 BUDGET = Limits(tenant_budget=10**12, tenant_refill=10**12)
 """A budget no run drains, so `extensions.cost.budget` reads the same on both sides."""
@@ -237,11 +236,10 @@ async def reads(
         gc.collect()  # the coroutines graphql-core dropped warn here, where it is expected
 
 
-def _readme_queries() -> list[str]:
-    blocks = re.findall(r"```graphql\n(.*?)```", README.read_text(), re.S)
+def _docs_queries() -> list[str]:
     return [
         block
-        for block in blocks
+        for block in doc_blocks("graphql")
         if all(
             getattr(d, "operation", None) is not OperationType.MUTATION
             for d in parse(block).definitions
@@ -283,9 +281,9 @@ def _generated(ids: Seeded, count: int) -> list[str]:
 
 
 def _fixed_queries(ids: Seeded) -> list[tuple[str, Any]]:
-    """The corpus's, README's and benchmark's queries, with their variables."""
+    """The corpus's, docs' and benchmark's queries, with their variables."""
     found = [case(ids) for case in QUERIES]
-    found += [(query, {}) for query in _readme_queries()]
+    found += [(query, {}) for query in _docs_queries()]
     user, group, node = ids.users[0], ids.groups[0], ids.org_nodes[0]
     found += [
         (Q1, {"id": user}),

@@ -1,4 +1,4 @@
-"""What the compiler covers: every operation of the corpus, the benchmark and the README is
+"""What the compiler covers: every operation of the corpus, the benchmark and the docs is
 compiled (none falls back to graphql-core), plans are kept per operation and per value of
 its @skip/@include variables, and introspection is left to graphql-core."""
 
@@ -14,7 +14,7 @@ from server.graphql.compiled.plan import OperationPlan
 from server.graphql.schema import build_schema
 from server.settings import Limits
 from tests.server.compiled.corpus import MUTATIONS, QUERIES, Seeded
-from tests.server.compiled.test_agree import _readme_queries
+from tests.server.compiled.test_agree import _docs_queries
 
 SCHEMA = build_schema(Limits())._schema
 IDS = Seeded(
@@ -36,7 +36,7 @@ def _executor(query: str, variables: dict[str, Any] | None = None) -> CompiledEx
 
 def test_every_operation_of_the_corpus_compiles() -> None:
     operations = [case(IDS) for case in (*QUERIES, *MUTATIONS)]
-    operations += [(query, {}) for query in _readme_queries()]
+    operations += [(query, {}) for query in _docs_queries()]
     operations += [(query, {"id": "VXNlcjox", "lat": 1.0, "lng": 2.0}) for query in (Q1, Q2, Q4)]
     operations += [(Q3, {}), (Q5, {"id": "T3JnTm9kZTox"}), (Q6, {"lat": 1.0, "lng": 2.0})]
     operations.append((M1, {"input": {"userId": "VXNlcjox", "currency": "EUR", "items": []}}))

@@ -1,0 +1,153 @@
+"""The docs' code blocks, run: the README's first spec and the library example compiled and
+run as written (in a temporary directory instead of /tmp), every GraphQL operation valid
+against the schema (tests/server/compiled/ runs them), every TOML and JSON block parsed, the
+authorization example the repo's own spec, and every command line a real command."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from graphql import parse, validate
+
+from server.graphql.schema import build_schema
+from server.settings import Limits
+from tests.doc_blocks import PAGES, ROOT, blocks, languages
+
+README = ROOT / "README.md"
+LIBRARY = ROOT / "docs" / "library.md"
+
+
+def _compile_and_run(page: Path, scratch: str, tmp_path: Path) -> list[str]:
+    """Write the page's TOML spec (if it has one) where it says, run its `codegen generate`
+    command and its Python program, in `tmp_path` instead of `scratch`; the program's lines."""
+    text = page.read_text().replace(scratch, str(tmp_path))
+    spec = re.search(r"```toml\n(.*?)```", text, re.S)
+    if spec is not None:
+        (tmp_path / "spec.toml").write_text(spec.group(1))
+    command = next(
+        b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "-m codegen generate" in b
+    )
+    argv = shlex.split(command)
+    assert argv[0] == ".venv/bin/python"
+    subprocess.run([sys.executable, *argv[1:]], cwd=ROOT, check=True, capture_output=True)
+    program = re.search(r"```python\n(.*?)```", text, re.S)
+    assert program is not None
+    done = subprocess.run(
+        [sys.executable, "-c", program.group(1)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.splitlines()
+
+
+def test_the_first_spec_runs(tmp_path: Path) -> None:
+    lines = _compile_and_run(README, "/tmp/first", tmp_path)
+    assert lines == ["author_id='ada' note_id='n1' text='note n1'", "['n1', 'n2']"]
+
+
+def test_the_any_spec_example_runs(tmp_path: Path) -> None:
+    lines = _compile_and_run(LIBRARY, "/tmp/shop", tmp_path)
+    assert lines[0].startswith("sku='TEA' title='Green tea'")
+    assert lines[1].startswith("[Product(sku='TEA'")
+    assert lines[2].count("OrderItem(") == 2
+    assert lines[2].startswith("[Order(customer_id='c1', order_id='O1'")
+    assert lines[3].startswith("[OrderByStatusSummary(customer_id='c1', order_id='O1'")
+
+
+def test_every_block_is_of_a_language_a_test_reads() -> None:
+    assert languages() <= {"sh", "graphql", "toml", "json", "python"}
+
+
+def test_the_graphql_operations_are_valid() -> None:
+    found = blocks("graphql")
+    assert len(found) >= 2
+    schema = build_schema(Limits())._schema
+    for block in found:
+        assert validate(schema, parse(block)) == [], block
+
+
+def test_the_toml_and_json_blocks_parse() -> None:
+    for block in blocks("toml"):
+        tomllib.loads(block)
+    for block in blocks("json"):
+        json.loads(block if block.lstrip().startswith("{") else "{" + block + "}")
+
+
+def test_the_authorization_example_is_the_repo_spec() -> None:
+    """Every setting the rules example shows is a line of access_patterns.toml."""
+    spec = (ROOT / "access_patterns.toml").read_text().splitlines()
+    shown = [b for b in blocks("toml", ROOT / "docs" / "spec.md") if "[authorization]" in b]
+    assert len(shown) == 1
+    for line in shown[0].splitlines():
+        if "=" in line and not line.startswith("#"):
+            assert line in spec, line
+
+
+def _commands() -> list[list[str]]:
+    """Each command line of the sh blocks, as words (comments and continuations removed)."""
+    found = []
+    for block in blocks("sh"):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words:
+                found.append(words)
+    return found
+
+
+def _subcommands(words: list[str]) -> list[str]:
+    """`.venv/bin/python -m server table create|describe ... [--x]` -> each named command."""
+    head = []
+    for word in words[3:]:
+        if word.startswith(("-", "[", "<", ">", "|")) or word[:1].isupper() or "/" in word:
+            break
+        head.append(word)
+    if not head:
+        return [""]
+    return [f"{' '.join(head[:-1])} {last}".strip() for last in head[-1].split("|")]
+
+
+@pytest.mark.parametrize(
+    "words", [w for w in _commands() if w[:2] == [".venv/bin/python", "-m"]], ids=shlex.join
+)
+def test_each_python_command_exists(words: list[str]) -> None:
+    for sub in _subcommands(words):
+        argv = [sys.executable, "-m", words[2], *sub.split(), "--help"]
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, (argv, done.stderr)
+
+
+def test_each_make_target_exists() -> None:
+    targets = set(re.findall(r"^([a-z-]+):", (ROOT / "Makefile").read_text(), re.M))
+    named = {w[1] for w in _commands() if w[0] == "make"}
+    assert named
+    assert named <= targets
+    for page in PAGES:
+        for target in re.findall(r"`make ([a-z-]+)`", page.read_text()):
+            assert target in targets, (page.name, target)
+
+
+def test_the_readme_is_a_landing_page() -> None:
+    """At most 200 lines, and every page of docs/ linked from it."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 200
+    for page in (ROOT / "docs").glob("*.md"):
+        assert f"](docs/{page.name})" in text, page.name
+
+
+def test_every_relative_link_resolves() -> None:
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            if target.startswith("../shared/") or target.startswith("../../shared/"):
+                continue  # the design lives beside the repository, not in it
+            assert (page.parent / target).exists(), (page.name, target)
