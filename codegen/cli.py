@@ -54,7 +54,7 @@ def run(command: str, spec: Path, out: Path) -> int:
             pipeline.analyse(text, spec.name)
             print(f"{spec}: ok")
             return 0
-        files = pipeline.generate(text, spec.name)
+        files = pipeline.generate(text, spec.name, out.resolve().name)
     except SpecErrors as exc:
         for problem in exc.problems:
             print(problem.render(str(spec)), file=sys.stderr)
