@@ -3,6 +3,7 @@ directory instead of /tmp/shop), and every GraphQL operation, valid against the 
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 import sys
@@ -43,6 +44,17 @@ def test_the_any_spec_example_runs(tmp_path: Path) -> None:
     assert lines[2].count("OrderItem(") == 2
     assert lines[2].startswith("[Order(customer_id='c1', order_id='O1'")
     assert lines[3].startswith("[OrderByStatusSummary(customer_id='c1', order_id='O1'")
+
+
+def test_the_example_imports_only_public_names() -> None:
+    program = re.search(r"```python\n(.*?)```", _section(), re.S)
+    assert program is not None
+    imports = re.findall(r"^from (keygraph[\w.]*) import ([^#\n]+)", program.group(1), re.M)
+    assert len(imports) >= 3
+    for module, names in imports:
+        public = importlib.import_module(module).__all__
+        for name in names.split(","):
+            assert name.strip() in public, f"{module}.{name.strip()}"
 
 
 def test_the_graphql_operations_are_valid() -> None:
