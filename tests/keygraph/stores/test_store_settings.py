@@ -1,21 +1,26 @@
 """What the stores' constructors take and say: the table first and the rest by name; a
 DynamoDB Local endpoint with no AWS configuration at all; against AWS, a missing region or
-credentials named with what to set, never a botocore exception."""
+credentials named with what to set, never a botocore exception, in the constructor or
+later (refused credentials, an endpoint not answering, on either plane)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from botocore.exceptions import BotoCoreError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
-from keygraph.errors import StoreNotConfigured
+from keygraph.errors import StoreNotConfigured, StoreUnavailable
 from keygraph.plan import Get, Put
 from keygraph.stores import DynamoDBStore, EmbeddedStore, admin_of
 from keygraph.stores.dynamodb import admin
+from keygraph.stores.dynamodb.admin import DynamoDBAdmin
 from keygraph.stores.dynamodb.connect import is_local
+from keygraph.stores.dynamodb.errors import map_error
 from keygraph.stores.dynamodb.local import LOCAL_REGION, DynamoDBLocal
+from keygraph.stores.dynamodb.transport import ServiceError
 from keygraph.stores.testing import TEST_TABLE, unique_table
 
 
@@ -132,3 +137,48 @@ async def test_dynamodb_local_by_its_url_alone(dynamodb_local: DynamoDBLocal) ->
     finally:
         admin.delete_table(store.client, table.name)
         await store.close()
+
+
+class _Refusing:
+    """A boto3 client whose every call fails as botocore fails it."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __getattr__(self, name: str) -> Any:
+        def call(**_: Any) -> Any:
+            raise self.error
+
+        return call
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (
+            ClientError(
+                {"Error": {"Code": "UnrecognizedClientException", "Message": "bad token"}},
+                "DescribeTable",
+            ),
+            "refused describe .*bad token.*AWS_ACCESS_KEY_ID",
+        ),
+        (EndpointConnectionError(endpoint_url="http://127.0.0.1:9"), "describe: Could not"),
+        (
+            ClientError({"Error": {"Code": "LimitExceededException"}}, "CreateTable"),
+            "create_table: LimitExceededException",
+        ),
+    ],
+)
+def test_table_administration_raises_no_botocore_exception(error: Exception, said: str) -> None:
+    control = DynamoDBAdmin(_Refusing(error), TEST_TABLE)
+    call = control.create_table if "create_table" in said else control.describe
+    with pytest.raises(StoreUnavailable, match=said):
+        call()
+
+
+def test_refused_credentials_on_the_data_plane_say_what_to_check() -> None:
+    refused = ServiceError(400, "UnrecognizedClientException", "bad token", {})
+    mapped = map_error(refused)
+    assert isinstance(mapped, StoreUnavailable)
+    assert "AWS_ACCESS_KEY_ID" in str(mapped)
+    assert "bad token" in str(mapped)
