@@ -134,7 +134,7 @@ def _table(args: argparse.Namespace) -> int:
     try:
         store = _store(args, target)
     except KeygraphError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc} (as options: --region, --endpoint-url)", file=sys.stderr)
         return table.EXIT_BAD_INPUT
     return table.execute(args, store, target)
 
