@@ -96,7 +96,7 @@ async def alternate(client: AsgiClient, body: dict[str, Any], rounds: int) -> di
 
 async def run(rounds: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data:
-        store = EmbeddedStore(Path(data) / "bench.sqlite3", TABLE)
+        store = EmbeddedStore(TABLE, path=Path(data) / "bench.sqlite3")
         await seed(store, TENANT, SIZES, progress=False)
         limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
         settings = Settings(

@@ -135,7 +135,7 @@ def _one_run(data_dir: Path, store: str, executor: str, token: str) -> dict[str,
 
 async def _seed(data_dir: Path, store: str) -> None:
     if store == "embedded":
-        embedded = EmbeddedStore(data_dir / "keygraph.sqlite3", TABLE)
+        embedded = EmbeddedStore(TABLE, path=data_dir / "keygraph.sqlite3")
         try:
             await seed(embedded, TENANT, SIZES, progress=False)
         finally:

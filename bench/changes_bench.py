@@ -170,7 +170,7 @@ async def idempotency(store: Store, settings: Settings, requests: int) -> dict[s
 async def measure(kind: str, work: Path) -> dict[str, Any]:
     local: DynamoDBLocal | None = None
     if kind == "embedded":
-        store: Store = EmbeddedStore(work / "changes.sqlite3", TABLE)
+        store: Store = EmbeddedStore(TABLE, path=work / "changes.sqlite3")
     else:
         local = DynamoDBLocal()
         local.start()

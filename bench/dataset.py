@@ -101,7 +101,7 @@ def load_items(path: Path) -> dict[str, list[Item]]:
 
 
 async def _seed_embedded(path: Path, dataset: Dataset, progress: bool) -> None:
-    store = EmbeddedStore(path, TABLE)
+    store = EmbeddedStore(TABLE, path=path)
     try:
         for tenant in TENANTS:
             await seed(store, tenant, dataset.sizes, dataset.rng_seed, progress)

@@ -235,7 +235,7 @@ async def run(repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data:
         settings = Settings(data_dir=Path(data), jwt_secret="hostile-bench-" + "x" * 40)
         settings = settings.resolved()
-        store = EmbeddedStore(Path(data) / "keygraph.sqlite3", TABLE)
+        store = EmbeddedStore(TABLE, path=Path(data) / "keygraph.sqlite3")
         try:
             token = issue_token(settings, "acme", "bench", roles=["admin"])
             client = AsgiClient(create_app(settings, store), {"Authorization": f"Bearer {token}"})

@@ -115,8 +115,8 @@ async def measure(kind: str, v1: ModuleType, v2: ModuleType, count: int, work: P
     table2 = importlib.import_module(f"{v2.__name__}.table").TABLE
     local: DynamoDBLocal | None = None
     if kind == "embedded":
-        store: Store = EmbeddedStore(work / "migrate.sqlite3", table1)
-        reference: Store = EmbeddedStore(work / "puts.sqlite3", table2)
+        store: Store = EmbeddedStore(table1, path=work / "migrate.sqlite3")
+        reference: Store = EmbeddedStore(table2, path=work / "puts.sqlite3")
     else:
         local = DynamoDBLocal()
         local.start()
@@ -133,7 +133,7 @@ async def measure(kind: str, v1: ModuleType, v2: ModuleType, count: int, work: P
         migrating = (
             local_store(table2, local)
             if local is not None
-            else EmbeddedStore(work / "migrate.sqlite3", table2)
+            else EmbeddedStore(table2, path=work / "migrate.sqlite3")
         )
         target = target_of(v2, table2.name)
         admin = admin_of(migrating)

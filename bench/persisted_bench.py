@@ -114,7 +114,7 @@ async def _executor(
 
 async def run(rounds: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data:
-        store = EmbeddedStore(Path(data) / "bench.sqlite3", TABLE)
+        store = EmbeddedStore(TABLE, path=Path(data) / "bench.sqlite3")
         await seed(store, TENANT, SIZES, progress=False)
         results: dict[str, Any] = {}
         for executor in EXECUTOR_KINDS:

@@ -269,7 +269,7 @@ def build_embedded(path: Path, count: int) -> None:
 
 
 async def point_read_p50(path: Path, count: int, runs: int) -> float:
-    store = EmbeddedStore(path, TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=path)
     rng = random.Random(7)
     picks = [rng.randrange(count) for _ in range(runs)]
     samples = []
@@ -332,7 +332,7 @@ async def main(quick: bool) -> None:
     print("|---|---:|---:|---|", flush=True)
     show(codec_rows(runs))
     with tempfile.TemporaryDirectory() as tmp:
-        embedded = EmbeddedStore(Path(tmp) / "bench.sqlite3", TEST_TABLE)
+        embedded = EmbeddedStore(TEST_TABLE, path=Path(tmp) / "bench.sqlite3")
         show(await latency_rows("embedded", embedded, runs))
         await embedded.close()
     with DynamoDBLocal() as local:

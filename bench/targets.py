@@ -88,7 +88,7 @@ def create_local_table(endpoint: str) -> None:
 
 def open_store(settings: Settings) -> Store:
     if settings.store == "embedded":
-        return EmbeddedStore(settings.embedded_path, TABLE)
+        return EmbeddedStore(TABLE, path=settings.embedded_path)
     if settings.dynamodb_endpoint is None:
         raise ValueError("DynamoDB Local needs its endpoint")
     return dynamodb_local_store(settings.dynamodb_endpoint)

@@ -54,7 +54,7 @@ def run(command: str, spec: Path, out: Path) -> int:
             pipeline.analyse(text, spec.name)
             print(f"{spec}: ok")
             return 0
-        files = pipeline.generate(text, spec.name)
+        files = pipeline.generate(text, spec.name, out.resolve().name)
     except SpecErrors as exc:
         for problem in exc.problems:
             print(problem.render(str(spec)), file=sys.stderr)
@@ -67,7 +67,11 @@ def run(command: str, spec: Path, out: Path) -> int:
         difference = output.diff(files, out)
         if difference:
             sys.stdout.write(difference)
-            print(f"{out} is out of date: run python -m codegen generate", file=sys.stderr)
+            print(
+                f"{out} is out of date: generate it again (keygraph generate, or python -m "
+                "codegen generate, with the same --spec and --out)",
+                file=sys.stderr,
+            )
             return 1
         print(f"{out}: up to date ({len(files)} files)")
         return 0

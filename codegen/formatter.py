@@ -19,11 +19,17 @@ class FormatError(RuntimeError):
 
 
 def ruff_binary() -> str:
-    """The ruff next to the running interpreter (the venv's), else the one on PATH."""
-    beside = shutil.which("ruff", path=os.path.dirname(sys.executable))
-    found = beside or shutil.which("ruff")
+    """The ruff installed with keygraph (a dependency: the `ruff` package knows where its
+    binary went), else the one next to the running interpreter, else the one on PATH."""
+    try:
+        from ruff import find_ruff_bin
+
+        found: str | None = find_ruff_bin()
+    except (ImportError, FileNotFoundError):
+        beside = shutil.which("ruff", path=os.path.dirname(sys.executable))
+        found = beside or shutil.which("ruff")
     if found is None:
-        raise FormatError("ruff not found; install the dev extras (make install)")
+        raise FormatError("ruff not found; install keygraph with its dependencies")
     return found
 
 

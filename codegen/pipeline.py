@@ -64,7 +64,8 @@ def _without(resolved: Resolved, problems: list[Problem]) -> Resolved | None:
     return Resolved(spec, resolved.source, entities, resolved.struct_attrs)
 
 
-def generate(text: str, source: str) -> dict[str, str]:
-    """Every generated file, by path relative to the output directory; lints first."""
+def generate(text: str, source: str, package: str | None = None) -> dict[str, str]:
+    """Every generated file, by path relative to the output directory; lints first.
+    `package` is the import name of that directory, for the worksheet's imports."""
     resolved = analyse(text, source)
-    return format_python(render(lower(resolved), resolved.spec.table))
+    return format_python(render(lower(resolved), resolved.spec.table, package))

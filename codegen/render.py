@@ -31,7 +31,9 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def render(program: ProgramIR, table: TableSpec) -> dict[str, str]:
+def render(program: ProgramIR, table: TableSpec, package: str | None = None) -> dict[str, str]:
+    """Every file of the package; `package` is its import name, shown in the worksheet's
+    imports (`<package>` when unknown)."""
     env = _environment()
     header = python_header(program.source)
 
@@ -42,12 +44,24 @@ def render(program: ProgramIR, table: TableSpec) -> dict[str, str]:
     put("__init__.py", "package.py.j2", doc="The data layer compiled from the spec.")
     put("keys/__init__.py", "package.py.j2", doc="Key builders and parsers, one module per entity.")
     put("models/__init__.py", "package.py.j2", doc="Models of entities and structs.")
-    put("queries/__init__.py", "package.py.j2", doc="Access patterns, grouped by entity.")
+    exports = _query_exports(program)
+    put(
+        "queries/__init__.py",
+        "queries_init.py.j2",
+        exports=exports,
+        everything=sorted(name for _, names in exports for name in names),
+    )
     put("models/_types.py", "model_types.py.j2", id_max_length=ID_MAX_LENGTH)
     put("models/enums.py", "enums.py.j2", enums=program.enums)
     put("table.py", "table.py.j2", p=program)
     put("entities.py", "entities.py.j2", p=program)
-    put("ACCESS_PATTERNS.md", "access_patterns.md.j2", p=program, notice=NOTICE)
+    put(
+        "ACCESS_PATTERNS.md",
+        "access_patterns.md.j2",
+        p=program,
+        notice=NOTICE,
+        package=package or "<package>",
+    )
     if program.authorization is not None:
         put("authz.py", "authz.py.j2", a=program.authorization)
         put("AUTHORIZATION.md", "authorization.md.j2", p=program, notice=NOTICE)
@@ -66,3 +80,19 @@ def render(program: ProgramIR, table: TableSpec) -> dict[str, str]:
     files["table.tf.json"] = tabledef.dump(tabledef.terraform(table, program.source))
     files["nosql-workbench.json"] = tabledef.dump(tabledef.workbench(table, program.source))
     return dict(sorted(files.items()))
+
+
+def _query_exports(program: ProgramIR) -> list[tuple[str, list[str]]]:
+    """Each queries module with the functions and plan builders it defines, sorted as isort
+    sorts imports."""
+    exports: list[tuple[str, list[str]]] = []
+    for module in sorted(program.queries, key=lambda m: m.module):
+        patterns = [
+            *(g.name for g in module.gets),
+            *(b.name for b in module.batch_gets),
+            *(q.name for q in (*module.queries, *module.sharded)),
+        ]
+        names = sorted(name for p in patterns for name in (p, f"plan_{p}"))
+        if names:
+            exports.append((module.module, names))
+    return exports

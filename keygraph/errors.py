@@ -69,5 +69,10 @@ class TransactionCanceled(StoreError):
         self.reasons = reasons
 
 
+class StoreNotConfigured(StoreError, ValueError):
+    """A store cannot be opened as configured (no AWS region, no credentials, ...); the
+    message says what to set."""
+
+
 class StoreUnavailable(StoreError):
     """The store could not be reached, or kept throttling after bounded retries."""

@@ -6,6 +6,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = [
+    "BatchGet",
+    "Check",
+    "Condition",
+    "Conditions",
+    "Delete",
+    "Get",
+    "IndexDef",
+    "Item",
+    "Key",
+    "Put",
+    "Query",
+    "QueryResult",
+    "Scan",
+    "SortCondition",
+    "SortOp",
+    "TableDef",
+    "Update",
+    "WriteAction",
+]
+
 Item = dict[str, Any]
 """An item: attribute name to a Python value (str, int, Decimal, bool, None, bytes, list,
 dict, set of str / number / bytes). Floats are refused: numbers are int or Decimal."""

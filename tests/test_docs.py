@@ -5,6 +5,7 @@ authorization example the repo's own spec, and every command line a real command
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shlex
@@ -24,10 +25,12 @@ README = ROOT / "README.md"
 LIBRARY = ROOT / "docs" / "library.md"
 
 
-def _compile_and_run(page: Path, scratch: str, tmp_path: Path) -> list[str]:
-    """Write the page's TOML spec (if it has one) where it says, run its `codegen generate`
-    command and its Python program, in `tmp_path` instead of `scratch`; the program's lines."""
-    text = page.read_text().replace(scratch, str(tmp_path))
+def _compile_and_run(page: Path, heading: str, scratch: str, tmp_path: Path) -> list[str]:
+    """Write the TOML spec (if any) of the page's section under `heading` where it says, run
+    its `codegen generate` command and its Python program, in `tmp_path` instead of
+    `scratch`; the program's lines."""
+    section = page.read_text().split(heading, 1)[1].split("\n## ", 1)[0]
+    text = section.replace(scratch, str(tmp_path))
     spec = re.search(r"```toml\n(.*?)```", text, re.S)
     if spec is not None:
         (tmp_path / "spec.toml").write_text(spec.group(1))
@@ -50,12 +53,12 @@ def _compile_and_run(page: Path, scratch: str, tmp_path: Path) -> list[str]:
 
 
 def test_the_first_spec_runs(tmp_path: Path) -> None:
-    lines = _compile_and_run(README, "/tmp/first", tmp_path)
+    lines = _compile_and_run(README, "## A first spec", "/tmp/first", tmp_path)
     assert lines == ["author_id='ada' note_id='n1' text='note n1'", "['n1', 'n2']"]
 
 
 def test_the_any_spec_example_runs(tmp_path: Path) -> None:
-    lines = _compile_and_run(LIBRARY, "/tmp/shop", tmp_path)
+    lines = _compile_and_run(LIBRARY, "## One runtime, any spec", "/tmp/shop", tmp_path)
     assert lines[0].startswith("sku='TEA' title='Green tea'")
     assert lines[1].startswith("[Product(sku='TEA'")
     assert lines[2].count("OrderItem(") == 2
@@ -65,6 +68,20 @@ def test_the_any_spec_example_runs(tmp_path: Path) -> None:
 
 def test_every_block_is_of_a_language_a_test_reads() -> None:
     assert languages() <= {"sh", "graphql", "toml", "json", "python"}
+
+
+def test_the_examples_import_only_public_names() -> None:
+    """What the Python blocks import from keygraph is in its modules' `__all__`."""
+    found = [
+        found
+        for block in blocks("python")
+        for found in re.findall(r"^from (keygraph[\w.]*) import ([^#\n]+)", block, re.M)
+    ]
+    assert len(found) >= 6
+    for module, names in found:
+        public = importlib.import_module(module).__all__
+        for name in names.split(","):
+            assert name.strip() in public, f"{module}.{name.strip()}"
 
 
 def test_the_graphql_operations_are_valid() -> None:
@@ -115,8 +132,18 @@ def _subcommands(words: list[str]) -> list[str]:
     return [f"{' '.join(head[:-1])} {last}".strip() for last in head[-1].split("|")]
 
 
+def _python(words: list[str]) -> list[str] | None:
+    """A command line as `python -m <module> ...` words, or None when it runs no module of
+    ours (`keygraph` is `python -m keygraph`)."""
+    if words[:2] == [".venv/bin/python", "-m"]:
+        return words
+    if words[0] == "keygraph":
+        return [".venv/bin/python", "-m", *words]
+    return None
+
+
 @pytest.mark.parametrize(
-    "words", [w for w in _commands() if w[:2] == [".venv/bin/python", "-m"]], ids=shlex.join
+    "words", [w for w in map(_python, _commands()) if w is not None], ids=shlex.join
 )
 def test_each_python_command_exists(words: list[str]) -> None:
     for sub in _subcommands(words):

@@ -39,7 +39,7 @@ def open_store(kind: str, table: TableDef, directory: Path, client: Any = None) 
     a new table with a unique name through `client` (its name is the store's `table.name`;
     drop it with `drop_store`)."""
     if kind == "embedded":
-        return EmbeddedStore(directory / f"{uuid.uuid4().hex}.sqlite3", table)
+        return EmbeddedStore(table, path=directory / f"{uuid.uuid4().hex}.sqlite3")
     if kind == "dynamodb-local":
         live = unique_table(table)
         admin.create_table(client, live)

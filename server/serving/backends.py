@@ -43,7 +43,7 @@ def open_backend(settings: Settings, table: TableDef | None = None) -> Iterator[
     ends, and the table is created when missing. The caller closes the store."""
     table = table or table_of(settings)
     if settings.store == "embedded":
-        yield Backend(EmbeddedStore(settings.embedded_path, table), table, None)
+        yield Backend(EmbeddedStore(table, path=settings.embedded_path), table, None)
         return
     if settings.store == "dynamodb":
         store = DynamoDBStore(
@@ -88,7 +88,7 @@ def worker_store(settings: Settings, local_endpoint: str | None) -> Store:
             idle_timeout=settings.dynamodb_idle_timeout,
         )
     if settings.store == "embedded":
-        return EmbeddedStore(settings.embedded_path, table)
+        return EmbeddedStore(table, path=settings.embedded_path)
     return DynamoDBStore(
         table,
         endpoint_url=settings.dynamodb_endpoint,

@@ -50,7 +50,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
-    embedded = EmbeddedStore(tmp_path / "keygraph.sqlite3", TABLE)
+    embedded = EmbeddedStore(TABLE, path=tmp_path / "keygraph.sqlite3")
     yield embedded
     await embedded.close()
 

@@ -71,7 +71,7 @@ def test_seed_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "already holds" in capsys.readouterr().out
 
     async def users() -> int:
-        store = EmbeddedStore(tmp_path / "keygraph.sqlite3", TABLE)
+        store = EmbeddedStore(TABLE, path=tmp_path / "keygraph.sqlite3")
         try:
             session = Session(store, CursorCodec(b"k" * 32))
             return len((await list_users(session, "t1", first=100)).items)
@@ -101,7 +101,7 @@ def test_backfill_groups_gives_older_users_their_group_ids(
     path = tmp_path / "keygraph.sqlite3"
 
     async def forget() -> list[list[str] | None]:
-        store = EmbeddedStore(path, TABLE)
+        store = EmbeddedStore(TABLE, path=path)
         try:
             page = await list_users(Session(store, CursorCodec(b"k" * 32)), "t1", first=100)
             for user in page.items:

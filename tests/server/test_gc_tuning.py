@@ -21,7 +21,7 @@ from generated.table import TABLE
 async def main() -> None:
     before = gc.get_threshold()
     settings = Settings(data_dir=Path(sys.argv[1]), jwt_secret="s" * 32).resolved()
-    app = create_app(settings, EmbeddedStore(Path(sys.argv[1]) / "db.sqlite3", TABLE))
+    app = create_app(settings, EmbeddedStore(TABLE, path=Path(sys.argv[1]) / "db.sqlite3"))
     async with app.router.lifespan_context(app):
         print(json.dumps({"before": before, "after": gc.get_threshold(),
                           "frozen": gc.get_freeze_count()}))

@@ -32,8 +32,8 @@ class SlowStore(EmbeddedStore):
     """An embedded store whose calls named in `slow` (reads and transactions) wait until
     `release` is set; it notes which waits were cancelled."""
 
-    def __init__(self, path: Path, table: TableDef) -> None:
-        super().__init__(path, table)
+    def __init__(self, table: TableDef, *, path: Path) -> None:
+        super().__init__(table, path=path)
         self.slow = {"get", "batch_get", "query", "transact_write"}
         self.release = asyncio.Event()
         self.waiting = 0
@@ -84,7 +84,7 @@ def _client(settings: Settings, store: EmbeddedStore) -> httpx.AsyncClient:
 
 @pytest.fixture
 async def slow_store(tmp_path: Path) -> AsyncIterator[SlowStore]:
-    store = SlowStore(tmp_path / "slow.sqlite3", TABLE)
+    store = SlowStore(TABLE, path=tmp_path / "slow.sqlite3")
     yield store
     await store.close()
 

@@ -174,8 +174,8 @@ async def test_health_and_readiness(client: httpx.AsyncClient) -> None:
 class FailingStore(EmbeddedStore):
     """Fails every read, with an unexpected error or an unavailable store."""
 
-    def __init__(self, path: Path, table: TableDef) -> None:
-        super().__init__(path, table)
+    def __init__(self, table: TableDef, *, path: Path) -> None:
+        super().__init__(table, path=path)
         self.error: Exception = RuntimeError("secret detail: password=hunter2")
 
     async def get(self, plan: Get) -> Item | None:
@@ -184,7 +184,7 @@ class FailingStore(EmbeddedStore):
 
 @pytest.fixture
 async def failing_store(tmp_path: Path) -> AsyncIterator[FailingStore]:
-    store = FailingStore(tmp_path / "failing.sqlite3", TABLE)
+    store = FailingStore(TABLE, path=tmp_path / "failing.sqlite3")
     yield store
     await store.close()
 

@@ -37,7 +37,7 @@ CODEC = CursorCodec(b"seed-tests-cursor-secret-0123456789")
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
-    embedded = EmbeddedStore(tmp_path / "seed.sqlite3", TABLE)
+    embedded = EmbeddedStore(TABLE, path=tmp_path / "seed.sqlite3")
     yield embedded
     await embedded.close()
 
@@ -136,7 +136,7 @@ def test_the_same_seed_builds_the_same_items() -> None:
 async def test_seeded_stores_hold_the_same_data(tmp_path: Path) -> None:
     listings = []
     for name in ("one", "two"):
-        embedded = EmbeddedStore(tmp_path / f"{name}.sqlite3", TABLE)
+        embedded = EmbeddedStore(TABLE, path=tmp_path / f"{name}.sqlite3")
         await seed(embedded, "acme", SMALL, rng_seed=3, progress=False)
         listings.append(await drain(list_users, Session(embedded, CODEC), "acme"))
         await embedded.close()

@@ -4,13 +4,21 @@ point-in-time recovery (`DynamoDBAdmin`, the TableAdmin of this store)."""
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from keygraph.admin import IndexStatus, LiveIndex, LiveTable
+from keygraph.errors import StoreUnavailable
 from keygraph.plan import IndexDef, TableDef
+
+from .errors import CREDENTIAL_CODES, CREDENTIALS_REFUSED
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _key_schema(partition_key: str, sort_key: str | None) -> list[dict[str, str]]:
@@ -116,14 +124,39 @@ def _index_def(live: dict[str, Any]) -> IndexDef:
     )
 
 
+def _mapped(operation: Callable[P, R]) -> Callable[P, R]:
+    """The operation with botocore's exceptions raised as the store's: refused credentials
+    saying what to check, anything else StoreUnavailable naming the call."""
+
+    @functools.wraps(operation)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return operation(*args, **kwargs)
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code, message = error.get("Code", "?"), error.get("Message", "")
+            if code in CREDENTIAL_CODES:
+                raise StoreUnavailable(
+                    f"DynamoDB refused {operation.__name__} ({code}: {message}); "
+                    f"{CREDENTIALS_REFUSED}"
+                ) from exc
+            raise StoreUnavailable(f"DynamoDB {operation.__name__}: {code}: {message}") from exc
+        except BotoCoreError as exc:
+            raise StoreUnavailable(f"DynamoDB {operation.__name__}: {exc}") from exc
+
+    return call
+
+
 class DynamoDBAdmin:
-    """The control plane of one DynamoDB table through a boto3 client."""
+    """The control plane of one DynamoDB table through a boto3 client; botocore's errors
+    are raised as StoreUnavailable."""
 
     def __init__(self, client: Any, table: TableDef, poll: float = 0.2) -> None:
         self.client = client
         self.table = table
         self.poll = poll
 
+    @_mapped
     def describe(self) -> LiveTable | None:
         live = describe(self.client, self.table.name)
         if not live:
@@ -155,6 +188,7 @@ class DynamoDBAdmin:
         status = description.get("PointInTimeRecoveryDescription", {})
         return bool(status.get("PointInTimeRecoveryStatus") == "ENABLED")
 
+    @_mapped
     def create_table(self) -> None:
         create_table(self.client, self.table)
 
@@ -165,6 +199,7 @@ class DynamoDBAdmin:
                 raise TimeoutError(f"{what} after {WAIT_TIMEOUT:.0f} s")
             time.sleep(self.poll)
 
+    @_mapped
     def create_index(self, index: IndexDef) -> None:
         names = [index.partition_key, *([index.sort_key] if index.sort_key else [])]
         self.client.update_table(
@@ -193,6 +228,7 @@ class DynamoDBAdmin:
 
         self._wait(active, f"index {index.name} is not ACTIVE")
 
+    @_mapped
     def delete_index(self, name: str) -> None:
         self.client.update_table(
             TableName=self.table.name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": name}}]
@@ -203,6 +239,7 @@ class DynamoDBAdmin:
 
         self._wait(gone, f"index {name} is still there")
 
+    @_mapped
     def set_ttl(self, attribute: str | None) -> None:
         current = self.client.describe_time_to_live(TableName=self.table.name)
         old = current["TimeToLiveDescription"].get("AttributeName")
@@ -221,12 +258,14 @@ class DynamoDBAdmin:
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute},
             )
 
+    @_mapped
     def set_point_in_time_recovery(self, enabled: bool) -> None:
         self.client.update_continuous_backups(
             TableName=self.table.name,
             PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": enabled},
         )
 
+    @_mapped
     def count(self, partition_prefix: str | None = None) -> int | None:
         """DynamoDB's item count of the whole table (it refreshes about every six hours);
         None for a prefix, which only a scan could count."""

@@ -1,18 +1,104 @@
 """Connections to DynamoDB: the boto3 client for the control plane, and the lean transport
-for the data plane, from explicit settings or from such a client."""
+for the data plane, from explicit settings or from such a client.
+
+Both resolve their settings the same way (`resolve`): a local endpoint (DynamoDB Local on
+this machine) needs no AWS configuration and gets dummy credentials and region unless given
+some; any other endpoint takes the given ones, else botocore's usual chain, and a missing
+region or credentials is a StoreNotConfigured saying what to set.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import os
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 import botocore.session
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError
 
-from keygraph.errors import StoreUnavailable
+from keygraph.errors import StoreNotConfigured
 
 from .connections import IDLE_TIMEOUT
+from .local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
 from .transport import Transport, default_endpoint
+
+REGION_HELP = (
+    "no AWS region for DynamoDB: pass region= (e.g. region='eu-west-1'), or set AWS_REGION "
+    "or AWS_DEFAULT_REGION, or `region` in ~/.aws/config; for DynamoDB Local pass "
+    "endpoint_url='http://localhost:8000' instead"
+)
+CREDENTIALS_HELP = (
+    "no AWS credentials for DynamoDB: pass access_key_id= and secret_access_key=, or set "
+    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (with ~/.aws/credentials), "
+    "or run where an IAM role provides them; for DynamoDB Local pass "
+    "endpoint_url='http://localhost:8000' instead"
+)
+
+
+def is_local(endpoint_url: str | None) -> bool:
+    """Whether the endpoint is on this machine (localhost, a loopback address): DynamoDB
+    Local, which checks neither credentials nor region."""
+    if not endpoint_url:
+        return False
+    host = urlsplit(endpoint_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Where and as whom to call DynamoDB: the endpoint as given (None: the region's), the
+    region, and a botocore session holding the credentials."""
+
+    endpoint_url: str | None
+    region: str
+    session: botocore.session.Session
+
+    @property
+    def url(self) -> str:
+        return self.endpoint_url or default_endpoint(self.region)
+
+
+def resolve(
+    endpoint_url: str | None,
+    region: str | None,
+    access_key_id: str | None = None,
+    secret_access_key: str | None = None,
+) -> Resolved:
+    """The endpoint, region and credentials to use (module docstring); StoreNotConfigured
+    when something is missing, never a botocore exception."""
+    if (access_key_id is None) != (secret_access_key is None):
+        given = "access_key_id" if access_key_id is not None else "secret_access_key"
+        raise StoreNotConfigured(
+            f"DynamoDB credentials take both access_key_id and secret_access_key; only "
+            f"{given} was given"
+        )
+    session = botocore.session.Session()
+    if is_local(endpoint_url):
+        session.set_credentials(access_key_id or LOCAL_KEY_ID, secret_access_key or LOCAL_SECRET)
+        return Resolved(endpoint_url, region or LOCAL_REGION, session)
+    if access_key_id is not None and secret_access_key is not None:
+        session.set_credentials(access_key_id, secret_access_key)
+    try:
+        # AWS_REGION, as the other AWS SDKs read it; botocore reads AWS_DEFAULT_REGION.
+        region = region or os.environ.get("AWS_REGION") or session.get_config_variable("region")
+        credentials = session.get_credentials()
+    except BotoCoreError as exc:
+        raise StoreNotConfigured(f"the AWS configuration cannot be read: {exc}") from exc
+    if not region:
+        raise StoreNotConfigured(REGION_HELP)
+    if credentials is None:
+        raise StoreNotConfigured(CREDENTIALS_HELP)
+    return Resolved(endpoint_url, region, session)
 
 
 def make_client(
@@ -27,6 +113,7 @@ def make_client(
     """A low-level boto3 DynamoDB client for the control plane (creating, describing and
     changing tables), retrying throttling and transient failures as botocore's standard mode
     does (DynamoDB Local answers InternalFailure now and then while an index is built)."""
+    resolved = resolve(endpoint_url, region, access_key_id, secret_access_key)
     config = Config(
         max_pool_connections=max_connections,
         retries={"mode": "standard", "total_max_attempts": 5},
@@ -34,14 +121,9 @@ def make_client(
         read_timeout=read_timeout,
         tcp_keepalive=True,
     )
-    session = boto3.session.Session()
+    session = boto3.session.Session(botocore_session=resolved.session)
     return session.client(
-        "dynamodb",
-        endpoint_url=endpoint_url,
-        region_name=region,
-        aws_access_key_id=access_key_id,
-        aws_secret_access_key=secret_access_key,
-        config=config,
+        "dynamodb", endpoint_url=endpoint_url, region_name=resolved.region, config=config
     )
 
 
@@ -51,12 +133,15 @@ def transport_for(
     """A data-plane transport to the same endpoint, region and credentials as a client from
     `make_client`, with its timeouts."""
     config = client.meta.config
+    # botocore keeps the client's credential object (refreshing or not) on its signer;
+    # boto3 is pinned, so this private accessor is stable for us.
+    credentials = client._get_credentials()
+    if credentials is None:
+        raise StoreNotConfigured(CREDENTIALS_HELP)
     return Transport(
         client.meta.endpoint_url,
         client.meta.region_name,
-        # botocore keeps the client's credential object (refreshing or not) on its signer;
-        # boto3 is pinned, so this private accessor is stable for us.
-        client._get_credentials(),
+        credentials,
         max_connections=max_connections,
         connect_timeout=config.connect_timeout,
         read_timeout=config.read_timeout,
@@ -72,18 +157,13 @@ def make_transport(
     secret_access_key: str | None = None,
     idle_timeout: float = IDLE_TIMEOUT,
 ) -> Transport:
-    """A transport with botocore's credential chain and region configuration (explicit
-    keys, when given, take precedence); the endpoint defaults to the region's."""
-    session = botocore.session.Session()
-    if access_key_id is not None and secret_access_key is not None:
-        session.set_credentials(access_key_id, secret_access_key)
-    region = region or session.get_config_variable("region")
-    if not region:
-        raise StoreUnavailable("no AWS region configured for DynamoDB")
+    """A transport to the endpoint (the region's by default) with the credentials and region
+    `resolve` finds."""
+    resolved = resolve(endpoint_url, region, access_key_id, secret_access_key)
     return Transport(
-        endpoint_url or default_endpoint(region),
-        region,
-        session.get_credentials(),
+        resolved.url,
+        resolved.region,
+        resolved.session.get_credentials(),
         max_connections=max_connections,
         idle_timeout=idle_timeout,
     )

@@ -26,6 +26,22 @@ def cancel_reasons(body: Mapping[str, Any]) -> tuple[CancelReason, ...]:
     )
 
 
+CREDENTIAL_CODES = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "MissingAuthenticationTokenException",
+        "ExpiredTokenException",
+        "AccessDeniedException",
+    }
+)
+"""DynamoDB's answers to credentials it does not take, or that may not do the call."""
+CREDENTIALS_REFUSED = (
+    "check the credentials: access_key_id= and secret_access_key=, or AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, and the permissions of the identity they name"
+)
+
+
 def map_error(error: ServiceError) -> Exception:
     """The protocol's error for a DynamoDB error that will not be retried."""
     code, message, body = error.code, error.message, error.body
@@ -41,6 +57,10 @@ def map_error(error: ServiceError) -> Exception:
         return ValidationError(message)
     if code == "IdempotentParameterMismatchException":
         return IdempotentParameterMismatch(f"IdempotentParameterMismatch: {message}")
+    if code in CREDENTIAL_CODES:
+        return StoreUnavailable(
+            f"DynamoDB refused the call ({code}: {message}); {CREDENTIALS_REFUSED}"
+        )
     return StoreUnavailable(f"DynamoDB {code}: {message}")
 
 

@@ -27,6 +27,7 @@ from keygraph.plan import (
     WriteAction,
 )
 
+from ..arguments import require_table
 from .connect import make_client, make_transport, transport_for
 from .connections import IDLE_TIMEOUT
 from .errors import map_error, retryable
@@ -52,13 +53,18 @@ def _meter(operation: str, consumed: Any) -> None:
 
 
 class DynamoDBStore:
-    """The Store protocol over a DynamoDB table (AWS, DynamoDB Local or any compatible URL).
+    """The Store protocol over a DynamoDB table (AWS, DynamoDB Local or any compatible URL):
+    the table first, everything else by name. `DynamoDBStore(TABLE, region="eu-west-1")`
+    for AWS (credentials and region from botocore's usual chain when not given);
+    `DynamoDBStore(TABLE, endpoint_url="http://localhost:8000")` for DynamoDB Local, which
+    needs no AWS configuration (connect.py). A missing region or credentials raises
+    StoreNotConfigured here, saying what to set.
 
     Data-plane calls go through `transport`: pass one to share it, or a boto3 `client` from
     `make_client` to talk to its endpoint with its credentials; otherwise one is made from
-    the endpoint, region and credentials given (credentials None: botocore's usual chain),
-    its connections closed once idle for `idle_timeout` seconds (connections.py).
-    `client` is the control-plane client (made on first use when not given).
+    the settings given, its connections closed once idle for `idle_timeout` seconds
+    (connections.py). `client` is the control-plane client (made on first use when not
+    given).
     """
 
     def __init__(
@@ -75,6 +81,7 @@ class DynamoDBStore:
         secret_access_key: str | None = None,
         idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
+        require_table(type(self).__name__, table)
         self.table = table
         self._client = client
         self._owns_client = client is None

@@ -1,15 +1,13 @@
 """The embedded store: DynamoDB's operations and limits over one SQLite file (WAL).
 
-Each thread gets its own connection; writes take the write lock up front (BEGIN IMMEDIATE)
-and wait for it (busy_timeout), so concurrent requests from threads or processes serialise
-cleanly. The async methods run the SQLite work inline: a point read or a small write takes
+Each thread gets its own connection, and writes serialise on the file's write lock
+(connections.py). The async methods run the SQLite work inline: a point read or a small write takes
 tens of microseconds, less than a hop to a worker thread would cost.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,7 +21,6 @@ from keygraph.errors import (
     CancelReason,
     ConditionFailed,
     IdempotentParameterMismatch,
-    StoreUnavailable,
     TransactionCanceled,
     ValidationError,
 )
@@ -42,16 +39,16 @@ from keygraph.plan import (
     WriteAction,
 )
 
+from ..arguments import require_table
 from . import keyrange, validate
 from . import schema as sqlite_schema
 from .conditions import encode_values, holds
+from .connections import Connections
 from .values import Wire, decode_item, dumps, encode_item, item_of, plain_body, wire_of
 
 PAGE_BYTES = 1024 * 1024
 TOKEN_WINDOW = 600.0
 """Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
-_BUSY_TIMEOUT_MS = 10_000
-_MMAP_BYTES = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +64,8 @@ class _Row:
 
 
 class EmbeddedStore:
-    """The Store protocol over a SQLite file at `path` for the table `table`.
+    """The Store protocol over a SQLite file at `path` for the table `table`:
+    `EmbeddedStore(TABLE, path="shop.sqlite3")` (the file and its directory are created).
 
     The indexes served are the file's own (`live`), as a DynamoDB table's are: `table` names
     the key attributes; indexes it adds or drops take a migration (`EmbeddedAdmin`). A
@@ -78,14 +76,12 @@ class EmbeddedStore:
     answers_inline: ClassVar[bool] = True
     """Its calls never wait for I/O, so callers may make a batch of them one after another."""
 
-    def __init__(self, path: str | Path, table: TableDef) -> None:
+    def __init__(self, table: TableDef, *, path: str | Path) -> None:
+        require_table(type(self).__name__, table)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.table = table
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._closed = False
+        self._db = Connections(self.path)
         self._schema_version = -1
         self.live = table
         self._insert = ""
@@ -103,44 +99,13 @@ class EmbeddedStore:
             self._schema_version = version
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
-        with self._lock:
-            if self._closed:
-                raise StoreUnavailable("the embedded store is closed")
-            conn = sqlite3.connect(
-                self.path,
-                isolation_level=None,
-                check_same_thread=False,
-                timeout=_BUSY_TIMEOUT_MS / 1000,
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            # Reads through a memory map skip a system call per page: large files stay fast.
-            conn.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
-            conn.create_function(
-                keyrange.SEGMENT_FUNCTION, 2, keyrange.segment_of, deterministic=True
-            )
-            self._connections.append(conn)
-        self._local.conn = conn
-        return conn
+        return self._db.get()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"the embedded store is busy: {exc}") from exc
-        try:
+        with self._db.write() as conn:
             self._refresh(conn)
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def _read_row(self, conn: sqlite3.Connection, key: tuple[str, str]) -> tuple[str, int] | None:
         found: tuple[str, int] | None = conn.execute(
@@ -406,12 +371,7 @@ class EmbeddedStore:
             capacity.add(write_units=capacity.write_units(0, transactional))
 
     async def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            connections, self._connections = self._connections, []
-        for conn in connections:
-            conn.close()
-        self._local = threading.local()
+        self._db.close()
 
 
 def _decoded(wire: dict[str, Wire] | None) -> Item | None:

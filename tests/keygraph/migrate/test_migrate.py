@@ -56,7 +56,7 @@ def reopen(store: Store, pkg: Importer, dynamodb_client: Any = None) -> Store:
     """A store of the same data as `store`, run by the code of `pkg`'s spec."""
     table = dataclasses.replace(pkg("table").TABLE, name=_table_of(store).name)
     if isinstance(store, EmbeddedStore):
-        return EmbeddedStore(store.path, table)
+        return EmbeddedStore(table, path=store.path)
     assert isinstance(store, DynamoDBStore)
     return DynamoDBStore(table, client=dynamodb_client, max_concurrency=8)
 
@@ -218,7 +218,7 @@ KILLED = textwrap.dedent(
     target = load_target("library_v2", {table!r})
     if {path!r}:
         from keygraph.stores.embedded.store import EmbeddedStore
-        store = EmbeddedStore({path!r}, target.table)
+        store = EmbeddedStore(target.table, path={path!r})
     else:
         from keygraph.stores.dynamodb.store import DynamoDBStore
         store = DynamoDBStore(

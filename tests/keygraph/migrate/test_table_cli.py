@@ -33,7 +33,7 @@ def data(tmp_path: Path, v1: Importer) -> Path:
     """A data directory whose embedded store holds acme's library under v1."""
 
     async def load() -> None:
-        store = EmbeddedStore(tmp_path / "keygraph.sqlite3", v1("table").TABLE)
+        store = EmbeddedStore(v1("table").TABLE, path=tmp_path / "keygraph.sqlite3")
         for item in library(v1, "acme"):
             await store.put(Put(item))
         await store.close()

@@ -30,7 +30,7 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import TEST_TABLE
 
 async def main() -> None:
-    store = EmbeddedStore(sys.argv[1], TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=sys.argv[1])
     generation = int(sys.argv[2])
     while True:
         generation += 1
@@ -45,7 +45,7 @@ asyncio.run(main())
 
 
 async def generations(path: Path) -> list[int]:
-    store = EmbeddedStore(path, TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=path)
     table = await store.query(Query("tx"))
     index = await store.query(Query("all", index="GSI1"))
     await store.close()
@@ -76,7 +76,7 @@ def test_kill_9_mid_transaction_leaves_all_or_nothing(tmp_path: Path) -> None:
 
 
 async def test_threads_share_a_store_safely(tmp_path: Path) -> None:
-    store = EmbeddedStore(tmp_path / "threads.sqlite3", TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=tmp_path / "threads.sqlite3")
     counter = {"PK": "c", "SK": "counter"}
     await store.put(Put({**counter, "version": 0}))
     threads, increments = 4, 25
@@ -120,10 +120,10 @@ async def test_threads_share_a_store_safely(tmp_path: Path) -> None:
 async def test_reopening_under_a_new_definition_keeps_the_files_indexes(tmp_path: Path) -> None:
     path = tmp_path / "evolve.sqlite3"
     without_sparse = dataclasses.replace(TEST_TABLE, indexes=TEST_TABLE.indexes[:1])
-    store = EmbeddedStore(path, without_sparse)
+    store = EmbeddedStore(without_sparse, path=path)
     await store.put(Put({"PK": "e", "SK": "1", "SPK": "open", "SSK": "a", "status": "new"}))
     await store.close()
-    store = EmbeddedStore(path, TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=path)
     with pytest.raises(ValidationError, match="does not have the specified index"):
         await store.query(Query("open", index="Sparse"))  # as DynamoDB: migrate to add it
     assert [i.name for i in store.live.indexes] == ["GSI1"]
@@ -131,7 +131,7 @@ async def test_reopening_under_a_new_definition_keeps_the_files_indexes(tmp_path
 
 
 async def test_bodies_are_plain_json_unless_a_value_needs_dynamodb_json(tmp_path: Path) -> None:
-    store = EmbeddedStore(tmp_path / "s.sqlite3", TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=tmp_path / "s.sqlite3")
     await store.put(Put({"PK": "p", "SK": "plain", "n": 5, "tags": ["a", None, True]}))
     await store.put(Put({"PK": "p", "SK": "wire", "price": Decimal("1.25")}))
     await store.close()
@@ -144,7 +144,7 @@ async def test_bodies_are_plain_json_unless_a_value_needs_dynamodb_json(tmp_path
 
 async def test_a_file_from_before_plain_bodies_opens_reads_and_writes(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
-    fresh = EmbeddedStore(tmp_path / "fresh.sqlite3", TEST_TABLE)
+    fresh = EmbeddedStore(TEST_TABLE, path=tmp_path / "fresh.sqlite3")
     await fresh.close()
     layout = json.dumps({i.name: [i.partition_key, i.sort_key] for i in TEST_TABLE.indexes})
     with sqlite3.connect(tmp_path / "fresh.sqlite3") as conn:
@@ -161,7 +161,7 @@ async def test_a_file_from_before_plain_bodies_opens_reads_and_writes(tmp_path: 
         conn.execute(
             "INSERT INTO items (pk, sk, body, size) VALUES ('p', 'old', ?, 10)", (json.dumps(wire),)
         )
-    store = EmbeddedStore(path, TEST_TABLE)
+    store = EmbeddedStore(TEST_TABLE, path=path)
     assert await store.get(Get({"PK": "p", "SK": "old"})) == {"PK": "p", "SK": "old", "n": 7}
     updated = await store.update(
         Update({"PK": "p", "SK": "old"}, set={"m": 1}, conditions=(Condition("equals", "n", 7),))

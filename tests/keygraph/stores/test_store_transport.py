@@ -16,7 +16,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
 
-from keygraph.errors import StoreUnavailable
+from keygraph.errors import StoreNotConfigured
 from keygraph.stores.dynamodb.connect import make_client, make_transport, transport_for
 from keygraph.stores.dynamodb.connections import Connections, Reply
 from keygraph.stores.dynamodb.sigv4 import Signer
@@ -232,7 +232,7 @@ def test_transports_from_settings_and_from_clients(monkeypatch: pytest.MonkeyPat
     assert aws.credentials is not None
     assert aws.credentials.get_frozen_credentials().access_key == "AKID"
     aws.close()
-    with pytest.raises(StoreUnavailable, match="region"):
+    with pytest.raises(StoreNotConfigured, match="region"):
         make_transport(None, None, 2, "AKID", "SECRET")
     client = make_client("http://127.0.0.1:9", "ap-south-1", 2, "K2", "S2", read_timeout=33)
     local = transport_for(client, 2)

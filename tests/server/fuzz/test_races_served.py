@@ -43,7 +43,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     server = Server(tmp_path / "data", "--workers", "2")
     try:
         server.wait_healthy()
-        store = EmbeddedStore(tmp_path / "data" / "keygraph.sqlite3", TABLE)
+        store = EmbeddedStore(TABLE, path=tmp_path / "data" / "keygraph.sqlite3")
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
             yield Served(server, client, store)
         await store.close()
