@@ -23,7 +23,8 @@ def check_placeholders(
     extra: frozenset[str] = frozenset(),
     primary: bool = False,
 ) -> Iterator[Problem]:
-    """Every placeholder names tenant, one of `extra` or a key-able attribute of `entity`."""
+    """Every placeholder names tenant, one of `extra` or a key-able attribute of `entity`
+    (whether a global entity's keys may name the tenant is checked in codegen/tenancy.py)."""
     paths = 0
     for name in template.placeholders:
         if name in RESERVED:
@@ -32,14 +33,7 @@ def check_placeholders(
                 f"{{{name}}} is a name generated functions use themselves; rename the "
                 "attribute or arg (reserved: " + ", ".join(sorted(RESERVED)) + ")",
             )
-        if name == "tenant" and not entity.tenant_scoped:
-            yield Problem(
-                path,
-                f'{entity.name} is global (tenancy = "global"): its items are everyone\'s, '
-                "so its keys take no {tenant}; remove it or make the entity a tenant's",
-            )
-            continue
-        if name == "tenant" or name in extra:
+        if name == "tenant" or name in extra:  # a global entity's: codegen/tenancy.py
             continue
         attr = entity.attrs.get(name)
         if attr is None:

@@ -6,63 +6,19 @@ entities apart, shard ranges matching their fan-out, keys that fit DynamoDB's si
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from . import keymatch, keytemplate
 from .diagnostics import Problem
 from .key_sizes import check_key_sizes
 from .keytemplate import Template
 from .lower_queries import sort_templates
-from .pytypes import KeyVar
 from .resolve import Entity, Resolved
+from .sort_shape import check_sort_shape
 from .spec import PatternSpec
+from .structural import Lookup, lookup_in, same_kind, structural
 from .summaries import summary_of
-
-Lookup = Callable[[str], KeyVar | None]
-
-
-def _lookup(pattern: PatternSpec, entity: Entity) -> Lookup:
-    def lookup(name: str) -> KeyVar | None:
-        arg = pattern.args.get(name)
-        return KeyVar(name, arg.type, arg.width) if arg else entity.var(name)
-
-    return lookup
-
-
-def _same_kind(a: KeyVar, b: KeyVar) -> bool:
-    text = {"id", "string"}
-    return (a.type in text and b.type in text) or (a.type == b.type and a.width == b.width)
-
-
-def _structural(
-    pattern: PatternSpec, want: Template, have: Template, entity: Entity
-) -> tuple[int, str | None]:
-    """How many leading segments of `have` the pattern template `want` matches, and why it
-    stops early (None when every segment of `want` matched)."""
-    for i, segment in enumerate(want.segments):
-        if i >= len(have.segments):
-            return i, f"is longer than {entity.name}'s {have.source!r}"
-        target = have.segments[i]
-        if segment.literal is not None or target.literal is not None:
-            if segment.literal != target.literal:
-                return i, (
-                    f"has {segment.text!r} where {entity.name}'s {have.source!r} "
-                    f"has {target.text!r}"
-                )
-            continue
-        name, theirs = str(segment.placeholder), str(target.placeholder)
-        arg = pattern.args.get(name)
-        if arg is not None and arg.prefix_of is not None:
-            if arg.prefix_of != theirs or i != len(want.segments) - 1 or want.trailing_delimiter:
-                return i, (
-                    f"may use prefix_of arg {{{name}}} only as its last segment (no '#' "
-                    f"after it), at {{{arg.prefix_of}}}"
-                )
-            continue
-        mine, other = _lookup(pattern, entity)(name), entity.var(theirs)
-        if name != theirs and not (arg and mine and other and _same_kind(mine, other)):
-            return i, f"has {{{name}}} where {entity.name}'s {have.source!r} has {{{theirs}}}"
-    return len(want.segments), None
+from .tenancy import check_missing_tenant, check_mixed_scopes, served_partition
 
 
 def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
@@ -81,7 +37,7 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
             )
             continue
         have = entity.keys[pk]
-        matched, why = _structural(pattern, partition, have, entity)
+        matched, why = structural(pattern, served_partition(pattern, have), have, entity)
         if why is None and matched != len(have.segments):
             why = f"is shorter than {name}'s {have.source!r}"
         if why:
@@ -100,19 +56,11 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
 def _sort_served(
     path: str, op: str, pattern: PatternSpec, cond: Template, have: Template, entity: Entity
 ) -> Iterator[Problem]:
-    matched, why = _structural(pattern, cond, have, entity)
-    last = cond.segments[-1]
-    ends_in_prefix_arg = bool(
-        last.placeholder
-        and (arg := pattern.args.get(last.placeholder)) is not None
-        and arg.prefix_of is not None
-    )
+    matched, why = structural(pattern, cond, have, entity)
     path_last = entity.var(str(have.segments[-1].placeholder))
     extends = path_last is not None and path_last.type == "path"
     if why:
         yield Problem(path, f"no key serves this condition: {cond.source!r} {why}")
-    elif op == "eq" and (matched != len(have.segments) or cond.trailing_delimiter):
-        yield Problem(path, f"eq needs the whole sort key {have.source!r}; use begins_with")
     elif op == "collection" and (
         cond.trailing_delimiter
         or (matched < len(have.segments) and have.segments[matched].literal is None)
@@ -123,14 +71,12 @@ def _sort_served(
             f"{cond.source!r} itself, or continue below it with a literal segment "
             "(ORDER#{id}#ITEM#{n} below ORDER#{id})",
         )
-    elif op == "begins_with" and not cond.trailing_delimiter and not ends_in_prefix_arg:
-        yield Problem(
-            path,
-            f"the prefix {cond.source!r} does not end at '#': it would also match longer "
-            "values (ORDER#1 matches ORDER#10); end it with '#' or declare its last arg "
-            "prefix_of an attribute",
-        )
-    elif cond.trailing_delimiter and matched == len(have.segments) and not extends:
+    elif (
+        op not in ("eq", "begins_with")  # codegen/sort_shape.py
+        and cond.trailing_delimiter
+        and matched == len(have.segments)
+        and not extends
+    ):
         yield Problem(path, f"{cond.source!r} goes past the end of {have.source!r}")
 
 
@@ -145,7 +91,7 @@ def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Ite
         have = resolved.entities[name].keys.get(keys[1])
         if have is None:
             continue
-        matched, why = _structural(pattern, conditions[0], have, resolved.entities[name])
+        matched, why = structural(pattern, conditions[0], have, resolved.entities[name])
         if why is None and matched == len(have.segments):
             heads.append(name)
     if not heads:
@@ -166,9 +112,9 @@ def _reads(
     """Whether the query can read items of `other` (an entity it does not return)."""
     if sk is None or not op:
         return True
-    lookup = _lookup(pattern, other)
+    find = lookup_in(pattern, other)
     theirs = _slots(other.keys[sk], other.var)
-    mine = [_slots(c, lookup) for c in conditions]
+    mine = [_slots(c, find) for c in conditions]
     if op == "eq":
         return keymatch.can_equal(mine[0], theirs)
     if op == "collection":
@@ -196,7 +142,7 @@ def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterato
     assert keys is not None
     pk, sk = keys
     first = resolved.entities[pattern.returns[0]]
-    partition = _slots(keytemplate.parse(str(pattern.partition)), _lookup(pattern, first))
+    partition = _slots(keytemplate.parse(str(pattern.partition)), lookup_in(pattern, first))
     op, conditions = sort_templates(pattern.sort)
     for name, other in sorted(resolved.entities.items()):
         if name in pattern.returns or pk not in other.keys:
@@ -210,41 +156,6 @@ def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterato
                 f"{path}.returns",
                 f"the query can also read {name} items (their keys on {pattern.index} match "
                 f"its condition); add {name} to returns or narrow the condition",
-            )
-
-
-def _tenant(resolved: Resolved) -> Iterator[Problem]:
-    for index in resolved.all_indexes():
-        keys = resolved.index_keys(index)
-        assert keys is not None
-        for name, entity in resolved.entities.items():
-            template = entity.keys.get(keys[0])
-            if (
-                entity.tenant_scoped
-                and template is not None
-                and "tenant" not in template.placeholders
-            ):
-                yield Problem(
-                    f"entities.{name}.keys.{keys[0]}",
-                    f"partition key {template.source!r} lacks {{tenant}}: items of all "
-                    "tenants would share it; start it with T#{tenant}",
-                )
-    for name, pattern in resolved.spec.patterns.items():
-        if not pattern.partition or not pattern.returns:
-            continue
-        scoped = {resolved.entities[r].tenant_scoped for r in pattern.returns}
-        has_tenant = "tenant" in keytemplate.parse(pattern.partition).placeholders
-        if len(scoped) > 1:
-            yield Problem(
-                f"patterns.{name}.returns",
-                "a query reads one tenant's items or global ones, not both: split it",
-            )
-        elif scoped == {True} and not has_tenant:
-            yield Problem(f"patterns.{name}.partition", "the partition must contain {tenant}")
-        elif scoped == {False} and has_tenant:
-            yield Problem(
-                f"patterns.{name}.partition",
-                "it returns global entities, whose partitions hold no {tenant}; remove it",
             )
 
 
@@ -313,9 +224,9 @@ def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterat
         found = [
             (name, var)
             for name in pattern.returns
-            if (var := _lookup(pattern, resolved.entities[name])(placeholder)) is not None
+            if (var := lookup_in(pattern, resolved.entities[name])(placeholder)) is not None
         ]
-        if any(not _same_kind(found[0][1], var) for _, var in found[1:]):
+        if any(not same_kind(found[0][1], var) for _, var in found[1:]):
             yield Problem(
                 f"{path}.returns",
                 f"{{{placeholder}}} has different types in "
@@ -326,12 +237,25 @@ def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterat
 
 def lint(resolved: Resolved) -> list[Problem]:
     """Every key-design problem of a spec that passed the structural checks."""
-    problems = [*_tenant(resolved), *_collisions(resolved), *check_key_sizes(resolved)]
+    problems = [
+        *check_missing_tenant(resolved),
+        *check_mixed_scopes(resolved),
+        *_collisions(resolved),
+        *check_key_sizes(resolved),
+    ]
     for name, pattern in resolved.spec.patterns.items():
         if pattern.operation != "query":
             continue
         path = f"patterns.{name}"
-        checks = (_served, _collection_head, _extra_reads, _projection, _shards, _shared_types)
+        checks = (
+            _served,
+            check_sort_shape,
+            _collection_head,
+            _extra_reads,
+            _projection,
+            _shards,
+            _shared_types,
+        )
         for check in checks:
             problems.extend(check(path, pattern, resolved))
     return problems

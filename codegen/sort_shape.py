@@ -1,0 +1,156 @@
+"""The shape of an eq or begins_with sort condition, judged once per pattern over every entity
+it returns, with the fix that keeps what the pattern reads: a collection for an item and the
+items below it, a trailing '#' for the items below a value, eq for one item."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .diagnostics import Edit, Problem, toml_string
+from .keytemplate import Template
+from .lower_queries import sort_templates
+from .resolve import Resolved
+from .spec import PatternSpec
+from .structural import structural
+
+
+@dataclass(slots=True)
+class _Reach:
+    """Which returned entities a condition's value is the whole sort key of (heads), which
+    it is only the start of (below), and which it stops inside a path value of."""
+
+    heads: list[str] = field(default_factory=list)
+    below: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+def _reach(pattern: PatternSpec, cond: Template, sk: str, resolved: Resolved) -> _Reach | None:
+    """None when some entity's key does not follow the condition (reported elsewhere)."""
+    reach = _Reach()
+    for name in pattern.returns:
+        entity = resolved.entities[name]
+        have = entity.keys.get(sk)
+        if have is None:
+            continue
+        matched, why = structural(pattern, cond, have, entity)
+        if why is not None:
+            return None
+        if matched < len(have.segments):
+            reach.below.append(name)
+            continue
+        reach.heads.append(name)
+        last = entity.var(str(have.segments[-1].placeholder))
+        if last is not None and last.type == "path":
+            reach.paths.append(name)
+    return reach
+
+
+def _sort(op: str, value: str) -> str:
+    return f"{{ {op} = {toml_string(value)} }}"
+
+
+def _names(names: list[str]) -> str:
+    return " and ".join(names) if len(names) < 3 else ", ".join(names)
+
+
+def check_sort_shape(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    op, conditions = sort_templates(pattern.sort)
+    keys = resolved.index_keys(pattern.index)
+    if op not in ("eq", "begins_with") or keys is None or keys[1] is None:
+        return
+    cond = conditions[0]
+    reach = _reach(pattern, cond, keys[1], resolved)
+    if reach is None:
+        return
+    body = cond.source.removesuffix("#") if cond.trailing_delimiter else cond.source
+    where, section = f"{path}.sort.{op}", path
+    if op == "eq":
+        yield from _eq(where, section, cond, body, reach)
+        return
+    last = cond.segments[-1].placeholder
+    arg = pattern.args.get(last or "")
+    if arg is not None and arg.prefix_of is not None:
+        return
+    if cond.trailing_delimiter:
+        stuck = [n for n in reach.heads if n not in reach.paths]
+        if stuck:
+            yield _past_the_end(where, section, cond, body, stuck, reach)
+        return
+    longer = _longer(cond)
+    if reach.heads:
+        yield Problem(
+            where,
+            f"the prefix {cond.source!r} does not end at '#', so it would also match longer "
+            f"values ({longer}); it is {_names(reach.heads)}'s whole sort "
+            "key, and ending it with '#' would leave that item out: to read the item and "
+            "the items keyed below it, make the condition a collection",
+            fix=(Edit(section, "sort", _sort("collection", cond.source)),),
+        )
+        return
+    advice = "end it with '#' to read what is keyed below it"
+    if last is not None:
+        advice += (
+            f", or, if {{{last}}} is meant to be the start of a value (a geohash prefix), "
+            f'declare args.{last}.prefix_of = "<attribute>"'
+        )
+    yield Problem(
+        where,
+        f"the prefix {cond.source!r} does not end at '#', so it would also match longer "
+        f"values ({longer}): {advice}",
+        fix=(Edit(section, "sort", _sort("begins_with", cond.source + "#")),),
+    )
+
+
+def _longer(cond: Template) -> str:
+    """An example of a longer value the prefix would match."""
+    last = cond.segments[-1]
+    if last.literal is not None:
+        return f"{last.literal!r} also matches {last.literal + 'S'!r}"
+    return f"{{{last.placeholder}}} 1 also matches 10"
+
+
+def _eq(where: str, section: str, cond: Template, body: str, reach: _Reach) -> Iterator[Problem]:
+    if not reach.below and not cond.trailing_delimiter:
+        return
+    if reach.heads and reach.below:
+        yield Problem(
+            where,
+            f"eq {cond.source!r} reads only {_names(reach.heads)}, not the "
+            f"{_names(reach.below)} items keyed below it: to read the item and the items "
+            "below it, make the condition a collection",
+            fix=(Edit(section, "sort", _sort("collection", body)),),
+        )
+    elif reach.heads:
+        yield Problem(
+            where,
+            f"eq {cond.source!r} ends with '#', which no sort key does: drop the '#'",
+            fix=(Edit(section, "sort", _sort("eq", body)),),
+        )
+    else:
+        yield Problem(
+            where,
+            f"eq {cond.source!r} is only the start of {_names(reach.below)}'s sort key, so "
+            "it matches no item: read the items keyed below it with begins_with",
+            fix=(Edit(section, "sort", _sort("begins_with", body + "#")),),
+        )
+
+
+def _past_the_end(
+    where: str, section: str, cond: Template, body: str, stuck: list[str], reach: _Reach
+) -> Problem:
+    """A prefix ending at '#' right after the whole sort key of a returned entity."""
+    if reach.below:
+        return Problem(
+            where,
+            f"{cond.source!r} goes past the end of {_names(stuck)}'s sort key, so it reads "
+            f"only the {_names(reach.below)} items below: to read the item too, make the "
+            "condition a collection of it",
+            fix=(Edit(section, "sort", _sort("collection", body)),),
+        )
+    return Problem(
+        where,
+        f"{cond.source!r} goes past the end of {_names(stuck)}'s sort key, so it matches "
+        "no item: to read the item keyed there, use eq",
+        fix=(Edit(section, "sort", _sort("eq", body)),),
+    )
