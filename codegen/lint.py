@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from . import keymatch, keytemplate
-from .diagnostics import Problem
+from . import fixes, keymatch, keytemplate
+from .diagnostics import Edit, Problem, toml_string
 from .key_sizes import check_key_sizes
 from .keytemplate import Template
 from .lower_queries import sort_templates
@@ -30,10 +30,13 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
     for name in pattern.returns:
         entity = resolved.entities[name]
         if pk not in entity.keys:
+            inside = [i for i in resolved.all_indexes() if _in_index(entity, i, resolved)]
             yield Problem(
                 f"{path}.returns",
-                f"{name} has no keys.{pk}, so it is not in index {pattern.index}; add its "
-                f"keys for {pattern.index} or query an index it is in",
+                f"{name} has no keys.{pk}, so it is not in index {pattern.index}: give it "
+                f"keys for {pattern.index}, or query an index it is in ("
+                + (", ".join(inside) or "none")
+                + ")",
             )
             continue
         have = entity.keys[pk]
@@ -45,12 +48,37 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
                 f"{path}.partition",
                 f"no key serves this pattern: the partition {partition.source!r} {why}; make "
                 f"it match {name}'s keys.{pk} or use the index whose key it is",
+                fix=_partition_fix(path, pattern, entity, resolved),
             )
         if not op or sk is None or sk not in entity.keys:
             continue
         sort_key = entity.keys[sk]
         for condition in conditions:
             yield from _sort_served(f"{path}.sort.{op}", op, pattern, condition, sort_key, entity)
+
+
+def _in_index(entity: Entity, index: str, resolved: Resolved) -> bool:
+    keys = resolved.index_keys(index)
+    return keys is not None and all(k is None or k in entity.keys for k in keys)
+
+
+def _partition_fix(
+    path: str, pattern: PatternSpec, entity: Entity, resolved: Resolved
+) -> tuple[Edit, ...]:
+    """The index whose key the partition is, else (for a pattern without args of its own,
+    which the fix could leave unused) the entity's key as the partition."""
+    for index in resolved.all_indexes():
+        keys = resolved.index_keys(index)
+        if index == pattern.index or keys is None or keys[0] not in entity.keys:
+            continue
+        have = entity.keys[keys[0]]
+        matched, why = structural(pattern, served_partition(pattern, have), have, entity)
+        if why is None and matched == len(have.segments):
+            return (Edit(path, "index", toml_string(index)),)
+    keys = resolved.index_keys(pattern.index)
+    if pattern.args or keys is None:
+        return ()
+    return (Edit(path, "partition", toml_string(entity.keys[keys[0]].source)),)
 
 
 def _sort_served(
@@ -94,12 +122,40 @@ def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Ite
         matched, why = structural(pattern, conditions[0], have, resolved.entities[name])
         if why is None and matched == len(have.segments):
             heads.append(name)
-    if not heads:
-        yield Problem(
-            f"{path}.sort.collection",
-            f"no returned entity is keyed at {conditions[0].source!r}, the collection's head; "
-            "return it too, or read the items below with begins_with and a trailing '#'",
-        )
+    if heads:
+        return
+    head = conditions[0].source
+    missing = [
+        name
+        for name, entity in sorted(resolved.entities.items())
+        if name not in pattern.returns and _keyed_at(pattern, entity, keys, conditions[0])
+    ]
+    if missing:
+        fix = Edit(path, "returns", fixes.names([*pattern.returns, *missing]))
+        advice = f"return {', '.join(missing)} too, which is keyed there"
+    else:
+        fix = Edit(path, "sort", fixes.sort("begins_with", head + "#"))
+        advice = "read the items below it with begins_with and a trailing '#'"
+    yield Problem(
+        f"{path}.sort.collection",
+        f"no returned entity is keyed at {head!r}, the collection's head: {advice}",
+        fix=(fix,),
+    )
+
+
+def _keyed_at(
+    pattern: PatternSpec, entity: Entity, keys: tuple[str, str | None], head: Template
+) -> bool:
+    """Whether `entity`'s items sit at the pattern's partition and exactly at `head`."""
+    pk, sk = keys
+    if pk not in entity.keys or sk is None or sk not in entity.keys:
+        return False
+    templates = ((served_partition(pattern, entity.keys[pk]), pk), (head, sk))
+    for template, attr in templates:
+        matched, why = structural(pattern, template, entity.keys[attr], entity)
+        if why is not None or matched != len(entity.keys[attr].segments):
+            return False
+    return True
 
 
 def _slots(template: Template, lookup: Lookup) -> list[keymatch.Slot]:
@@ -137,13 +193,16 @@ def _reads(
     return True
 
 
-def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+def _others_read(
+    pattern: PatternSpec, resolved: Resolved, op: str, conditions: list[Template]
+) -> list[str]:
+    """The entities the pattern does not return whose items its condition can read."""
     keys = resolved.index_keys(pattern.index)
     assert keys is not None
     pk, sk = keys
     first = resolved.entities[pattern.returns[0]]
     partition = _slots(keytemplate.parse(str(pattern.partition)), lookup_in(pattern, first))
-    op, conditions = sort_templates(pattern.sort)
+    found = []
     for name, other in sorted(resolved.entities.items()):
         if name in pattern.returns or pk not in other.keys:
             continue
@@ -152,11 +211,54 @@ def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterato
         if keymatch.can_equal(partition, _slots(other.keys[pk], other.var)) and _reads(
             pattern, other, sk, conditions, op
         ):
-            yield Problem(
-                f"{path}.returns",
-                f"the query can also read {name} items (their keys on {pattern.index} match "
-                f"its condition); add {name} to returns or narrow the condition",
-            )
+            found.append(name)
+    return found
+
+
+def _narrowed(pattern: PatternSpec, resolved: Resolved) -> Template | None:
+    """For a pattern without a sort condition: a begins_with over the literal segments its
+    entities' sort keys start with, when that leaves every other entity out."""
+    keys = resolved.index_keys(pattern.index)
+    sk = keys[1] if keys else None
+    if sk is None:
+        return None
+    templates = [e.keys[sk] for r in pattern.returns if sk in (e := resolved.entities[r]).keys]
+    if not templates:
+        return None
+    common: list[str] = []
+    for segments in zip(*(t.segments for t in templates), strict=False):
+        if segments[0].literal is None or any(s != segments[0] for s in segments):
+            break
+        common.append(str(segments[0].literal))
+    if not common or any(len(t.segments) == len(common) for t in templates):
+        return None
+    cond = keytemplate.parse("#".join(common) + "#", condition=True)
+    return None if _others_read(pattern, resolved, "begins_with", [cond]) else cond
+
+
+def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    op, conditions = sort_templates(pattern.sort)
+    also = _others_read(pattern, resolved, op, conditions)
+    if not also:
+        return
+    listed = ", ".join(also)
+    narrowed = _narrowed(pattern, resolved) if not op else None
+    if narrowed is not None:
+        yield Problem(
+            f"{path}.returns",
+            f"without a sort condition the query reads every item of its partition, "
+            f"{listed} items too, which it does not return: read only what it returns with "
+            f"begins_with {narrowed.source!r}",
+            fix=(Edit(path, "sort", fixes.sort("begins_with", narrowed.source)),),
+        )
+        return
+    yield Problem(
+        f"{path}.returns",
+        f"the query can also read {listed} items (their keys on {pattern.index} match its "
+        "condition), which it does not return: add them to returns to read them, or narrow "
+        "the condition to leave them out",
+        fix=(Edit(path, "returns", fixes.names([*pattern.returns, *also])),),
+    )
 
 
 def _collisions(resolved: Resolved) -> Iterator[Problem]:
@@ -178,8 +280,10 @@ def _collisions(resolved: Resolved) -> Iterator[Problem]:
                 if all(keymatch.can_equal(x, y) for x, y in slots[1:]):
                     yield Problem(
                         where,
-                        f"{name_a} and {name_b} can have the same key on {index}; give them "
-                        "different literal segments",
+                        f"{name_a} and {name_b} can have the same key on {index}, so one "
+                        f"item would overwrite the other: give {name_b}'s key a literal "
+                        f"segment of its own where {name_a}'s has a placeholder or another "
+                        "literal",
                     )
 
 
@@ -191,11 +295,17 @@ def _projection(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator
     for name in pattern.returns:
         summary = summary_of(resolved, resolved.entities[name], pattern.index)
         if summary is not None and not summary.typed:
+            gsi = resolved.spec.table.indexes[pattern.index]
+            section = f"table.indexes.{pattern.index}"
+            edits = [Edit(section, "include", fixes.names([*gsi.include, "_type"]))]
+            if gsi.projection != "INCLUDE":
+                edits.insert(0, Edit(section, "projection", '"INCLUDE"'))
             yield Problem(
                 f"{path}.index",
                 f"{pattern.index} projects {summary.included or 'no attributes'} without "
                 f"_type: a query returning {', '.join(pattern.returns)} cannot tell them "
-                "apart; add _type to include",
+                "apart; add _type to its include",
+                fix=tuple(edits),
             )
             return
 
@@ -205,13 +315,22 @@ def _shards(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
         return
     placeholder, count = pattern.shards.placeholder, pattern.shards.count
     for name in pattern.returns:
-        attr = resolved.entities[name].attrs.get(placeholder)
+        entity = resolved.entities[name]
+        attr = entity.attrs.get(placeholder)
         spec = attr.spec if attr else None
         if spec is None or spec.type != "int" or (spec.ge, spec.le) != (0, count - 1):
+            if spec is not None and spec.type == "int":
+                fix = fixes.attribute(entity, placeholder, ge=0, le=count - 1)
+            else:
+                value = (
+                    f'{{ type = "int", ge = 0, le = {count - 1}, width = {len(str(count - 1))} }}'
+                )
+                fix = Edit(f"entities.{name}", f"attributes.{placeholder}", value)
             yield Problem(
                 f"{path}.shards",
                 f"{name} needs an int attribute {placeholder} with ge = 0 and le = "
                 f"{count - 1}, so that writers use exactly the {count} shards read here",
+                fix=(fix,),
             )
 
 
@@ -231,7 +350,8 @@ def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterat
                 f"{path}.returns",
                 f"{{{placeholder}}} has different types in "
                 + ", ".join(f"{n} ({v.type})" for n, v in found)
-                + "; the returned entities must agree",
+                + ": one argument fills it for all of them, so give the attributes one type "
+                "(or return the entities from separate patterns)",
             )
 
 

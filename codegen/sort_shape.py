@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .diagnostics import Edit, Problem, toml_string
+from . import fixes
+from .diagnostics import Edit, Problem
 from .keytemplate import Template
 from .lower_queries import sort_templates
 from .resolve import Resolved
@@ -46,10 +47,6 @@ def _reach(pattern: PatternSpec, cond: Template, sk: str, resolved: Resolved) ->
     return reach
 
 
-def _sort(op: str, value: str) -> str:
-    return f"{{ {op} = {toml_string(value)} }}"
-
-
 def _names(names: list[str]) -> str:
     return " and ".join(names) if len(names) < 3 else ", ".join(names)
 
@@ -85,7 +82,7 @@ def check_sort_shape(path: str, pattern: PatternSpec, resolved: Resolved) -> Ite
             f"values ({longer}); it is {_names(reach.heads)}'s whole sort "
             "key, and ending it with '#' would leave that item out: to read the item and "
             "the items keyed below it, make the condition a collection",
-            fix=(Edit(section, "sort", _sort("collection", cond.source)),),
+            fix=(Edit(section, "sort", fixes.sort("collection", cond.source)),),
         )
         return
     advice = "end it with '#' to read what is keyed below it"
@@ -98,7 +95,7 @@ def check_sort_shape(path: str, pattern: PatternSpec, resolved: Resolved) -> Ite
         where,
         f"the prefix {cond.source!r} does not end at '#', so it would also match longer "
         f"values ({longer}): {advice}",
-        fix=(Edit(section, "sort", _sort("begins_with", cond.source + "#")),),
+        fix=(Edit(section, "sort", fixes.sort("begins_with", cond.source + "#")),),
     )
 
 
@@ -119,20 +116,20 @@ def _eq(where: str, section: str, cond: Template, body: str, reach: _Reach) -> I
             f"eq {cond.source!r} reads only {_names(reach.heads)}, not the "
             f"{_names(reach.below)} items keyed below it: to read the item and the items "
             "below it, make the condition a collection",
-            fix=(Edit(section, "sort", _sort("collection", body)),),
+            fix=(Edit(section, "sort", fixes.sort("collection", body)),),
         )
     elif reach.heads:
         yield Problem(
             where,
             f"eq {cond.source!r} ends with '#', which no sort key does: drop the '#'",
-            fix=(Edit(section, "sort", _sort("eq", body)),),
+            fix=(Edit(section, "sort", fixes.sort("eq", body)),),
         )
     else:
         yield Problem(
             where,
             f"eq {cond.source!r} is only the start of {_names(reach.below)}'s sort key, so "
             "it matches no item: read the items keyed below it with begins_with",
-            fix=(Edit(section, "sort", _sort("begins_with", body + "#")),),
+            fix=(Edit(section, "sort", fixes.sort("begins_with", body + "#")),),
         )
 
 
@@ -146,11 +143,11 @@ def _past_the_end(
             f"{cond.source!r} goes past the end of {_names(stuck)}'s sort key, so it reads "
             f"only the {_names(reach.below)} items below: to read the item too, make the "
             "condition a collection of it",
-            fix=(Edit(section, "sort", _sort("collection", body)),),
+            fix=(Edit(section, "sort", fixes.sort("collection", body)),),
         )
     return Problem(
         where,
         f"{cond.source!r} goes past the end of {_names(stuck)}'s sort key, so it matches "
         "no item: to read the item keyed there, use eq",
-        fix=(Edit(section, "sort", _sort("eq", body)),),
+        fix=(Edit(section, "sort", fixes.sort("eq", body)),),
     )
