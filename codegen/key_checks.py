@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
+from . import fixes
 from .checks import RESERVED
-from .diagnostics import Problem
+from .diagnostics import Edit, Problem, toml_string
 from .keytemplate import Template
 from .resolve import Entity, Resolved
 
@@ -14,6 +16,44 @@ KEY_TYPES = frozenset({"id", "string", "int", "datetime", "date", "enum", "path"
 
 def _fits(ge: float | None, le: float | None, width: int | None) -> bool:
     return ge is not None and ge >= 0 and le is not None and width is not None and le < 10**width
+
+
+def _unknown_placeholder(path: str, template: Template, name: str, entity: Entity) -> Problem:
+    known = ", ".join(sorted(entity.attrs)) or "none"
+    close = difflib.get_close_matches(name, list(entity.attrs), n=1)
+    fix: tuple[Edit, ...] = ()
+    hint = "fix the name or declare it"
+    if close:
+        hint = f"did you mean {{{close[0]}}}?"
+        segments = [close[0] if s.placeholder == name else None for s in template.segments]
+        text = "#".join(
+            "{" + fixed + "}" if fixed else s.text
+            for fixed, s in zip(segments, template.segments, strict=True)
+        )
+        text += "#" if template.trailing_delimiter else ""
+        if ".keys." in path:
+            section, _, key = path.partition(".keys.")
+            fix = (Edit(section, f"keys.{key}", toml_string(text)),)
+        elif path.endswith(".partition"):
+            fix = (Edit(path.removesuffix(".partition"), "partition", toml_string(text)),)
+        elif ".sort." in path:
+            section, _, op = path.partition(".sort.")
+            fix = (Edit(section, "sort", fixes.sort(op, text)),)
+    return Problem(
+        path,
+        f"{template.source!r} names {{{name}}}, which is not an attribute of {entity.name} "
+        f"(its attributes: {known}); {hint}",
+        fix=fix,
+    )
+
+
+def _int_fix(entity: Entity, name: str) -> Edit:
+    """The int attribute with a width and a range of whole non-negative numbers that fit."""
+    spec = entity.attrs[name].spec
+    width = spec.width or (len(str(int(spec.le))) if spec.le is not None and spec.le >= 0 else 10)
+    ge = 0 if spec.ge is None or spec.ge < 0 else int(spec.ge)
+    le = 10**width - 1 if spec.le is None or spec.le >= 10**width else int(spec.le)
+    return fixes.attribute(entity, name, ge=ge, le=le, width=width)
 
 
 def check_placeholders(
@@ -37,29 +77,27 @@ def check_placeholders(
             continue
         attr = entity.attrs.get(name)
         if attr is None:
-            known = ", ".join(sorted(entity.attrs)) or "none"
-            yield Problem(
-                path,
-                f"{template.source!r} names {{{name}}}, which is not an attribute of "
-                f"{entity.name} (its attributes: {known}); fix the name or declare it",
-            )
+            yield _unknown_placeholder(path, template, name, entity)
         elif attr.spec.type not in KEY_TYPES:
             yield Problem(
                 path,
                 f"{{{name}}} is a {attr.spec.type}, which cannot be part of a key; key "
-                "placeholders are id, string, int (with width), datetime, date, enum or path",
+                "placeholders are id, string, int (with width), datetime, date, enum or path "
+                "(store a float as an int of its smallest unit, cents for money)",
             )
         elif attr.spec.type == "int" and attr.spec.width is None:
             yield Problem(
                 path,
                 f"int {{{name}}} has no `width`: it would not sort as a string (10 < 9); "
-                f"add width = <digits> to attribute {name}",
+                f"give attribute {name} the digits of its largest value",
+                fix=(_int_fix(entity, name),),
             )
         elif attr.spec.type == "int" and not _fits(attr.spec.ge, attr.spec.le, attr.spec.width):
             yield Problem(
                 path,
                 f"int {{{name}}} must have ge >= 0 and le < 10**width so its zero-padded "
                 f"text sorts like the number; set ge and le on attribute {name}",
+                fix=(_int_fix(entity, name),),
             )
         elif attr.spec.type == "path":
             paths += 1
