@@ -48,11 +48,13 @@ def _unknown_placeholder(path: str, template: Template, name: str, entity: Entit
 
 
 def _int_fix(entity: Entity, name: str) -> Edit:
-    """The int attribute with a width and a range of whole non-negative numbers that fit."""
+    """The int attribute with a range of whole non-negative numbers (its own where it has
+    one) and the width its largest value needs."""
     spec = entity.attrs[name].spec
-    width = spec.width or (len(str(int(spec.le))) if spec.le is not None and spec.le >= 0 else 10)
+    digits = len(str(int(spec.le))) if spec.le is not None and spec.le >= 0 else None
+    width = max(spec.width or 0, digits or 0) or 10
     ge = 0 if spec.ge is None or spec.ge < 0 else int(spec.ge)
-    le = 10**width - 1 if spec.le is None or spec.le >= 10**width else int(spec.le)
+    le = 10**width - 1 if spec.le is None or spec.le < 0 else int(spec.le)
     return fixes.attribute(entity, name, ge=ge, le=le, width=width)
 
 
@@ -96,7 +98,8 @@ def check_placeholders(
             yield Problem(
                 path,
                 f"int {{{name}}} must have ge >= 0 and le < 10**width so its zero-padded "
-                f"text sorts like the number; set ge and le on attribute {name}",
+                f"text sorts like the number; give attribute {name} a range of whole numbers "
+                "from 0 and the width its largest value needs",
                 fix=(_int_fix(entity, name),),
             )
         elif attr.spec.type == "path":

@@ -54,7 +54,8 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
             continue
         sort_key = entity.keys[sk]
         for condition in conditions:
-            yield from _sort_served(f"{path}.sort.{op}", op, pattern, condition, sort_key, entity)
+            where = f"{path}.sort.{op}"
+            yield from _sort_served(where, op, pattern, condition, (sk, sort_key), entity)
 
 
 def _in_index(entity: Entity, index: str, resolved: Resolved) -> bool:
@@ -82,8 +83,15 @@ def _partition_fix(
 
 
 def _sort_served(
-    path: str, op: str, pattern: PatternSpec, cond: Template, have: Template, entity: Entity
+    path: str,
+    op: str,
+    pattern: PatternSpec,
+    cond: Template,
+    key: tuple[str, Template],
+    entity: Entity,
 ) -> Iterator[Problem]:
+    """Whether the condition follows the entity's sort key `key` (attribute, template)."""
+    attr, have = key
     matched, why = structural(pattern, cond, have, entity)
     path_last = entity.var(str(have.segments[-1].placeholder))
     extends = path_last is not None and path_last.type == "path"
@@ -93,11 +101,20 @@ def _sort_served(
         cond.trailing_delimiter
         or (matched < len(have.segments) and have.segments[matched].literal is None)
     ):
+        if cond.trailing_delimiter:
+            section = path.rsplit(".sort.", 1)[0]
+            head = cond.source.removesuffix("#")
+            fix = Edit(section, "sort", fixes.sort("collection", head))
+        else:
+            texts = [s.text for s in have.segments]
+            texts.insert(matched, entity.spec.type)
+            fix = Edit(f"entities.{entity.name}", f"keys.{attr}", toml_string("#".join(texts)))
         yield Problem(
             path,
             f"{entity.name}'s {have.source!r} must be the collection's head "
             f"{cond.source!r} itself, or continue below it with a literal segment "
             "(ORDER#{id}#ITEM#{n} below ORDER#{id})",
+            fix=(fix,),
         )
     elif (
         op not in ("eq", "begins_with")  # codegen/sort_shape.py
@@ -108,12 +125,12 @@ def _sort_served(
         yield Problem(path, f"{cond.source!r} goes past the end of {have.source!r}")
 
 
-def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
-    """A collection query returns the entity keyed at its head, not only the ones below."""
+def _heads(pattern: PatternSpec, resolved: Resolved) -> list[str] | None:
+    """The returned entities keyed at a collection's head; None for another condition."""
     op, conditions = sort_templates(pattern.sort)
     keys = resolved.index_keys(pattern.index)
     if op != "collection" or keys is None or keys[1] is None:
-        return
+        return None
     heads = []
     for name in pattern.returns:
         have = resolved.entities[name].keys.get(keys[1])
@@ -122,6 +139,16 @@ def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Ite
         matched, why = structural(pattern, conditions[0], have, resolved.entities[name])
         if why is None and matched == len(have.segments):
             heads.append(name)
+    return heads
+
+
+def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    """A collection query returns the entity keyed at its head, not only the ones below."""
+    heads = _heads(pattern, resolved)
+    _, conditions = sort_templates(pattern.sort)
+    keys = resolved.index_keys(pattern.index)
+    if heads is None or keys is None:
+        return
     if heads:
         return
     head = conditions[0].source
@@ -239,7 +266,7 @@ def _narrowed(pattern: PatternSpec, resolved: Resolved) -> Template | None:
 def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
     op, conditions = sort_templates(pattern.sort)
     also = _others_read(pattern, resolved, op, conditions)
-    if not also:
+    if not also or _heads(pattern, resolved) == []:  # a headless collection: one problem
         return
     listed = ", ".join(also)
     narrowed = _narrowed(pattern, resolved) if not op else None
@@ -252,12 +279,20 @@ def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterato
             fix=(Edit(path, "sort", fixes.sort("begins_with", narrowed.source)),),
         )
         return
+    if op in ("eq", "begins_with", "collection"):
+        yield Problem(
+            f"{path}.returns",
+            f"the query can also read {listed} items (their keys on {pattern.index} match "
+            "its condition), which it does not return: add them to returns to read them, or "
+            "narrow the condition to leave them out",
+            fix=(Edit(path, "returns", fixes.names([*pattern.returns, *also])),),
+        )
+        return
     yield Problem(
         f"{path}.returns",
-        f"the query can also read {listed} items (their keys on {pattern.index} match its "
-        "condition), which it does not return: add them to returns to read them, or narrow "
-        "the condition to leave them out",
-        fix=(Edit(path, "returns", fixes.names([*pattern.returns, *also])),),
+        f"the {op} range runs on past the returned entities' keys into {listed} items "
+        f"(their keys on {pattern.index} sort within it), which it does not return: bound "
+        "it with between, or add them to returns to read them",
     )
 
 

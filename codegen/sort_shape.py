@@ -104,7 +104,7 @@ def _longer(cond: Template) -> str:
     last = cond.segments[-1]
     if last.literal is not None:
         return f"{last.literal!r} also matches {last.literal + 'S'!r}"
-    return f"{{{last.placeholder}}} 1 also matches 10"
+    return f"{{{last.placeholder}}} 'a' also matches 'ab'"
 
 
 def _eq(where: str, section: str, cond: Template, body: str, reach: _Reach) -> Iterator[Problem]:

@@ -1,0 +1,267 @@
+"""Lint's messages on specs a newcomer writes (lint_specs/: a paper catalog, a store, a shop
+with a category tree), each broken one way: the messages, one per cause, as
+lint_specs/expected/<case>.txt has them (KEYGRAPH_UPDATE_GOLDENS=1 rewrites them), and their
+fixes, which applied to the spec leave it clean."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from codegen import pipeline
+from codegen.diagnostics import Problem, SpecErrors
+from tests.codegen.spec_edits import apply
+
+SPECS = Path(__file__).with_name("lint_specs")
+EXPECTED = SPECS / "expected"
+UPDATE = os.environ.get("KEYGRAPH_UPDATE_GOLDENS") == "1"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    spec: str
+    changes: tuple[tuple[str, str], ...]
+    """(text, what replaces it) in the spec."""
+    expected: str = ""
+    """Every problem, rendered as `codegen lint` prints it."""
+
+
+def mutate(case: Case) -> str:
+    text = (SPECS / case.spec).read_text(encoding="utf-8")
+    for old, new in case.changes:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
+GLOBAL = ('sort_key = "SK"\n', 'sort_key = "SK"\ntenancy = "global"\n')
+"""The paper catalog as meant: its items are everyone's."""
+
+CASES = [
+    # tenancy
+    Case("no_tenant_anywhere", "paper_catalog.toml", ()),
+    Case(
+        "entity_without_tenant",
+        "store.toml",
+        (
+            (
+                'keys.PK = "T#{tenant}#CUSTOMER#{customer_id}"\nkeys.SK = "PROFILE"',
+                'keys.PK = "CUSTOMER#{customer_id}"\nkeys.SK = "PROFILE"',
+            ),
+        ),
+    ),
+    Case(
+        "index_key_without_tenant",
+        "store.toml",
+        (
+            ('keys.StatusPK = "T#{tenant}#STATUS#{status}"', 'keys.StatusPK = "STATUS#{status}"'),
+            ('partition = "T#{tenant}#STATUS#{status}"', 'partition = "STATUS#{status}"'),
+        ),
+    ),
+    Case(
+        "pattern_without_tenant",
+        "store.toml",
+        (
+            (
+                '[patterns.customer_orders]\noperation = "query"\npartition = "T#{tenant}#CUSTOMER',
+                '[patterns.customer_orders]\noperation = "query"\npartition = "CUSTOMER',
+            ),
+        ),
+    ),
+    Case(
+        "global_entity_with_tenant",
+        "category_shop.toml",
+        (('type = "CATEGORY"\n', 'type = "CATEGORY"\ntenancy = "global"\n'),),
+    ),
+    # sort conditions
+    Case(
+        "prefix_over_an_item_and_its_children",
+        "store.toml",
+        (
+            (
+                'sort = { collection = "ORDER#{placed_on}#{order_id}" }',
+                'sort = { begins_with = "ORDER#{placed_on}#{order_id}" }',
+            ),
+        ),
+    ),
+    Case(
+        "prefix_over_a_subtree",
+        "category_shop.toml",
+        (('sort = { collection = "CAT#{path}" }', 'sort = { begins_with = "CAT#{path}" }'),),
+    ),
+    Case(
+        "prefix_inside_a_literal",
+        "category_shop.toml",
+        (('sort = { begins_with = "PRICE#" }', 'sort = { begins_with = "PRICE" }'),),
+    ),
+    Case(
+        "eq_on_the_start_of_keys",
+        "store.toml",
+        (('sort = { begins_with = "ORDER#" }', 'sort = { eq = "ORDER#{placed_on}" }'),),
+    ),
+    Case(
+        "eq_on_an_item_with_children",
+        "store.toml",
+        (
+            (
+                'sort = { collection = "ORDER#{placed_on}#{order_id}" }',
+                'sort = { eq = "ORDER#{placed_on}#{order_id}" }',
+            ),
+        ),
+    ),
+    Case(
+        "prefix_past_an_item",
+        "store.toml",
+        (
+            (
+                'sort = { collection = "ORDER#{placed_on}#{order_id}" }',
+                'sort = { begins_with = "ORDER#{placed_on}#{order_id}#" }',
+            ),
+        ),
+    ),
+    Case(
+        "prefix_past_the_only_item",
+        "paper_catalog.toml",
+        (
+            GLOBAL,
+            (
+                'sort = { begins_with = "AUTHOR#" }',
+                'sort = { begins_with = "AUTHOR#{author_id}#" }',
+            ),
+        ),
+    ),
+    # what a query reads
+    Case(
+        "query_without_sort_reads_more",
+        "store.toml",
+        (('sort = { begins_with = "ORDER#" }\n', ""),),
+    ),
+    Case(
+        "range_reads_more",
+        "store.toml",
+        (('sort = { begins_with = "ORDER#" }', 'sort = { gt = "ORDER#{placed_on}" }'),),
+    ),
+    Case(
+        "collection_without_its_head",
+        "store.toml",
+        (
+            (
+                '{order_id}" }\nreturns = ["Order", "OrderLine"]',
+                '{order_id}" }\nreturns = ["OrderLine"]',
+            ),
+        ),
+    ),
+    Case(
+        "partition_of_no_key",
+        "store.toml",
+        (('partition = "T#{tenant}#STATUS#{status}"', 'partition = "T#{tenant}#STATE#{status}"'),),
+    ),
+    Case(
+        "partition_of_another_index",
+        "store.toml",
+        (('index = "ByStatus"\n', ""),),
+    ),
+    # keys
+    Case(
+        "key_without_length_limit",
+        "paper_catalog.toml",
+        (
+            GLOBAL,
+            (
+                'attributes.topic = { type = "string", max_length = 40, optional = true }',
+                'attributes.topic = { type = "string", optional = true }',
+            ),
+        ),
+    ),
+    Case(
+        "key_too_long",
+        "paper_catalog.toml",
+        (GLOBAL, ('keys.TopicSK = "{year}#{paper_id}"', 'keys.TopicSK = "{year}#{title}"')),
+    ),
+    Case(
+        "unknown_placeholder",
+        "store.toml",
+        (
+            (
+                'keys.SK = "ORDER#{placed_on}#{order_id}"\n',
+                'keys.SK = "ORDER#{placed_on}#{order_ident}"\n',
+            ),
+        ),
+    ),
+    Case(
+        "int_without_width",
+        "category_shop.toml",
+        (("le = 99999999, width = 8", "le = 99999999"),),
+    ),
+    Case(
+        "int_wider_than_width",
+        "paper_catalog.toml",
+        (
+            GLOBAL,
+            (
+                "ge = 1900, le = 2100, width = 4 }\nattributes.topic",
+                "ge = 1900, le = 12000, width = 4 }\nattributes.topic",
+            ),
+        ),
+    ),
+    Case(
+        "collection_child_without_literal",
+        "store.toml",
+        (
+            (
+                'keys.SK = "ORDER#{placed_on}#{order_id}#LINE#{line}"',
+                'keys.SK = "ORDER#{placed_on}#{order_id}#{line}"',
+            ),
+        ),
+    ),
+    # references
+    Case(
+        "misspelt_index",
+        "store.toml",
+        (('index = "ByStatus"', 'index = "ByStatuss"'),),
+    ),
+    Case(
+        "misspelt_entity",
+        "store.toml",
+        (
+            (
+                'direction = "descending"\nreturns = ["Order"]\n',
+                'direction = "descending"\nreturns = ["Orders"]\n',
+            ),
+        ),
+    ),
+]
+
+
+def _problems(text: str) -> tuple[Problem, ...]:
+    try:
+        pipeline.analyse(text, "spec.toml")
+    except SpecErrors as exc:
+        return exc.problems
+    return ()
+
+
+@pytest.mark.parametrize("spec", sorted(p.name for p in SPECS.glob("*.toml")))
+def test_the_specs_as_meant_are_clean(spec: str) -> None:
+    text = (SPECS / spec).read_text(encoding="utf-8")
+    if spec == "paper_catalog.toml":
+        text = text.replace(*GLOBAL)
+    assert _problems(text) == ()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_one_message_per_cause_and_its_fix_cleans_the_spec(case: Case) -> None:
+    text = mutate(case)
+    problems = _problems(text)
+    rendered = "".join(problem.render("spec.toml") + "\n" for problem in problems)
+    expected = EXPECTED / f"{case.name}.txt"
+    if UPDATE:
+        expected.write_text(rendered, encoding="utf-8")
+    assert rendered == expected.read_text(encoding="utf-8")
+    edits = [edit for problem in problems for edit in problem.fix]
+    if edits:
+        assert _problems(apply(text, edits)) == ()
