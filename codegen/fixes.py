@@ -31,11 +31,8 @@ def sort(op: str, value: str) -> str:
     return f"{{ {op} = {toml_string(value)} }}"
 
 
-def attribute(entity: Entity, name: str, **changes: Any) -> Edit:
-    """The attribute's line with `changes` made (None removes a setting), under the entity
-    that declares it (the entity it takes attributes_from, if not its own)."""
-    owner = entity.name if name in entity.spec.attributes else entity.spec.attributes_from
-    spec: AttributeSpec = entity.attrs[name].spec
+def inline(spec: AttributeSpec, **changes: Any) -> str:
+    """The attribute's inline table as written, with `changes` made (None removes one)."""
     settings = {field: getattr(spec, field) for field in type(spec).model_fields}
     written = [f for f in type(spec).model_fields if f in spec.model_fields_set]
     for field, value in changes.items():
@@ -47,4 +44,22 @@ def attribute(entity: Entity, name: str, **changes: Any) -> Edit:
         for field in written
         if settings[field] is not None
     )
-    return Edit(f"entities.{owner}", f"attributes.{name}", f"{{ {body} }}")
+    return f"{{ {body} }}"
+
+
+def attribute_at(path: str, spec: AttributeSpec, **changes: Any) -> Edit:
+    """The edit of the attribute at TOML path `path` (entities.E.attributes.a, structs.S.f)."""
+    section, _, key = path.partition(".attributes.")
+    if not key:
+        section, _, key = path.rpartition(".")
+    else:
+        key = f"attributes.{key}"
+    return Edit(section, key, inline(spec, **changes))
+
+
+def attribute(entity: Entity, name: str, **changes: Any) -> Edit:
+    """The attribute's line with `changes` made (None removes a setting), under the entity
+    that declares it (the entity it takes attributes_from, if not its own)."""
+    owner = entity.name if name in entity.spec.attributes else entity.spec.attributes_from
+    spec: AttributeSpec = entity.attrs[name].spec
+    return attribute_at(f"entities.{owner}.attributes.{name}", spec, **changes)

@@ -218,6 +218,21 @@ CASES = [
             ),
         ),
     ),
+    Case(
+        "template_without_delimiter",
+        "store.toml",
+        (("T#{tenant}#CUSTOMER#{customer_id}", "T#{tenant}#CUSTOMER{customer_id}"),),
+    ),
+    Case(
+        "setting_of_another_type",
+        "category_shop.toml",
+        (
+            (
+                '{ type = "string", max_length = 100 }',
+                '{ type = "string", max_length = 100, ge = 1 }',
+            ),
+        ),
+    ),
     # references
     Case(
         "misspelt_index",
