@@ -181,9 +181,8 @@ def _entity_without_tenant(
     """An entity none of whose partition keys holds {tenant}: the fix is to say it is
     global, unless it says itself that it is a tenant's."""
     listed = ", ".join(f"keys.{attr} {t.source!r}" for attr, t in keys)
-    for pattern_name, pattern in _queries(resolved):
-        if pattern.returns == (name,):
-            fixed.add(pattern_name)
+    own = [(n, p) for n, p in _queries(resolved) if p.returns == (name,)]
+    fixed.update(n for n, _ in own)
     if entity.spec.tenancy is None:
         return Problem(
             f"entities.{name}.keys",
@@ -195,10 +194,18 @@ def _entity_without_tenant(
     return Problem(
         f"entities.{name}.keys",
         f'{name} says tenancy = "tenant", but none of its partition keys ({listed}) holds '
-        f"{{tenant}}, so every tenant would share its items: start them with {DEFAULT_PREFIX}",
-        fix=tuple(
-            Edit(f"entities.{name}", f"keys.{attr}", _prefixed(DEFAULT_PREFIX, t))
-            for attr, t in keys
+        f"{{tenant}}, so every tenant would share its items: start them, and the partitions "
+        f"of the queries returning {name}, with {DEFAULT_PREFIX}",
+        fix=(
+            *(
+                Edit(f"entities.{name}", f"keys.{attr}", _prefixed(DEFAULT_PREFIX, t))
+                for attr, t in keys
+            ),
+            *(
+                Edit(f"patterns.{n}", "partition", _prefixed(DEFAULT_PREFIX, p))
+                for n, p in own
+                if not _has_tenant(str(p.partition))
+            ),
         ),
     )
 

@@ -73,6 +73,11 @@ CASES = [
         ),
     ),
     Case(
+        "tenant_entity_without_tenant",
+        "paper_catalog.toml",
+        (GLOBAL, ('type = "PAPER"\n', 'type = "PAPER"\ntenancy = "tenant"\n')),
+    ),
+    Case(
         "global_entity_with_tenant",
         "category_shop.toml",
         (('type = "CATEGORY"\n', 'type = "CATEGORY"\ntenancy = "global"\n'),),
@@ -174,6 +179,21 @@ CASES = [
             (
                 'attributes.topic = { type = "string", max_length = 40, optional = true }',
                 'attributes.topic = { type = "string", optional = true }',
+            ),
+        ),
+    ),
+    Case(
+        "one_unbounded_attribute_in_two_keys",
+        "store.toml",
+        (
+            (
+                'attributes.email = { type = "string", max_length = 254 }',
+                'attributes.email = { type = "string" }',
+            ),
+            (
+                'keys.SK = "PROFILE"',
+                'keys.SK = "PROFILE"\nkeys.StatusPK = "T#{tenant}#EMAIL#{email}"\n'
+                'keys.StatusSK = "{email}"',
             ),
         ),
     ),
