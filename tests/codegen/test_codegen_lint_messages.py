@@ -82,6 +82,21 @@ CASES = [
         "category_shop.toml",
         (('type = "CATEGORY"\n', 'type = "CATEGORY"\ntenancy = "global"\n'),),
     ),
+    Case(
+        "tenant_and_global_in_one_query",
+        "paper_catalog.toml",
+        (
+            GLOBAL,
+            (
+                "[patterns.paper]",
+                '[entities.Note]\ntype = "NOTE"\ntenancy = "tenant"\n'
+                'attributes.paper_id = { type = "id" }\n'
+                'keys.PK = "T#{tenant}#PAPER#{paper_id}"\nkeys.SK = "AUTHOR#NOTE"\n\n'
+                "[patterns.paper]",
+            ),
+            ('returns = ["Authorship"]\n', 'returns = ["Authorship", "Note"]\n'),
+        ),
+    ),
     # sort conditions
     Case(
         "prefix_over_an_item_and_its_children",
