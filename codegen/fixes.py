@@ -22,6 +22,19 @@ def toml_value(value: Any) -> str:
     return str(value)
 
 
+def rule(text: str) -> str:
+    """A rule as TOML: a literal string, so its quoted values need no escapes."""
+    return f"'{text}'" if "'" not in text and "\n" not in text else toml_string(text)
+
+
+def at(path: str) -> tuple[str, str]:
+    """(table, dotted key) of a TOML path as a fix writes it: under the entity, pattern,
+    struct or index it belongs to (`entities.User`, `access.read`)."""
+    parts = path.split(".")
+    size = 3 if parts[:2] == ["table", "indexes"] else 2
+    return ".".join(parts[:size]), ".".join(parts[size:])
+
+
 def names(values: Sequence[str]) -> str:
     return toml_value(tuple(values))
 
