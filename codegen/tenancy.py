@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from . import keytemplate
+from . import fixes, keytemplate
 from .diagnostics import Edit, Problem, toml_string
 from .keytemplate import Template
 from .resolve import Entity, Resolved
@@ -34,10 +34,12 @@ def prefix_of(template: Template) -> str:
 
 
 def without_tenant(template: Template) -> str:
-    """The template with its {tenant} segment, and a literal just before it, taken out."""
+    """The template with its {tenant} segment taken out, and the literal marking it just
+    before it (T, TENANT)."""
     segments = list(template.segments)
     at = next(i for i, s in enumerate(segments) if s.placeholder == TENANT)
-    start = at - 1 if at > 0 and segments[at - 1].literal is not None else at
+    marker = segments[at - 1].literal if at > 0 else None
+    start = at - 1 if marker is not None and marker.upper() in ("T", "TENANT") else at
     rest = [s.text for s in segments[:start] + segments[at + 1 :]]
     return "#".join(rest) + ("#" if template.trailing_delimiter else "")
 
@@ -56,14 +58,30 @@ def _listing(sites: list[str]) -> str:
     return ", ".join(sites[:4]) + (f" and {len(sites) - 4} more" if len(sites) > 4 else "")
 
 
-def _pattern_templates(pattern: PatternSpec) -> Iterator[tuple[str, str]]:
-    """(the pattern's key holding a template, the template) of its partition and sort."""
-    yield "partition", str(pattern.partition)
+def _pattern_without_tenant(pattern: PatternSpec) -> Iterator[tuple[str, str]]:
+    """(partition or sort.<op>, its TOML value without {tenant}) of each of the pattern's
+    templates that names it (none when one does not parse: the pattern checks report it)."""
+    parts: list[tuple[str, tuple[str, ...]]] = [("partition", (str(pattern.partition),))]
     if pattern.sort is not None:
         for op in sorted(pattern.sort.model_fields_set):
             value = getattr(pattern.sort, op)
-            if isinstance(value, str):
-                yield f"sort.{op}", value
+            parts.append((f"sort.{op}", value if isinstance(value, tuple) else (value,)))
+    try:
+        parsed = [
+            (key, [keytemplate.parse(t, condition=True) for t in texts]) for key, texts in parts
+        ]
+    except keytemplate.TemplateError:
+        return
+    for key, templates in parsed:
+        if not any(TENANT in t.placeholders for t in templates):
+            continue
+        texts = [without_tenant(t) if TENANT in t.placeholders else t.source for t in templates]
+        if key == "partition":
+            yield key, toml_string(texts[0])
+        else:
+            op = key.split(".")[1]
+            value = fixes.names(texts) if len(texts) > 1 else toml_string(texts[0])
+            yield key, f"{{ {op} = {value} }}"
 
 
 def check_global_keys(resolved: Resolved) -> Iterator[Problem]:
@@ -82,21 +100,10 @@ def check_global_keys(resolved: Resolved) -> Iterator[Problem]:
         for pattern_name, pattern in _queries(resolved):
             if name not in pattern.returns or pattern_name in reported:
                 continue
-            try:
-                templates = [
-                    (key, keytemplate.parse(text, condition=True))
-                    for key, text in _pattern_templates(pattern)
-                ]
-            except keytemplate.TemplateError:
-                continue  # reported by the pattern checks
-            for key, template in templates:
-                if TENANT in template.placeholders:
-                    reported.add(pattern_name)
-                    sites.append(f"patterns.{pattern_name}.{key}")
-                    value = toml_string(without_tenant(template))
-                    if key != "partition":
-                        value = f"{{ {key.split('.')[1]} = {value} }}"
-                    edits.append(Edit(f"patterns.{pattern_name}", key.split(".")[0], value))
+            for key, value in _pattern_without_tenant(pattern):
+                reported.add(pattern_name)
+                sites.append(f"patterns.{pattern_name}.{key}")
+                edits.append(Edit(f"patterns.{pattern_name}", key.split(".")[0], value))
         if not edits:
             continue
         declared = "" if entity.spec.tenancy else " (the table's tenancy)"
@@ -104,7 +111,8 @@ def check_global_keys(resolved: Resolved) -> Iterator[Problem]:
         yield Problem(
             where,
             f"{name} is global{declared}: its items are everyone's, so no key of it names "
-            f"{{tenant}}, yet {_listing(sites)} do; take {{tenant}} out of them (or, if its "
+            f"{{tenant}}, yet {_listing(sites)} {'do' if len(sites) > 1 else 'does'}; take "
+            f"{{tenant}} out of {'them' if len(sites) > 1 else 'it'} (or, if its "
             f'items are each a tenant\'s, set tenancy = "tenant" on {name} instead)',
             fix=tuple(edits),
         )

@@ -84,6 +84,14 @@ CASES = [
         (('type = "CATEGORY"\n', 'type = "CATEGORY"\ntenancy = "global"\n'),),
     ),
     Case(
+        "global_query_with_tenant",
+        "paper_catalog.toml",
+        (
+            GLOBAL,
+            ('partition = "AUTHOR#{author_id}"', 'partition = "T#{tenant}#AUTHOR#{author_id}"'),
+        ),
+    ),
+    Case(
         "tenant_and_global_in_one_query",
         "paper_catalog.toml",
         (
