@@ -151,3 +151,20 @@ def _past_the_end(
         "no item: to read the item keyed there, use eq",
         fix=(Edit(section, "sort", fixes.sort("eq", body)),),
     )
+
+
+def collection_heads(pattern: PatternSpec, resolved: Resolved) -> list[str] | None:
+    """The returned entities keyed at a collection's head; None for another condition."""
+    op, conditions = sort_templates(pattern.sort)
+    keys = resolved.index_keys(pattern.index)
+    if op != "collection" or keys is None or keys[1] is None:
+        return None
+    heads = []
+    for name in pattern.returns:
+        have = resolved.entities[name].keys.get(keys[1])
+        if have is None:
+            continue
+        matched, why = structural(pattern, conditions[0], have, resolved.entities[name])
+        if why is None and matched == len(have.segments):
+            heads.append(name)
+    return heads
