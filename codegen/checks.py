@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from . import fixes
 from .diagnostics import Problem
-from .pytypes import snake
+from .pytypes import camel, snake
 from .resolve import Attr, Resolved
 from .spec import AttributeSpec
 
@@ -104,19 +104,32 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
         yield Problem(path, "ge and le of an int must be whole numbers")
 
 
+def _attribute_name(name: str) -> str | None:
+    """Why `name` cannot name an attribute, and what to call it instead; None if it can."""
+    if not SNAKE.match(name):
+        fixed = snake(name)
+        rename = f"rename it {fixed}" if SNAKE.match(fixed) else "rename it"
+        return f"attribute names are snake_case: {rename}"
+    if keyword.iskeyword(name):
+        return (
+            f"{name} is a Python keyword, which a model field cannot be: give it a name that "
+            f"says more ({name}_date, {name}_id)"
+        )
+    if name.startswith("model_"):
+        return f"pydantic reserves names starting model_ for itself: rename it {name[6:]}"
+    if name in MODEL_NAMES:
+        return (
+            f"{name} is a method of every generated model (pydantic's, or to_item / "
+            f"from_item): give it a name that says more ({name}_of, {name}_text)"
+        )
+    return None
+
+
 def _names(path: str, attrs: dict[str, Attr]) -> Iterator[Problem]:
     for name in attrs:
-        if (
-            not SNAKE.match(name)
-            or keyword.iskeyword(name)
-            or name.startswith("model_")
-            or name in MODEL_NAMES
-        ):
-            yield Problem(
-                f"{path}.{name}",
-                "attribute names must be snake_case, not a Python keyword, not start with "
-                "model_ and not be a pydantic BaseModel attribute or to_item / from_item",
-            )
+        why = _attribute_name(name)
+        if why is not None:
+            yield Problem(f"{path}.{name}", why)
 
 
 def check_table(resolved: Resolved) -> Iterator[Problem]:
@@ -149,10 +162,16 @@ def check_types(resolved: Resolved) -> Iterator[Problem]:
         for name in names:
             module = snake(name)
             if not CAMEL.match(name) or module in RESERVED_MODULES or module in modules:
+                fixed = camel(name)
+                rename = f"rename it {fixed}" if CAMEL.match(fixed) and fixed != name else ""
                 yield Problem(
                     f"{kind}.{name}",
                     "names must be CamelCase and distinct once snake_cased (not Enums); "
-                    + (f"clashes with {modules[module]}" if module in modules else "rename it"),
+                    + (
+                        f"clashes with {modules[module]}"
+                        if module in modules
+                        else rename or "rename it"
+                    ),
                 )
             modules.setdefault(module, name)
     for name, struct in spec.structs.items():

@@ -9,7 +9,7 @@ from . import fixes, keytemplate
 from .checks import RESERVED, SNAKE
 from .diagnostics import Edit, Problem, toml_string
 from .key_checks import check_placeholders
-from .pytypes import py_name
+from .pytypes import py_name, snake
 from .resolve import Resolved
 from .spec import PatternSpec
 
@@ -132,8 +132,15 @@ def check_patterns(resolved: Resolved) -> Iterator[Problem]:
     names = set(resolved.spec.patterns)
     for name, pattern in resolved.spec.patterns.items():
         path = f"patterns.{name}"
-        if not SNAKE.match(name) or (name.startswith("plan_") and name[5:] in names):
-            yield Problem(path, "pattern names must be snake_case and not plan_<another pattern>")
+        if not SNAKE.match(name):
+            fixed = snake(name)
+            rename = f"rename it {fixed}" if SNAKE.match(fixed) else "rename it"
+            yield Problem(path, f"pattern names are snake_case: {rename}")
+        elif name.startswith("plan_") and name[5:] in names:
+            yield Problem(
+                path,
+                f"plan_{name[5:]} is the name of {name[5:]}'s plan builder: rename the pattern",
+            )
         if pattern.operation == "query":
             yield from _query(path, name, pattern, resolved)
         else:
