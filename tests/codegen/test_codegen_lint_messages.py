@@ -294,6 +294,13 @@ CASES = [
         (('entity = "Customer"\n', 'entity = "Customer"\nallow = \'role = "admin"\'\n'),),
         clean=False,
     ),
+    # shape
+    Case("entity_without_type", "store.toml", (('type = "ORDER_LINE"\n', ""),)),
+    Case(
+        "pattern_without_operation",
+        "store.toml",
+        (('[patterns.orders_by_status]\noperation = "query"\n', "[patterns.orders_by_status]\n"),),
+    ),
     # references
     Case(
         "misspelt_index",
