@@ -6,7 +6,7 @@ does not return) and key_sizes.py (keys within DynamoDB's limits)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from . import fixes, keymatch, keytemplate
 from .diagnostics import Edit, Problem, toml_string
@@ -23,11 +23,15 @@ from .tenancy import check_missing_tenant, check_mixed_scopes, served_partition
 
 
 def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    """The pattern's partition and sort condition against each returned entity's keys; a
+    mismatch of several entities is one problem (one template to change)."""
     keys = resolved.index_keys(pattern.index)
     assert keys is not None
     pk, sk = keys
     partition = keytemplate.parse(str(pattern.partition))
     op, conditions = sort_templates(pattern.sort)
+    unserved: list[tuple[str, str, Entity]] = []
+    unsorted: list[tuple[str, str, Template]] = []
     for name in pattern.returns:
         entity = resolved.entities[name]
         if pk not in entity.keys:
@@ -45,18 +49,38 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
         if why is None and matched != len(have.segments):
             why = f"is shorter than {name}'s {have.source!r}"
         if why:
-            yield Problem(
-                f"{path}.partition",
-                f"no key serves this pattern: the partition {partition.source!r} {why}; make "
-                f"it match {name}'s keys.{pk} or use the index whose key it is",
-                fix=_partition_fix(path, pattern, entity, resolved),
-            )
+            unserved.append((name, why, entity))
         if not op or sk is None or sk not in entity.keys:
             continue
         sort_key = entity.keys[sk]
         for condition in conditions:
+            why = structural(pattern, condition, sort_key, entity)[1]
+            if why:
+                unsorted.append((name, why, condition))
+                continue
             where = f"{path}.sort.{op}"
             yield from _sort_served(where, op, pattern, condition, (sk, sort_key), entity)
+    if unserved:
+        name, why, entity = unserved[0]
+        yield Problem(
+            f"{path}.partition",
+            f"no key serves this pattern: the partition {partition.source!r} {why}"
+            + _nor(unserved)
+            + f"; make it match {name}'s keys.{pk} or use the index whose key it is",
+            fix=_partition_fix(path, pattern, entity, resolved),
+        )
+    if unsorted:
+        name, why, condition = unsorted[0]
+        yield Problem(
+            f"{path}.sort.{op}",
+            f"no key serves this condition: {condition.source!r} {why}" + _nor(unsorted),
+        )
+
+
+def _nor(misses: Sequence[tuple[str, str, object]]) -> str:
+    """The other entities a template does not match either."""
+    others = [n for n in dict.fromkeys(name for name, *_ in misses) if n != misses[0][0]]
+    return f" (nor {', '.join(others)}'s key)" if others else ""
 
 
 def _in_index(entity: Entity, index: str, resolved: Resolved) -> bool:
@@ -91,14 +115,14 @@ def _sort_served(
     key: tuple[str, Template],
     entity: Entity,
 ) -> Iterator[Problem]:
-    """Whether the condition follows the entity's sort key `key` (attribute, template)."""
+    """The shape of a condition that follows the entity's sort key `key` (attribute,
+    template) against what it reaches: a collection's items below its head, no '#' after
+    a whole key (eq and begins_with: sort_shape.py)."""
     attr, have = key
-    matched, why = structural(pattern, cond, have, entity)
+    matched = structural(pattern, cond, have, entity)[0]
     path_last = entity.var(str(have.segments[-1].placeholder))
     extends = path_last is not None and path_last.type == "path"
-    if why:
-        yield Problem(path, f"no key serves this condition: {cond.source!r} {why}")
-    elif op == "collection" and (
+    if op == "collection" and (
         cond.trailing_delimiter
         or (matched < len(have.segments) and have.segments[matched].literal is None)
     ):

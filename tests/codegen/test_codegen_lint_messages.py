@@ -190,6 +190,16 @@ CASES = [
         (('partition = "T#{tenant}#STATUS#{status}"', 'partition = "T#{tenant}#STATE#{status}"'),),
     ),
     Case(
+        "partition_of_no_key_of_two_entities",
+        "store.toml",
+        (
+            (
+                'operation = "query"\npartition = "T#{tenant}#CUSTOMER#',
+                'operation = "query"\npartition = "T#{tenant}#CUSTOMR#',
+            ),
+        ),
+    ),
+    Case(
         "partition_of_another_index",
         "store.toml",
         (('index = "ByStatus"\n', ""),),
