@@ -58,15 +58,45 @@ def _int_fix(entity: Entity, name: str) -> Edit:
     return fixes.attribute(entity, name, ge=ge, le=le, width=width)
 
 
+def _key_type(path: str, name: str, entity: Entity) -> Iterator[Problem]:
+    """Whether the attribute's type can be part of a key that sorts as its values do."""
+    spec = entity.attrs[name].spec
+    if spec.type not in KEY_TYPES:
+        yield Problem(
+            path,
+            f"{{{name}}} is a {spec.type}, which cannot be part of a key; key "
+            "placeholders are id, string, int (with width), datetime, date, enum or path "
+            "(store a float as an int of its smallest unit, cents for money)",
+        )
+    elif spec.type == "int" and spec.width is None:
+        yield Problem(
+            path,
+            f"int {{{name}}} has no `width`: it would not sort as a string (10 < 9); "
+            f"give attribute {name} the digits of its largest value",
+            fix=(_int_fix(entity, name),),
+        )
+    elif spec.type == "int" and not _fits(spec.ge, spec.le, spec.width):
+        yield Problem(
+            path,
+            f"int {{{name}}} must have ge >= 0 and le < 10**width so its zero-padded "
+            f"text sorts like the number; give attribute {name} a range of whole numbers "
+            "from 0 and the width its largest value needs",
+            fix=(_int_fix(entity, name),),
+        )
+
+
 def check_placeholders(
     path: str,
     template: Template,
     entity: Entity,
     extra: frozenset[str] = frozenset(),
     primary: bool = False,
+    judged: set[str] | None = None,
 ) -> Iterator[Problem]:
     """Every placeholder names tenant, one of `extra` or a key-able attribute of `entity`
-    (whether a global entity's keys may name the tenant is checked in codegen/tenancy.py)."""
+    (whether a global entity's keys may name the tenant is checked in codegen/tenancy.py).
+    The attributes' types are judged once per entity: for those not yet in `judged`, which
+    gains them (None, as for a pattern's templates: judged where the entity's keys are)."""
     paths = 0
     for name in template.placeholders:
         if name in RESERVED:
@@ -80,31 +110,13 @@ def check_placeholders(
         attr = entity.attrs.get(name)
         if attr is None:
             yield _unknown_placeholder(path, template, name, entity)
-        elif attr.spec.type not in KEY_TYPES:
-            yield Problem(
-                path,
-                f"{{{name}}} is a {attr.spec.type}, which cannot be part of a key; key "
-                "placeholders are id, string, int (with width), datetime, date, enum or path "
-                "(store a float as an int of its smallest unit, cents for money)",
-            )
-        elif attr.spec.type == "int" and attr.spec.width is None:
-            yield Problem(
-                path,
-                f"int {{{name}}} has no `width`: it would not sort as a string (10 < 9); "
-                f"give attribute {name} the digits of its largest value",
-                fix=(_int_fix(entity, name),),
-            )
-        elif attr.spec.type == "int" and not _fits(attr.spec.ge, attr.spec.le, attr.spec.width):
-            yield Problem(
-                path,
-                f"int {{{name}}} must have ge >= 0 and le < 10**width so its zero-padded "
-                f"text sorts like the number; give attribute {name} a range of whole numbers "
-                "from 0 and the width its largest value needs",
-                fix=(_int_fix(entity, name),),
-            )
-        elif attr.spec.type == "path":
+            continue
+        if attr.spec.type == "path":
             paths += 1
-        if primary and attr is not None and attr.spec.optional:
+        if judged is not None and name not in judged:
+            judged.add(name)
+            yield from _key_type(path, name, entity)
+        if primary and attr.spec.optional:
             yield Problem(
                 path,
                 f"{{{name}}} is optional, but the table's key must always exist; make it "
@@ -143,6 +155,9 @@ def check_keys(resolved: Resolved) -> Iterator[Problem]:
                     f"{attr} is not a key attribute of the table or an index; use one of "
                     + ", ".join(sorted(known)),
                 )
+        judged: set[str] = set()
         for attr, template in entity.keys.items():
             primary = attr in (table.partition_key, table.sort_key)
-            yield from check_placeholders(f"{base}.{attr}", template, entity, primary=primary)
+            yield from check_placeholders(
+                f"{base}.{attr}", template, entity, primary=primary, judged=judged
+            )

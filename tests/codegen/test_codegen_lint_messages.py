@@ -252,6 +252,19 @@ CASES = [
         (("le = 99999999, width = 8", "le = 99999999"),),
     ),
     Case(
+        "int_without_width_in_two_keys",
+        "paper_catalog.toml",
+        (
+            GLOBAL,
+            (
+                'keys.GSI1SK = "PAPER#{year}#{paper_id}"',
+                'keys.GSI1SK = "PAPER#{year}#{paper_id}"\nkeys.SK = "AUTHOR#{author_id}#{year}"',
+            ),
+            ('keys.SK = "AUTHOR#{author_id}"\n', ""),
+            ("le = 2100, width = 4 }\nkeys.PK", "le = 2100 }\nkeys.PK"),
+        ),
+    ),
+    Case(
         "int_wider_than_width",
         "paper_catalog.toml",
         (
