@@ -13,7 +13,10 @@ from .keytemplate import Template
 from .lower_queries import sort_templates
 from .resolve import Resolved
 from .spec import PatternSpec
-from .structural import structural
+from .structural import lookup_in, structural
+
+_FIXED_WIDTH = ("int", "date", "datetime")
+"""Placeholders whose values all have one length in a key."""
 
 
 @dataclass(slots=True)
@@ -48,10 +51,13 @@ def _reach(pattern: PatternSpec, cond: Template, sk: str, resolved: Resolved) ->
 
 
 def _names(names: list[str]) -> str:
+    """Entity names as a sentence lists them."""
     return " and ".join(names) if len(names) < 3 else ", ".join(names)
 
 
 def check_sort_shape(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    """One problem for an eq or begins_with condition that does not read what its entities'
+    keys say it should, with the condition that does."""
     op, conditions = sort_templates(pattern.sort)
     keys = resolved.index_keys(pattern.index)
     if op not in ("eq", "begins_with") or keys is None or keys[1] is None:
@@ -74,40 +80,50 @@ def check_sort_shape(path: str, pattern: PatternSpec, resolved: Resolved) -> Ite
         if stuck:
             yield _past_the_end(where, section, cond, body, stuck, reach)
         return
-    longer = _longer(cond)
+    var = lookup_in(pattern, resolved.entities[pattern.returns[0]])(last) if last else None
+    longer = _longer(cond, var.type if var else None)
     if reach.heads:
         yield Problem(
             where,
-            f"the prefix {cond.source!r} does not end at '#', so it would also match longer "
-            f"values ({longer}); it is {_names(reach.heads)}'s whole sort "
-            "key, and ending it with '#' would leave that item out: to read the item and "
-            "the items keyed below it, make the condition a collection",
+            f"the prefix {cond.source!r} does not end at '#', {longer}; it is "
+            f"{_names(reach.heads)}'s whole sort key, and ending it with '#' would leave "
+            "that item out: to read the item and the items keyed below it, make the "
+            "condition a collection",
             fix=(Edit(section, "sort", fixes.sort("collection", cond.source)),),
         )
         return
     advice = "end it with '#' to read what is keyed below it"
-    if last is not None:
+    if last is not None and last in pattern.args:
         advice += (
             f", or, if {{{last}}} is meant to be the start of a value (a geohash prefix), "
             f'declare args.{last}.prefix_of = "<attribute>"'
         )
+    elif last is not None and (var is None or var.type not in _FIXED_WIDTH):
+        advice += (
+            f" (to match the start of {{{last}}}, as of a geohash, use an arg declared "
+            f'prefix_of = "{last}" in its place)'
+        )
     yield Problem(
         where,
-        f"the prefix {cond.source!r} does not end at '#', so it would also match longer "
-        f"values ({longer}): {advice}",
+        f"the prefix {cond.source!r} does not end at '#', {longer}: {advice}",
         fix=(Edit(section, "sort", fixes.sort("begins_with", cond.source + "#")),),
     )
 
 
-def _longer(cond: Template) -> str:
-    """An example of a longer value the prefix would match."""
+def _longer(cond: Template, kind: str | None) -> str:
+    """Why a prefix must end at '#': an example of a longer value it would match."""
     last = cond.segments[-1]
     if last.literal is not None:
-        return f"{last.literal!r} also matches {last.literal + 'S'!r}"
-    return f"{{{last.placeholder}}} 'a' also matches 'ab'"
+        example = f"{last.literal!r} also matches {last.literal + 'S'!r}"
+    elif kind in _FIXED_WIDTH:
+        return "where every prefix query ends, so that none can match a longer value"
+    else:
+        example = f"{{{last.placeholder}}} 'a' also matches 'ab'"
+    return f"so it would also match longer values ({example})"
 
 
 def _eq(where: str, section: str, cond: Template, body: str, reach: _Reach) -> Iterator[Problem]:
+    """eq matches a whole sort key: not one ending in '#', nor only the start of one."""
     if not reach.below and not cond.trailing_delimiter:
         return
     if reach.heads and reach.below:

@@ -128,6 +128,11 @@ CASES = [
         (('sort = { begins_with = "PRICE#" }', 'sort = { begins_with = "PRICE" }'),),
     ),
     Case(
+        "prefix_inside_a_value",
+        "category_shop.toml",
+        (('sort = { begins_with = "PRICE#" }', 'sort = { begins_with = "PRICE#{price_cents}" }'),),
+    ),
+    Case(
         "eq_on_the_start_of_keys",
         "store.toml",
         (('sort = { begins_with = "ORDER#" }', 'sort = { eq = "ORDER#{placed_on}" }'),),
