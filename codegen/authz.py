@@ -4,15 +4,17 @@ owner conditions a pattern can decide from its key arguments, before any read.""
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 
-from . import keytemplate, rules
-from .diagnostics import Problem
+from . import fixes, keytemplate, rules
+from .diagnostics import Edit, Problem
 from .implication import implies
 from .lower_queries import sort_templates
 from .resolve import Entity, Resolved
 from .rules import Rule, RuleError
-from .spec import PatternSpec
+from .spec import PatternSpec, Spec
 
 OPERATIONS = ("read", "create", "update", "delete")
 _OWNER_TYPES = ("id", "string")
@@ -57,11 +59,16 @@ class _Collector:
         assert authorization is not None
         self.rules = Rules(tuple(authorization.roles))
         self.written: dict[str, Rule] = {}
+        self.texts: dict[str, str] = {}
+        self.broken: set[str] = set()
+        """Named rules with problems of their own: a rule using one is not reported again."""
+        """The text of each rule parsed, by TOML path."""
 
     def parse(self, path: str, text: str) -> Rule | None:
         """The rule, or None (its problems noted) when it does not parse or names an
         unknown role or named rule."""
         before = len(self.problems)
+        self.texts[path] = text
         try:
             rule = rules.parse(text)
         except RuleError as exc:
@@ -69,25 +76,41 @@ class _Collector:
             self.problems.append(Problem(path, message))
             return None
         roles = self.rules.roles
+        broken = False
         for part in rules.walk(rule):
             if isinstance(part, rules.Role) and part.name not in roles:
+                close = difflib.get_close_matches(part.name, roles, n=1)
+                pattern = rf'(role\s*=\s*)"{re.escape(part.name)}"'
                 self.problems.append(
                     Problem(
                         path,
                         f'role "{part.name}" is not one of [authorization] roles '
-                        f"({', '.join(roles)}): fix the name or add the role",
+                        f"({', '.join(roles)}): "
+                        + (f'did you mean "{close[0]}"?' if close else "fix it or add the role"),
+                        fix=_rule_fix(path, re.sub(pattern, rf'\1"{close[0]}"', text))
+                        if close
+                        else (),
                     )
                 )
-            if isinstance(part, rules.Ref) and part.name not in self.written:
+            if isinstance(part, rules.Ref) and part.name in self.broken:
+                broken = True
+            elif isinstance(part, rules.Ref) and part.name not in self.written:
                 known = ", ".join(sorted(self.written)) or "none"
+                close = difflib.get_close_matches(part.name, sorted(self.written), n=1)
+                pattern = rf'(?<!["\w.]){re.escape(part.name)}(?![\w"])'
                 self.problems.append(
                     Problem(
                         path,
-                        f"{part.name!r} is no named rule (named rules: {known}); define it "
-                        "under [authorization.rules] or quote a value",
+                        f"{part.name!r} is no named rule (named rules: {known}); "
+                        + (
+                            f"did you mean {close[0]!r}?"
+                            if close
+                            else "define it under [authorization.rules] or quote a value"
+                        ),
+                        fix=_rule_fix(path, re.sub(pattern, close[0], text)) if close else (),
                     )
                 )
-        return rule if len(self.problems) == before else None
+        return rule if len(self.problems) == before and not broken else None
 
     def named(self) -> None:
         authorization = self.resolved.spec.authorization
@@ -98,6 +121,7 @@ class _Collector:
             name: self.parse(f"authorization.rules.{name}", text) for name, text in texts.items()
         }
         self.written = {name: rule for name, rule in parsed.items() if rule is not None}
+        self.broken = {name for name, rule in parsed.items() if rule is None}
         for name in self.written:
             if self._refers_to(name, name, set()):
                 self.problems.append(
@@ -132,13 +156,24 @@ class _Collector:
         for name in rules.owners(rule):
             attr = entity.attrs.get(name)
             if attr is None or attr.spec.type not in _OWNER_TYPES:
+                usable = [n for n, a in entity.attrs.items() if a.spec.type in _OWNER_TYPES]
+                close = difflib.get_close_matches(name, usable, n=1)
                 self.problems.append(
                     Problem(
                         path,
                         f'owner = "{name}" names no id or string attribute of {entity.name}: '
-                        "name the attribute that holds the owner's user id",
+                        "name the attribute that holds the owner's user id (of "
+                        + (", ".join(usable) or "none")
+                        + ")",
+                        fix=self._owner_fix(path, name, close[0]) if close else (),
                     )
                 )
+
+    def _owner_fix(self, path: str, old: str, new: str) -> tuple[Edit, ...]:
+        """The rule written at `path` with owner `old` renamed `new`, when it names it."""
+        text = self.texts.get(path, "")
+        pattern = rf'(owner\s*=\s*)"{re.escape(old)}"'
+        return _rule_fix(path, re.sub(pattern, rf'\1"{new}"', text)) if text else ()
 
     def entity(self, name: str, entity: Entity) -> None:
         access = entity.spec.access
@@ -236,21 +271,53 @@ class _Collector:
                 )
 
 
+def _rule_fix(path: str, text: str) -> tuple[Edit, ...]:
+    section, key = fixes.at(path)
+    return (Edit(section, key, fixes.rule(text)),)
+
+
+def _roles_named(texts: list[str]) -> list[str]:
+    """The roles the rules name, in order of appearance (rules that do not parse aside)."""
+    found: list[str] = []
+    for text in texts:
+        try:
+            parts = rules.walk(rules.parse(text))
+        except RuleError:
+            continue
+        found += [p.name for p in parts if isinstance(p, rules.Role) and p.name not in found]
+    return found
+
+
+def _without_authorization(spec: Spec) -> list[Problem]:
+    """Rules in a spec without [authorization]: one problem, whose fix declares the roles
+    they name."""
+    used = [f"entities.{n}.access" for n, e in spec.entities.items() if e.access]
+    used += [f"patterns.{n}.allow" for n, p in spec.patterns.items() if p.allow]
+    if not used:
+        return []
+    texts = [p.allow for p in spec.patterns.values() if p.allow]
+    for written in spec.entities.values():
+        access = written.access
+        if access is not None:
+            ops = (access.default, access.read, access.create, access.update, access.delete)
+            texts += [t for t in ops if t] + list(access.attributes.values())
+    roles = _roles_named(texts)
+    problem = Problem(
+        used[0],
+        "access rules ("
+        + ", ".join(used)
+        + ") need [authorization] with the roles they name: add [authorization] "
+        + (f"roles = {fixes.names(roles)}" if roles else 'roles = ["admin", ...]'),
+        fix=(Edit("authorization", "roles", fixes.names(roles)),) if roles else (),
+    )
+    return [problem]
+
+
 def collect(resolved: Resolved) -> tuple[Rules | None, list[Problem]]:
     """The spec's rules (None when the spec has no [authorization]) and its problems."""
     spec = resolved.spec
     if spec.authorization is None:
-        used = [f"entities.{n}.access" for n, e in spec.entities.items() if e.access]
-        used += [f"patterns.{n}.allow" for n, p in spec.patterns.items() if p.allow]
-        problems = [
-            Problem(
-                path,
-                "access rules need [authorization] with the roles they name: add "
-                '[authorization] roles = ["admin", ...]',
-            )
-            for path in used
-        ]
-        return None, problems
+        return None, _without_authorization(spec)
     collector = _Collector(resolved)
     collector.named()
     for name, entity in resolved.entities.items():

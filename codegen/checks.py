@@ -3,14 +3,16 @@ patterns, and which keys each attribute type allows. Lowering relies on these ho
 
 from __future__ import annotations
 
+import difflib
 import keyword
 import re
 from collections.abc import Iterator
 
 from pydantic import BaseModel
 
+from . import fixes
 from .diagnostics import Problem
-from .pytypes import snake
+from .pytypes import camel, snake
 from .resolve import Attr, Resolved
 from .spec import AttributeSpec
 
@@ -45,8 +47,15 @@ _DEFAULTS = {"string": str, "id": str, "int": int, "bool": bool, "enum": str}
 
 def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Problem]:
     allowed = _COMMON_KEYS | _TYPE_KEYS.get(attr.type, set())
-    for name in sorted(attr.model_fields_set - allowed):
-        yield Problem(f"{path}.{name}", f"`{name}` does not apply to type {attr.type}; remove it")
+    stray = sorted(attr.model_fields_set - allowed)
+    for name in stray:
+        yield Problem(
+            f"{path}.{name}",
+            f"`{name}` does not apply to type {attr.type}; remove it (it applies to "
+            + ", ".join(t for t, keys in _TYPE_KEYS.items() if name in keys)
+            + ")",
+            fix=(fixes.attribute_at(path, attr, **dict.fromkeys(stray)),),
+        )
     if attr.default is not None:
         kind = _DEFAULTS.get(attr.type)
         if kind is None or type(attr.default) is not kind:
@@ -67,11 +76,18 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
             if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", value):
                 yield Problem(f"{path}.values", f"enum value {value!r} must be an identifier")
     if attr.type == "struct" and attr.of not in structs:
-        yield Problem(f"{path}.of", f"{attr.of!r} is not a struct; declare [structs.{attr.of}]")
+        close = difflib.get_close_matches(str(attr.of), sorted(structs), n=1)
+        yield Problem(
+            f"{path}.of",
+            f"{attr.of!r} is not a struct; "
+            + (f"did you mean {close[0]!r}?" if close else f"declare [structs.{attr.of}]"),
+            fix=(fixes.attribute_at(path, attr, of=close[0]),) if close else (),
+        )
     if attr.type == "list" and attr.of not in structs and attr.of not in SCALAR_LISTS:
         yield Problem(
             f"{path}.of",
-            f"{attr.of!r} is not a struct: a list holds structs, ids or strings",
+            f"{attr.of!r} is not a struct: a list holds structs, ids or strings (a list of "
+            "numbers can be a struct of one int field)",
         )
     if attr.pattern is not None:
         try:
@@ -88,19 +104,32 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
         yield Problem(path, "ge and le of an int must be whole numbers")
 
 
+def _attribute_name(name: str) -> str | None:
+    """Why `name` cannot name an attribute, and what to call it instead; None if it can."""
+    if not SNAKE.match(name):
+        fixed = snake(name)
+        rename = f"rename it {fixed}" if SNAKE.match(fixed) else "rename it"
+        return f"attribute names are snake_case: {rename}"
+    if keyword.iskeyword(name):
+        return (
+            f"{name} is a Python keyword, which a model field cannot be: give it a name that "
+            f"says more ({name}_date, {name}_id)"
+        )
+    if name.startswith("model_"):
+        return f"pydantic reserves names starting model_ for itself: rename it {name[6:]}"
+    if name in MODEL_NAMES:
+        return (
+            f"{name} is a method of every generated model (pydantic's, or to_item / "
+            f"from_item): give it a name that says more ({name}_of, {name}_text)"
+        )
+    return None
+
+
 def _names(path: str, attrs: dict[str, Attr]) -> Iterator[Problem]:
     for name in attrs:
-        if (
-            not SNAKE.match(name)
-            or keyword.iskeyword(name)
-            or name.startswith("model_")
-            or name in MODEL_NAMES
-        ):
-            yield Problem(
-                f"{path}.{name}",
-                "attribute names must be snake_case, not a Python keyword, not start with "
-                "model_ and not be a pydantic BaseModel attribute or to_item / from_item",
-            )
+        why = _attribute_name(name)
+        if why is not None:
+            yield Problem(f"{path}.{name}", why)
 
 
 def check_table(resolved: Resolved) -> Iterator[Problem]:
@@ -133,10 +162,16 @@ def check_types(resolved: Resolved) -> Iterator[Problem]:
         for name in names:
             module = snake(name)
             if not CAMEL.match(name) or module in RESERVED_MODULES or module in modules:
+                fixed = camel(name)
+                rename = f"rename it {fixed}" if CAMEL.match(fixed) and fixed != name else ""
                 yield Problem(
                     f"{kind}.{name}",
                     "names must be CamelCase and distinct once snake_cased (not Enums); "
-                    + (f"clashes with {modules[module]}" if module in modules else "rename it"),
+                    + (
+                        f"clashes with {modules[module]}"
+                        if module in modules
+                        else rename or "rename it"
+                    ),
                 )
             modules.setdefault(module, name)
     for name, struct in spec.structs.items():
@@ -157,7 +192,9 @@ def check_types(resolved: Resolved) -> Iterator[Problem]:
         types.setdefault(entity.type, name)
         ttl_attr = resolved.entities[name].attrs.get(ttl or "")
         if ttl_attr is not None and ttl_attr.spec.type != "int":
+            path = f"entities.{name}.attributes.{ttl}"
             yield Problem(
-                f"entities.{name}.attributes.{ttl}",
+                path,
                 "the TTL attribute must be an int (epoch seconds)",
+                fix=(fixes.attribute_at(path, ttl_attr.spec, type="int"),),
             )

@@ -23,7 +23,8 @@ Compile an access-pattern spec (TOML) into a typed data layer.
             a delimiter, keys that sort as strings, projections holding what is returned)
 
 Every problem is reported at once as <spec>:<line>: <toml path>: <what and how to fix>,
-and the exit status is 1.
+followed, where one edit keeps the spec's meaning, by "fix:" and that edit as TOML lines;
+the exit status is 1. docs/spec.md, "Lint", lists the findings.
 """
 
 

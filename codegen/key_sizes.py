@@ -5,13 +5,14 @@ with the longest values its attributes allow, escaped as keygraph.keycodec escap
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .diagnostics import Problem
+from . import fixes
+from .diagnostics import Edit, Problem
 from .keytemplate import Template
 from .pytypes import ID_MAX_LENGTH
-from .resolve import Attr, Entity, Resolved
+from .resolve import Entity, Resolved
 
 PARTITION_KEY_BYTES = 2048
 SORT_KEY_BYTES = 1024
@@ -35,10 +36,12 @@ _FEWER_IDS = (
 @dataclass(frozen=True, slots=True)
 class Size:
     """The most bytes a placeholder's value takes in a key, or None when nothing bounds it,
-    with what to change (`fix`) to lower or bound it."""
+    with what to change (`fix`) to lower or bound it and, given the bytes it may take, the
+    attribute's line changed to fit them (`fit`), when a length bounds it."""
 
     bytes: int | None
     fix: str
+    fit: Callable[[int], Edit | None] | None = None
 
 
 def character_bytes(pattern: str | None) -> tuple[int, int | None]:
@@ -67,15 +70,40 @@ def _declared_in(entity: Entity, name: str) -> str:
     return f"entities.{owner}.attributes.{name}"
 
 
-def placeholder_size(name: str, attr: Attr | None, where: str) -> Size:
-    """The worst case of one placeholder; `where` is the TOML path of its attribute."""
+def _fit_length(entity: Entity, name: str, each: int) -> Callable[[int], Edit | None]:
+    """max_length so that the value takes at most the given bytes."""
+
+    def fit(budget: int) -> Edit | None:
+        length = budget // each
+        return fixes.attribute(entity, name, max_length=length) if length >= 1 else None
+
+    return fit
+
+
+def _fit_path(entity: Entity, name: str, each: int, items: int) -> Callable[[int], Edit | None]:
+    """max_items (as set, else 8) and a part's max_length so that the path fits."""
+
+    def fit(budget: int) -> Edit | None:
+        length = ((budget + 1) // items - 1) // each
+        if length < 1:
+            return None
+        return fixes.attribute(entity, name, max_items=items, max_length=length)
+
+    return fit
+
+
+def placeholder_size(name: str, entity: Entity) -> Size:
+    """The worst case of one placeholder of `entity`'s keys."""
+    attr = entity.attrs.get(name)
     if attr is None:  # the tenant, an id from the token
         return Size(ID_MAX_LENGTH * ANY_CHARACTER_BYTES, _FEWER_IDS)
+    where = _declared_in(entity, name)
     spec = attr.spec
+    each, quantified = character_bytes(spec.pattern)
     if spec.type == "id":
-        each, quantified = character_bytes(spec.pattern)
         most = min(n for n in (ID_MAX_LENGTH, spec.max_length, quantified) if n is not None)
-        return Size(most * each, f"lower max_length of {where}, or {_ONE_BYTE}")
+        fix = f"lower max_length of {where}, or {_ONE_BYTE}"
+        return Size(most * each, fix, _fit_length(entity, name, each))
     if spec.type == "enum":
         values = spec.values or ("",)
         return Size(max(len(v.encode()) for v in values), f"shorten the values of {where}")
@@ -83,65 +111,94 @@ def placeholder_size(name: str, attr: Attr | None, where: str) -> Size:
         return Size(spec.width or 0, f"lower the width of {where}")
     if spec.type in ("datetime", "date"):
         return Size(DATETIME_BYTES if spec.type == "datetime" else DATE_BYTES, _FEWER_IDS)
-    each, quantified = character_bytes(spec.pattern)
     bounds = [n for n in (spec.max_length, quantified) if n is not None]
     length = min(bounds) if bounds else None
     if spec.type == "path":
+        fit = _fit_path(entity, name, each, spec.max_items or 8)
         if length is None or spec.max_items is None:
             return Size(
                 None,
                 f"{{{name}}} is a path without max_items (its most parts) or max_length (the "
                 f"most characters of a part); add both to {where}",
+                fit,
             )
         fix = f"lower max_items or max_length of {where}, or {_ONE_BYTE}"
-        return Size(spec.max_items * (length * each + 1) - 1, fix)
+        return Size(spec.max_items * (length * each + 1) - 1, fix, fit)
+    fit = _fit_length(entity, name, each)
     if length is None:
         return Size(
             None,
             f"{{{name}}} is a {spec.type} without max_length; add max_length to {where}",
+            fit,
         )
-    return Size(length * each, f"lower max_length of {where}, or {_ONE_BYTE}")
+    return Size(length * each, f"lower max_length of {where}, or {_ONE_BYTE}", fit)
 
 
 def check_key_sizes(resolved: Resolved) -> Iterator[Problem]:
+    """Keys that can outgrow DynamoDB's limits, one problem per template; an attribute that
+    nothing bounds, one problem for all the keys it is in, its fix the max_length the
+    tightest of them allows."""
     partitions = {keys[0] for i in resolved.all_indexes() if (keys := resolved.index_keys(i))}
+    unbounded: dict[str, list[tuple[str, Template, Size, int]]] = {}
     for name, entity in resolved.entities.items():
         for attribute, template in entity.keys.items():
             limit = PARTITION_KEY_BYTES if attribute in partitions else SORT_KEY_BYTES
             path = f"entities.{name}.keys.{attribute}"
-            yield from _check(path, template, entity, resolved, limit)
+            sizes, total = _sizes(template, entity)
+            open_ = [(n, size) for n, size in sizes if size.bytes is None]
+            if open_:
+                share = (limit - total) // len(open_)
+                for placeholder, size in open_:
+                    where = f"{name}:{placeholder}"
+                    unbounded.setdefault(where, []).append((path, template, size, share))
+                continue
+            yield from _too_long(path, template, sizes, total, limit)
+    for where, entries in unbounded.items():
+        first_path, _, size, _ = entries[0]
+        budget = min(share for *_, share in entries)
+        edit = size.fit(budget) if size.fit else None
+        listed = ", ".join(f"{path.rsplit('.', 1)[1]} {t.source!r}" for path, t, _, _ in entries)
+        yield Problem(
+            first_path,
+            f"{{{where.split(':')[1]}}} has no length limit, so {listed} can outgrow what "
+            f"DynamoDB allows a key ({PARTITION_KEY_BYTES:,} bytes for a partition key, "
+            f"{SORT_KEY_BYTES:,} for a sort key): " + size.fix,
+            fix=(edit,) if edit else (),
+        )
 
 
-def _check(
-    path: str, template: Template, entity: Entity, resolved: Resolved, limit: int
-) -> Iterator[Problem]:
-    kind = "partition" if limit == PARTITION_KEY_BYTES else "sort"
+def _sizes(template: Template, entity: Entity) -> tuple[list[tuple[str, Size]], int]:
+    """Each placeholder's size, and the bytes of the rest: literals, delimiters and the
+    placeholders that have a bound."""
     total = len(template.segments) - 1
     sizes: list[tuple[str, Size]] = []
     for segment in template.segments:
         if segment.literal is not None:
             total += len(segment.literal)
             continue
-        placeholder = str(segment.placeholder)
-        attr = entity.attrs.get(placeholder)
-        where = _declared_in(entity, placeholder) if attr else ""
-        size = placeholder_size(placeholder, attr, where)
-        if size.bytes is None:
-            yield Problem(
-                path,
-                f"{template.source!r} has no size limit, and DynamoDB refuses a {kind} key "
-                f"over {limit:,} bytes: {size.fix}",
-            )
-            return
-        total += size.bytes
-        sizes.append((placeholder, size))
+        size = placeholder_size(str(segment.placeholder), entity)
+        total += size.bytes or 0
+        sizes.append((str(segment.placeholder), size))
+    return sizes, total
+
+
+def _too_long(
+    path: str, template: Template, sizes: list[tuple[str, Size]], total: int, limit: int
+) -> Iterator[Problem]:
     if total <= limit:
         return
-    largest = max(sizes, key=lambda pair: pair[1].bytes or 0)
+    kind = "partition" if limit == PARTITION_KEY_BYTES else "sort"
     shares = ", ".join(f"{{{n}}} {s.bytes:,}" for n, s in sizes)
+    ranked = sorted((size for _, size in sizes), key=lambda size: -(size.bytes or 0))
+    cause, edit = ranked[0], None
+    for size in ranked:
+        edit = size.fit(limit - (total - (size.bytes or 0))) if size.fit else None
+        if edit is not None:
+            cause = size
+            break
     yield Problem(
         path,
         f"{template.source!r} can take {total:,} bytes with the longest values its attributes "
-        f"allow ({shares}), more than the {limit:,} DynamoDB allows a {kind} key; "
-        + largest[1].fix,
+        f"allow ({shares}), more than the {limit:,} DynamoDB allows a {kind} key; " + cause.fix,
+        fix=(edit,) if edit else (),
     )

@@ -15,7 +15,32 @@ _PLACEHOLDER = re.compile(r"^\{([a-z_][a-z0-9_]*)\}$")
 
 
 class TemplateError(ValueError):
-    """A template that does not parse; the message says what to change."""
+    """A template that does not parse; the message says what to change, and `fixed` is the
+    template as it was likely meant, when that is clear."""
+
+    def __init__(self, message: str, fixed: str | None = None) -> None:
+        super().__init__(message)
+        self.fixed = fixed
+
+
+_MIXED = re.compile(r"^([A-Za-z0-9_.:\-]*)(\{[a-z_][a-z0-9_]*\})([A-Za-z0-9_.:\-]*)$")
+"""A segment of text and one placeholder without '#' between them: USER{user_id}."""
+
+
+def _split_mixed(source: str) -> str | None:
+    """The template with each text-and-placeholder segment split at '#', if that parses."""
+    parts: list[str] = []
+    for raw in source.split(DELIMITER):
+        match = _MIXED.match(raw)
+        parts.extend([p for p in match.groups() if p] if match else [raw])
+    fixed = DELIMITER.join(parts)
+    if fixed == source:
+        return None
+    try:
+        parse(fixed, condition=True)
+    except TemplateError:
+        return None
+    return fixed
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +76,10 @@ def parse(source: str, *, condition: bool = False) -> Template:
     segments: list[Segment] = []
     for raw in body.split(DELIMITER):
         if not raw:
+            fixed = DELIMITER.join(p for p in body.split(DELIMITER) if p)
             raise TemplateError(
-                f"{source!r} has an empty segment; write segments joined by a single '#'"
+                f"{source!r} has an empty segment; write segments joined by a single '#'",
+                (fixed + DELIMITER if trailing else fixed) or None,
             )
         match = _PLACEHOLDER.match(raw)
         if match:
@@ -62,7 +89,8 @@ def parse(source: str, *, condition: bool = False) -> Template:
         elif "{" in raw or "}" in raw:
             raise TemplateError(
                 f"segment {raw!r} of {source!r} mixes text and a placeholder or is not a "
-                "snake_case {name}; put each placeholder in its own segment between '#'"
+                "snake_case {name}; put each placeholder in its own segment between '#'",
+                _split_mixed(source),
             )
         else:
             raise TemplateError(

@@ -1,251 +1,196 @@
 """Key-design checks (DESIGN §3): every query served by a key or index, no keys that collide,
-no query that can read an entity it does not return (entities whose literals merely share
-characters, ORDER#... beside ORDERLINE#..., are judged by what each condition can reach),
-prefix queries ending at a delimiter, tenants where the spec says, summaries that can tell
-entities apart, shard ranges matching their fan-out, keys that fit DynamoDB's size limits."""
+collections whose items sit below their head, summaries that can tell entities apart, shard
+ranges matching their fan-out; with the checks of tenancy.py (tenants where the spec says),
+sort_shape.py (prefixes ending at a delimiter), extra_reads.py (no query reading an entity it
+does not return) and key_sizes.py (keys within DynamoDB's limits)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 
-from . import keymatch, keytemplate
-from .diagnostics import Problem
+from . import fixes, keymatch, keytemplate
+from .diagnostics import Edit, Problem, toml_string
+from .extra_reads import check_extra_reads
 from .key_sizes import check_key_sizes
 from .keytemplate import Template
 from .lower_queries import sort_templates
-from .pytypes import KeyVar
 from .resolve import Entity, Resolved
+from .sort_shape import check_sort_shape, collection_heads
 from .spec import PatternSpec
+from .structural import lookup_in, same_kind, structural
 from .summaries import summary_of
-
-Lookup = Callable[[str], KeyVar | None]
-
-
-def _lookup(pattern: PatternSpec, entity: Entity) -> Lookup:
-    def lookup(name: str) -> KeyVar | None:
-        arg = pattern.args.get(name)
-        return KeyVar(name, arg.type, arg.width) if arg else entity.var(name)
-
-    return lookup
-
-
-def _same_kind(a: KeyVar, b: KeyVar) -> bool:
-    text = {"id", "string"}
-    return (a.type in text and b.type in text) or (a.type == b.type and a.width == b.width)
-
-
-def _structural(
-    pattern: PatternSpec, want: Template, have: Template, entity: Entity
-) -> tuple[int, str | None]:
-    """How many leading segments of `have` the pattern template `want` matches, and why it
-    stops early (None when every segment of `want` matched)."""
-    for i, segment in enumerate(want.segments):
-        if i >= len(have.segments):
-            return i, f"is longer than {entity.name}'s {have.source!r}"
-        target = have.segments[i]
-        if segment.literal is not None or target.literal is not None:
-            if segment.literal != target.literal:
-                return i, (
-                    f"has {segment.text!r} where {entity.name}'s {have.source!r} "
-                    f"has {target.text!r}"
-                )
-            continue
-        name, theirs = str(segment.placeholder), str(target.placeholder)
-        arg = pattern.args.get(name)
-        if arg is not None and arg.prefix_of is not None:
-            if arg.prefix_of != theirs or i != len(want.segments) - 1 or want.trailing_delimiter:
-                return i, (
-                    f"may use prefix_of arg {{{name}}} only as its last segment (no '#' "
-                    f"after it), at {{{arg.prefix_of}}}"
-                )
-            continue
-        mine, other = _lookup(pattern, entity)(name), entity.var(theirs)
-        if name != theirs and not (arg and mine and other and _same_kind(mine, other)):
-            return i, f"has {{{name}}} where {entity.name}'s {have.source!r} has {{{theirs}}}"
-    return len(want.segments), None
+from .tenancy import check_missing_tenant, check_mixed_scopes, served_partition
 
 
 def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
+    """The pattern's partition and sort condition against each returned entity's keys; a
+    mismatch of several entities is one problem (one template to change)."""
     keys = resolved.index_keys(pattern.index)
     assert keys is not None
     pk, sk = keys
     partition = keytemplate.parse(str(pattern.partition))
     op, conditions = sort_templates(pattern.sort)
+    unserved: list[tuple[str, str, Entity]] = []
+    unsorted: list[tuple[str, str, Template]] = []
     for name in pattern.returns:
         entity = resolved.entities[name]
         if pk not in entity.keys:
+            inside = [i for i in resolved.all_indexes() if _in_index(entity, i, resolved)]
             yield Problem(
                 f"{path}.returns",
-                f"{name} has no keys.{pk}, so it is not in index {pattern.index}; add its "
-                f"keys for {pattern.index} or query an index it is in",
+                f"{name} has no keys.{pk}, so it is not in index {pattern.index}: give it "
+                f"keys for {pattern.index}, or query an index it is in ("
+                + (", ".join(inside) or "none")
+                + ")",
             )
             continue
         have = entity.keys[pk]
-        matched, why = _structural(pattern, partition, have, entity)
+        matched, why = structural(pattern, served_partition(pattern, have), have, entity)
         if why is None and matched != len(have.segments):
             why = f"is shorter than {name}'s {have.source!r}"
         if why:
-            yield Problem(
-                f"{path}.partition",
-                f"no key serves this pattern: the partition {partition.source!r} {why}; make "
-                f"it match {name}'s keys.{pk} or use the index whose key it is",
-            )
+            unserved.append((name, why, entity))
         if not op or sk is None or sk not in entity.keys:
             continue
         sort_key = entity.keys[sk]
         for condition in conditions:
-            yield from _sort_served(f"{path}.sort.{op}", op, pattern, condition, sort_key, entity)
+            why = structural(pattern, condition, sort_key, entity)[1]
+            if why:
+                unsorted.append((name, why, condition))
+                continue
+            where = f"{path}.sort.{op}"
+            yield from _sort_served(where, op, pattern, condition, (sk, sort_key), entity)
+    if unserved:
+        name, why, entity = unserved[0]
+        yield Problem(
+            f"{path}.partition",
+            f"no key serves this pattern: the partition {partition.source!r} {why}"
+            + _nor(unserved)
+            + f"; make it match {name}'s keys.{pk} or use the index whose key it is",
+            fix=_partition_fix(path, pattern, entity, resolved),
+        )
+    if unsorted:
+        name, why, condition = unsorted[0]
+        yield Problem(
+            f"{path}.sort.{op}",
+            f"no key serves this condition: {condition.source!r} {why}" + _nor(unsorted),
+        )
+
+
+def _nor(misses: Sequence[tuple[str, str, object]]) -> str:
+    """The other entities a template does not match either."""
+    others = [n for n in dict.fromkeys(name for name, *_ in misses) if n != misses[0][0]]
+    return f" (nor {', '.join(others)}'s key)" if others else ""
+
+
+def _in_index(entity: Entity, index: str, resolved: Resolved) -> bool:
+    keys = resolved.index_keys(index)
+    return keys is not None and all(k is None or k in entity.keys for k in keys)
+
+
+def _partition_fix(
+    path: str, pattern: PatternSpec, entity: Entity, resolved: Resolved
+) -> tuple[Edit, ...]:
+    """The index whose key the partition is, else (for a pattern without args of its own,
+    which the fix could leave unused) the entity's key as the partition."""
+    for index in resolved.all_indexes():
+        keys = resolved.index_keys(index)
+        if index == pattern.index or keys is None or keys[0] not in entity.keys:
+            continue
+        have = entity.keys[keys[0]]
+        matched, why = structural(pattern, served_partition(pattern, have), have, entity)
+        if why is None and matched == len(have.segments):
+            return (Edit(path, "index", toml_string(index)),)
+    keys = resolved.index_keys(pattern.index)
+    if pattern.args or keys is None:
+        return ()
+    return (Edit(path, "partition", toml_string(entity.keys[keys[0]].source)),)
 
 
 def _sort_served(
-    path: str, op: str, pattern: PatternSpec, cond: Template, have: Template, entity: Entity
+    path: str,
+    op: str,
+    pattern: PatternSpec,
+    cond: Template,
+    key: tuple[str, Template],
+    entity: Entity,
 ) -> Iterator[Problem]:
-    matched, why = _structural(pattern, cond, have, entity)
-    last = cond.segments[-1]
-    ends_in_prefix_arg = bool(
-        last.placeholder
-        and (arg := pattern.args.get(last.placeholder)) is not None
-        and arg.prefix_of is not None
-    )
+    """The shape of a condition that follows the entity's sort key `key` (attribute,
+    template) against what it reaches: a collection's items below its head, no '#' after
+    a whole key (eq and begins_with: sort_shape.py)."""
+    attr, have = key
+    matched = structural(pattern, cond, have, entity)[0]
     path_last = entity.var(str(have.segments[-1].placeholder))
     extends = path_last is not None and path_last.type == "path"
-    if why:
-        yield Problem(path, f"no key serves this condition: {cond.source!r} {why}")
-    elif op == "eq" and (matched != len(have.segments) or cond.trailing_delimiter):
-        yield Problem(path, f"eq needs the whole sort key {have.source!r}; use begins_with")
-    elif op == "collection" and (
+    if op == "collection" and (
         cond.trailing_delimiter
         or (matched < len(have.segments) and have.segments[matched].literal is None)
     ):
+        if cond.trailing_delimiter:
+            section = path.rsplit(".sort.", 1)[0]
+            head = cond.source.removesuffix("#")
+            fix = Edit(section, "sort", fixes.sort("collection", head))
+        else:
+            texts = [s.text for s in have.segments]
+            texts.insert(matched, entity.spec.type)
+            fix = Edit(f"entities.{entity.name}", f"keys.{attr}", toml_string("#".join(texts)))
         yield Problem(
             path,
             f"{entity.name}'s {have.source!r} must be the collection's head "
             f"{cond.source!r} itself, or continue below it with a literal segment "
             "(ORDER#{id}#ITEM#{n} below ORDER#{id})",
+            fix=(fix,),
         )
-    elif op == "begins_with" and not cond.trailing_delimiter and not ends_in_prefix_arg:
-        yield Problem(
-            path,
-            f"the prefix {cond.source!r} does not end at '#': it would also match longer "
-            "values (ORDER#1 matches ORDER#10); end it with '#' or declare its last arg "
-            "prefix_of an attribute",
-        )
-    elif cond.trailing_delimiter and matched == len(have.segments) and not extends:
+    elif (
+        op not in ("eq", "begins_with")  # codegen/sort_shape.py
+        and cond.trailing_delimiter
+        and matched == len(have.segments)
+        and not extends
+    ):
         yield Problem(path, f"{cond.source!r} goes past the end of {have.source!r}")
 
 
 def _collection_head(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
     """A collection query returns the entity keyed at its head, not only the ones below."""
-    op, conditions = sort_templates(pattern.sort)
+    heads = collection_heads(pattern, resolved)
+    _, conditions = sort_templates(pattern.sort)
     keys = resolved.index_keys(pattern.index)
-    if op != "collection" or keys is None or keys[1] is None:
+    if heads is None or keys is None:
         return
-    heads = []
-    for name in pattern.returns:
-        have = resolved.entities[name].keys.get(keys[1])
-        if have is None:
-            continue
-        matched, why = _structural(pattern, conditions[0], have, resolved.entities[name])
-        if why is None and matched == len(have.segments):
-            heads.append(name)
-    if not heads:
-        yield Problem(
-            f"{path}.sort.collection",
-            f"no returned entity is keyed at {conditions[0].source!r}, the collection's head; "
-            "return it too, or read the items below with begins_with and a trailing '#'",
-        )
+    if heads:
+        return
+    head = conditions[0].source
+    missing = [
+        name
+        for name, entity in sorted(resolved.entities.items())
+        if name not in pattern.returns and _keyed_at(pattern, entity, keys, conditions[0])
+    ]
+    if missing:
+        fix = Edit(path, "returns", fixes.names([*pattern.returns, *missing]))
+        advice = f"return {', '.join(missing)} too, which is keyed there"
+    else:
+        fix = Edit(path, "sort", fixes.sort("begins_with", head + "#"))
+        advice = "read the items below it with begins_with and a trailing '#'"
+    yield Problem(
+        f"{path}.sort.collection",
+        f"no returned entity is keyed at {head!r}, the collection's head: {advice}",
+        fix=(fix,),
+    )
 
 
-def _slots(template: Template, lookup: Lookup) -> list[keymatch.Slot]:
-    return keymatch.slots(template, lookup)
-
-
-def _reads(
-    pattern: PatternSpec, other: Entity, sk: str | None, conditions: list[Template], op: str
+def _keyed_at(
+    pattern: PatternSpec, entity: Entity, keys: tuple[str, str | None], head: Template
 ) -> bool:
-    """Whether the query can read items of `other` (an entity it does not return)."""
-    if sk is None or not op:
-        return True
-    lookup = _lookup(pattern, other)
-    theirs = _slots(other.keys[sk], other.var)
-    mine = [_slots(c, lookup) for c in conditions]
-    if op == "eq":
-        return keymatch.can_equal(mine[0], theirs)
-    if op == "collection":
-        return keymatch.can_equal(mine[0], theirs) or keymatch.can_start(
-            mine[0], theirs, strict=True
-        )
-    if op == "begins_with":
-        last = mine[0][-1]
-        if conditions[0].trailing_delimiter or last.literal is None:
-            prefix = mine[0] if conditions[0].trailing_delimiter else mine[0][:-1]
-            return keymatch.can_start(prefix, theirs, strict=True)
-        return keymatch.can_begin(mine[0][:-1], last.literal, theirs)
-    if op == "between":
-        common = []
-        for a, b in zip(mine[0], mine[1], strict=False):
-            if a.literal is None or a != b:
-                break
-            common.append(a)
-        return keymatch.can_start(common, theirs, strict=True)
-    return True
-
-
-def _extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
-    keys = resolved.index_keys(pattern.index)
-    assert keys is not None
+    """Whether `entity`'s items sit at the pattern's partition and exactly at `head`."""
     pk, sk = keys
-    first = resolved.entities[pattern.returns[0]]
-    partition = _slots(keytemplate.parse(str(pattern.partition)), _lookup(pattern, first))
-    op, conditions = sort_templates(pattern.sort)
-    for name, other in sorted(resolved.entities.items()):
-        if name in pattern.returns or pk not in other.keys:
-            continue
-        if sk is not None and sk not in other.keys:
-            continue
-        if keymatch.can_equal(partition, _slots(other.keys[pk], other.var)) and _reads(
-            pattern, other, sk, conditions, op
-        ):
-            yield Problem(
-                f"{path}.returns",
-                f"the query can also read {name} items (their keys on {pattern.index} match "
-                f"its condition); add {name} to returns or narrow the condition",
-            )
-
-
-def _tenant(resolved: Resolved) -> Iterator[Problem]:
-    for index in resolved.all_indexes():
-        keys = resolved.index_keys(index)
-        assert keys is not None
-        for name, entity in resolved.entities.items():
-            template = entity.keys.get(keys[0])
-            if (
-                entity.tenant_scoped
-                and template is not None
-                and "tenant" not in template.placeholders
-            ):
-                yield Problem(
-                    f"entities.{name}.keys.{keys[0]}",
-                    f"partition key {template.source!r} lacks {{tenant}}: items of all "
-                    "tenants would share it; start it with T#{tenant}",
-                )
-    for name, pattern in resolved.spec.patterns.items():
-        if not pattern.partition or not pattern.returns:
-            continue
-        scoped = {resolved.entities[r].tenant_scoped for r in pattern.returns}
-        has_tenant = "tenant" in keytemplate.parse(pattern.partition).placeholders
-        if len(scoped) > 1:
-            yield Problem(
-                f"patterns.{name}.returns",
-                "a query reads one tenant's items or global ones, not both: split it",
-            )
-        elif scoped == {True} and not has_tenant:
-            yield Problem(f"patterns.{name}.partition", "the partition must contain {tenant}")
-        elif scoped == {False} and has_tenant:
-            yield Problem(
-                f"patterns.{name}.partition",
-                "it returns global entities, whose partitions hold no {tenant}; remove it",
-            )
+    if pk not in entity.keys or sk is None or sk not in entity.keys:
+        return False
+    templates = ((served_partition(pattern, entity.keys[pk]), pk), (head, sk))
+    for template, attr in templates:
+        matched, why = structural(pattern, template, entity.keys[attr], entity)
+        if why is not None or matched != len(entity.keys[attr].segments):
+            return False
+    return True
 
 
 def _collisions(resolved: Resolved) -> Iterator[Problem]:
@@ -267,8 +212,10 @@ def _collisions(resolved: Resolved) -> Iterator[Problem]:
                 if all(keymatch.can_equal(x, y) for x, y in slots[1:]):
                     yield Problem(
                         where,
-                        f"{name_a} and {name_b} can have the same key on {index}; give them "
-                        "different literal segments",
+                        f"{name_a} and {name_b} can have the same key on {index}, so one "
+                        f"item would overwrite the other: give {name_b}'s key a literal "
+                        f"segment of its own where {name_a}'s has a placeholder or another "
+                        "literal",
                     )
 
 
@@ -280,11 +227,17 @@ def _projection(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator
     for name in pattern.returns:
         summary = summary_of(resolved, resolved.entities[name], pattern.index)
         if summary is not None and not summary.typed:
+            gsi = resolved.spec.table.indexes[pattern.index]
+            section = f"table.indexes.{pattern.index}"
+            edits = [Edit(section, "include", fixes.names([*gsi.include, "_type"]))]
+            if gsi.projection != "INCLUDE":
+                edits.insert(0, Edit(section, "projection", '"INCLUDE"'))
             yield Problem(
                 f"{path}.index",
                 f"{pattern.index} projects {summary.included or 'no attributes'} without "
                 f"_type: a query returning {', '.join(pattern.returns)} cannot tell them "
-                "apart; add _type to include",
+                "apart; add _type to its include",
+                fix=tuple(edits),
             )
             return
 
@@ -294,13 +247,22 @@ def _shards(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
         return
     placeholder, count = pattern.shards.placeholder, pattern.shards.count
     for name in pattern.returns:
-        attr = resolved.entities[name].attrs.get(placeholder)
+        entity = resolved.entities[name]
+        attr = entity.attrs.get(placeholder)
         spec = attr.spec if attr else None
         if spec is None or spec.type != "int" or (spec.ge, spec.le) != (0, count - 1):
+            if spec is not None and spec.type == "int":
+                fix = fixes.attribute(entity, placeholder, ge=0, le=count - 1)
+            else:
+                value = (
+                    f'{{ type = "int", ge = 0, le = {count - 1}, width = {len(str(count - 1))} }}'
+                )
+                fix = Edit(f"entities.{name}", f"attributes.{placeholder}", value)
             yield Problem(
                 f"{path}.shards",
                 f"{name} needs an int attribute {placeholder} with ge = 0 and le = "
                 f"{count - 1}, so that writers use exactly the {count} shards read here",
+                fix=(fix,),
             )
 
 
@@ -313,25 +275,39 @@ def _shared_types(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterat
         found = [
             (name, var)
             for name in pattern.returns
-            if (var := _lookup(pattern, resolved.entities[name])(placeholder)) is not None
+            if (var := lookup_in(pattern, resolved.entities[name])(placeholder)) is not None
         ]
-        if any(not _same_kind(found[0][1], var) for _, var in found[1:]):
+        if any(not same_kind(found[0][1], var) for _, var in found[1:]):
             yield Problem(
                 f"{path}.returns",
                 f"{{{placeholder}}} has different types in "
                 + ", ".join(f"{n} ({v.type})" for n, v in found)
-                + "; the returned entities must agree",
+                + ": one argument fills it for all of them, so give the attributes one type "
+                "(or return the entities from separate patterns)",
             )
 
 
 def lint(resolved: Resolved) -> list[Problem]:
     """Every key-design problem of a spec that passed the structural checks."""
-    problems = [*_tenant(resolved), *_collisions(resolved), *check_key_sizes(resolved)]
+    problems = [
+        *check_missing_tenant(resolved),
+        *check_mixed_scopes(resolved),
+        *_collisions(resolved),
+        *check_key_sizes(resolved),
+    ]
     for name, pattern in resolved.spec.patterns.items():
         if pattern.operation != "query":
             continue
         path = f"patterns.{name}"
-        checks = (_served, _collection_head, _extra_reads, _projection, _shards, _shared_types)
+        checks = (
+            _served,
+            check_sort_shape,
+            _collection_head,
+            check_extra_reads,
+            _projection,
+            _shards,
+            _shared_types,
+        )
         for check in checks:
             problems.extend(check(path, pattern, resolved))
     return problems

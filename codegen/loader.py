@@ -10,7 +10,8 @@ from typing import Any
 
 import pydantic
 
-from .diagnostics import Problem, SpecErrors, locate
+from .diagnostics import Edit, Problem, SpecErrors, locate, toml_string
+from .pytypes import snake
 from .spec import AttributeSpec, Spec, StructSpec
 
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
@@ -63,6 +64,26 @@ def _message(error: Any) -> str:
     return f"{text[0].lower()}{text[1:]}, got {error['input']!r}"
 
 
+def _fix(error: Any, data: dict[str, Any]) -> tuple[Edit, ...]:
+    """The value of a missing key when the spec says what it must be: an entity's type
+    (its name in capitals), a pattern's operation (a query when it has a partition, a get
+    when it names an entity)."""
+    loc = error["loc"]
+    if error["type"] != "missing" or len(loc) != 3:
+        return ()
+    section, name, key = (str(part) for part in loc)
+    written = data.get(section, {}).get(name)
+    if not isinstance(written, dict):
+        return ()
+    if (section, key) == ("entities", "type"):
+        value = re.sub(r"[^A-Z0-9_]", "", snake(name).upper())
+        return (Edit(f"{section}.{name}", key, toml_string(value)),) if value[:1].isalpha() else ()
+    if (section, key) == ("patterns", "operation"):
+        operation = "query" if "partition" in written else "get" if "entity" in written else None
+        return (Edit(f"{section}.{name}", key, toml_string(operation)),) if operation else ()
+    return ()
+
+
 _SECTIONS = ("entities", "patterns", "structs")
 """Parts of a spec that can be left out when their shape is wrong, so the rest is checked."""
 
@@ -110,7 +131,7 @@ def parse_text(text: str) -> tuple[Spec, list[Problem]]:
             essential = False
             for error in exc.errors():
                 loc = tuple(p for p in error["loc"] if not str(p).startswith("function-"))
-                problems.append(Problem(_path(loc), _message(error)))
+                problems.append(Problem(_path(loc), _message(error), fix=_fix(error, data)))
                 if loc[:1] == ("entities",) and len(loc) >= 2:
                     dropped.add(str(loc[1]))
                 if not _drop(data, loc):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
-from . import keytemplate
+from . import fixes, keytemplate
 from .checks import RESERVED, SNAKE
-from .diagnostics import Problem
+from .diagnostics import Edit, Problem, toml_string
 from .key_checks import check_placeholders
-from .pytypes import py_name
+from .pytypes import py_name, snake
 from .resolve import Resolved
 from .spec import PatternSpec
 
@@ -45,15 +46,28 @@ def _templates(path: str, pattern: PatternSpec) -> Iterator[tuple[str, keytempla
                 yield f"{path}.sort.{op}", keytemplate.parse(text, condition=True)
 
 
+def _close_names(names: tuple[str, ...], known: list[str]) -> list[str]:
+    """Each name, or the known one it is a misspelling of; empty if one is neither."""
+    fixed = []
+    for name in names:
+        close = [name] if name in known else difflib.get_close_matches(name, known, n=1)
+        if not close:
+            return []
+        fixed.append(close[0])
+    return fixed
+
+
 def _query(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Problem]:
     if pattern.entity is not None:
         yield Problem(f"{path}.entity", "a query names what it reads in `returns`, not `entity`")
     if pattern.partition is None:
         yield Problem(f"{path}.partition", "a query needs a partition template")
     if resolved.index_keys(pattern.index) is None:
+        close = difflib.get_close_matches(pattern.index, resolved.all_indexes(), n=1)
         yield Problem(
             f"{path}.index",
             f"unknown index {pattern.index!r}; use one of: " + ", ".join(resolved.all_indexes()),
+            fix=(Edit(path, "index", toml_string(close[0])),) if close else (),
         )
     if pattern.sort is not None and len(pattern.sort.model_fields_set) != 1:
         yield Problem(
@@ -66,10 +80,12 @@ def _query(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> It
     if not pattern.returns or None in returned:
         unknown = [r for r in pattern.returns if r not in resolved.entities]
         what = f"unknown entities {', '.join(unknown)}" if unknown else "none given"
+        fixed = _close_names(pattern.returns, list(resolved.entities))
         yield Problem(
             f"{path}.returns",
             f"`returns` lists the entities the query reads ({what}); choose from: "
             + ", ".join(resolved.entities),
+            fix=(Edit(path, "returns", fixes.names(fixed)),) if unknown and fixed else (),
         )
         return
     shard = pattern.shards.placeholder if pattern.shards else None
@@ -87,7 +103,16 @@ def _query(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> It
         if not SNAKE.match(arg) or arg in RESERVED or py_name(arg) in RESERVED:
             yield Problem(f"{path}.args.{arg}", "arg names must be snake_case and not reserved")
         if spec.type == "int" and spec.width is None:
-            yield Problem(f"{path}.args.{arg}", "an int arg needs `width`, as in the key")
+            widths = {
+                a.spec.width for e in returned if e and (a := e.attrs.get(arg)) and a.spec.width
+            }
+            yield Problem(
+                f"{path}.args.{arg}",
+                "an int arg needs `width`, the digits the key pads it to",
+                fix=(Edit(path, f"args.{arg}", f'{{ type = "int", width = {widths.pop()} }}'),)
+                if len(widths) == 1
+                else (),
+            )
         if spec.prefix_of is not None and any(
             e is not None and spec.prefix_of not in e.attrs for e in returned
         ):
@@ -107,8 +132,15 @@ def check_patterns(resolved: Resolved) -> Iterator[Problem]:
     names = set(resolved.spec.patterns)
     for name, pattern in resolved.spec.patterns.items():
         path = f"patterns.{name}"
-        if not SNAKE.match(name) or (name.startswith("plan_") and name[5:] in names):
-            yield Problem(path, "pattern names must be snake_case and not plan_<another pattern>")
+        if not SNAKE.match(name):
+            fixed = snake(name)
+            rename = f"rename it {fixed}" if SNAKE.match(fixed) else "rename it"
+            yield Problem(path, f"pattern names are snake_case: {rename}")
+        elif name.startswith("plan_") and name[5:] in names:
+            yield Problem(
+                path,
+                f"plan_{name[5:]} is the name of {name[5:]}'s plan builder: rename the pattern",
+            )
         if pattern.operation == "query":
             yield from _query(path, name, pattern, resolved)
         else:

@@ -13,6 +13,7 @@ from .lower import lower
 from .pattern_checks import check_patterns
 from .render import render
 from .resolve import Resolved, resolve
+from .tenancy import check_global_keys
 
 
 def analyse(text: str, source: str) -> Resolved:
@@ -22,7 +23,7 @@ def analyse(text: str, source: str) -> Resolved:
     spec, problems = parse_text(text)
     resolved = resolve(spec, source)
     problems += resolved.problems
-    for check in (check_table, check_types, check_keys, check_patterns):
+    for check in (check_table, check_types, check_keys, check_patterns, check_global_keys):
         problems.extend(check(resolved))
     sound = _without(resolved, problems)
     if sound is not None:

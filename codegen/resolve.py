@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import keytemplate
-from .diagnostics import Problem
+from .diagnostics import Edit, Problem, toml_string
 from .pytypes import KeyVar, camel, snake
 from .spec import AttributeSpec, EntitySpec, Spec
 
@@ -96,6 +96,13 @@ def resolve(spec: Spec, source: str) -> Resolved:
             try:
                 resolved.keys[attr] = keytemplate.parse(text)
             except keytemplate.TemplateError as exc:
-                out.problems.append(Problem(f"entities.{name}.keys.{attr}", str(exc)))
+                fix = () if exc.fixed is None else (toml_string(exc.fixed),)
+                out.problems.append(
+                    Problem(
+                        f"entities.{name}.keys.{attr}",
+                        str(exc),
+                        fix=tuple(Edit(f"entities.{name}", f"keys.{attr}", v) for v in fix),
+                    )
+                )
         out.entities[name] = resolved
     return out

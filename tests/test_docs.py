@@ -67,7 +67,7 @@ def test_the_any_spec_example_runs(tmp_path: Path) -> None:
 
 
 def test_every_block_is_of_a_language_a_test_reads() -> None:
-    assert languages() <= {"sh", "graphql", "toml", "json", "python"}
+    assert languages() <= {"sh", "graphql", "toml", "json", "python", "text"}
 
 
 def test_the_examples_import_only_public_names() -> None:

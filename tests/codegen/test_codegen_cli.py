@@ -73,3 +73,13 @@ def test_help_explains_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert all(word in text for word in ("generate", "check", "lint", "--spec", "--out"))
+
+
+def test_lint_prints_each_fix_below_its_problem(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = Path(__file__).with_name("lint_specs") / "paper_catalog.toml"
+    assert main(["lint", "--spec", str(spec)]) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(
+        '  fix:\n    [table]\n    tenancy = "global"\n1 problem(s); nothing written\n'
+    )
+    assert err.startswith(f"{spec}:4: table.tenancy: no partition key")

@@ -1,0 +1,61 @@
+"""How far a pattern's key template follows an entity's: segment by segment, literals equal,
+placeholders the same or of one kind (an arg standing for an attribute), a prefix_of arg
+only last."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .keytemplate import Template
+from .pytypes import KeyVar
+from .resolve import Entity
+from .spec import PatternSpec
+
+Lookup = Callable[[str], KeyVar | None]
+
+
+def lookup_in(pattern: PatternSpec, entity: Entity) -> Lookup:
+    """Placeholder name -> its KeyVar: the pattern's arg of that name, else the entity's."""
+
+    def lookup(name: str) -> KeyVar | None:
+        arg = pattern.args.get(name)
+        return KeyVar(name, arg.type, arg.width) if arg else entity.var(name)
+
+    return lookup
+
+
+def same_kind(a: KeyVar, b: KeyVar) -> bool:
+    """Whether two placeholders hold values of one kind (ids and strings are one)."""
+    text = {"id", "string"}
+    return (a.type in text and b.type in text) or (a.type == b.type and a.width == b.width)
+
+
+def structural(
+    pattern: PatternSpec, want: Template, have: Template, entity: Entity
+) -> tuple[int, str | None]:
+    """How many leading segments of `have` the pattern template `want` matches, and why it
+    stops early (None when every segment of `want` matched)."""
+    for i, segment in enumerate(want.segments):
+        if i >= len(have.segments):
+            return i, f"is longer than {entity.name}'s {have.source!r}"
+        target = have.segments[i]
+        if segment.literal is not None or target.literal is not None:
+            if segment.literal != target.literal:
+                return i, (
+                    f"has {segment.text!r} where {entity.name}'s {have.source!r} "
+                    f"has {target.text!r}"
+                )
+            continue
+        name, theirs = str(segment.placeholder), str(target.placeholder)
+        arg = pattern.args.get(name)
+        if arg is not None and arg.prefix_of is not None:
+            if arg.prefix_of != theirs or i != len(want.segments) - 1 or want.trailing_delimiter:
+                return i, (
+                    f"may use prefix_of arg {{{name}}} only as its last segment (no '#' "
+                    f"after it), at {{{arg.prefix_of}}}"
+                )
+            continue
+        mine, other = lookup_in(pattern, entity)(name), entity.var(theirs)
+        if name != theirs and not (arg and mine and other and same_kind(mine, other)):
+            return i, f"has {{{name}}} where {entity.name}'s {have.source!r} has {{{theirs}}}"
+    return len(want.segments), None
