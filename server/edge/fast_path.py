@@ -15,6 +15,7 @@ from starlette.responses import Response
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
+from server.edge.request import GraphQLRequest
 from server.graphql.compiled.operation import build_executor
 from server.graphql.compiled.run import Run
 from server.graphql.error_format import log_errors
@@ -23,7 +24,7 @@ from server.graphql.schema import KeygraphSchema
 from server.graphql.stream import Stream
 
 if TYPE_CHECKING:
-    from server.edge.http import GraphQLEndpoint, GraphQLRequest
+    from server.edge.http import GraphQLEndpoint
 
 _KEYS = frozenset({"query", "variables", "operationName", "extensions"})
 
