@@ -1,8 +1,10 @@
-"""GraphQL over HTTP: request limits, authentication, the per-request context, response
-shaping and logs.
+"""GraphQL over HTTP, the edge every request passes: request limits, authentication,
+persisted documents, Idempotency-Key and logs.
 
-POST (JSON) and GET (queries only) go to Strawberry's ASGI view; a POST's body must be one
-operation as a JSON object (a batch, a JSON array, is refused with 400 like any other body
+POST (JSON) and GET (queries only) then go to compiled execution (edge/fast_path.py), and
+what it declines to Strawberry's view beside it (edge/strawberry_view.py); both build the
+context, the result's body and the response alike (edge/request_context.py, result.py,
+response.py). A POST's body must be one operation as a JSON object (a batch, a JSON array, is refused with 400 like any other body
 that is no GraphQL request: edge/request_body.py). Before anything is read, a
 request is refused when its Content-Length or query string is too large (413/414) or when
 the worker already runs its most requests (503, Retry-After); its body is cut off at the
@@ -25,42 +27,30 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 import orjson
-from cross_web import HTTPException
 from graphql import GraphQLError
-from starlette.datastructures import QueryParams
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
-from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLHTTPResponse
 from strawberry.schema.base import BaseSchema
-from strawberry.types import ExecutionResult
 
 from keygraph import capacity
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
-from server.edge import fast_path, graphiql, idempotency, persisted, request_body
+from server.edge import graphiql, idempotency, persisted, request_body
 from server.edge.auth import Claims, Verifier
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
+from server.edge.fast_path import CompiledPath
 from server.edge.guard import BodyTooLarge, Guard, Refusal
-from server.edge.request import GraphQLRequest, own, posts_json
+from server.edge.request import GraphQLRequest, posts_json
 from server.edge.request_context import RequestContexts
-from server.edge.response import (
-    FastJSON,
-    create_response,
-    create_streamed_response,
-    new_sub_response,
-    refused,
-)
+from server.edge.response import refused
 from server.edge.result import Results
+from server.edge.strawberry_view import StrawberryView
 from server.errors import Unauthenticated
 from server.graphql.budget import TenantBudget
-from server.graphql.context import RequestContext
 from server.graphql.schema import KeygraphSchema
-from server.graphql.stream import Stream
 from server.settings import Limits
 
 log = logging.getLogger("keygraph.request")
@@ -81,7 +71,11 @@ async def _body_problem(request: GraphQLRequest) -> str | None:
     return request_body.problem(data)
 
 
-class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
+class GraphQLEndpoint:
+    """The ASGI endpoint of GraphQL: the edge every request passes (limits, token,
+    persisted document, Idempotency-Key, log line), then compiled execution, with
+    Strawberry's view for what it declines."""
+
     def __init__(
         self,
         schema: BaseSchema,
@@ -98,25 +92,19 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         get_max_age: int = 0,
         batching: bool = True,
     ) -> None:
-        super().__init__(
-            schema,
-            graphql_ide="graphiql" if graphiql else None,
-            allow_queries_via_get=True,
-            subscription_protocols=(),
-        )
-        self.store = store
+        self.schema = schema
         self.verifier = verifier
         self.limits = limits
-        self.budget = budget
-        self.contexts = RequestContexts(store, cursors, budget, dev=dev, batching=batching)
         self.cost = CostExtension(limits.max_cost, budget)
-        self.results = Results(self.cost, dev=dev)
+        contexts = RequestContexts(store, cursors, budget, dev=dev, batching=batching)
+        results = Results(self.cost, dev=dev)
+        self.compiled = CompiledPath(schema, contexts, results, limits)
+        self.view = StrawberryView(schema, contexts, results)
         self.guard = Guard(limits)
         self.deadlines = Deadlines(limits.request_timeout)
         self.ledger = idempotency.Ledger(store, limits.idempotency_window, limits.request_timeout)
         self._releasing: set[asyncio.Future[None]] = set()
-        self.dev = dev
-        self.batching = batching
+        self.graphiql = graphiql
         self._graphiql_authorization = graphiql_authorization
         self.documents = persisted.Documents() if documents is None else documents
         self.get_cache_control = (
@@ -185,7 +173,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
     async def _respond(self, request: GraphQLRequest) -> Response:
         if request.method == "GET" and "text/html" in (request.header("accept") or ""):
             # A browser: GraphiQL, with `?query=` (and `&variables=`) in its editors.
-            if self.graphql_ide is None:
+            if not self.graphiql:
                 return PlainTextResponse("Not Found", status_code=404)
             authorization = self._graphiql_authorization
             token = authorization() if authorization is not None else None
@@ -276,22 +264,10 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         return response
 
     async def _execute(self, request: GraphQLRequest) -> Response:
-        compiled = await fast_path.answer(self, request)
+        compiled = await self.compiled.answer(request)
         if compiled is not None:
             return compiled
-        if request.method == "GET" and request.document is not None:
-            params = dict(request.query_params)
-            params["query"] = request.document
-            request._query_params = QueryParams(params)
-        try:
-            return await self.run(request)
-        except HTTPException as exc:
-            if request.method == "GET" and "mutation" in exc.reason:
-                # GraphQL over HTTP: a mutation sent with GET is 405, to be retried as POST
-                response = self._refused(request, Refusal(405, "BAD_REQUEST", exc.reason))
-                response.headers["Allow"] = "POST"
-                return response
-            return self._refused(request, Refusal(exc.status_code, "BAD_REQUEST", exc.reason))
+        return await self.view.answer(request)
 
     def _prepares(self, query: str) -> bool:
         """Whether `query` parses and validates (within the limits), as it will be run."""
@@ -302,28 +278,3 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             return not schema.preparation.prepared(schema._schema, query).errors
         except GraphQLError:
             return False
-
-    def should_render_graphql_ide(self, request: Any) -> bool:
-        """Never here: a browser gets the endpoint's own page before (`_respond`), and any
-        other GET without a `query` (`Accept: */*`, a persisted query's odd parameters) is a
-        request naming no operation, not one for Strawberry's page."""
-        return False
-
-    async def get_sub_response(self, request: Any) -> Response:
-        return new_sub_response(own(request))
-
-    async def get_context(self, request: Any, response: Any) -> RequestContext:
-        return self.contexts.build(own(request))
-
-    async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
-        return self.results.body(own(request), result)
-
-    def create_response(
-        self, response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse], sub_response: Response
-    ) -> Response:
-        return create_response(response_data, sub_response)
-
-    def create_streamed_response(
-        self, response_data: GraphQLHTTPResponse, stream: Stream, sub_response: Response
-    ) -> Response:
-        return create_streamed_response(response_data, stream, sub_response)
