@@ -41,7 +41,7 @@ from server.settings import Limits
 _KEYS = frozenset({"query", "variables", "operationName", "extensions"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Requested:
     """The operation a request asks for, as it was sent."""
 
@@ -52,7 +52,7 @@ class _Requested:
     extensions: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Planned:
     """An operation prepared, screened and planned: ready to run."""
 
@@ -93,7 +93,10 @@ class CompiledPath:
         ctx = self._context(request, planned)
         if ctx is None:
             return None  # Strawberry's view answers the same refusal (nothing was charged)
-        result = await _run(ctx, planned)
+        planned.executor.context_value = ctx
+        result: GraphQLResult = await await_maybe(Run(planned.executor, planned.plan).start())
+        if result.errors:
+            log_errors(result.errors, ctx.request_id)
         return self._response(request, ctx, result)
 
     def _context(self, request: GraphQLRequest, planned: _Planned) -> RequestContext | None:
@@ -191,14 +194,3 @@ def _operation_name(document: Any, provided: str | None) -> str | None:
         if isinstance(definition, OperationDefinitionNode):
             return definition.name.value if definition.name else None
     return None
-
-
-async def _run(ctx: RequestContext, planned: _Planned) -> GraphQLResult:
-    """The operation's result, run on its plan with the request's context; its errors
-    logged."""
-    built = planned.executor
-    built.context_value = ctx
-    result: GraphQLResult = await await_maybe(Run(built, planned.plan).start())
-    if result.errors:
-        log_errors(result.errors, ctx.request_id)
-    return result
