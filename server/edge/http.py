@@ -4,21 +4,21 @@ persisted documents, Idempotency-Key and logs.
 POST (JSON) and GET (queries only) then go to compiled execution (edge/fast_path.py), and
 what it declines to Strawberry's view beside it (edge/strawberry_view.py); both build the
 context, the result's body and the response alike (edge/request_context.py, result.py,
-response.py). A POST's body must be one operation as a JSON object (a batch, a JSON array, is refused with 400 like any other body
-that is no GraphQL request: edge/request_body.py). Before anything is read, a
-request is refused when its Content-Length or query string is too large (413/414) or when
-the worker already runs its most requests (503, Retry-After); its body is cut off at the
-limit as it streams in (413), and it is cancelled at its timeout (504, TIMEOUT). Every GraphQL
-request needs a verified bearer token; the tenant comes from it alone. A client that accepts
-`application/graphql-response+json` gets that media type, and HTTP 400 when the request fails
-before execution (parse, validation, variables, limits); others get `application/json` and
-200. A tenant over its budget gets 429 with Retry-After. Every response's `extensions.cost`
-gives the requested and actual cost and the tenant's remaining budget; in dev mode
-`extensions` also reports the request's store calls and waves. A POST with an
-Idempotency-Key runs once within the key's window; retries get its first answer
-(edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py); a GET
-answer says how long caches may keep it. Each request logs one line: a warning with its
-code when it was refused or any error came back, else info.
+response.py). A POST's body must be one operation as a JSON object (a batch, a JSON array,
+is refused with 400 like any other body that is no GraphQL request: edge/request_body.py).
+Before anything is read, a request is refused when its Content-Length or query string is too
+large (413/414) or when the worker already runs its most requests (503, Retry-After); its
+body is cut off at the limit as it streams in (413), and it is cancelled at its timeout
+(504, TIMEOUT). Every GraphQL request needs a verified bearer token; the tenant comes from
+it alone. A client that accepts `application/graphql-response+json` gets that media type,
+and HTTP 400 when the request fails before execution (parse, validation, variables, limits);
+others get `application/json` and 200. A tenant over its budget gets 429 with Retry-After.
+Every response's `extensions.cost` gives the requested and actual cost and the tenant's
+remaining budget; in dev mode `extensions` also reports the request's store calls and waves.
+A POST with an Idempotency-Key runs once within the key's window; retries get its first
+answer (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py);
+a GET answer says how long caches may keep it. Each request logs one line: a warning with
+its code when it was refused or any error came back, else info.
 """
 
 from __future__ import annotations
