@@ -44,7 +44,14 @@ def create_table(table: TableSpec) -> dict[str, Any]:
     }
     if indexes:
         definition["GlobalSecondaryIndexes"] = indexes
+    if table.stream:
+        definition["StreamSpecification"] = stream_specification(table.stream)
     return definition
+
+
+def stream_specification(view: str) -> dict[str, Any]:
+    """The StreamSpecification of a table whose change stream holds `view`."""
+    return {"StreamEnabled": True, "StreamViewType": view}
 
 
 def cloudformation(table: TableSpec, source: str) -> dict[str, Any]:
@@ -93,6 +100,9 @@ def terraform(table: TableSpec, source: str) -> dict[str, Any]:
         resource["ttl"] = {"attribute_name": table.ttl_attribute, "enabled": True}
     if table.point_in_time_recovery:
         resource["point_in_time_recovery"] = {"enabled": True}
+    if table.stream:
+        resource["stream_enabled"] = True
+        resource["stream_view_type"] = table.stream
     return {
         "//": f"{HEADER} source: {source}",
         "resource": {"aws_dynamodb_table": {_terraform_name(table.name): resource}},
@@ -134,6 +144,8 @@ def workbench(table: TableSpec, source: str) -> dict[str, Any]:
         "DataAccess": {"MySql": {}},
         "BillingMode": "PAY_PER_REQUEST",
     }
+    if table.stream:
+        model["StreamSpecification"] = stream_specification(table.stream)
     return {
         "ModelName": table.name,
         "ModelMetadata": {
