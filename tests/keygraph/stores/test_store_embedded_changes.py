@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from keygraph.plan import Delete, Put
+from keygraph import capacity
+from keygraph.plan import Delete, Get, Put
 from keygraph.stores import admin_of
 from keygraph.stores.embedded.changes import ROTATE_SECONDS
 from keygraph.stores.embedded.store import EmbeddedStore
@@ -184,3 +185,26 @@ async def test_the_stream_turns_on_and_off(tmp_path: Path) -> None:
 def test_a_store_without_a_stream_reader_is_refused() -> None:
     with pytest.raises(NoStream, match="object has no change stream"):
         stream_of(object())  # type: ignore[arg-type]
+
+
+async def test_a_transaction_rolled_back_after_its_writes_leaves_no_record(
+    store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log is written with the items: a transaction that fails after writing an item
+    (here, while counting the second item's capacity) takes the item and its record back."""
+    await store.put(Put({**key("a"), "n": 1}))
+    calls = 0
+
+    def fail_second(**_: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("failed mid-transaction")
+
+    monkeypatch.setattr(capacity, "add", fail_second)
+    with pytest.raises(RuntimeError):
+        await store.transact_write([Put({**key("a"), "n": 2}), Put({**key("b"), "n": 1})])
+    monkeypatch.undo()
+    assert calls == 2
+    assert summary(await everything(stream_of(store))) == [("INSERT", "a", None, 1)]
+    assert await store.get(Get(key("a"))) == {**key("a"), "n": 1}
