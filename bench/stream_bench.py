@@ -1,6 +1,7 @@
 """What the embedded store's change log costs a write: puts that insert, puts that modify
 and deletes, on one file with the stream off and one with it on (NEW_AND_OLD_IMAGES), in
-alternating rounds; then how fast a reader drains the log. Prints one JSON object and writes
+alternating rounds; then how fast a reader drains the log, and what a reader at its end pays
+to poll. Prints one JSON object and writes
 bench/results/stream-embedded.json; bench/README.md records it.
 """
 
@@ -76,9 +77,32 @@ async def measure(root: Path, writes: int = 2000, rounds: int = 7) -> dict[str, 
                 break
     seconds = time.perf_counter() - started
     result["read"] = {"records": read, "records_per_second": round(read / seconds)}
+    result["poll_us"] = await _polls(on, position, writes)
     await off.close()
     await on.close()
     return result
+
+
+async def _polls(store: EmbeddedStore, position: Position, polls: int) -> dict[str, float]:
+    """Microseconds a reader at the end of the log takes to find nothing new, and to read
+    the one record just written."""
+    stream = stream_of(store)
+    idle: list[float] = []
+    for _ in range(polls):
+        started = time.perf_counter()
+        await stream.read(position)
+        idle.append(time.perf_counter() - started)
+    one: list[float] = []
+    for n in range(polls):
+        await store.put(Put({"PK": "POLL", "SK": f"{n:06d}", "n": n}))
+        started = time.perf_counter()
+        batch = await stream.read(position)
+        one.append(time.perf_counter() - started)
+        position = batch.next
+    return {
+        "idle": round(statistics.median(idle) * 1e6, 1),
+        "one_record": round(statistics.median(one) * 1e6, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
