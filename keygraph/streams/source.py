@@ -15,7 +15,6 @@ class NoStream(StoreError):
 def stream_of(store: Store) -> ChangeStream:
     """The change stream of a store's table (StoreViews are looked through); NoStream when
     the table has none, or the store cannot read it."""
-    from keygraph.stores.dynamodb.store import DynamoDBStore
     from keygraph.stores.embedded.changes import ChangeLog, kept
     from keygraph.stores.embedded.store import EmbeddedStore
     from keygraph.stores.view import StoreView
@@ -26,6 +25,8 @@ def stream_of(store: Store) -> ChangeStream:
         if not kept(store._conn()):
             raise NoStream(_no_stream(store.table.name))
         return ChangeLog(store._conn, (store.table.partition_key, store.table.sort_key))
+    from keygraph.stores.dynamodb.store import DynamoDBStore  # loads boto3: only when needed
+
     if isinstance(store, DynamoDBStore):
         raise NoStream("DynamoDBStore has no stream reader")
     raise NoStream(f"{type(store).__name__} has no change stream")
