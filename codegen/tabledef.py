@@ -63,6 +63,9 @@ def cloudformation(table: TableSpec, source: str) -> dict[str, Any]:
         }
     if table.point_in_time_recovery:
         properties["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
+    if table.stream:
+        # CloudFormation's StreamSpecification has no StreamEnabled: present means on.
+        properties["StreamSpecification"] = {"StreamViewType": table.stream}
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"{HEADER} source: {source}",
