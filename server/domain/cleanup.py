@@ -22,6 +22,7 @@ from generated.keys.cleanup_task import key as task_key
 from generated.models.cleanup_task import CleanupTask
 from generated.models.enums import CleanupTaskKind
 from generated.queries.cleanup_task import cleanup_tasks
+from keygraph import deadline as work_deadline
 from keygraph.plan import Condition, Delete, Put
 from keygraph.store import Session, Store
 from keygraph.stores.view import StoreView
@@ -120,6 +121,7 @@ def spawn(s: Session, task: CleanupTask) -> None:
     """Run a task to its end in the background of this process."""
 
     async def run() -> None:
+        work_deadline.set_at(None)  # not the request's that started it: its own task's
         while True:
             try:
                 if await _step(s, task):
