@@ -6,6 +6,7 @@ INTERNAL."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from generated.queries.cleanup_task import cleanup_tasks
 from generated.table import TABLE
+from keygraph.cursor import CursorCodec
+from keygraph.store import Session
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.faults import (
     INTERNAL_SERVER_ERROR,
@@ -30,6 +34,7 @@ from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SEC
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.testing import unique_table
+from server.domain import cleanup
 from server.edge.app import create_app
 from server.edge.auth import issue_token
 from server.settings import Limits, Settings
@@ -44,7 +49,16 @@ ORDERS = "query($id: ID!) { user(id: $id) { orders { edges { node { id totalCent
 SHOPS = "{ shopsNear(lat: 48.85, lng: 2.35, radiusKm: 5) { shop { id name } } }"
 CREATE_SHOP = 'mutation { createShop(input: {name: "S", lat: 48.85, lng: 2.35}) { id } }'
 
-MakeApi = Callable[..., Awaitable[Api]]
+
+class StoreApi(Api):
+    """A client of the API, and the store the app runs on."""
+
+    def __init__(self, client: httpx.AsyncClient, token: str, store: DynamoDBStore) -> None:
+        super().__init__(client, token)
+        self.store = store
+
+
+MakeApi = Callable[..., Awaitable[StoreApi]]
 
 
 @pytest.fixture
@@ -61,7 +75,7 @@ async def make_api(
     new table, every data-plane call through the proxy."""
     opened: list[tuple[DynamoDBStore, httpx.AsyncClient]] = []
 
-    async def make(request_timeout: float = 10.0, retry: RetryPolicy = FAST) -> Api:
+    async def make(request_timeout: float = 10.0, retry: RetryPolicy = FAST) -> StoreApi:
         live = unique_table(TABLE)
         admin.create_table(dynamodb_client, live)
         store = DynamoDBStore(
@@ -78,7 +92,7 @@ async def make_api(
         transport = httpx.ASGITransport(app=create_app(settings, store))
         client = httpx.AsyncClient(transport=transport, base_url="http://keygraph.test")
         opened.append((store, client))
-        return Api(client, issue_token(settings, "acme", "alice", roles=["admin"]))
+        return StoreApi(client, issue_token(settings, "acme", "alice", roles=["admin"]), store)
 
     yield make
     for store, client in opened:
@@ -88,7 +102,7 @@ async def make_api(
 
 
 @pytest.fixture
-async def api(make_api: MakeApi) -> Api:
+async def api(make_api: MakeApi) -> StoreApi:
     return await make_api()
 
 
@@ -244,3 +258,54 @@ async def test_transaction_conflicts_past_the_retries_are_a_conflict(
     body = await api('mutation { createUser(input: {email: "a@example.org", name: "A"}) { id } }')
     assert error_of(body)["extensions"]["code"] == "CONFLICT"
     assert proxy.calls["TransactWriteItems"] == FAST.max_attempts
+
+
+DELETE_USER = """mutation($id: ID!) { deleteUser(input: {id: $id, expectedVersion: 1}) {
+  deletedId complete } }"""
+ORDER = "query($id: ID!) { order(id: $id) { id } }"
+
+
+async def user_with_orders(api: Api, count: int) -> tuple[str, list[str]]:
+    user = await api.create_user("a@example.org")
+    orders = [await api.create_order(user["id"], [("A", 1, 10)]) for _ in range(count)]
+    return user["id"], [order["id"] for order in orders]
+
+
+async def gone(api: StoreApi, user_id: str, order_ids: list[str]) -> bool:
+    """Whether the user's orders, and every cleanup task, are gone."""
+    for order_id in order_ids:
+        if (await api.data(ORDER, {"id": order_id}))["order"] is not None:
+            return False
+    session = Session(api.store, CursorCodec(b"k" * 32))
+    return not (await cleanup_tasks(session, first=10)).items
+
+
+async def test_a_cleanup_retries_through_faults_inline(api: StoreApi, proxy: FaultProxy) -> None:
+    """The delete's own transaction answered and lost (sent again under its token), the
+    cleanup's reads throttled and failed, its transaction and the task's delete lost after
+    they ran: all sent again, and the cleanup is done before the mutation answers."""
+    user_id, order_ids = await user_with_orders(api, 3)
+    proxy.add(RESET_AFTER, operations={"TransactWriteItems"}, times=2)
+    proxy.add(THROTTLING, operations={"Query"}, times=2)
+    proxy.add(INTERNAL_SERVER_ERROR, operations={"Query"}, times=1)
+    proxy.add(RESET_AFTER, operations={"DeleteItem"}, times=1)
+    data = await api.data(DELETE_USER, {"id": user_id})
+    assert data["deleteUser"] == {"deletedId": user_id, "complete": True}
+    assert sum(proxy.injected.values()) == 6
+    proxy.clear()
+    assert await gone(api, user_id, order_ids)
+
+
+async def test_a_cleanup_throttled_past_its_retries_finishes_in_the_background(
+    api: StoreApi, proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cleanup, "RETRY_PAUSE", 0.05)
+    user_id, order_ids = await user_with_orders(api, 2)
+    throttled = proxy.add(THROUGHPUT_EXCEEDED, operations={"Query"})
+    data = await api.data(DELETE_USER, {"id": user_id})
+    assert data["deleteUser"] == {"deletedId": user_id, "complete": False}
+    await asyncio.sleep(0.2)  # pages fail in the background meanwhile, and are tried again
+    proxy.remove(throttled)
+    await asyncio.wait_for(cleanup.drain(), 10)
+    assert proxy.injected["Query", THROUGHPUT_EXCEEDED.name] > FAST.max_attempts
+    assert await gone(api, user_id, order_ids)
