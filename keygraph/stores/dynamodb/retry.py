@@ -124,21 +124,24 @@ class Attempts:
                 return 0.0
             cost, self.fresh = self.budget.timeout_cost, False
         wait = self.policy.delay(self.attempt)
-        left = deadline.remaining()
-        why = (
-            f"after {self.attempt} attempts"
-            if self.attempt >= self.policy.max_attempts
-            else "before the request's deadline"
-            if left is not None and wait >= left
-            else "the retry budget is spent"
-            if not self.budget.take(cost)
-            else None
-        )
-        if why is not None:
-            raise _gave_up(self.operation, failure, throttle, why) from failure
+        refused = self._refused(wait, cost)
+        if refused is not None:
+            raise _gave_up(self.operation, failure, throttle, refused) from failure
         self.held = cost
         self.attempt += 1
         return wait
+
+    def _refused(self, wait: float, cost: int) -> str | None:
+        """Why no retry after `wait` seconds, costing `cost`, may be made (None: it may,
+        and its cost is taken from the budget)."""
+        if self.attempt >= self.policy.max_attempts:
+            return f"after {self.attempt} attempts"
+        left = deadline.remaining()
+        if left is not None and wait >= left:
+            return "before the request's deadline"
+        if not self.budget.take(cost):
+            return "the retry budget is spent"
+        return None
 
 
 def _gave_up(
