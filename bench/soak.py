@@ -117,7 +117,7 @@ class Minute:
     latencies: list[float] = field(default_factory=list)
     first_error: str | None = None
     codes: Counter[str] = field(default_factory=Counter)
-    """The answers' error codes."""
+    """The answers' error codes, and by request kind ("createShop STORE_UNAVAILABLE")."""
 
 
 @dataclass
@@ -254,6 +254,7 @@ class Soak:
         minute.answers += 1
         codes = [error["extensions"]["code"] for error in body.get("errors", [])]
         minute.codes.update(codes)
+        minute.codes.update(f"{kind} {code}" for code in codes)
         # a stale expectedVersion (two clients changing one order) is the API working
         if status != 200 or [code for code in codes if code != "CONFLICT"]:
             minute.errors += 1
