@@ -4,7 +4,11 @@ inside: a context variable the server sets per request; background work has none
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from contextvars import ContextVar, Token
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _AT: ContextVar[float | None] = ContextVar("keygraph_deadline", default=None)
 
@@ -23,3 +27,10 @@ def remaining() -> float | None:
     """Seconds left before the deadline (negative once past it); None when there is none."""
     at = _AT.get()
     return None if at is None else at - time.monotonic()
+
+
+async def unbounded(work: Awaitable[T]) -> T:
+    """`work`, awaited with no deadline: for work a request starts that outlives it. Run it
+    as a task of its own (the task's context is a copy: its caller's deadline stays)."""
+    _AT.set(None)
+    return await work

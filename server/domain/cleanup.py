@@ -121,7 +121,6 @@ def spawn(s: Session, task: CleanupTask) -> None:
     """Run a task to its end in the background of this process."""
 
     async def run() -> None:
-        work_deadline.set_at(None)  # not the request's that started it: its own task's
         while True:
             try:
                 if await _step(s, task):
@@ -133,7 +132,7 @@ def spawn(s: Session, task: CleanupTask) -> None:
                 log.warning("cleanup %s failed a page; retrying", task.task_id, exc_info=True)
                 await asyncio.sleep(RETRY_PAUSE)
 
-    running = asyncio.create_task(run(), name=task.task_id)
+    running = asyncio.create_task(work_deadline.unbounded(run()), name=task.task_id)
     _RUNNING.add(running)
     running.add_done_callback(_RUNNING.discard)
 

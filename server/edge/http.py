@@ -44,6 +44,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
 from keygraph import capacity
+from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from server.domain.ids import new_id
@@ -390,7 +391,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             response = await self._execute(request)
         except BaseException:
             # cancelled (timeout, shutdown) or failed: a retry runs again
-            release = asyncio.ensure_future(self.ledger.release(outcome))
+            release = asyncio.ensure_future(work_deadline.unbounded(self.ledger.release(outcome)))
             self._releasing.add(release)
             release.add_done_callback(self._releasing.discard)
             raise
