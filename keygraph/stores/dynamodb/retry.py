@@ -25,8 +25,10 @@ Every retry waits a capped exponential backoff with full jitter, and is made onl
 call has attempts left, the wait ends before the request's deadline (keygraph.deadline), and
 the store's retry budget (RetryBudget) pays for it. When one of them says no, a call
 DynamoDB throttled is StoreThrottled, a transaction cancelled by conflicts TransactionCanceled
-(the caller's CONFLICT), anything else StoreUnavailable. `Attempts.failed` is the one place
-where a retry and a throttle are decided.
+(the caller's CONFLICT), anything else StoreUnavailable. What DynamoDB leaves unprocessed in
+a batch is sent again the same way (`unprocessed_wait`), and is StoreThrottled when it may not
+be. `_retry` is the one place where every retry is decided, knowing whether it follows a
+throttle.
 """
 
 from __future__ import annotations
@@ -123,25 +125,38 @@ class Attempts:
                 self.attempt += 1
                 return 0.0
             cost, self.fresh = self.budget.timeout_cost, False
-        wait = self.policy.delay(self.attempt)
-        refused = self._refused(wait, cost)
-        if refused is not None:
+        refused = _retry(self.policy, self.attempt, self.budget, cost, throttle)
+        if isinstance(refused, str):
             raise _gave_up(self.operation, failure, throttle, refused) from failure
         self.held = cost
         self.attempt += 1
-        return wait
+        return refused
 
-    def _refused(self, wait: float, cost: int) -> str | None:
-        """Why no retry after `wait` seconds, costing `cost`, may be made (None: it may,
-        and its cost is taken from the budget)."""
-        if self.attempt >= self.policy.max_attempts:
-            return f"after {self.attempt} attempts"
-        left = deadline.remaining()
-        if left is not None and wait >= left:
-            return "before the request's deadline"
-        if not self.budget.take(cost):
-            return "the retry budget is spent"
-        return None
+
+def unprocessed_wait(policy: RetryPolicy, attempt: int, what: str) -> float:
+    """Seconds to wait before sending again the `what` (keys, writes) DynamoDB left
+    unprocessed after attempt number `attempt`; StoreThrottled when no retry may be made."""
+    decided = _retry(policy, attempt, None, 0, throttle=True)
+    if isinstance(decided, str):
+        raise StoreThrottled(f"DynamoDB left {what} unprocessed ({decided})")
+    return decided
+
+
+def _retry(
+    policy: RetryPolicy, attempt: int, budget: RetryBudget | None, cost: int, throttle: bool
+) -> float | str:
+    """The wait before retrying after attempt number `attempt` (taking `cost` from
+    `budget`), or why no retry may be made. `throttle` says whether the attempt was
+    throttled, for counting retries and throttles where they are decided."""
+    if attempt >= policy.max_attempts:
+        return f"after {attempt} attempts"
+    wait = policy.delay(attempt)
+    left = deadline.remaining()
+    if left is not None and wait >= left:
+        return "before the request's deadline"
+    if budget is not None and not budget.take(cost):
+        return "the retry budget is spent"
+    return wait
 
 
 def _gave_up(

@@ -10,8 +10,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from keygraph import capacity, deadline
-from keygraph.errors import StoreThrottled, ValidationError
+from keygraph import capacity
+from keygraph.errors import ValidationError
 from keygraph.plan import (
     BatchGet,
     Check,
@@ -30,7 +30,7 @@ from keygraph.plan import (
 from .connect import make_client, make_transport, transport_for
 from .connections import IDLE_TIMEOUT
 from .expressions import Expressions
-from .retry import READS, Attempts, RetryBudget, RetryPolicy
+from .retry import READS, Attempts, RetryBudget, RetryPolicy, unprocessed_wait
 from .transport import ServiceError, TransientError, Transport
 from .wire import deserialize_item, deserialize_key, serialize_item, serialize_key
 
@@ -135,13 +135,7 @@ class DynamoDBStore:
             return response
 
     async def _backoff(self, attempt: int, what: str) -> None:
-        """The wait before sending again what DynamoDB left unprocessed (for want of
-        capacity): StoreThrottled once the attempts or the deadline are spent."""
-        wait = self.retry.delay(attempt)
-        left = deadline.remaining()
-        if attempt >= self.retry.max_attempts or (left is not None and wait >= left):
-            raise StoreThrottled(f"DynamoDB left {what} unprocessed after {attempt} attempts")
-        await asyncio.sleep(wait)
+        await asyncio.sleep(unprocessed_wait(self.retry, attempt, what))
 
     # reads
 
