@@ -72,16 +72,20 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     graphql_schema = schema._schema
     preparation = schema.preparation
     try:
-        prepared = preparation.prepared(graphql_schema, query)
+        resolved = preparation.resolve(graphql_schema, query, variables)
     except GraphQLError:
         return None
-    name = _operation_name(prepared.document, provided)
+    request.document_cache = resolved.cache
+    name = _operation_name(resolved.prepared.document, provided)
     claims = request.claims
     caller = None if claims is None or claims.unrestricted else claims.caller
-    refused, estimate = preparation.screen(graphql_schema, prepared, name, variables or {}, caller)
+    resolved, refused, estimate = preparation.screened(
+        graphql_schema, query, resolved, name, variables, caller
+    )
     if refused:
         return None  # Strawberry's view answers the same failure, before any planning
-    built = build_executor(graphql_schema, prepared.document, name, variables, extensions)
+    variables = resolved.variables
+    built = build_executor(graphql_schema, resolved.prepared.document, name, variables, extensions)
     kind = None if built is None else built.operation.operation
     if built is None or kind is OperationType.SUBSCRIPTION:
         return None
@@ -93,6 +97,7 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     sub_response = await endpoint.get_sub_response(request)
     ctx = await endpoint.get_context(request, sub_response)
     ctx.operation_name, ctx.estimate = name, estimate
+    ctx.literals = resolved.binding
     if charge(ctx):
         return None  # Strawberry's view answers the same refusal (nothing was charged)
     limits = endpoint.limits

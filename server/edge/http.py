@@ -12,8 +12,9 @@ request needs a verified bearer token; the tenant comes from it alone. A client 
 before execution (parse, validation, variables, limits); others get `application/json` and
 200. A tenant over its budget gets 429 with Retry-After. Every response's `extensions.cost`
 gives the requested and actual cost and the tenant's remaining budget; in dev mode
-`extensions` also reports the request's store calls and waves. A POST with an
-Idempotency-Key runs once within the key's window; retries get its first answer
+`extensions` also reports the request's store calls and waves, and the worker's document
+cache (`documentCache`: how this request's document was found, hits, misses, hit rate).
+A POST with an Idempotency-Key runs once within the key's window; retries get its first answer
 (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py); a GET
 answer says how long caches may keep it. Each request logs one line: a warning with its
 code when it was refused or any error came back, else info.
@@ -120,6 +121,8 @@ class GraphQLRequest(Request):
         self.idempotency_key: str | None = None
         self.document: str | None = None
         """The persisted document run in place of the request's query (edge/persisted.py)."""
+        self.document_cache: str | None = None
+        """How compiled execution found the request's document (Preparation.resolve)."""
         self.meter = capacity.Meter()
         self.code: str | None = None
         """The code of the failure that decided the response (a refusal's, else the first
@@ -461,6 +464,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             batching=self.batching,
             counter=counter,
             budget=self.budget,
+            document_cache=request.document_cache,
         )
         request.ctx = ctx
         return ctx
@@ -525,7 +529,8 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         if not (modern and before_execution):
             body["data"] = result.data
         if result.errors:
-            body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
+            errors = result.errors if ctx.literals is None else ctx.literals.rebase(result.errors)
+            body["errors"] = [format_error(error, ctx.request_id) for error in errors]
             own.code = body["errors"][0]["extensions"]["code"]
             codes = {error["extensions"]["code"] for error in body["errors"]}
             if "THROTTLED" in codes and ctx.admission is not None:
@@ -536,6 +541,11 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
         extensions["cost"] = self._cost(own, result.data)
         if self.dev and ctx.counter is not None:
             extensions.update(storeCalls=ctx.counter.calls, storeWaves=ctx.counter.waves)
+        if isinstance(self.schema, KeygraphSchema) and ctx.document_cache is not None:
+            cache = self.schema.preparation.cache
+            cache.count(ctx.document_cache)
+            if self.dev:
+                extensions["documentCache"] = {"request": ctx.document_cache, **cache.report()}
         body["extensions"] = extensions
         if modern:
             sub_response.media_type = GRAPHQL_RESPONSE
