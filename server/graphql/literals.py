@@ -27,10 +27,13 @@ from graphql import (
     DocumentNode,
     FloatValueNode,
     GraphQLError,
+    GraphQLID,
     GraphQLInputType,
+    GraphQLInt,
     GraphQLList,
     GraphQLNonNull,
     GraphQLSchema,
+    GraphQLString,
     IntValueNode,
     ListTypeNode,
     NamedTypeNode,
@@ -47,6 +50,7 @@ from graphql import (
     VariableNode,
     Visitor,
     coerce_input_value,
+    get_nullable_type,
     parse_value,
     validate,
     value_from_ast,
@@ -57,12 +61,13 @@ from graphql.language import Lexer, TokenKind
 from graphql.pyutils import Undefined
 
 _LITERALS = re.compile(
+    r'(?=[#"0-9-])(?:'
     r"(?P<c>#[^\n\r]*)"
     r'|(?P<b>"""(?:\\"""|[^"\\]|"(?!"")|\\)*+""")'
-    r'|(?P<s>"(?:[^"\\\n\r]|\\.)*+")'
+    r'|(?P<s>"[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+")'
     r"|(?<![_0-9A-Za-z.])(?:"
     r"(?P<f>-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+))"
-    r"|(?P<i>-?[0-9]+))"
+    r"|(?P<i>-?[0-9]+)))"
 )
 """Comments (skipped), block strings, strings, floats and ints: a literal's kind is the
 name of its group. A number cannot start inside a name (`user2`)."""
@@ -118,11 +123,13 @@ def split(text: str) -> Split | None:
 @dataclass(frozen=True, slots=True)
 class _Slot:
     """A literal of the first document of a shape: the variable it became, with its type,
-    or (None) the text every document of the shape must have there."""
+    or (None) the text every document of the shape must have there. `plain` names the
+    built-in scalar whose plain literals take a shortcut to their value (or is None)."""
 
     name: str | None
     type: GraphQLInputType | None
     text: str
+    plain: str | None = None
 
 
 class Shape:
@@ -147,11 +154,25 @@ class Shape:
                 if literal != slot.text:
                     return None
                 continue
-            value = _value(literal, kind, slot.type)
+            value = _plain(literal, kind, slot.plain) if slot.plain else Undefined
+            if value is Undefined:
+                value = _value(literal, kind, slot.type)
             if value is Undefined:
                 return None
             values[slot.name] = value
         return Binding(self, text, found.spans, values)
+
+
+def _plain(literal: str, kind: str, scalar: str) -> Any:
+    """The value of a string without escapes given to an ID or a String, or of an Int
+    within 32 bits, as `_value` would find it; else Undefined (`_value` decides)."""
+    if kind == "s" and scalar != "Int" and _PLAIN_STRING.fullmatch(literal):
+        return literal[1:-1]
+    if kind == "i" and scalar == "Int" and _PLAIN_INT.fullmatch(literal):
+        number = int(literal)
+        if -(2**31) <= number < 2**31:
+            return number
+    return Undefined
 
 
 def _value(literal: str, kind: str, type_: GraphQLInputType) -> Any:
@@ -273,9 +294,10 @@ def normalise(
     normalised = visit(document, TypeInfoVisitor(type_info, normaliser))
     if not normaliser.types:
         return Shape(None, kept, found)
+    types = normaliser.types
     slots = tuple(
-        _Slot(f"{prefix}{index}", normaliser.types[index], slot.text)
-        if index in normaliser.types
+        _Slot(f"{prefix}{index}", types[index], slot.text, _plain_scalar(types[index]))
+        if index in types
         else slot
         for index, slot in enumerate(kept)
     )
@@ -344,6 +366,12 @@ class _Normaliser(Visitor):
             return None
         self.types[index] = type_
         return VariableNode(name=NameNode(value=f"{self.prefix}{index}"), loc=node.loc)
+
+
+def _plain_scalar(type_: GraphQLInputType) -> str | None:
+    """The built-in scalar whose plain literals `_plain` takes, when `type_` is one."""
+    nullable = get_nullable_type(type_)
+    return next((s.name for s in (GraphQLID, GraphQLString, GraphQLInt) if nullable is s), None)
 
 
 def _type_node(type_: GraphQLInputType) -> TypeNode:
