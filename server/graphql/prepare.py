@@ -188,8 +188,10 @@ class Preparation:
     ) -> Resolved | None:
         """The query as its shape's normalised document, the shape made now from the query
         when it is new; None when the query is prepared as written."""
+        if len(query) > self.limits.max_document:
+            return None  # refused as written, before it is read
         found = literals.split(query)
-        if found is None or len(query) > self.limits.max_document:
+        if found is None:
             return None
         key = (found.key,)
         entry: tuple[literals.Shape, Prepared | None] | None = self.cache.get(key)
