@@ -278,3 +278,25 @@ def test_the_cache_bounds_are_settings() -> None:
 def test_literals_are_split_out_of_the_text(text: str, literals: list[str]) -> None:
     found = split(text)
     assert ([text[start:end] for start, end in found.spans] if found else []) == literals
+
+
+async def test_literals_outside_arguments_stay_as_written(
+    apps: tuple[httpx.AsyncClient, httpx.AsyncClient], acme_token: str
+) -> None:
+    """A variable's default is kept as written: documents that differ in it are prepared
+    each as written, and each is charged by its own default. So is a document of several
+    operations."""
+    query = "query($n: Int = %d) { user(id: %s) { id } users(first: $n) { edges { node { id } } } }"
+    found = []
+    for default, user_id in ((2, '"a"'), (2, '"b"'), (5, '"c"')):
+        answers = [await _post(client, acme_token, query % (default, user_id)) for client in apps]
+        found.append(_found(answers[0][1]))
+        _found(answers[1][1])
+        assert answers[0] == answers[1]
+        assert answers[0][1]["extensions"]["cost"]["requested"] == 1 + default
+    several = '{ viewer { tenant } } query Other { user(id: "x") { id } }'
+    answers = [await _post(client, acme_token, several) for client in apps]
+    found.append(_found(answers[0][1]))
+    _found(answers[1][1])
+    assert answers[0] == answers[1]
+    assert found == ["prepared", "shape", "prepared", "prepared"]
