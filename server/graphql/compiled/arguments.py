@@ -14,7 +14,8 @@ from server.graphql.compiled.plan import FieldPlan
 
 def field_arguments(executor: Any, field: FieldPlan) -> dict[str, Any]:
     """The field's arguments as its resolver takes them: plain ones as graphql-core gives
-    them (literal ones converted once per plan), others converted by Strawberry."""
+    them (literal ones converted once per plan), others by the plan's converter or, where it
+    has none, by Strawberry."""
     fixed = field.fixed_arguments
     if fixed is not None:
         return fixed
@@ -28,6 +29,8 @@ def field_arguments(executor: Any, field: FieldPlan) -> dict[str, Any]:
         if field.literal_arguments:
             field.fixed_arguments = converted
         return converted
+    if field.convert_arguments is not None:
+        return field.convert_arguments(values)
     assert field.strawberry is not None
     converter = executor.schema._strawberry_schema.schema_converter
     return convert_arguments(
