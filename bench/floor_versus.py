@@ -66,13 +66,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         }
         for tree, by_op in found.items()
     }
-    print("| op | floor p50 ms | then p50 ms | now p50 ms | then ÷ floor | now ÷ floor |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| op | floor p50 ms | then p50 ms | now p50 ms | then ÷ floor | now ÷ floor"
+        " | then ÷ floor, CPU | now ÷ floor, CPU |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for name in names:
         then, now = medians["then"][name], medians["now"][name]
         print(
             f"| {name} | {now['floor_p50']:.2f} | {then['keygraph_p50']:.2f} |"
             f" {now['keygraph_p50']:.2f} | {then['ratio']:.2f}x | {now['ratio']:.2f}x |"
+            f" {then['cpu_ratio']:.2f}x | {now['cpu_ratio']:.2f}x |"
         )
     return medians
 
