@@ -79,6 +79,8 @@ def _int_wire(value: int) -> tuple[Wire, int]:
 def utf8_size(text: str) -> int:
     """The UTF-8 length of a string; a string that has none (a lone surrogate, which JSON
     can smuggle in as an escape) is refused as DynamoDB refuses it."""
+    if text.isascii():  # a flag of the string: no copy to count
+        return len(text)
     try:
         return len(text.encode())
     except UnicodeEncodeError as exc:
