@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,21 @@ async def test_a_cancelled_caller_leaves_the_load_to_the_others() -> None:
     first.cancel()
     assert await second == [4, 6]
     assert first.cancelled()
+
+
+async def test_a_batch_settles_without_a_callback_per_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+    scheduled = 0
+    real = loop.call_soon
+
+    def counted(*args: Any, **kwargs: Any) -> asyncio.Handle:
+        nonlocal scheduled
+        scheduled += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon", counted)
+    loader = SharedLoader(load_fn=_double)
+    assert await loader.load_many(range(100)) == [key * 2 for key in range(100)]
+    assert scheduled < 10
