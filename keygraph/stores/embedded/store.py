@@ -157,7 +157,7 @@ class EmbeddedStore:
         live = self.live
         wire, size = encode_item(item)
         key = validate.item(live, item, size)
-        plain = plain_body(wire)
+        plain = plain_body(wire, item)
         body = dumps(wire) if plain is None else plain
         values: list[Any] = [*key, body, size, int(plain is not None)]
         for index in live.indexes:
