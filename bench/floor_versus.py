@@ -5,7 +5,8 @@ measured side by side on the same machine minutes apart.
 
 Each round runs bench/floor_versus_run.py in each checkout, on that checkout's own copy of its
 own seeded full dataset (the other checkout may share this one's `.keygraph` by a symlink).
-Prints the median ratio and p50s per operation for both checkouts.
+Prints per operation, for both checkouts, the medians of a request's CPU time (this thread's)
+and wall time and of keygraph ÷ floor by each (the floor's time over keygraph's).
 """
 
 from __future__ import annotations
@@ -67,16 +68,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for tree, by_op in found.items()
     }
     print(
-        "| op | floor p50 ms | then p50 ms | now p50 ms | then ÷ floor | now ÷ floor"
-        " | then ÷ floor, CPU | now ÷ floor, CPU |"
+        "| op | floor CPU ms | then CPU ms | now CPU ms | then ÷ floor, CPU | now ÷ floor, CPU"
+        " | floor p50 ms | then p50 ms | now p50 ms | then ÷ floor | now ÷ floor |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         then, now = medians["then"][name], medians["now"][name]
         print(
-            f"| {name} | {now['floor_p50']:.2f} | {then['keygraph_p50']:.2f} |"
+            f"| {name} | {now['floor_cpu']:.3f} | {then['keygraph_cpu']:.3f} |"
+            f" {now['keygraph_cpu']:.3f} | {then['cpu_ratio']:.2f}x | {now['cpu_ratio']:.2f}x |"
+            f" {now['floor_p50']:.2f} | {then['keygraph_p50']:.2f} |"
             f" {now['keygraph_p50']:.2f} | {then['ratio']:.2f}x | {now['ratio']:.2f}x |"
-            f" {then['cpu_ratio']:.2f}x | {now['cpu_ratio']:.2f}x |"
         )
     return medians
 

@@ -42,7 +42,17 @@ async def _measure(
     }
     tune_for_serving()
     found: dict[str, Any] = {
-        name: {key: [] for key in ("ratio", "cpu_ratio", "keygraph_p50", "floor_p50")}
+        name: {
+            key: []
+            for key in (
+                "ratio",
+                "cpu_ratio",
+                "keygraph_p50",
+                "floor_p50",
+                "keygraph_cpu",
+                "floor_cpu",
+            )
+        }
         for name in names
     }
     try:
@@ -59,6 +69,8 @@ async def _measure(
                 found[name]["cpu_ratio"].append(cpu["floor"] / cpu["keygraph"])
                 found[name]["keygraph_p50"].append(wall["keygraph"] * 1000)
                 found[name]["floor_p50"].append(wall["floor"] * 1000)
+                found[name]["keygraph_cpu"].append(cpu["keygraph"] * 1000)
+                found[name]["floor_cpu"].append(cpu["floor"] * 1000)
     finally:
         await store.close()
     return found
