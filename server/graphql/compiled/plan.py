@@ -374,3 +374,13 @@ def _walk(node: Node) -> Iterator[Node]:
         selection_set = getattr(current, "selection_set", None)
         if selection_set is not None:
             stack.extend(selection_set.selections)
+
+
+def whole_items(completion: Completion) -> tuple[Fill | None, type | None]:
+    """The fill function of a list's items when it answers them whole, filled without a
+    path or place each, and the class an item must be of to be filled so (None: any)."""
+    if type(completion) is NonNull:
+        completion = completion.inner
+    if type(completion) is not Object:
+        return None, None
+    return completion.plan.whole or (None, None)

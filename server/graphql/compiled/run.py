@@ -15,7 +15,6 @@ from graphql.execution.executor import invalid_return_type_error
 from graphql.pyutils import Path, Undefined, inspect
 
 from server.graphql.compiled.arguments import field_arguments, resolve_info
-from server.graphql.compiled.fill import Fill
 from server.graphql.compiled.parts import PartedList
 from server.graphql.compiled.plan import (
     Abstract,
@@ -28,6 +27,7 @@ from server.graphql.compiled.plan import (
     ObjectPlan,
     OperationPlan,
     unchanged,
+    whole_items,
 )
 from server.graphql.compiled.waves import Pending, Place, Waves, in_parts, is_dead
 
@@ -266,7 +266,7 @@ class Run(Waves):
         inner = completion.inner
         leaf = type(inner) is Leaf or (type(inner) is NonNull and type(inner.inner) is Leaf)
         place = owner if leaf else Place(owner, container, key, path, nullable)
-        fill, origin = _plain_objects(inner)
+        fill, origin = whole_items(inner)
         if self.stream is not None and fill is None and not leaf and not in_parts(owner):
             value = list(value)
             if len(value) > 1:
@@ -386,13 +386,3 @@ class Run(Waves):
         place.dead = True
         if self.running:
             self._abandon_dead()
-
-
-def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
-    """The fill function of a list's items when it answers them whole, filled without a
-    path or place each, and the class an item must be of to be filled so (None: any)."""
-    if type(completion) is NonNull:
-        completion = completion.inner
-    if type(completion) is not Object:
-        return None, None
-    return completion.plan.whole or (None, None)
