@@ -70,6 +70,9 @@ _REPLAYED = "REPLAYED"
 """The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 _CALLERS_REMEMBERED = 4096
 """Callers whose cursor codec is kept (one HMAC each to derive)."""
+REQUEST_SCOPE_KEY = "keygraph.request"
+"""Where the ASGI scope holds the request, for what wraps the endpoint to read once it
+answered (server/observability/requests.py)."""
 
 
 class FastJSON:
@@ -237,7 +240,7 @@ class GraphQLEndpoint(FastJSON, GraphQL[RequestContext, None]):
             await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
             return
         started = time.perf_counter()
-        request = GraphQLRequest(scope, self.guard.receive(receive))
+        request = scope[REQUEST_SCOPE_KEY] = GraphQLRequest(scope, self.guard.receive(receive))
         refusal = self.guard.refuse(scope)
         if refusal is not None:
             response = self._refused(request, refusal)

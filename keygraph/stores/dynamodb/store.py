@@ -29,6 +29,7 @@ from keygraph.plan import (
 
 from .connect import make_client, make_transport, transport_for
 from .connections import IDLE_TIMEOUT
+from .counters import THROTTLE_CODES, count_retry, count_throttle
 from .errors import map_error, retryable
 from .expressions import Expressions
 from .retry import READS, RetryPolicy, resendable
@@ -125,6 +126,8 @@ class DynamoDBStore:
                     _meter(operation, response.get("ConsumedCapacity"))
                 return response
             except ServiceError as exc:
+                if exc.code in THROTTLE_CODES:
+                    count_throttle(operation)
                 if not retryable(exc) or (exc.status >= 500 and not resend):
                     raise map_error(exc) from exc
                 failure: Exception = exc
@@ -144,12 +147,15 @@ class DynamoDBStore:
                 renewed = True
             else:
                 await asyncio.sleep(self.retry.delay(attempt))
+            reason = failure.code if isinstance(failure, ServiceError) else "connection"
+            count_retry(operation, reason)
             attempt += 1
 
     async def _backoff(self, attempt: int, what: str) -> None:
         if attempt >= self.retry.max_attempts:
             raise StoreUnavailable(f"DynamoDB left {what} unprocessed after {attempt} attempts")
         await asyncio.sleep(self.retry.delay(attempt))
+        count_retry("BatchGetItem" if what == "keys" else "BatchWriteItem", "unprocessed")
 
     # reads
 
