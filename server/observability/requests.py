@@ -121,7 +121,7 @@ class ObservedEndpoint:
             kind=trace.SpanKind.SERVER,
             attributes={"http.request.method": scope.get("method", ""), "url.path": scope["path"]},
         )
-        traced = RequestTrace(self.tracer, span)
+        traced = RequestTrace(self.tracer, span, lambda: _waves_counted(scope))
         return traced, CURRENT.set(traced), otel_context.attach(trace.set_span_in_context(span))
 
     def _end_trace(
@@ -157,6 +157,14 @@ class ObservedEndpoint:
         if status >= 500 or status == 0 or code == "INTERNAL":
             span.set_status(trace.StatusCode.ERROR, code)
         span.end()
+
+
+def _waves_counted(scope: Scope) -> int | None:
+    """The waves the request's counted store has seen (None before it has one)."""
+    request = scope.get(REQUEST_SCOPE_KEY)
+    ctx = request.ctx if isinstance(request, GraphQLRequest) else None
+    counter = ctx.counter if ctx is not None else None
+    return counter.waves if counter is not None else None
 
 
 def _operation(request: GraphQLRequest | None) -> str | None:

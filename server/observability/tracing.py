@@ -1,11 +1,11 @@
 """OpenTelemetry traces: a span per GraphQL request (requests.py), below it a span per wave
 of store calls, and below a wave a span per store call (store.py).
 
-A wave is what `extensions.storeWaves` counts (server/graphql/counting.py): a stretch of time
-during which at least one of the request's store calls is in flight. Calls that start while
-another is in flight, or in the same turn of the event loop as the last one ended, join its
-wave; the next call after a pause (a resolver waiting on the answer) opens the next one. So
-a trace shows the request's round trips one after another, and what each sent at once.
+A wave is one of those `extensions.storeWaves` counts (server/graphql/counting.py): the
+request's store calls that went out together, before any of them had to wait for another's
+answer. A wave's span opens with its first call and ends with its last, so a trace shows
+the request's round trips one after another, and what each sent at once. Calls made outside
+the request's counted store (an Idempotency-Key's record) hang from the request's span.
 
 Tracing is off unless KEYGRAPH_TRACING is set: no span code then runs at all (app.py installs
 none of it). Spans go to an OTLP collector (the `otlp` extra) or to standard output.
@@ -13,8 +13,8 @@ none of it). Spans go to an OTLP collector (the `otlp` extra) or to standard out
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from opentelemetry import trace
@@ -36,47 +36,64 @@ INSTRUMENTATION = "keygraph"
 class RequestTrace:
     """One request's spans: the request's own, and the wave open now."""
 
-    __slots__ = ("_wave", "_wave_ended", "done", "in_flight", "request", "tracer", "waves")
+    __slots__ = (
+        "_last_end",
+        "_wave",
+        "_wave_number",
+        "_wave_started",
+        "counted",
+        "done",
+        "request",
+        "tracer",
+    )
 
-    def __init__(self, tracer: trace.Tracer, request: trace.Span) -> None:
+    def __init__(
+        self, tracer: trace.Tracer, request: trace.Span, counted: Callable[[], int | None]
+    ) -> None:
         self.tracer = tracer
         self.request = request
-        self.in_flight = 0
-        self.waves = 0
+        self.counted = counted
+        """The waves the request's counted store has seen so far (None: no count yet)."""
         self.done = False
         """Set once the request answered: later calls (a cleanup it left) are not traced."""
         self._wave: trace.Span | None = None
-        self._wave_ended = 0
+        self._wave_number = 0
+        self._wave_started = 0
+        self._last_end = 0
+
+    @property
+    def waves(self) -> int:
+        return self._wave_number
 
     def call_started(self) -> Context:
-        """The context of a store call starting now: in the open wave, or a new one."""
-        if self._wave is None:
-            self.waves += 1
+        """The context of a store call starting now: its wave's, opened by its first call."""
+        number = self.counted()
+        if number is None:
+            return trace.set_span_in_context(self.request)
+        if self._wave is None or number != self._wave_number:
+            self._end_wave()
+            self._wave_number = number
+            self._wave_started = time.time_ns()
             self._wave = self.tracer.start_span(
-                f"wave {self.waves}",
+                f"wave {number}",
                 context=trace.set_span_in_context(self.request),
-                attributes={"keygraph.wave": self.waves},
+                attributes={"keygraph.wave": number},
+                start_time=self._wave_started,
             )
-        self.in_flight += 1
         return trace.set_span_in_context(self._wave)
 
     def call_ended(self) -> None:
-        self.in_flight -= 1
-        if self.in_flight == 0:
-            self._wave_ended = time.time_ns()
-            asyncio.get_running_loop().call_soon(self._close_wave)
+        self._last_end = time.time_ns()
 
-    def _close_wave(self) -> None:
-        """Ends the wave unless a call started since its last one ended."""
-        wave = self._wave
-        if self.in_flight == 0 and wave is not None:
+    def _end_wave(self) -> None:
+        if self._wave is not None:
+            self._wave.end(end_time=max(self._last_end, self._wave_started))
             self._wave = None
-            wave.end(end_time=self._wave_ended)
 
     def finish(self) -> None:
-        """At the request's end: no more spans under it."""
+        """At the request's end: its last wave ends, and no more spans go under it."""
         self.done = True
-        self._close_wave()
+        self._end_wave()
 
 
 CURRENT: ContextVar[RequestTrace | None] = ContextVar("keygraph_request_trace", default=None)

@@ -33,7 +33,9 @@ class Observability:
         self.metered = settings.metrics_enabled
         self.owned: TracerProvider | None = None
         """The provider made here from the settings, shut down with the app."""
-        if provider is None and settings.tracing:
+        if not settings.tracing:
+            provider = None
+        elif provider is None:
             provider = self.owned = provider_for(settings)
         self.tracer: trace.Tracer | None = (
             provider.get_tracer(INSTRUMENTATION) if provider is not None else None
