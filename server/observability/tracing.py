@@ -13,6 +13,7 @@ none of it). Spans go to an OTLP collector (the `otlp` extra) or to standard out
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -102,7 +103,7 @@ CURRENT: ContextVar[RequestTrace | None] = ContextVar("keygraph_request_trace", 
 
 def _exporter(settings: Settings) -> SpanExporter:
     if settings.trace_exporter == "console":
-        return ConsoleSpanExporter()
+        return ConsoleSpanExporter(out=sys.stdout)  # as it is now, not at import
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:

@@ -25,7 +25,8 @@ from server.domain import cleanup
 from server.domain.ids import new_id
 from server.domain.users import create_user
 from server.observability import exposition
-from server.settings import Limits
+from server.settings import Limits, SettingsError, load_settings
+from tests.server.conftest import SECRET
 from tests.server.observability.helpers import (
     TOKEN,
     SlowStore,
@@ -195,3 +196,22 @@ async def test_cleanup_tasks_and_migrations_are_read_from_the_table(tmp_path: Pa
     assert gauge("keygraph_migration_items_updated", migration="abc#*") == 10
     assert gauge("keygraph_migration_done", migration="abc#*") == 0
     assert gauge("keygraph_migration_checkpoint_timestamp_seconds", migration="abc#*") == 99
+
+
+def test_metrics_settings_are_checked() -> None:
+    env = {"KEYGRAPH_JWT_SECRET": SECRET}
+    settings = load_settings(
+        {
+            **env,
+            "KEYGRAPH_METRICS_TOKEN": TOKEN,
+            "KEYGRAPH_METRICS_PORT": "9102",
+            "KEYGRAPH_METRICS_TENANT_LABEL": "yes",
+        }
+    )
+    assert settings.metrics_enabled
+    assert (settings.metrics_port, settings.metrics_tenant_label) == (9102, True)
+    assert not load_settings(env).metrics_enabled
+    with pytest.raises(SettingsError, match="16 characters"):
+        load_settings({**env, "KEYGRAPH_METRICS_TOKEN": "short"})
+    with pytest.raises(SettingsError, match="differ"):
+        load_settings({**env, "KEYGRAPH_METRICS_PORT": "8000"})

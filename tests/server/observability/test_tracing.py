@@ -154,3 +154,22 @@ def test_trace_settings_are_checked() -> None:
         load_settings({"KEYGRAPH_TRACE_SAMPLE": "1.5"})
     with pytest.raises(SettingsError):
         load_settings({"KEYGRAPH_TRACE_EXPORTER": "zipkin"})
+
+
+def test_the_otlp_exporter_must_be_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("server.settings.OTLP_EXPORTER", "no_such_package.trace_exporter")
+    env = {"KEYGRAPH_JWT_SECRET": SECRET, "KEYGRAPH_TRACING": "true"}
+    with pytest.raises(SettingsError, match=r"keygraph\[otlp\]"):
+        load_settings(env)
+    assert load_settings({**env, "KEYGRAPH_TRACE_EXPORTER": "console"}).tracing
+
+
+async def test_spans_go_where_the_settings_say(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = settings_for(tmp_path, tracing=True, trace_exporter="console")
+    async with app_client(settings) as client:
+        await post(client, admin_token(settings), "query Me { viewer { tenant } }")
+    printed = capsys.readouterr().out  # sent in a batch, at the latest when the app stops
+    assert '"name": "Me"' in printed
+    assert '"service.name": "keygraph"' in printed
