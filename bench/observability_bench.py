@@ -5,7 +5,8 @@ the apps round by round (the order reversed every other round), on each executor
 The arms: `off` (the defaults: nothing observed), `off_again` (a second app built the same
 way: the noise floor of the comparison), `metrics` (Prometheus metrics on), `tracing`
 (every request traced; spans go through the SDK's synchronous processor to an exporter that
-drops them, so their whole cost lands in the request that made them) and `both`. A request's
+drops them, so their whole cost lands in the request that made them), `sampled` (tracing on,
+1% of requests kept) and `both` (metrics, and every request traced). A request's
 cost is the process CPU time it takes. Prints one JSON object and writes
 bench/results/observability-embedded.json; bench/README.md records it.
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
 from bench.asgi import AsgiClient
 from bench.machine import machine_info
@@ -43,7 +45,9 @@ SIZES = SeedSizes(users=60, orders=150, groups=5, org_nodes=5, org_depth=2, shop
 RESULTS = Path(__file__).with_name("results") / "observability-embedded.json"
 FIRST_USER = "{ users(first: 1) { edges { node { id } } } }"
 METRICS_TOKEN = "bench-metrics-token-0123456789"
-ARMS = ("off", "off_again", "metrics", "tracing", "both")
+ARMS = ("off", "off_again", "metrics", "tracing", "sampled", "both")
+SAMPLED = 0.01
+"""The `sampled` arm's share of traces kept."""
 
 
 class Dropped(SpanExporter):
@@ -53,19 +57,20 @@ class Dropped(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def _provider() -> TracerProvider:
-    provider = TracerProvider()
+def _provider(settings: Settings) -> TracerProvider:
+    provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(settings.trace_sample)))
     provider.add_span_processor(SimpleSpanProcessor(Dropped()))
     return provider
 
 
 def _settings(base: Settings, arm: str) -> Settings:
     metrics = arm in ("metrics", "both")
-    tracing = arm in ("tracing", "both")
+    tracing = arm in ("tracing", "sampled", "both")
     return replace(
         base,
         metrics_token=METRICS_TOKEN if metrics else None,
         tracing=tracing,
+        trace_sample=SAMPLED if arm == "sampled" else 1.0,
         trace_exporter="console",  # never built: the bench gives its own provider
     ).resolved()
 
@@ -111,7 +116,7 @@ async def _executor(
     clients: dict[str, AsgiClient] = {}
     for arm in ARMS:
         settings = _settings(base, arm)
-        provider = _provider() if settings.tracing else None
+        provider = _provider(settings) if settings.tracing else None
         app = create_app(settings, store, tracer_provider=provider)
         token = issue_token(settings, TENANT, "bench", roles=["admin"])
         clients[arm] = AsgiClient(app, {"Authorization": f"Bearer {token}"})

@@ -5,7 +5,11 @@ values to PROMETHEUS_MULTIPROC_DIR and a scrape of any worker reads them all (ex
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 from prometheus_client import Counter, Gauge, Histogram
+
+M = TypeVar("M", Counter, Histogram)
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -86,3 +90,23 @@ MIGRATION_UPDATED_AT = Gauge(
     ["migration"],
     multiprocess_mode="mostrecent",
 )
+
+
+class Children(Generic[M]):
+    """A metric's children by label values, kept: `labels()` takes a lock and checks the
+    values on every call. Only for labels of a bounded set of values."""
+
+    def __init__(self, metric: M) -> None:
+        self.metric: M = metric
+        self.children: dict[tuple[str, ...], M] = {}
+
+    def __call__(self, *values: str) -> M:
+        child = self.children.get(values)
+        if child is None:
+            child = self.children[values] = self.metric.labels(*values)
+        return child
+
+
+REQUESTS_BY: Children[Histogram] = Children(REQUESTS)
+STORE_CALLS_BY: Children[Histogram] = Children(STORE_CALLS)
+CAPACITY_BY: Children[Counter] = Children(CAPACITY)

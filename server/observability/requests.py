@@ -94,7 +94,7 @@ class ObservedEndpoint:
     def _record(self, request: GraphQLRequest | None, status: int, elapsed: float) -> None:
         code = _code(request, status)
         operation = self.operations.label(_operation(request))
-        metrics.REQUESTS.labels(operation, code).observe(elapsed)
+        metrics.REQUESTS_BY(operation, code).observe(elapsed)
         if status in REFUSED_STATUSES:
             metrics.REFUSALS.labels(str(status), code).inc()
         if self.tenant_labels and request is not None and request.claims is not None:
@@ -122,7 +122,9 @@ class ObservedEndpoint:
             attributes={"http.request.method": scope.get("method", ""), "url.path": scope["path"]},
         )
         traced = RequestTrace(self.tracer, span, lambda: _waves_counted(scope))
-        return traced, CURRENT.set(traced), otel_context.attach(trace.set_span_in_context(span))
+        # an unsampled request's trace is not recorded: no wave or call spans under it
+        current = CURRENT.set(traced if span.is_recording() else None)
+        return traced, current, otel_context.attach(trace.set_span_in_context(span))
 
     def _end_trace(
         self,
@@ -135,6 +137,9 @@ class ObservedEndpoint:
         CURRENT.reset(current_token)
         trace_of.finish()
         span = trace_of.request
+        if not span.is_recording():
+            span.end()
+            return
         code = _code(request, status)
         operation = _operation(request)
         if operation:

@@ -106,11 +106,11 @@ class ObservedStore(Forwarding):
     def _record(
         kind: str, pattern: str, elapsed: float, meter: capacity.Meter, error: Exception | None
     ) -> None:
-        metrics.STORE_CALLS.labels(kind, pattern).observe(elapsed)
+        metrics.STORE_CALLS_BY(kind, pattern).observe(elapsed)
         if meter.read_units:
-            metrics.CAPACITY.labels("read", pattern).inc(meter.read_units)
+            metrics.CAPACITY_BY("read", pattern).inc(meter.read_units)
         if meter.write_units:
-            metrics.CAPACITY.labels("write", pattern).inc(meter.write_units)
+            metrics.CAPACITY_BY("write", pattern).inc(meter.write_units)
         if error is not None:
             metrics.STORE_ERRORS.labels(kind, pattern, type(error).__name__).inc()
 

@@ -173,3 +173,18 @@ async def test_spans_go_where_the_settings_say(
     printed = capsys.readouterr().out  # sent in a batch, at the latest when the app stops
     assert '"name": "Me"' in printed
     assert '"service.name": "keygraph"' in printed
+
+
+async def test_an_unsampled_request_records_no_spans(tmp_path: Path) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = settings_for(tmp_path, tracing=True, trace_exporter="console")
+    token = admin_token(settings)
+    unsampled = {"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-00"}  # the caller keeps none
+    async with app_client(settings, provider=provider) as client:
+        await seed(client, token)
+        exporter.clear()
+        body = await post(client, token, Q3, headers=unsampled)
+    assert body["extensions"]["storeCalls"] > 0
+    assert exporter.get_finished_spans() == ()
