@@ -42,9 +42,12 @@ async def app_client(
     settings: Settings,
     wrap: Callable[[Store], Store] | None = None,
     provider: TracerProvider | None = None,
+    store: Store | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """A client of the app (lifespan run) over a fresh store, `wrap`ped if given."""
-    store = EmbeddedStore(settings.data_dir / "keygraph.sqlite3", TABLE)
+    """A client of the app (lifespan run) over `store`, else a fresh embedded one,
+    `wrap`ped if given."""
+    if store is None:
+        store = EmbeddedStore(settings.data_dir / "keygraph.sqlite3", TABLE)
     app = create_app(settings, wrap(store) if wrap else store, tracer_provider=provider)
     transport = httpx.ASGITransport(app=app)
     try:

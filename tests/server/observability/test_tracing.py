@@ -14,7 +14,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from generated.table import TABLE
 from server.settings import ExecutorKind, SettingsError, load_settings
+from tests.conftest import StoreFactory
 from tests.server.conftest import SECRET
 from tests.server.observability.helpers import admin_token, app_client, settings_for
 
@@ -188,3 +190,27 @@ async def test_an_unsampled_request_records_no_spans(tmp_path: Path) -> None:
         body = await post(client, token, Q3, headers=unsampled)
     assert body["extensions"]["storeCalls"] > 0
     assert exporter.get_finished_spans() == ()
+
+
+@pytest.mark.dynamodb_local
+async def test_store_spans_carry_dynamodb_consumed_units(
+    tmp_path: Path, store_factory: StoreFactory
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = settings_for(tmp_path, tracing=True, trace_exporter="console")
+    token = admin_token(settings)
+    store = await store_factory("dynamodb-local", TABLE)
+    async with app_client(settings, provider=provider, store=store) as client:
+        await seed(client, token)
+        exporter.clear()
+        body = await post(client, token, Q3)
+    spans = list(exporter.get_finished_spans())
+    (request,) = [s for s in spans if s.name == "Q3"]
+    calls = [s for s in spans if s.kind is trace.SpanKind.CLIENT]
+    assert len(calls) == body["extensions"]["storeCalls"]
+    units = [float((c.attributes or {})["keygraph.read_units"]) for c in calls]  # type: ignore[arg-type]
+    assert all(u > 0 for u in units)  # as DynamoDB reported them (ReturnConsumedCapacity)
+    assert sum(units) == body["extensions"]["cost"]["actual"]["readUnits"]
+    assert (request.attributes or {})["keygraph.read_units"] == sum(units)
