@@ -52,15 +52,20 @@ class ObservedStore(Forwarding):
     async def _observe(
         self,
         kind: str,
-        pattern: str,
+        plan: object,
         keys: int,
         call: Callable[[], Awaitable[R]],
         index: str | None = None,
     ) -> R:
-        """Makes the call, observed; `keys` counts the items it names (0: a query's)."""
+        """Makes the call, observed; `plan` names its pattern (or is the pattern's name),
+        `keys` counts the items it names (0: a query's)."""
         request = CURRENT.get() if self.tracer is not None else None
+        traced = request is not None and not request.done
+        if not traced and not self.metered:
+            return await call()  # an unsampled request's, with metrics off: nothing to record
+        pattern = plan if isinstance(plan, str) else self.patterns.of(plan)
         span = None
-        if request is not None and not request.done and self.tracer is not None:
+        if traced and request is not None and self.tracer is not None:
             attributes: dict[str, Any] = {
                 "db.system.name": "aws.dynamodb",
                 "db.operation.name": kind,
@@ -115,32 +120,27 @@ class ObservedStore(Forwarding):
             metrics.STORE_ERRORS.labels(kind, pattern, type(error).__name__).inc()
 
     async def get(self, plan: Get) -> Item | None:
-        pattern = self.patterns.of(plan)
-        return await self._observe("GetItem", pattern, 1, lambda: self.inner.get(plan))
+        return await self._observe("GetItem", plan, 1, lambda: self.inner.get(plan))
 
     async def batch_get(self, plan: BatchGet) -> list[Item]:
-        pattern = self.patterns.of(plan)
         return await self._observe(
-            "BatchGetItem", pattern, len(plan.keys), lambda: self.inner.batch_get(plan)
+            "BatchGetItem", plan, len(plan.keys), lambda: self.inner.batch_get(plan)
         )
 
     async def query(self, plan: Query) -> QueryResult:
-        pattern = self.patterns.of(plan)
-        return await self._observe("Query", pattern, 0, lambda: self.inner.query(plan), plan.index)
+        return await self._observe("Query", plan, 0, lambda: self.inner.query(plan), plan.index)
 
     async def scan(self, plan: Scan) -> QueryResult:
-        return await self._observe("Scan", self.patterns.of(plan), 0, lambda: self.inner.scan(plan))
+        return await self._observe("Scan", plan, 0, lambda: self.inner.scan(plan))
 
     async def put(self, plan: Put) -> None:
-        await self._observe("PutItem", self.patterns.of(plan), 1, lambda: self.inner.put(plan))
+        await self._observe("PutItem", plan, 1, lambda: self.inner.put(plan))
 
     async def update(self, plan: Update) -> Item:
-        pattern = self.patterns.of(plan)
-        return await self._observe("UpdateItem", pattern, 1, lambda: self.inner.update(plan))
+        return await self._observe("UpdateItem", plan, 1, lambda: self.inner.update(plan))
 
     async def delete(self, plan: Delete) -> None:
-        pattern = self.patterns.of(plan)
-        await self._observe("DeleteItem", pattern, 1, lambda: self.inner.delete(plan))
+        await self._observe("DeleteItem", plan, 1, lambda: self.inner.delete(plan))
 
     async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
         await self._observe(
