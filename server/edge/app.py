@@ -1,4 +1,5 @@
-"""The ASGI application: GraphQL at /graphql, liveness at /healthz, readiness at /readyz."""
+"""The ASGI application: GraphQL at /graphql, liveness at /healthz, readiness at /readyz,
+and /metrics when the settings serve it (server/observability)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
@@ -23,6 +25,7 @@ from server.edge.auth import Verifier, issue_token
 from server.edge.http import GraphQLEndpoint
 from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
+from server.observability.wiring import Observability
 from server.persisted import manifest
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
@@ -50,7 +53,7 @@ class App(Starlette):
     no middleware on the path that takes every request (the endpoint answers its own
     failures)."""
 
-    def __init__(self, graphql: GraphQLEndpoint, **kwargs: Any) -> None:
+    def __init__(self, graphql: ASGIApp, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.graphql = graphql
 
@@ -62,8 +65,15 @@ class App(Starlette):
         await super().__call__(scope, receive, send)
 
 
-def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> App:
-    """The app over `store` (closed on shutdown when `close_store`)."""
+def create_app(
+    settings: Settings,
+    store: Store,
+    *,
+    close_store: bool = False,
+    tracer_provider: TracerProvider | None = None,
+) -> App:
+    """The app over `store` (closed on shutdown when `close_store`); its spans, when traced,
+    go to `tracer_provider` if given (else as the settings say)."""
 
     def graphiql_authorization() -> str:
         """A fresh admin dev token for the page, so a long-running server's page never goes
@@ -76,9 +86,11 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     cursors = CursorCodec(settings.cursor_key())
     path = settings.trusted_documents
     documents = persisted.Documents(manifest.load(path) if path is not None else None)
+    observability = Observability(settings, tracer_provider)
+    served = observability.store(store)
     graphql = GraphQLEndpoint(
         build_schema(limits, settings.executor),
-        store=store,
+        store=served,
         verifier=Verifier(settings),
         cursors=cursors,
         limits=limits,
@@ -104,19 +116,22 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         tune_for_serving()
-        await _resume_cleanups(Session(store, cursors))
+        await _resume_cleanups(Session(served, cursors))
         try:
-            yield
+            async with observability.running(store):
+                yield
         finally:
             await cleanup.stop()
             if close_store:
                 await store.close()
 
+    observed = observability.endpoint(graphql)
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Route(GRAPHQL_PATH, graphql),
+        Route(GRAPHQL_PATH, observed),
+        *observability.routes(),
     ]
     if settings.graphiql_enabled:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
-    return App(graphql, routes=routes, lifespan=lifespan)
+    return App(observed, routes=routes, lifespan=lifespan)

@@ -46,7 +46,7 @@ from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
 from server.edge.guard import BodyTooLarge, Guard, Refusal
-from server.edge.request import GraphQLRequest, posts_json
+from server.edge.request import REQUEST_SCOPE_KEY, GraphQLRequest, posts_json
 from server.edge.request_context import RequestContexts
 from server.edge.response import refused
 from server.edge.result import Results
@@ -120,7 +120,7 @@ class GraphQLEndpoint:
             await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
             return
         started = time.perf_counter()
-        request = GraphQLRequest(scope, self.guard.receive(receive))
+        request = scope[REQUEST_SCOPE_KEY] = GraphQLRequest(scope, self.guard.receive(receive))
         refusal = self.guard.refuse(scope)
         if refusal is not None:
             response = self._refused(request, refusal)

@@ -27,6 +27,7 @@ from keygraph.process import die_with_parent
 from keygraph.store import Store
 from server.edge import logging as json_logging
 from server.edge.app import create_app
+from server.observability import exposition
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
 from server.serving.memory import limit_malloc_arenas
@@ -133,6 +134,7 @@ class Supervisor:
                         log.warning(
                             "worker %s exited with %s; replacing it", worker.pid, worker.exitcode
                         )
+                        exposition.worker_exited(worker.pid or 0)
                         self.workers[index] = self._start()
         finally:
             self._stop_workers()
@@ -157,7 +159,10 @@ def serve(settings: Settings, store: Store, local_endpoint: str | None) -> None:
     """Serve the app on `store` (one process), or with `settings.workers` processes each
     opening the same data (`store` is then closed and left to the workers)."""
     if settings.workers == 1:
+        exposition.serve_port(settings)
         serve_here(settings, store)
         return
     asyncio.run(store.close())
-    Supervisor(settings, local_endpoint).run()
+    with exposition.workers_directory(settings):
+        exposition.serve_port(settings)
+        Supervisor(settings, local_endpoint).run()

@@ -40,6 +40,7 @@ from typing import Any
 from keygraph import deadline
 from keygraph.errors import StoreThrottled, StoreUnavailable
 
+from .counters import count_retry, count_throttle
 from .errors import map_error, retryable, throttled
 from .transport import ServiceError, TransientError
 
@@ -112,6 +113,8 @@ class Attempts:
             if not retryable(failure) or (failure.status >= 500 and not self.resend):
                 raise map_error(failure) from failure
             throttle = throttled(failure)
+            if throttle:
+                count_throttle(self.operation)
             cost, self.fresh = self.budget.retry_cost, False
         else:
             if failure.sent and not self.resend:
@@ -123,6 +126,7 @@ class Attempts:
                 # A connection its peer closed while idle: at once on a new one, once a call.
                 self.fresh = self.renewed = True
                 self.attempt += 1
+                count_retry(self.operation, "connection")
                 return 0.0
             cost, self.fresh = self.budget.timeout_cost, False
         refused = _retry(self.policy, self.attempt, self.budget, cost, throttle)
@@ -130,6 +134,9 @@ class Attempts:
             raise _gave_up(self.operation, failure, throttle, refused) from failure
         self.held = cost
         self.attempt += 1
+        count_retry(
+            self.operation, failure.code if isinstance(failure, ServiceError) else "connection"
+        )
         return refused
 
 
@@ -139,6 +146,7 @@ def unprocessed_wait(policy: RetryPolicy, attempt: int, what: str) -> float:
     decided = _retry(policy, attempt, None, 0, throttle=True)
     if isinstance(decided, str):
         raise StoreThrottled(f"DynamoDB left {what} unprocessed ({decided})")
+    count_retry("BatchGetItem" if what == "keys" else "BatchWriteItem", "unprocessed")
     return decided
 
 
