@@ -4,6 +4,7 @@ parts are not held back, interim answers go at once, and an oversized request he
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,11 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from generated.table import TABLE
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.serving import serve
 from server.serving.protocol import MAX_HEAD_BYTES, Protocol
+from server.settings import Settings
 
 
 class Recorder(asyncio.Transport):
@@ -164,3 +169,15 @@ async def test_an_oversized_request_head_is_refused() -> None:
     _protocol(fits).data_received(_post(b"hi", b"x-big: " + b"a" * (MAX_HEAD_BYTES // 2)))
     await _settle()
     assert fits.sent().endswith(b'{"echo":"hi"}')
+
+
+def test_serve_runs_this_protocol_on_uvloop(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, jwt_secret="protocol-test-secret-" + "s" * 32)
+    store = EmbeddedStore(tmp_path / "keygraph.db", TABLE)
+    try:
+        config = serve._config(settings, store)
+    finally:
+        asyncio.run(store.close())
+    assert config.http is Protocol
+    assert config.loop == "uvloop"
+    assert config.timeout_keep_alive == round(settings.keep_alive)
