@@ -84,6 +84,7 @@ def _serve_uvicorn(app: ASGIApp, args: argparse.Namespace) -> None:
             access_log=False,
             lifespan="on",
             timeout_keep_alive=KEEP_ALIVE_S,
+            proxy_headers=False,  # as `python -m server serve`
             **options,
         )
     )

@@ -75,6 +75,7 @@ def _config(settings: Settings, store: Store) -> uvicorn.Config:
         timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
         timeout_keep_alive=max(1, round(settings.keep_alive)),
         backlog=BACKLOG,
+        proxy_headers=False,  # the app reads neither the client's address nor the scheme
         **uvicorn_options(),
     )
 

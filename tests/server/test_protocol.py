@@ -180,4 +180,5 @@ def test_serve_runs_this_protocol_on_uvloop(tmp_path: Path) -> None:
         asyncio.run(store.close())
     assert config.http is Protocol
     assert config.loop == "uvloop"
+    assert not config.proxy_headers
     assert config.timeout_keep_alive == round(settings.keep_alive)
