@@ -75,12 +75,36 @@ class Protocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_bytes = 0
+        self._head_open = False
+        self._heads = 0
+        self._unparsed_head = 0
         self.held = HeadHeld(transport)
         self.transport = cast("asyncio.Transport", self.held)
+
+    def data_received(self, data: bytes) -> None:
+        """Feed the parser; refuse a head still unfinished after more than `MAX_HEAD_BYTES`
+        of reads that held nothing else (httptools keeps a header's bytes until it ends,
+        so the count of parsed headers alone would not bound a single endless one)."""
+        was_open, heads = self._head_open, self._heads
+        super().data_received(data)
+        if not self._head_open or heads != self._heads or not was_open:
+            self._unparsed_head = 0  # no head open, or one began inside this read
+            return
+        self._unparsed_head += len(data)
+        if self._unparsed_head > MAX_HEAD_BYTES and not self.transport.is_closing():
+            self._head_open = False
+            self.logger.warning("Invalid HTTP request received.")
+            self.send_400_response("Invalid HTTP request received.")
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._head_bytes = 0
+        self._head_open = True
+        self._heads += 1
+
+    def on_headers_complete(self) -> None:
+        self._head_open = False
+        super().on_headers_complete()
 
     def on_url(self, url: bytes) -> None:
         self._count(len(url))

@@ -171,6 +171,31 @@ async def test_an_oversized_request_head_is_refused() -> None:
     assert fits.sent().endswith(b'{"echo":"hi"}')
 
 
+async def test_a_request_head_that_never_ends_is_refused() -> None:
+    transport = await _connect(_answer)
+    protocol = _protocol(transport)
+    protocol.data_received(b"POST /graphql HTTP/1.1\r\nhost: x\r\nx-big: ")
+    for _ in range(MAX_HEAD_BYTES // 1024 + 1):
+        assert not transport.closed
+        protocol.data_received(b"a" * 1024)
+    await _settle()
+    assert transport.sent().startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert transport.closed
+
+
+async def test_a_large_body_read_with_the_next_head_is_not_refused() -> None:
+    transport = await _connect(_answer)
+    protocol = _protocol(transport)
+    body = b"b" * (MAX_HEAD_BYTES * 2)
+    second = _post(b"c")
+    protocol.data_received(_post(body) + second[:10])
+    for start in range(10, len(second), 10):
+        protocol.data_received(second[start : start + 10])
+    await _settle()
+    assert not transport.closed
+    assert transport.sent().endswith(b'{"echo":"c"}')
+
+
 def test_serve_runs_this_protocol_on_uvloop(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, jwt_secret="protocol-test-secret-" + "s" * 32)
     store = EmbeddedStore(tmp_path / "keygraph.db", TABLE)
