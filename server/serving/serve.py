@@ -1,5 +1,6 @@
-"""Serving the app with uvicorn: in this process, or with `workers` > 1 as a supervisor of
-that many worker processes sharing one listening socket.
+"""Serving the app with uvicorn (on httptools and uvloop, server/serving/protocol.py): in this
+process, or with `workers` > 1 as a supervisor of that many worker processes sharing one
+listening socket.
 
 SIGTERM and SIGINT stop taking connections, let the requests in flight finish (up to
 `shutdown_timeout`), then exit with status 0; the caller's cleanup (DynamoDB Local) runs.
@@ -31,6 +32,7 @@ from server.observability import exposition
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
 from server.serving.memory import limit_malloc_arenas
+from server.serving.protocol import uvicorn_options
 from server.settings import Settings
 
 log = logging.getLogger("keygraph.serve")
@@ -74,6 +76,8 @@ def _config(settings: Settings, store: Store) -> uvicorn.Config:
         timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
         timeout_keep_alive=max(1, round(settings.keep_alive)),
         backlog=BACKLOG,
+        proxy_headers=False,  # the app reads neither the client's address nor the scheme
+        **uvicorn_options(),
     )
 
 
