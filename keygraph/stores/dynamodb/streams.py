@@ -13,7 +13,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from keygraph.errors import StoreNotConfigured, StoreUnavailable
+from keygraph.errors import StoreNotConfigured, StoreUnavailable, ValidationError
 from keygraph.streams import Batch, Position, Shard, StreamRecord, Trimmed
 
 from .errors import map_error, retryable
@@ -211,9 +211,11 @@ class DynamoDBChangeStream:
         """Up to `limit` (at most 1000) records from `position`, in sequence order. The
         iterator of the previous read of this shard is used when it read up to `position`;
         an expired one is obtained again from `position`."""
+        if limit < 1:
+            raise ValidationError(f"a stream read takes a limit of at least 1, not {limit}")
         kept = self._iterators.get(position.shard_id)
         iterator = kept[1] if kept is not None and kept[0] == position else None
-        params: dict[str, Any] = {"Limit": max(1, min(limit, MAX_LIMIT))}
+        params: dict[str, Any] = {"Limit": min(limit, MAX_LIMIT)}
         while True:
             fresh = iterator is None
             if iterator is None:

@@ -256,6 +256,8 @@ async def test_positions_the_stream_does_not_have(
         await stream.read(Position(shard, "9" * 21))
     with pytest.raises(Trimmed, match="not in the stream"):
         await stream.read(Position(shard[:-8] + "00000000"))
+    with pytest.raises(ValidationError, match="at least 1"):
+        await stream.read(Position(shard), limit=0)
 
 
 async def test_a_closed_shard_ends(
