@@ -224,7 +224,9 @@ async def measure(local: DynamoDBLocal, quick: bool = False) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.stream_bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.dynamodb_stream_bench", description=__doc__
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: few calls")
     args = parser.parse_args(argv)
     with DynamoDBLocal() as local:

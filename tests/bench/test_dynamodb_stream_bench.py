@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from bench import stream_bench
+from bench import dynamodb_stream_bench
 from keygraph.stores.dynamodb.local import DynamoDBLocal
 
 
 @pytest.mark.dynamodb_local
 async def test_a_small_run(dynamodb_local: DynamoDBLocal) -> None:
-    result = await stream_bench.measure(dynamodb_local, quick=True)
+    result = await dynamodb_stream_bench.measure(dynamodb_local, quick=True)
     cost = result["poll_cost"]
     assert cost["empty_polls"] == 20
     assert cost["batches"] == 2
