@@ -27,7 +27,7 @@ from bench.floor_data import FloorData, Item
 from keygraph.keycodec import format_datetime, parse_datetime
 from keygraph.page import Page
 from server.domain.ids import new_id
-from server.edge.http import FastJSON
+from server.edge.response import FastJSON
 from server.graphql.ids import local_id as local_of
 from server.graphql.ids import to_global_id
 from server.graphql.types.connection import Connection, connection_from_page

@@ -3,51 +3,135 @@ of a JSON body, or a GET of a query, whose operation prepares cleanly and compil
 answer is the one the view would give (the same preparation, context, result processing and
 response), at a fraction of the cost per request. Anything else (other methods and bodies,
 failures before execution, operations the compiler leaves to graphql-core, mutations sent
-with GET) is answered by Strawberry's view."""
+with GET) is answered by Strawberry's view (edge/strawberry_view.py).
+
+A request goes through it top to bottom: the operation it asks for (edge), prepared,
+screened and planned (preparation), run with the request's context (execution), and its
+body and response (response)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
+from graphql import ExecutionResult as GraphQLResult
 from graphql import GraphQLError, OperationDefinitionNode, OperationType
 from starlette.responses import Response
+from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
+from server.edge.request import GraphQLRequest
+from server.edge.request_context import RequestContexts
+from server.edge.response import create_response, create_streamed_response, new_sub_response
+from server.edge.result import Results
+from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.operation import build_executor
+from server.graphql.compiled.plan import OperationPlan
 from server.graphql.compiled.run import Run
+from server.graphql.context import RequestContext
+from server.graphql.cost import Estimate
 from server.graphql.error_format import log_errors
 from server.graphql.prepare import charge
 from server.graphql.schema import KeygraphSchema
 from server.graphql.stream import Stream
-
-if TYPE_CHECKING:
-    from server.edge.http import GraphQLEndpoint, GraphQLRequest
+from server.settings import Limits
 
 _KEYS = frozenset({"query", "variables", "operationName", "extensions"})
 
 
-def _operation_name(document: Any, provided: str | None) -> str | None:
-    """The name Strawberry runs an operation by: the one given, else the first operation's."""
-    if provided is not None:
-        return provided
-    for definition in document.definitions:
-        if isinstance(definition, OperationDefinitionNode):
-            return definition.name.value if definition.name else None
-    return None
+@dataclass(slots=True)
+class _Requested:
+    """The operation a request asks for, as it was sent."""
+
+    query: str
+    variables: dict[str, Any] | None
+    provided: str | None
+    """The operation name the request gives, if any."""
+    extensions: dict[str, Any] | None
 
 
-async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response | None:
-    """The response to a request compiled execution serves; None for Strawberry's view."""
-    schema = endpoint.schema
-    if (
-        not isinstance(schema, KeygraphSchema)
-        or not schema.compiled
-        or "multipart" in (accept := request.header("accept") or "")
-        or "event-stream" in accept
-    ):
-        return None
+@dataclass(slots=True)
+class _Planned:
+    """An operation prepared, screened and planned: ready to run."""
+
+    executor: CompiledExecutor
+    plan: OperationPlan
+    name: str | None
+    estimate: Estimate | None
+
+
+class CompiledPath:
+    """Answers what compiled execution serves, with the context, result bodies and
+    responses Strawberry's view uses (edge/strawberry_view.py)."""
+
+    def __init__(
+        self, schema: BaseSchema, contexts: RequestContexts, results: Results, limits: Limits
+    ) -> None:
+        self.schema = schema
+        self.contexts = contexts
+        self.results = results
+        self.limits = limits
+
+    async def answer(self, request: GraphQLRequest) -> Response | None:
+        """The response to a request compiled execution serves; None for Strawberry's view."""
+        schema = self.schema
+        if (
+            not isinstance(schema, KeygraphSchema)
+            or not schema.compiled
+            or "multipart" in (accept := request.header("accept") or "")
+            or "event-stream" in accept
+        ):
+            return None
+        requested = await _requested(request)
+        if requested is None:
+            return None
+        planned = _planned(schema, request, requested)
+        if planned is None:
+            return None
+        ctx = self._context(request, planned)
+        if ctx is None:
+            return None  # Strawberry's view answers the same refusal (nothing was charged)
+        planned.executor.context_value = ctx
+        result: GraphQLResult = await await_maybe(Run(planned.executor, planned.plan).start())
+        if result.errors:
+            log_errors(result.errors, ctx.request_id)
+        return self._response(request, ctx, result)
+
+    def _context(self, request: GraphQLRequest, planned: _Planned) -> RequestContext | None:
+        """The request's context, charged to its tenant's budget and reading its result in
+        parts when it is large; None when the budget refuses it."""
+        ctx = self.contexts.build(request)
+        ctx.operation_name, ctx.estimate = planned.name, planned.estimate
+        if charge(ctx):
+            return None
+        limits = self.limits
+        if (
+            planned.executor.operation.operation is OperationType.QUERY
+            and request.idempotency_key is None  # its answer is kept whole
+            and ctx.estimate is not None
+            and ctx.estimate.cost > limits.stream_cost
+        ):
+            ctx.stream = Stream(limits.part_objects, ctx.estimate.shape)
+        return ctx
+
+    def _response(
+        self, request: GraphQLRequest, ctx: RequestContext, result: GraphQLResult
+    ) -> Response:
+        """The response to the result: whole, or its data spliced with its parts."""
+        sub_response = new_sub_response(request)
+        processed = self.results.body(
+            request, ExecutionResult(data=result.data, errors=result.errors, extensions={})
+        )
+        if ctx.stream is None or not ctx.stream.parts:
+            return create_response(processed, sub_response)
+        return create_streamed_response(processed, ctx.stream, sub_response)
+
+
+async def _requested(request: GraphQLRequest) -> _Requested | None:
+    """The operation a GET's parameters or a POST's JSON body asks for; None when they are
+    not a plain GraphQL request (Strawberry's view answers them)."""
     try:
         if request.method == "GET":
             data = request.params()
@@ -69,19 +153,28 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
         or not isinstance(extensions, dict | None)
     ):
         return None
+    return _Requested(query, variables, provided, extensions)
+
+
+def _planned(
+    schema: KeygraphSchema, request: GraphQLRequest, requested: _Requested
+) -> _Planned | None:
+    """The operation parsed and validated (cached), screened for the caller and planned;
+    None when it fails before execution or the compiler leaves it to graphql-core."""
+    query, variables = requested.query, requested.variables
     graphql_schema = schema._schema
     preparation = schema.preparation
     try:
         prepared = preparation.prepared(graphql_schema, query)
     except GraphQLError:
         return None
-    name = _operation_name(prepared.document, provided)
+    name = _operation_name(prepared.document, requested.provided)
     claims = request.claims
     caller = None if claims is None or claims.unrestricted else claims.caller
     refused, estimate = preparation.screen(graphql_schema, prepared, name, variables or {}, caller)
     if refused:
         return None  # Strawberry's view answers the same failure, before any planning
-    built = build_executor(graphql_schema, prepared.document, name, variables, extensions)
+    built = build_executor(graphql_schema, prepared.document, name, variables, requested.extensions)
     kind = None if built is None else built.operation.operation
     if built is None or kind is OperationType.SUBSCRIPTION:
         return None
@@ -90,26 +183,14 @@ async def answer(endpoint: GraphQLEndpoint, request: GraphQLRequest) -> Response
     plan = built.plan()
     if plan is None:
         return None
-    sub_response = await endpoint.get_sub_response(request)
-    ctx = await endpoint.get_context(request, sub_response)
-    ctx.operation_name, ctx.estimate = name, estimate
-    if charge(ctx):
-        return None  # Strawberry's view answers the same refusal (nothing was charged)
-    limits = endpoint.limits
-    if (
-        kind is OperationType.QUERY
-        and request.idempotency_key is None  # its answer is kept whole
-        and ctx.estimate is not None
-        and ctx.estimate.cost > limits.stream_cost
-    ):
-        ctx.stream = Stream(limits.part_objects, ctx.estimate.shape)
-    built.context_value = ctx
-    result = await await_maybe(Run(built, plan).start())
-    if result.errors:
-        log_errors(result.errors, ctx.request_id)
-    processed = await endpoint.process_result(
-        request, ExecutionResult(data=result.data, errors=result.errors, extensions={})
-    )
-    if ctx.stream is None or not ctx.stream.parts:
-        return endpoint.create_response(processed, sub_response)
-    return endpoint.create_streamed_response(processed, ctx.stream, sub_response)
+    return _Planned(built, plan, name, estimate)
+
+
+def _operation_name(document: Any, provided: str | None) -> str | None:
+    """The name Strawberry runs an operation by: the one given, else the first operation's."""
+    if provided is not None:
+        return provided
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode):
+            return definition.name.value if definition.name else None
+    return None

@@ -11,7 +11,7 @@ import pytest
 from generated.models.user_order import UserOrder
 from keygraph.page import Page
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.http import GraphQLEndpoint
+from server.edge import response
 from tests.server.conftest import Api
 from tests.server.test_batching import _seed
 
@@ -46,13 +46,13 @@ async def test_what_a_request_read_is_freed_before_its_response_is_serialized(
     needs memory for itself and its JSON, not also for everything read to build it."""
     await _seed(store, users=4, orders_each=3, groups=2)
     live: list[int] = []
-    encode = GraphQLEndpoint.encode_json
+    encode = response.encode
 
-    def counting(endpoint: GraphQLEndpoint, data: object) -> bytes:
+    def counting(data: object) -> bytes:
         live.append(sum(type(thing) in (UserOrder, Page) for thing in gc.get_objects()))
-        return encode(endpoint, data)
+        return encode(data)
 
-    monkeypatch.setattr(GraphQLEndpoint, "encode_json", counting)
+    monkeypatch.setattr(response, "encode", counting)
     data = await acme.data(
         "{ users { edges { node { orders(first: 2) { edges { cursor node { id } } } } } } }"
     )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
+from strawberry.types.lazy_type import LazyType
 
 from generated import authz
 from generated.models.group import Group as GroupModel
@@ -16,9 +16,6 @@ from server.graphql.context import Context, Info
 from server.graphql.ids import to_global_id
 from server.graphql.types.connection import Connection, connection_from_page
 from server.graphql.types.node import Node, build_node, register_node
-
-if TYPE_CHECKING:
-    from server.graphql.types.user import User
 
 
 @strawberry.type(description="A named group of users.")
@@ -40,15 +37,20 @@ class Group(Node):
             group_id=model.group_id,
         )
 
-    @strawberry.field(description="The group's members, by user id.")
+    # User by name and module, resolved when the schema is built: user.py imports this one
+    # (mypy reads the subscript as a type, and a LazyType is none).
+    @strawberry.field(
+        description="The group's members, by user id.",
+        graphql_type=Connection[LazyType("User", "server.graphql.types.user")],  # type: ignore[misc]
+    )
     async def members(
         self, info: Info, first: int | None = None, after: str | None = None
-    ) -> Connection[Annotated[User, strawberry.lazy("server.graphql.types.user")]]:
+    ) -> Connection[Node]:
         require(authz.may_run_group_members(info.context.caller), "read group members")
         page = await loaders.memberships_of_group(info.context).load((self.group_id, first, after))
         found = await loaders.users(info.context).load_many([m.user_id for m in page.items])
         caller = info.context.caller
-        users = {u.user_id: cast("User", build_node("User", u, caller)) for u in found if u}
+        users = {u.user_id: build_node("User", u, caller) for u in found if u}
         return connection_from_page(page, lambda membership: users.get(membership.user_id))
 
 

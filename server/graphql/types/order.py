@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import cast
 
 import strawberry
+from strawberry.types.lazy_type import LazyType
 
 from generated import authz
 from generated.models.enums import OrderStatus
@@ -18,9 +19,6 @@ from server.graphql import loaders
 from server.graphql.context import Context, Info
 from server.graphql.ids import to_global_id
 from server.graphql.types.node import Node, build_node, register_node
-
-if TYPE_CHECKING:
-    from server.graphql.types.user import User
 
 strawberry.enum(OrderStatus, name="OrderStatus")
 
@@ -62,15 +60,17 @@ class Order(Node):
             user_id=model.user_id,
         )
 
-    @strawberry.field(description="The user who placed the order.")
-    async def user(
-        self, info: Info
-    ) -> Annotated[User, strawberry.lazy("server.graphql.types.user")]:
+    # User by name and module, resolved when the schema is built: user.py imports this one.
+    @strawberry.field(
+        description="The user who placed the order.",
+        graphql_type=LazyType("User", "server.graphql.types.user"),
+    )
+    async def user(self, info: Info) -> Node:
         require(authz.may_run_get_users(info.context.caller), "read users")
         model = await loaders.users(info.context).load(self.user_id)
         if model is None:
             raise NotFound("the order's user does not exist")
-        return cast("User", build_node("User", model, info.context.caller))
+        return build_node("User", model, info.context.caller)
 
 
 async def load_order(ctx: Context, order_id: str) -> Order | None:

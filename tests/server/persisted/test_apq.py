@@ -13,7 +13,7 @@ from graphql import validate
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge import persisted as apq
 from server.edge.app import create_app
-from server.edge.http import GraphQLEndpoint
+from server.edge.strawberry_view import StrawberryView
 from server.graphql import prepare as prepare_module
 from server.graphql.limits import parse_limited
 from server.settings import Settings
@@ -184,7 +184,7 @@ async def test_a_get_query_runs_without_strawberrys_view(
     async def no_view(*_args: Any) -> None:
         raise AssertionError("answered by Strawberry's view")
 
-    monkeypatch.setattr(GraphQLEndpoint, "run", no_view)
+    monkeypatch.setattr(StrawberryView, "run", no_view)
     hit = await get(acme.client, acme.token, {"extensions": persisted(USERS)})
     assert hit.json()["data"] == {"users": {"edges": []}}
     text = await get(acme.client, acme.token, {"query": USERS, "variables": {"n": 1}})

@@ -1,0 +1,65 @@
+"""The per-request context of a verified request, the same on both execution paths: the
+caller's tenant and sessions over the store (through the Idempotency-Key's tokens when the
+request has one), counted, with the caller's own cursor codec."""
+
+from __future__ import annotations
+
+from keygraph.cursor import CursorCodec
+from keygraph.store import Session, Store
+from server.edge import idempotency
+from server.edge.request import GraphQLRequest
+from server.graphql.budget import TenantBudget
+from server.graphql.context import RequestContext
+from server.graphql.counting import CountingStore
+
+_CALLERS_REMEMBERED = 4096
+"""Callers whose cursor codec is kept (one HMAC each to derive)."""
+
+
+class RequestContexts:
+    """Builds each request's context over one store, cursor key and budget."""
+
+    def __init__(
+        self, store: Store, cursors: CursorCodec, budget: TenantBudget, *, dev: bool, batching: bool
+    ) -> None:
+        self.store = store
+        self.cursors = cursors
+        self._caller_cursors: dict[str | None, CursorCodec] = {}
+        self.budget = budget
+        self.dev = dev
+        self.batching = batching
+
+    def build(self, request: GraphQLRequest) -> RequestContext:
+        """The context of `request`, kept on it as `request.ctx`."""
+        claims = request.claims
+        if claims is None:
+            raise RuntimeError("a GraphQL context is built only for a verified request")
+        key = request.idempotency_key
+        store = (
+            self.store if key is None else idempotency.TokenedStore(self.store, claims.tenant, key)
+        )
+        counter = CountingStore(store)
+        cursors = self._cursors_of(claims.subject)
+        ctx = RequestContext(
+            tenant=claims.tenant,
+            caller=claims.caller,
+            unrestricted=claims.unrestricted,
+            session=Session(counter, cursors, claims.caller),
+            server_session=Session(counter, cursors),
+            request_id=request.request_id,
+            dev=self.dev,
+            batching=self.batching,
+            counter=counter,
+            budget=self.budget,
+        )
+        request.ctx = ctx
+        return ctx
+
+    def _cursors_of(self, subject: str | None) -> CursorCodec:
+        """The cursor codec of one caller: its cursors are its own (cursor.py)."""
+        codec = self._caller_cursors.get(subject)
+        if codec is None:
+            if len(self._caller_cursors) >= _CALLERS_REMEMBERED:
+                self._caller_cursors.clear()
+            codec = self._caller_cursors[subject] = self.cursors.bound_to(subject)
+        return codec

@@ -1,0 +1,61 @@
+"""A GraphQL result as the body of its response, the same on both execution paths: errors
+formatted (the first one's code is the request's), THROTTLED as 429, failures before
+execution as request errors, and the extensions: cost, and in dev mode store calls."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.types import ExecutionResult
+from strawberry.types.execution import PreExecutionError
+
+from server.edge.cost_extension import CostExtension
+from server.edge.request import GraphQLRequest
+from server.edge.response import GRAPHQL_RESPONSE, wants_graphql_response
+from server.graphql.error_format import format_error
+
+
+class Results:
+    """Turns results into response bodies, their status and media type on the request's
+    sub-response."""
+
+    def __init__(self, cost: CostExtension, *, dev: bool) -> None:
+        self.cost = cost
+        self.dev = dev
+
+    def body(self, request: GraphQLRequest, result: ExecutionResult) -> GraphQLHTTPResponse:
+        """The body of `result`'s response (the context's loaders are closed first)."""
+        ctx, sub_response = request.ctx, request.sub_response
+        if ctx is None or sub_response is None:
+            raise RuntimeError("a result is processed only after its context is built")
+        ctx.close()  # what the loaders read is in the result: free it before serializing
+        # Failures before execution (parse, validation, limits, variable coercion) are
+        # request errors: no data, and no error carries a path.
+        before_execution = isinstance(result, PreExecutionError) or (
+            result.data is None
+            and bool(result.errors)
+            and all(error.path is None for error in result.errors or ())
+        )
+        modern = wants_graphql_response(request)
+        body: dict[str, Any] = {}
+        if not (modern and before_execution):
+            body["data"] = result.data
+        if result.errors:
+            body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
+            request.code = body["errors"][0]["extensions"]["code"]
+            codes = {error["extensions"]["code"] for error in body["errors"]}
+            if "THROTTLED" in codes and ctx.admission is not None:
+                request.code = "THROTTLED"
+                sub_response.status_code = 429
+                sub_response.headers["Retry-After"] = str(ctx.admission.retry_after)
+        extensions = dict(result.extensions or {})
+        extensions["cost"] = self.cost(request, result.data)
+        if self.dev and ctx.counter is not None:
+            extensions.update(storeCalls=ctx.counter.calls, storeWaves=ctx.counter.waves)
+        body["extensions"] = extensions
+        if modern:
+            sub_response.media_type = GRAPHQL_RESPONSE
+            if before_execution and sub_response.status_code != 429:
+                sub_response.status_code = 400
+        return cast(GraphQLHTTPResponse, body)
