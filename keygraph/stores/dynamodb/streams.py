@@ -13,8 +13,8 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from keygraph.errors import StoreNotConfigured, StoreUnavailable, ValidationError
-from keygraph.streams import Batch, Position, Shard, StreamRecord, Trimmed
+from keygraph.errors import StoreUnavailable, ValidationError
+from keygraph.streams import Batch, NoStream, Position, Shard, StreamRecord, Trimmed
 
 from .errors import map_error, retryable
 from .retry import RetryPolicy
@@ -39,11 +39,21 @@ def streams_endpoint(endpoint_url: str, region: str) -> str:
     return endpoint_url
 
 
-def _no_stream(table: str, why: str) -> StoreNotConfigured:
-    return StoreNotConfigured(
-        f'table {table!r} {why}: declare `stream = "{VIEW_TYPE}"` in the spec\'s [table] and '
-        f"run `table migrate`, or enable the table's stream with view type {VIEW_TYPE}"
+def _no_stream(table: str, why: str) -> NoStream:
+    return NoStream(
+        f'the table {table} {why}: set stream = "{VIEW_TYPE}" in [table] and run '
+        "`keygraph table migrate`"
     )
+
+
+def _check(position: Position) -> None:
+    """ValidationError for a position no stream has, as DynamoDB Streams would answer (its
+    shard ids are 28 to 65 characters, its sequence numbers 21 to 40 digits)."""
+    shard, after = position.shard_id, position.after
+    if not (shard.startswith("shardId-") and 28 <= len(shard) <= 65):
+        raise ValidationError(f"not a shard of this stream: {shard!r}")
+    if after is not None and not (after.isascii() and after.isdigit() and 21 <= len(after) <= 40):
+        raise ValidationError(f"a sequence number is 21 to 40 decimal digits, not {after!r}")
 
 
 def _mapped(error: ServiceError) -> Exception:
@@ -90,7 +100,9 @@ def decode_record(record: dict[str, Any]) -> StreamRecord:
 class DynamoDBChangeStream:
     """The change stream of a DynamoDBStore's table, read through DynamoDB Streams with the
     store's endpoint, region, credentials and retry policy (`transport` and `retry` override
-    them, for tests). The table must have a stream of view type NEW_AND_OLD_IMAGES."""
+    them, for tests). Records hold the images the stream's view type names (both for
+    NEW_AND_OLD_IMAGES, what subscriptions need). On AWS the reader has connections of its
+    own: `close` it."""
 
     def __init__(
         self,
@@ -101,12 +113,17 @@ class DynamoDBChangeStream:
     ) -> None:
         self.store = store
         data = store.transport
-        self._owns_transport = transport is None
+        endpoint = streams_endpoint(data.endpoint_url, data.signer.region)
+        # On the table's own endpoint the store's connections carry the Streams calls too
+        # (and close with the store); the Streams host of AWS gets connections of its own.
+        shared = data.pool if endpoint == data.endpoint_url else None
+        self._owns_pool = transport is None and shared is None
         self.transport = transport or Transport(
-            streams_endpoint(data.endpoint_url, data.signer.region),
+            endpoint,
             data.signer.region,
             data.credentials,
             max_connections=4,
+            pool=shared,
             target_prefix=TARGET_PREFIX,
         )
         self.retry = retry or store.retry
@@ -148,8 +165,8 @@ class DynamoDBChangeStream:
             raise _mapped(exc) from exc
 
     async def stream_arn(self) -> str:
-        """The ARN of the table's current stream (DescribeTable's LatestStreamArn);
-        StoreNotConfigured when the table has none of view type NEW_AND_OLD_IMAGES."""
+        """The ARN of the table's current stream (DescribeTable's LatestStreamArn); NoStream
+        when the table has none."""
         if self._arn is None:
             name = self.store.table.name
             try:
@@ -162,8 +179,6 @@ class DynamoDBChangeStream:
             spec = table.get("StreamSpecification") or {}
             if not spec.get("StreamEnabled") or "LatestStreamArn" not in table:
                 raise _no_stream(name, "has no stream")
-            if spec.get("StreamViewType") != VIEW_TYPE:
-                raise _no_stream(name, f"has a stream of view type {spec.get('StreamViewType')}")
             self._arn = str(table["LatestStreamArn"])
         return self._arn
 
@@ -200,22 +215,28 @@ class DynamoDBChangeStream:
             answer = await self._call(self.transport, "GetShardIterator", params)
         except ServiceError as exc:
             if exc.code == "ResourceNotFoundException" and "Shard" in exc.message:
-                raise Trimmed(
-                    f"shard {position.shard_id} is not in the stream: past the retention, or "
-                    f"never in it ({exc.message})"
-                ) from exc
+                raise await self._missing(position.shard_id) from exc
             raise _mapped(exc) from exc
         return str(answer["ShardIterator"])
 
+    async def _missing(self, shard_id: str) -> Exception:
+        """What a shard the stream does not have is: Trimmed when it is older than every shard
+        kept (shard ids begin with their creation time), else not a shard of this stream."""
+        kept = [shard.shard_id for shard in await self.shards()]
+        if kept and shard_id < min(kept):
+            return Trimmed(f"{shard_id} is past the stream's retention")
+        return ValidationError(f"the stream has no shard {shard_id}")
+
     async def read(self, position: Position, limit: int = MAX_LIMIT) -> Batch:
-        """Up to `limit` (at most 1000) records from `position`, in sequence order. The
+        """Up to `limit` (1 to 1000) records from `position`, in sequence order. The
         iterator of the previous read of this shard is used when it read up to `position`;
         an expired one is obtained again from `position`."""
-        if limit < 1:
-            raise ValidationError(f"a stream read takes a limit of at least 1, not {limit}")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        _check(position)
         kept = self._iterators.get(position.shard_id)
         iterator = kept[1] if kept is not None and kept[0] == position else None
-        params: dict[str, Any] = {"Limit": min(limit, MAX_LIMIT)}
+        params: dict[str, Any] = {"Limit": limit}
         while True:
             fresh = iterator is None
             if iterator is None:
@@ -242,7 +263,7 @@ class DynamoDBChangeStream:
         return Batch(records, following, ended=next_iterator is None)
 
     async def close(self) -> None:
-        """Closes the Streams connections (the store's own stay open)."""
+        """Closes the reader's own connections to the Streams host (the store's stay open)."""
         self._iterators.clear()
-        if self._owns_transport:
+        if self._owns_pool:
             self.transport.close()

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from keygraph.errors import StoreNotConfigured, StoreUnavailable, ValidationError
+from keygraph.errors import StoreUnavailable, ValidationError
 from keygraph.plan import Delete, Put, TableDef, Update
 from keygraph.stores.dynamodb import admin, connections
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.dynamodb.streams import TARGET_PREFIX, DynamoDBChangeStream
-from keygraph.streams import Position, StreamRecord, Trimmed
+from keygraph.streams import NoStream, Position, StreamRecord, Trimmed, stream_of
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -56,7 +56,8 @@ async def store(dynamodb_client: Any, streamed: TableDef) -> AsyncIterator[Dynam
 
 @pytest.fixture
 async def stream(store: DynamoDBStore) -> AsyncIterator[DynamoDBChangeStream]:
-    stream = DynamoDBChangeStream(store)
+    stream = stream_of(store)
+    assert isinstance(stream, DynamoDBChangeStream)
     yield stream
     await stream.close()
 
@@ -241,8 +242,9 @@ async def test_positions_the_stream_does_not_have(
     """What DynamoDB Local answers: it keeps every record (nothing is trimmed) and numbers
     the records of all its streams from one counter, so a sequence number before the
     shard's first is invalid; one past its last reads nothing yet; one past what it can
-    count fails inside it (a 500, retried, then unavailable); a shard it does not have may
-    have been trimmed away."""
+    count fails inside it (a 500, retried, then unavailable). A shard it does not have is
+    Trimmed when older than every shard kept, else not one of its shards; malformed ids and
+    sequence numbers are refused before any call."""
     await store.put(Put(item("u0", n=0)))
     shard = await only_shard(stream)
     (record,) = await read_all(stream, Position(shard), 1)
@@ -254,10 +256,16 @@ async def test_positions_the_stream_does_not_have(
     assert not ahead.ended
     with pytest.raises(StoreUnavailable, match="InternalFailure"):
         await stream.read(Position(shard, "9" * 21))
-    with pytest.raises(Trimmed, match="not in the stream"):
-        await stream.read(Position(shard[:-8] + "00000000"))
-    with pytest.raises(ValidationError, match="at least 1"):
-        await stream.read(Position(shard), limit=0)
+    with pytest.raises(Trimmed, match="past the stream's retention"):
+        await stream.read(Position("shardId-00000000000000000001-00000000"))
+    with pytest.raises(ValidationError, match="has no shard"):
+        await stream.read(Position("shardId-99999999999999999999-00000000"))
+    for bad in (Position("nonsense"), Position(shard, "1e3"), Position(shard, "1")):
+        with pytest.raises(ValidationError):
+            await stream.read(bad)
+    for limit in (0, 1001):
+        with pytest.raises(ValidationError, match="between 1 and 1000"):
+            await stream.read(Position(shard), limit=limit)
 
 
 async def test_a_closed_shard_ends(
@@ -279,21 +287,21 @@ async def test_a_closed_shard_ends(
     assert last.ended
 
 
-@pytest.mark.parametrize(
-    ("spec", "found"),
-    [
-        (None, "has no stream"),
-        ({"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}, "view type KEYS_ONLY"),
-    ],
-)
-async def test_a_table_without_a_full_stream_says_what_to_declare(
-    dynamodb_client: Any, spec: dict[str, Any] | None, found: str
+@pytest.mark.parametrize("disabled", [False, True])
+async def test_a_table_without_a_stream_says_what_to_declare(
+    dynamodb_client: Any, disabled: bool
 ) -> None:
-    table = create(dynamodb_client, spec)
+    """A table made without a stream, or whose stream was turned off (it keeps its
+    LatestStreamArn)."""
+    table = create(dynamodb_client, STREAM if disabled else None)
+    if disabled:
+        off = {"StreamEnabled": False}
+        dynamodb_client.update_table(TableName=table.name, StreamSpecification=off)
     store = DynamoDBStore(table, client=dynamodb_client)
-    stream = DynamoDBChangeStream(store)
+    stream = stream_of(store)
+    assert isinstance(stream, DynamoDBChangeStream)
     try:
-        with pytest.raises(StoreNotConfigured, match=found) as caught:
+        with pytest.raises(NoStream, match="has no stream") as caught:
             await stream.shards()
         assert 'stream = "NEW_AND_OLD_IMAGES"' in str(caught.value)
     finally:
