@@ -67,6 +67,10 @@ class Limits:
     """Requests a worker runs at once; more are refused with 503."""
     idempotency_window: float = 600.0
     """Seconds an Idempotency-Key's first answer is kept and repeated (edge/idempotency.py)."""
+    document_cache_entries: int = 512
+    """Prepared documents a worker keeps, by text or by shape (graphql/document_cache.py)."""
+    document_cache_chars: int = 2_000_000
+    """Characters of document text those hold in all: their memory, about 20 KB per 100."""
 
 
 @dataclass(frozen=True)
@@ -230,6 +234,8 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_REQUEST_TIMEOUT": "request_timeout",
     "KEYGRAPH_MAX_IN_FLIGHT": "max_in_flight",
     "KEYGRAPH_IDEMPOTENCY_WINDOW": "idempotency_window",
+    "KEYGRAPH_DOCUMENT_CACHE_ENTRIES": "document_cache_entries",
+    "KEYGRAPH_DOCUMENT_CACHE_CHARS": "document_cache_chars",
 }
 _FLOATS = (
     "request_timeout",

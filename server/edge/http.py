@@ -14,7 +14,9 @@ it alone. A client that accepts `application/graphql-response+json` gets that me
 and HTTP 400 when the request fails before execution (parse, validation, variables, limits);
 others get `application/json` and 200. A tenant over its budget gets 429 with Retry-After.
 Every response's `extensions.cost` gives the requested and actual cost and the tenant's
-remaining budget; in dev mode `extensions` also reports the request's store calls and waves.
+remaining budget; in dev mode `extensions` also reports the request's store calls and
+waves, and the worker's document cache (`documentCache`: how this request's document was
+found, hits, misses, hit rate).
 A POST with an Idempotency-Key runs once within the key's window; retries get its first
 answer (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py);
 a GET answer says how long caches may keep it. Each request logs one line: a warning with
@@ -35,6 +37,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.schema.base import BaseSchema
 
 from keygraph import capacity
+from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
 from server.edge import graphiql, idempotency, persisted, request_body
@@ -97,7 +100,8 @@ class GraphQLEndpoint:
         self.limits = limits
         self.cost = CostExtension(limits.max_cost, budget)
         contexts = RequestContexts(store, cursors, budget, dev=dev, batching=batching)
-        results = Results(self.cost, dev=dev)
+        documents_seen = schema.preparation.cache if isinstance(schema, KeygraphSchema) else None
+        results = Results(self.cost, dev=dev, documents=documents_seen)
         self.compiled = CompiledPath(schema, contexts, results, limits)
         self.view = StrawberryView(schema, contexts, results)
         self.guard = Guard(limits)
@@ -253,7 +257,7 @@ class GraphQLEndpoint:
             response = await self._execute(request)
         except BaseException:
             # cancelled (timeout, shutdown) or failed: a retry runs again
-            release = asyncio.ensure_future(self.ledger.release(outcome))
+            release = asyncio.ensure_future(work_deadline.unbounded(self.ledger.release(outcome)))
             self._releasing.add(release)
             release.add_done_callback(self._releasing.discard)
             raise

@@ -54,6 +54,8 @@ class GraphQLRequest(Request):
         self.sub_response: Response | None = None
         self.idempotency_key: str | None = None
         self.document: str | None = None
+        self.document_cache: str | None = None
+        """How compiled execution found the request's document (Preparation.resolve)."""
         """The persisted document run in place of the request's query (edge/persisted.py)."""
         self.meter = capacity.Meter()
         self.code: str | None = None

@@ -16,6 +16,7 @@ from keygraph.store import Session
 from server.graphql.budget import Admission, TenantBudget
 from server.graphql.cost import Estimate
 from server.graphql.counting import CountingStore
+from server.graphql.literals import Binding
 from server.graphql.stream import Stream
 
 K = TypeVar("K", bound=Hashable)
@@ -136,6 +137,11 @@ class RequestContext(Context):
     """The operation's cost, once prepared."""
     admission: Admission | None = None
     """What taking the cost from the tenant's budget gave."""
+    literals: Binding | None = None
+    """The request's literals as variables of its shape's document (graphql/literals.py):
+    errors are located in the request's own text through it."""
+    document_cache: str | None = None
+    """How the document was found: under its text, its shape, or prepared now."""
 
 
 Info = strawberry.Info[Context, None]
