@@ -17,7 +17,7 @@ from keygraph.errors import StoreUnavailable, ValidationError
 from keygraph.streams import Batch, NoStream, Position, Shard, StreamRecord, Trimmed
 
 from .errors import map_error, retryable
-from .retry import RetryPolicy
+from .retry import Attempts, RetryBudget, RetryPolicy
 from .store import DynamoDBStore
 from .transport import ServiceError, TransientError, Transport, default_endpoint
 from .wire import deserialize_item
@@ -127,6 +127,8 @@ class DynamoDBChangeStream:
             target_prefix=TARGET_PREFIX,
         )
         self.retry = retry or store.retry
+        self.budget = RetryBudget()
+        """Apart from the store's: a Streams endpoint in trouble does not spend the table's."""
         self._arn: str | None = None
         self._iterators: dict[str, tuple[Position, str]] = {}
         """Per shard: the position last read up to and the iterator that reads on from it."""
@@ -134,29 +136,24 @@ class DynamoDBChangeStream:
         """GetShardIterator calls made: a measure of iterator reuse."""
 
     async def _call(self, transport: Transport, operation: str, params: dict[str, Any]) -> Any:
-        """`operation` sent again on throttling and transient failures (it only reads) as the
-        store's policy allows; its other DynamoDB errors raised as ServiceError."""
-        attempt, fresh, renewed = 1, False, False
+        """`operation`, retried on throttling and transient failures under the store's
+        policy and the reader's own retry budget (retry.py; every Streams call only reads);
+        its other DynamoDB errors raised as ServiceError, for the caller to judge."""
+        attempts = Attempts(self.retry, self.budget, operation, params)
         while True:
             try:
-                return await transport.call(operation, params, fresh=fresh)
+                answer = await transport.call(operation, params, fresh=attempts.fresh)
             except ServiceError as exc:
                 if not retryable(exc):
                     raise
-                failure: Exception = exc
-                fresh = False
+                wait = attempts.failed(exc)
             except TransientError as exc:
-                failure = exc
-                fresh = exc.stale and not renewed
-            if attempt >= self.retry.max_attempts:
-                raise StoreUnavailable(
-                    f"DynamoDB Streams unavailable after {attempt} attempts: {failure}"
-                ) from failure
-            if fresh:
-                renewed = True
+                wait = attempts.failed(exc)
             else:
-                await asyncio.sleep(self.retry.delay(attempt))
-            attempt += 1
+                attempts.succeeded()
+                return answer
+            if wait:
+                await asyncio.sleep(wait)
 
     async def _streams(self, operation: str, params: dict[str, Any]) -> Any:
         try:

@@ -164,11 +164,11 @@ class Faults:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.queued: dict[str, list[str]] = {}
+        self.queued: dict[str, list[tuple[str, int]]] = {}
         self.calls: dict[str, int] = {}
 
-    def fail(self, operation: str, *codes: str) -> None:
-        self.queued.setdefault(operation, []).extend(codes)
+    def fail(self, operation: str, *codes: str, status: int = 400) -> None:
+        self.queued.setdefault(operation, []).extend((code, status) for code in codes)
 
     async def post(self, head: bytes, body: bytes, *, fresh: bool = False) -> connections.Reply:
         target = next(line for line in head.decode().split("\r\n") if "X-Amz-Target" in line)
@@ -176,9 +176,9 @@ class Faults:
         self.calls[operation] = self.calls.get(operation, 0) + 1
         queued = self.queued.get(operation)
         if queued:
-            code = queued.pop(0)
+            code, status = queued.pop(0)
             data = json.dumps({"__type": f"com.amazonaws#{code}", "message": code}).encode()
-            return connections.Reply(400, {"x-amz-crc32": str(zlib.crc32(data))}, data)
+            return connections.Reply(status, {"x-amz-crc32": str(zlib.crc32(data))}, data)
         reply: connections.Reply = await self.inner.post(head, body, fresh=fresh)
         return reply
 
@@ -224,6 +224,16 @@ async def test_throttling_is_retried(stream: DynamoDBChangeStream, faults: Fault
     faults.fail("GetRecords", "LimitExceededException")
     assert (await stream.read(Position(shard))).records == []
     assert faults.calls == {"DescribeStream": 2, "GetShardIterator": 1, "GetRecords": 2}
+
+
+async def test_server_errors_are_retried_as_the_calls_only_read(
+    stream: DynamoDBChangeStream, faults: Faults
+) -> None:
+    shard = await only_shard(stream)
+    faults.fail("GetShardIterator", "InternalFailure", status=500)
+    faults.fail("GetRecords", "InternalFailure", status=500)
+    assert (await stream.read(Position(shard))).records == []
+    assert (faults.calls["GetShardIterator"], faults.calls["GetRecords"]) == (2, 2)
 
 
 @pytest.mark.parametrize("operation", ["GetShardIterator", "GetRecords"])
