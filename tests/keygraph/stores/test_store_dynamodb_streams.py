@@ -19,6 +19,8 @@ import pytest
 from keygraph.errors import StoreUnavailable, ValidationError
 from keygraph.plan import Delete, Put, TableDef, Update
 from keygraph.stores.dynamodb import admin, connections
+from keygraph.stores.dynamodb.faults import RESET_AFTER, FaultProxy, error
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.dynamodb.streams import TARGET_PREFIX, DynamoDBChangeStream
@@ -234,6 +236,39 @@ async def test_server_errors_are_retried_as_the_calls_only_read(
     faults.fail("GetRecords", "InternalFailure", status=500)
     assert (await stream.read(Position(shard))).records == []
     assert (faults.calls["GetShardIterator"], faults.calls["GetRecords"]) == (2, 2)
+
+
+async def test_through_the_fault_proxy_a_lost_answer_and_an_expired_iterator_lose_nothing(
+    dynamodb_local: DynamoDBLocal, streamed: TableDef, store: DynamoDBStore
+) -> None:
+    """On the wire: GetRecords run but its answer lost (the connection reset), then an
+    iterator expired; the reader reads again and misses no record."""
+    records = f"{TARGET_PREFIX}GetRecords"
+    with FaultProxy(dynamodb_local.endpoint_url) as proxy:
+        proxied = DynamoDBStore(
+            streamed,
+            endpoint_url=proxy.url,
+            region=LOCAL_REGION,
+            access_key_id=LOCAL_KEY_ID,
+            secret_access_key=LOCAL_SECRET,
+            retry=FAST,
+        )
+        stream = stream_of(proxied)
+        assert isinstance(stream, DynamoDBChangeStream)
+        try:
+            shard = await only_shard(stream)
+            await store.put(Put(item("u0", n=0)))
+            (first,) = await read_all(stream, Position(shard), 1)
+            await store.put(Put(item("u1", n=1)))
+            await asyncio.sleep(0.2)
+            proxy.add(RESET_AFTER, operations={records}, times=1)
+            proxy.add(error("ExpiredIteratorException"), operations={records}, times=1)
+            batch = await stream.read(Position(shard, first.sequence))
+        finally:
+            await proxied.close()
+    assert [r.new["n"] for r in batch.records if r.new] == [1]
+    assert proxy.injected == {(records, "reset after"): 1, (records, "ExpiredIteratorException"): 1}
+    assert stream.iterator_requests == 2
 
 
 @pytest.mark.parametrize("operation", ["GetShardIterator", "GetRecords"])
