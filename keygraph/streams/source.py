@@ -5,7 +5,7 @@ from __future__ import annotations
 from keygraph.errors import StoreError
 from keygraph.store import Store
 
-from . import ChangeStream
+from .records import ChangeStream
 
 
 class NoStream(StoreError):
