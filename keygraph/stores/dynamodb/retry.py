@@ -5,7 +5,7 @@ A failure that leaves it unknown whether DynamoDB ran the call (the connection f
 the request was written, the answer was cut short or damaged, no answer came in time, or a
 5xx) is retried only for a call that running twice leaves as running once (`resendable`):
 
-- reads (GetItem, BatchGetItem, Query, Scan): always;
+- reads (GetItem, BatchGetItem, Query, Scan, and DynamoDB Streams' calls): always;
 - TransactWriteItems with a ClientRequestToken: DynamoDB runs a token's transaction once
   (for ten minutes) and answers its repeats as the first;
 - BatchWriteItem, and PutItem, DeleteItem and UpdateItem without a condition (an update
@@ -179,13 +179,15 @@ def _gave_up(
 
 
 READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
+STREAM_READS = frozenset({"DescribeTable", "DescribeStream", "GetShardIterator", "GetRecords"})
+"""The calls of a change-stream reader (streams.py): they only read."""
 _UNCONDITIONAL = frozenset({"PutItem", "DeleteItem", "UpdateItem"})
 
 
 def resendable(operation: str, params: dict[str, Any]) -> bool:
     """Whether `operation` with `params` may be sent again when DynamoDB may already have
     run it (the module's rule)."""
-    if operation in READS or operation == "BatchWriteItem":
+    if operation in READS or operation in STREAM_READS or operation == "BatchWriteItem":
         return True
     if operation == "TransactWriteItems":
         return bool(params.get("ClientRequestToken"))
