@@ -181,7 +181,8 @@ class GraphQLEndpoint:
                 return PlainTextResponse("Not Found", status_code=404)
             authorization = self._graphiql_authorization
             token = authorization() if authorization is not None else None
-            return graphiql.page(request.url.path, token)
+            origin = graphiql.websocket_origin(request.url.scheme, request.header("host") or "")
+            return graphiql.page(request.url.path, token, origin)
         try:
             claims = self.verifier.verify_header(request.header("authorization"))
         except Unauthenticated as exc:

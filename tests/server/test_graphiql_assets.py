@@ -36,7 +36,7 @@ def test_the_licences_are_kept() -> None:
 
 
 def test_the_page_loads_every_asset_and_nothing_else() -> None:
-    html = bytes(graphiql.page("/graphql", "Bearer t").body).decode()
+    html = bytes(graphiql.page("/graphql", "Bearer t", "ws://a.test").body).decode()
     assets = {row[0] for row in _rows()} | OWN
     assert {name for name in assets if f"graphiql/{name}" in html} == assets
     assert html.count('src="') + html.count('href="graphiql/') == len(assets)
