@@ -110,6 +110,14 @@ class Settings:
     executor: ExecutorKind = "compiled"
     """How operations run: compiled into plans (server/graphql/compiled), or by Strawberry's
     graphql-core executor; the answers are the same."""
+    ws_init_timeout: float = 10.0
+    """Seconds a WebSocket client has to send `connection_init` (server/realtime/)."""
+    max_subscriptions_per_connection: int = 32
+    max_subscriptions_per_tenant: int = 2_000
+    """Subscriptions one tenant holds on one worker."""
+    max_subscriptions_per_worker: int = 20_000
+    stream_poll_interval: float = 0.1
+    """Seconds the change stream's reader waits when a read found nothing new."""
 
     @property
     def dev(self) -> bool:
@@ -210,6 +218,11 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_EXECUTOR": "executor",
     "KEYGRAPH_TRUSTED_DOCUMENTS": "trusted_documents",
     "KEYGRAPH_GET_MAX_AGE": "get_max_age",
+    "KEYGRAPH_WS_INIT_TIMEOUT": "ws_init_timeout",
+    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION": "max_subscriptions_per_connection",
+    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": "max_subscriptions_per_tenant",
+    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER": "max_subscriptions_per_worker",
+    "KEYGRAPH_STREAM_POLL_INTERVAL": "stream_poll_interval",
 }
 _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",
@@ -238,6 +251,8 @@ _FLOATS = (
     "tenant_refill",
     "idempotency_window",
     "dynamodb_idle_timeout",
+    "ws_init_timeout",
+    "stream_poll_interval",
 )
 
 
@@ -257,6 +272,11 @@ def _convert(name: str, raw: str) -> Any:
         "shutdown_timeout",
         "keep_alive",
         "dynamodb_idle_timeout",
+        "ws_init_timeout",
+        "max_subscriptions_per_connection",
+        "max_subscriptions_per_tenant",
+        "max_subscriptions_per_worker",
+        "stream_poll_interval",
         *_ENV_LIMITS.values(),
     ):
         kind = float if name in _FLOATS else int

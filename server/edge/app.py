@@ -10,13 +10,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.store import Session, Store
+from keygraph.streams import ChangeStream
 from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token
@@ -24,6 +25,9 @@ from server.edge.http import GraphQLEndpoint
 from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
 from server.persisted import manifest
+from server.realtime.connection import Realtime
+from server.realtime.hub import Hub
+from server.realtime.limits import SubscriptionLimits
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
@@ -62,8 +66,15 @@ class App(Starlette):
         await super().__call__(scope, receive, send)
 
 
-def create_app(settings: Settings, store: Store, *, close_store: bool = False) -> App:
-    """The app over `store` (closed on shutdown when `close_store`)."""
+def create_app(
+    settings: Settings,
+    store: Store,
+    *,
+    close_store: bool = False,
+    stream: ChangeStream | None = None,
+) -> App:
+    """The app over `store` (closed on shutdown when `close_store`); with the store's change
+    `stream`, it serves subscriptions over WebSocket at /graphql too (server/realtime)."""
 
     def graphiql_authorization() -> str:
         """A fresh admin dev token for the page, so a long-running server's page never goes
@@ -76,10 +87,12 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
     cursors = CursorCodec(settings.cursor_key())
     path = settings.trusted_documents
     documents = persisted.Documents(manifest.load(path) if path is not None else None)
+    schema = build_schema(limits, settings.executor)
+    verifier = Verifier(settings)
     graphql = GraphQLEndpoint(
-        build_schema(limits, settings.executor),
+        schema,
         store=store,
-        verifier=Verifier(settings),
+        verifier=verifier,
         cursors=cursors,
         limits=limits,
         budget=TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers)),
@@ -101,13 +114,19 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
             return JSONResponse({"status": "unavailable", "reason": type(exc).__name__}, 503)
         return JSONResponse({"status": "ready"})
 
+    hub = None if stream is None else Hub(stream, settings.stream_poll_interval)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         tune_for_serving()
         await _resume_cleanups(Session(store, cursors))
+        if hub is not None:
+            await hub.start()
         try:
             yield
         finally:
+            if hub is not None:
+                await hub.stop()
             await cleanup.stop()
             if close_store:
                 await store.close()
@@ -117,6 +136,20 @@ def create_app(settings: Settings, store: Store, *, close_store: bool = False) -
         Route("/readyz", readyz),
         Route(GRAPHQL_PATH, graphql),
     ]
+    if hub is not None:
+        realtime = Realtime(
+            schema,
+            store,
+            verifier,
+            cursors,
+            hub,
+            SubscriptionLimits(
+                settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
+            ),
+            init_timeout=settings.ws_init_timeout,
+            per_connection=settings.max_subscriptions_per_connection,
+        )
+        routes.append(WebSocketRoute(GRAPHQL_PATH, realtime))
     if settings.graphiql_enabled:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
     return App(graphql, routes=routes, lifespan=lifespan)
