@@ -130,7 +130,8 @@ async def subscribe(
 
 
 async def settle() -> None:
-    """Lets the server start what it was just sent (the subscription's feed)."""
+    """Lets the server start what it was just sent (the subscription's feed) and the stream
+    reader read what was written (a subscription gets the changes read after it starts)."""
     for _ in range(20):
         await asyncio.sleep(0.005)
 
