@@ -192,7 +192,7 @@ async def test_org_node_changes_cover_its_subtree_moves_and_deletes(
                 }
             },
         )
-        changes = []
+        changes: list[dict[str, Any]] = []
         while not any(c["change"] == "DELETED" for c in changes):
             changes.append((await event(ws))["data"]["orgNodeChanged"])
         assert ("DELETED", "Team") in {(c["change"], c["node"]["name"]) for c in changes}
