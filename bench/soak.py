@@ -6,12 +6,19 @@ its anonymous part apart: the embedded store's SQLite file is memory-mapped, so 
 with the data read while anonymous memory is the process's own). Every write the server
 acknowledged is remembered and read back at the end; one that does not read back as
 acknowledged is lost. `python -m bench.soak --help` for the flags.
+
+With `--faults` (DynamoDB Local only) the server reaches DynamoDB Local through a
+fault-injecting proxy (keygraph.stores.dynamodb.faults) that throttles 5% of the data-plane
+calls and resets the connection on 1% (half before DynamoDB runs the call, half after): the
+answers' codes are counted (no INTERNAL is the goal), and the acknowledged writes are read
+back with the faults off.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -20,7 +27,9 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +37,23 @@ from typing import Any
 from bench.loadgen import HOST, read_response
 from bench.machine import machine_info
 from bench.stats import percentile
-from keygraph.stores.dynamodb.local import free_port
+from generated.table import TABLE
+from keygraph.stores.dynamodb import admin
+from keygraph.stores.dynamodb.faults import (
+    RESET_AFTER,
+    RESET_BEFORE,
+    THROTTLING,
+    THROUGHPUT_EXCEEDED,
+    FaultProxy,
+)
+from keygraph.stores.dynamodb.local import (
+    LOCAL_KEY_ID,
+    LOCAL_REGION,
+    LOCAL_SECRET,
+    DynamoDBLocal,
+    free_port,
+)
+from keygraph.stores.dynamodb.store import make_client
 from server.edge.auth import issue_token
 from server.settings import Settings
 
@@ -62,6 +87,26 @@ WRITES = {
 }
 WRITE_SHARE = 0.3
 
+DATA_PLANE = (
+    "GetItem",
+    "BatchGetItem",
+    "Query",
+    "Scan",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+)
+FAULTS = (
+    (THROTTLING, 0.025),
+    (THROUGHPUT_EXCEEDED, 0.025),
+    (RESET_BEFORE, 0.005),
+    (RESET_AFTER, 0.005),
+)
+"""The faults of `--faults` and the share of data-plane calls each picks: 5% throttled, 1%
+reset."""
+
 
 @dataclass
 class Minute:
@@ -71,6 +116,8 @@ class Minute:
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
     first_error: str | None = None
+    codes: Counter[str] = field(default_factory=Counter)
+    """The answers' error codes, and by request kind ("createShop STORE_UNAVAILABLE")."""
 
 
 @dataclass
@@ -206,6 +253,8 @@ class Soak:
         minute.latencies.append(time.perf_counter() - started)
         minute.answers += 1
         codes = [error["extensions"]["code"] for error in body.get("errors", [])]
+        minute.codes.update(codes)
+        minute.codes.update(f"{kind} {code}" for code in codes)
         # a stale expectedVersion (two clients changing one order) is the API working
         if status != 200 or [code for code in codes if code != "CONFLICT"]:
             minute.errors += 1
@@ -253,7 +302,13 @@ class Soak:
                 "query($id: ID!) { order(id: $id) { id status totalCents version } }",
                 {"id": order_id},
             )
-            if body["data"]["order"] != order:
+            found = body["data"]["order"]
+            # a later change (acknowledged, or one whose answer was lost) is no loss
+            if (
+                found is None
+                or found["version"] < order["version"]
+                or (found["version"] == order["version"] and found != order)
+            ):
                 lost.append(f"order {order_id}: acknowledged {order}, read {body['data']['order']}")
         for group_id, name in ack.groups.items():
             _, body = await client.send(
@@ -304,7 +359,34 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
     raise TimeoutError("the server did not come up")
 
 
-def run(store: str, minutes: float, concurrency: int, data: Path) -> dict[str, Any]:
+@contextmanager
+def faulty_local(data: Path) -> Iterator[FaultProxy]:
+    """DynamoDB Local with the table made, behind a fault proxy (no rules yet)."""
+    with DynamoDBLocal(data_dir=data / "dynamodb-local") as local:
+        client = make_client(
+            local.endpoint_url, LOCAL_REGION, 4, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
+        )
+        try:
+            admin.create_table(client, TABLE)
+        finally:
+            client.close()
+        with FaultProxy(local.endpoint_url, seed=20261125) as proxy:
+            yield proxy
+
+
+def run(
+    store: str, minutes: float, concurrency: int, data: Path, faults: bool = False
+) -> dict[str, Any]:
+    if faults and store != "dynamodb-local":
+        raise ValueError("faults are injected in front of DynamoDB Local only")
+    with contextlib.ExitStack() as stack:
+        proxy = stack.enter_context(faulty_local(data)) if faults else None
+        return _run(store, minutes, concurrency, data, proxy)
+
+
+def _run(
+    store: str, minutes: float, concurrency: int, data: Path, proxy: FaultProxy | None
+) -> dict[str, Any]:
     port = free_port()
     env = {
         **os.environ,
@@ -312,11 +394,24 @@ def run(store: str, minutes: float, concurrency: int, data: Path) -> dict[str, A
         "KEYGRAPH_TENANT_BUDGET": str(10**12),  # one tenant sends everything: no throttling
         "KEYGRAPH_TENANT_REFILL": str(10**12),
     }
-    command = [sys.executable, "-m", "server", "serve", "--demo", "--store", store]
+    served = store
+    if proxy is not None:
+        served = "dynamodb"  # at the proxy's endpoint
+        env.update(
+            KEYGRAPH_DYNAMODB_ENDPOINT=proxy.url,
+            KEYGRAPH_TABLE=TABLE.name,
+            KEYGRAPH_REGION=LOCAL_REGION,
+            AWS_ACCESS_KEY_ID=LOCAL_KEY_ID,
+            AWS_SECRET_ACCESS_KEY=LOCAL_SECRET,
+        )
+    command = [sys.executable, "-m", "server", "serve", "--demo", "--store", served]
     command += ["--port", str(port), "--data", str(data)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     try:
         _wait_ready(f"http://{HOST}:{port}", server)
+        if proxy is not None:
+            for fault, share in FAULTS:
+                proxy.add(fault, operations=DATA_PLANE, probability=share)
         token = issue_token(
             Settings(data_dir=data, jwt_secret=SECRET), TENANT, "soak", roles=["admin"]
         )
@@ -333,18 +428,26 @@ def run(store: str, minutes: float, concurrency: int, data: Path) -> dict[str, A
                 "p99_ms": round(percentile(ordered, 0.99) * 1000, 1) if ordered else None,
                 "memory_kib": memory_kib(server.pid),
                 "first_error": minute.first_error,
+                "codes": dict(minute.codes),
             }
             rows.append(row)
             print(f"[soak] {store} {json.dumps(row)}", file=sys.stderr)
 
         asyncio.run(soak.run(minutes, sample))
+        if proxy is not None:
+            proxy.clear()
         lost = asyncio.run(soak.lost())
     finally:
         server.terminate()
         server.wait(timeout=60)
     warm, last = rows[0]["memory_kib"], rows[-1]["memory_kib"]
+    codes: Counter[str] = Counter()
+    for row in rows:
+        codes.update(row["codes"])
     return {
         "store": store,
+        "faults": None if proxy is None else _faults_seen(proxy),
+        "codes": dict(codes),
         "minutes": minutes,
         "concurrency": concurrency,
         "write_share": WRITE_SHARE,
@@ -358,19 +461,38 @@ def run(store: str, minutes: float, concurrency: int, data: Path) -> dict[str, A
     }
 
 
+def _faults_seen(proxy: FaultProxy) -> dict[str, Any]:
+    """The data-plane calls the proxy saw and the faults it injected, by fault."""
+    calls = sum(proxy.calls[operation] for operation in DATA_PLANE)
+    injected: Counter[str] = Counter()
+    for (_, name), count in proxy.injected.items():
+        injected[name] += count
+    return {
+        "calls": calls,
+        "injected": dict(injected),
+        "shares": {name: round(count / calls, 4) for name, count in injected.items()},
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
     parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="embedded")
     parser.add_argument("--minutes", type=float, default=10.0, help="default 10")
     parser.add_argument("--concurrency", type=int, default=8, help="default 8 connections")
+    parser.add_argument(
+        "--faults",
+        action="store_true",
+        help="DynamoDB Local behind a proxy throttling 5%% of calls and resetting 1%%",
+    )
     parser.add_argument("--out", type=Path, help="default bench/results/soak-<store>.json")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="keygraph-soak-") as tmp:
-        result = run(args.store, args.minutes, args.concurrency, Path(tmp))
+        result = run(args.store, args.minutes, args.concurrency, Path(tmp), args.faults)
     result["machine"] = machine_info()
-    out = args.out or RESULTS / f"soak-{args.store}.json"
+    name = f"soak-{args.store}" + ("-faults" if args.faults else "")
+    out = args.out or RESULTS / f"{name}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    summary = {k: result[k] for k in ("errors", "answers", "acknowledged_writes")}
+    summary = {k: result[k] for k in ("errors", "answers", "acknowledged_writes", "codes")}
     print(
         json.dumps(
             {

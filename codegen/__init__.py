@@ -10,7 +10,9 @@ path and line, all at once (diagnostics.py).
 The spec language (see access_patterns.toml for a full example):
 
 - [table]: name, partition_key, sort_key, ttl_attribute, point_in_time_recovery, tenancy
-  ("tenant", the default: every partition key holds {tenant}; or "global");
+  ("tenant", the default: every partition key holds {tenant}; or "global"), stream
+  (KEYS_ONLY | NEW_IMAGE | OLD_IMAGE | NEW_AND_OLD_IMAGES: the table's change stream and
+  what its records hold, read through keygraph.streams on both stores);
   [table.indexes.<NAME>]: partition_key, sort_key, projection (ALL | KEYS_ONLY | INCLUDE) and
   include. A query on a KEYS_ONLY or INCLUDE index returns a generated summary model of what
   the index holds of each entity (<Entity><Index>Summary: the attributes its keys carry,

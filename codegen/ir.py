@@ -224,6 +224,7 @@ class ProgramIR:
     sort_key: str
     ttl_attribute: str
     point_in_time_recovery: bool
+    stream: str
     indexes: tuple[IndexIR, ...]
     enums: tuple[EnumIR, ...]
     structs: tuple[ModelIR, ...]

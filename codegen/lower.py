@@ -28,6 +28,7 @@ def lower(resolved: Resolved) -> ProgramIR:
         sort_key=table.sort_key,
         ttl_attribute=repr(table.ttl_attribute),
         point_in_time_recovery=table.point_in_time_recovery,
+        stream=repr(table.stream),
         indexes=tuple(
             IndexIR(
                 name=name,

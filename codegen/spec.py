@@ -27,6 +27,7 @@ class IndexSpec(_Strict):
 
 
 Tenancy = Literal["tenant", "global"]
+StreamView = Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
 
 
 class TableSpec(_Strict):
@@ -37,6 +38,8 @@ class TableSpec(_Strict):
     """Whether items belong to a tenant (their partition keys hold it) or to everyone."""
     ttl_attribute: str | None = None
     point_in_time_recovery: bool = False
+    stream: StreamView | None = None
+    """The table's change stream and what its records hold (DynamoDB's StreamViewType)."""
     indexes: dict[str, IndexSpec] = {}
 
 

@@ -44,7 +44,14 @@ def create_table(table: TableSpec) -> dict[str, Any]:
     }
     if indexes:
         definition["GlobalSecondaryIndexes"] = indexes
+    if table.stream:
+        definition["StreamSpecification"] = stream_specification(table.stream)
     return definition
+
+
+def stream_specification(view: str) -> dict[str, Any]:
+    """The StreamSpecification of a table whose change stream holds `view`."""
+    return {"StreamEnabled": True, "StreamViewType": view}
 
 
 def cloudformation(table: TableSpec, source: str) -> dict[str, Any]:
@@ -56,6 +63,9 @@ def cloudformation(table: TableSpec, source: str) -> dict[str, Any]:
         }
     if table.point_in_time_recovery:
         properties["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
+    if table.stream:
+        # CloudFormation's StreamSpecification has no StreamEnabled: present means on.
+        properties["StreamSpecification"] = {"StreamViewType": table.stream}
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": f"{HEADER} source: {source}",
@@ -93,6 +103,9 @@ def terraform(table: TableSpec, source: str) -> dict[str, Any]:
         resource["ttl"] = {"attribute_name": table.ttl_attribute, "enabled": True}
     if table.point_in_time_recovery:
         resource["point_in_time_recovery"] = {"enabled": True}
+    if table.stream:
+        resource["stream_enabled"] = True
+        resource["stream_view_type"] = table.stream
     return {
         "//": f"{HEADER} source: {source}",
         "resource": {"aws_dynamodb_table": {_terraform_name(table.name): resource}},
@@ -134,6 +147,8 @@ def workbench(table: TableSpec, source: str) -> dict[str, Any]:
         "DataAccess": {"MySql": {}},
         "BillingMode": "PAY_PER_REQUEST",
     }
+    if table.stream:
+        model["StreamSpecification"] = stream_specification(table.stream)
     return {
         "ModelName": table.name,
         "ModelMetadata": {

@@ -1,14 +1,14 @@
 """The control plane of a table, as DynamoDB's UpdateTable and friends offer it: describe the
 live table, create it, add or remove one global secondary index at a time (waiting until it
-is active), and set its TTL attribute and point-in-time recovery. Both stores implement it;
-table migrations (`keygraph.migrate`) speak only this and the data-plane Store."""
+is active), and set its TTL attribute, point-in-time recovery and change stream. Both stores
+implement it; table migrations (`keygraph.migrate`) speak only this and the data-plane Store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from .plan import IndexDef
+from .plan import IndexDef, StreamView
 
 IndexStatus = Literal["CREATING", "ACTIVE", "DELETING", "UPDATING"]
 
@@ -21,7 +21,7 @@ class LiveIndex:
 
 @dataclass(frozen=True, slots=True)
 class LiveTable:
-    """A table as it stands: its key attributes, indexes, TTL and backup settings."""
+    """A table as it stands: its key attributes, indexes, TTL, backup and stream settings."""
 
     name: str
     partition_key: str
@@ -30,6 +30,8 @@ class LiveTable:
     ttl_attribute: str | None
     point_in_time_recovery: bool | None
     """None where the store has no such thing (the embedded store: copy its file)."""
+    stream: StreamView | None
+    """What the table's change stream holds; None when it has none."""
 
 
 class TableAdmin(Protocol):
@@ -53,6 +55,11 @@ class TableAdmin(Protocol):
     def set_ttl(self, attribute: str | None) -> None: ...
 
     def set_point_in_time_recovery(self, enabled: bool) -> None: ...
+
+    def set_stream(self, view: StreamView | None) -> None:
+        """Turn the change stream on with `view` (off when None); a stream that is on with
+        another view is turned off first, as DynamoDB requires."""
+        ...
 
     def count(self, partition_prefix: str | None = None) -> int | None:
         """How many items the table holds (those whose partition key starts with the prefix),

@@ -75,4 +75,10 @@ class StoreNotConfigured(StoreError, ValueError):
 
 
 class StoreUnavailable(StoreError):
-    """The store could not be reached, or kept throttling after bounded retries."""
+    """The store could not be reached, or failed after bounded retries."""
+
+
+class StoreThrottled(StoreUnavailable):
+    """The store kept refusing a call for want of capacity (DynamoDB's throttling) past the
+    retries its attempts, retry budget and deadline allowed: the caller may try again
+    later."""

@@ -151,6 +151,21 @@ class IndexDef:
     include: tuple[str, ...] = ()
 
 
+StreamView = Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
+"""What a change stream's records hold besides the keys (DynamoDB's StreamViewType)."""
+STREAM_VIEWS: tuple[StreamView, ...] = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
+
+
+def stream_view(value: object) -> StreamView | None:
+    """A stored or described stream setting as a StreamView (None or "" for no stream)."""
+    if value is None or value == "":
+        return None
+    for view in STREAM_VIEWS:
+        if value == view:
+            return view
+    raise ValueError(f"unknown stream view type {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class TableDef:
     """The table's key schema: every key attribute holds a string."""
@@ -161,6 +176,8 @@ class TableDef:
     indexes: tuple[IndexDef, ...] = ()
     ttl_attribute: str | None = None
     point_in_time_recovery: bool = False
+    stream: StreamView | None = None
+    """The table's change stream (None: none)."""
 
     def index(self, name: str) -> IndexDef:
         for index in self.indexes:

@@ -75,13 +75,13 @@ def test_the_examples_import_only_public_names() -> None:
     found = [
         found
         for block in blocks("python")
-        for found in re.findall(r"^from (keygraph[\w.]*) import ([^#\n]+)", block, re.M)
+        for found in re.findall(r"^from (keygraph[\w.]*) import (\([^)]*\)|[^#\n]+)", block, re.M)
     ]
     assert len(found) >= 6
     for module, names in found:
         public = importlib.import_module(module).__all__
-        for name in names.split(","):
-            assert name.strip() in public, f"{module}.{name.strip()}"
+        for name in filter(None, (n.strip() for n in names.strip("()").split(","))):
+            assert name in public, f"{module}.{name}"
 
 
 def test_the_graphql_operations_are_valid() -> None:

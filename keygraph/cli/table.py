@@ -27,9 +27,10 @@ EXIT_UNAVAILABLE = 3
 DESCRIPTION = """\
 Keep the live table in step with the spec.
 
-  create    create the table (DynamoDB) with every index, TTL and backups; the embedded
-            store creates its file when opened
-  describe  the live table as JSON: key schema, indexes and their status, TTL, backups
+  create    create the table (DynamoDB) with every index, TTL, backups and stream; the
+            embedded store creates its file when opened
+  describe  the live table as JSON: key schema, indexes and their status, TTL, backups,
+            stream
   plan      compare the live table and its items with the spec and print the steps that
             would bring them there (reads every item of the scope, writes nothing); exit 1
             when a change cannot be made online, with the procedure that makes it

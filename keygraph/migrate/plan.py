@@ -18,7 +18,7 @@ import orjson
 from keygraph import keycodec
 from keygraph.admin import LiveTable, TableAdmin
 from keygraph.errors import BadArgument
-from keygraph.plan import IndexDef, Item, Scan
+from keygraph.plan import IndexDef, Item, Scan, StreamView
 from keygraph.store import Store
 
 from .backfill import PrimaryKeyChanged, Unreadable, judge
@@ -56,12 +56,16 @@ class IndexStep:
 
 @dataclass(frozen=True, slots=True)
 class SettingStep:
-    setting: Literal["ttl", "point_in_time_recovery"]
+    setting: Literal["ttl", "point_in_time_recovery", "stream"]
     value: str | bool | None
 
     def describe(self) -> str:
         if self.setting == "ttl":
             return f"TTL on {self.value}" if self.value else "TTL off"
+        if self.setting == "stream":
+            if not self.value:
+                return "change stream off: UpdateTable StreamSpecification"
+            return f"change stream on ({self.value}): UpdateTable StreamSpecification"
         return f"point-in-time recovery {'on' if self.value else 'off'}"
 
 
@@ -233,7 +237,7 @@ def _index_steps(target: Target, live: LiveTable, allow_destructive: bool, plan:
                 )
 
 
-def _setting_steps(target: Target, live: LiveTable, plan: Plan) -> None:
+def _setting_steps(target: Target, live: LiveTable, allow_destructive: bool, plan: Plan) -> None:
     table = target.table
     if live.ttl_attribute != table.ttl_attribute:
         plan.steps.append(SettingStep("ttl", table.ttl_attribute))
@@ -246,6 +250,24 @@ def _setting_steps(target: Target, live: LiveTable, plan: Plan) -> None:
             )
     elif live.point_in_time_recovery != wanted:
         plan.steps.append(SettingStep("point_in_time_recovery", wanted))
+    _stream_step(table.stream, live.stream, allow_destructive, plan)
+
+
+def _stream_step(
+    wanted: StreamView | None, live: StreamView | None, allow_destructive: bool, plan: Plan
+) -> None:
+    """Turn on a stream the spec gained; turning one off or changing its view ends the
+    stream its readers follow, so only with --allow-destructive."""
+    if wanted == live:
+        return
+    if live is None or allow_destructive:
+        plan.steps.append(SettingStep("stream", wanted))
+    else:
+        what = "off" if wanted is None else f"to {wanted}"
+        plan.notes.append(
+            f"the table's change stream ({live}) is kept: turning it {what} ends the stream "
+            "its readers follow (--allow-destructive does it)"
+        )
 
 
 async def make_plan(
@@ -268,7 +290,7 @@ async def make_plan(
         plan.seconds = time.perf_counter() - started
         return plan
     _index_steps(target, live, allow_destructive, plan)
-    _setting_steps(target, live, plan)
+    _setting_steps(target, live, allow_destructive, plan)
     refusals: dict[str, list[str]] = {}
     async for items, _ in scan_items(store, target, tenant):
         plan.scanned += len(items)

@@ -19,7 +19,7 @@ from typing import Any
 
 from keygraph.admin import TableAdmin
 from keygraph.errors import ConditionFailed
-from keygraph.plan import Get, Put, Update
+from keygraph.plan import Get, Put, Update, stream_view
 from keygraph.store import Store
 
 from .backfill import judge
@@ -185,6 +185,8 @@ def _structural(admin: TableAdmin, step: IndexStep | SettingStep) -> None:
             admin.delete_index(step.index.name)
     elif step.setting == "ttl":
         admin.set_ttl(step.value if isinstance(step.value, str) else None)
+    elif step.setting == "stream":
+        admin.set_stream(stream_view(step.value))
     else:
         admin.set_point_in_time_recovery(bool(step.value))
 

@@ -13,7 +13,16 @@ from typing import Literal, Protocol
 from keygraph.errors import StoreError
 from keygraph.plan import Item
 
-__all__ = ["Batch", "ChangeStream", "Position", "Shard", "StreamRecord", "Trimmed"]
+__all__ = [
+    "Batch",
+    "ChangeStream",
+    "NoStream",
+    "Position",
+    "Shard",
+    "StreamRecord",
+    "Trimmed",
+    "stream_of",
+]
 
 RETENTION_SECONDS = 24 * 3600
 """How long a record stays readable, as on DynamoDB Streams."""
@@ -78,3 +87,6 @@ class ChangeStream(Protocol):
         """Up to `limit` records from `position`, in sequence order; raises Trimmed for a
         position past the retention."""
         ...
+
+
+from .source import NoStream, stream_of  # noqa: E402  (it needs the classes above)

@@ -22,6 +22,7 @@ from generated.keys.cleanup_task import key as task_key
 from generated.models.cleanup_task import CleanupTask
 from generated.models.enums import CleanupTaskKind
 from generated.queries.cleanup_task import cleanup_tasks
+from keygraph import deadline as work_deadline
 from keygraph.plan import Condition, Delete, Put
 from keygraph.store import Session, Store
 from keygraph.stores.view import StoreView
@@ -131,7 +132,7 @@ def spawn(s: Session, task: CleanupTask) -> None:
                 log.warning("cleanup %s failed a page; retrying", task.task_id, exc_info=True)
                 await asyncio.sleep(RETRY_PAUSE)
 
-    running = asyncio.create_task(run(), name=task.task_id)
+    running = asyncio.create_task(work_deadline.unbounded(run()), name=task.task_id)
     _RUNNING.add(running)
     running.add_done_callback(_RUNNING.discard)
 

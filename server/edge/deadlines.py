@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextvars import Token
 from types import TracebackType
+
+from keygraph import deadline as work_deadline
 
 
 class Deadlines:
@@ -49,9 +52,10 @@ class Deadlines:
 
 class Deadline:
     """One request's deadline: its task is cancelled once past it, and the CancelledError
-    that ends the block becomes TimeoutError, as with asyncio.timeout."""
+    that ends the block becomes TimeoutError, as with asyncio.timeout. Inside the block,
+    keygraph.deadline holds it, for the store to keep its retries inside."""
 
-    __slots__ = ("_cancelling", "_expired", "at", "deadlines", "task")
+    __slots__ = ("_cancelling", "_expired", "_noted", "at", "deadlines", "task")
 
     def __init__(self, deadlines: Deadlines) -> None:
         self.deadlines = deadlines
@@ -65,6 +69,7 @@ class Deadline:
         self._cancelling = task.cancelling()
         self.at = time.monotonic() + self.deadlines.timeout
         self.deadlines._start(self)
+        self._noted: Token[float | None] = work_deadline.set_at(self.at)
         return self
 
     def __exit__(
@@ -74,6 +79,7 @@ class Deadline:
         traceback: TracebackType | None,
     ) -> None:
         self.deadlines._end(self)
+        work_deadline.reset(self._noted)
         if (
             self._expired
             and kind is asyncio.CancelledError

@@ -35,6 +35,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.schema.base import BaseSchema
 
 from keygraph import capacity
+from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
 from server.edge import graphiql, idempotency, persisted, request_body
@@ -253,7 +254,7 @@ class GraphQLEndpoint:
             response = await self._execute(request)
         except BaseException:
             # cancelled (timeout, shutdown) or failed: a retry runs again
-            release = asyncio.ensure_future(self.ledger.release(outcome))
+            release = asyncio.ensure_future(work_deadline.unbounded(self.ledger.release(outcome)))
             self._releasing.add(release)
             release.add_done_callback(self._releasing.discard)
             raise

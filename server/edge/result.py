@@ -45,10 +45,11 @@ class Results:
             body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
             request.code = body["errors"][0]["extensions"]["code"]
             codes = {error["extensions"]["code"] for error in body["errors"]}
-            if "THROTTLED" in codes and ctx.admission is not None:
+            admission = ctx.admission  # the budget refused it: no store throttled a field
+            if "THROTTLED" in codes and admission is not None and not admission.admitted:
                 request.code = "THROTTLED"
                 sub_response.status_code = 429
-                sub_response.headers["Retry-After"] = str(ctx.admission.retry_after)
+                sub_response.headers["Retry-After"] = str(admission.retry_after)
         extensions = dict(result.extensions or {})
         extensions["cost"] = self.cost(request, result.data)
         if self.dev and ctx.counter is not None:

@@ -14,6 +14,7 @@ from keygraph.errors import (
     Forbidden,
     IdempotentParameterMismatch,
     InvalidCursor,
+    StoreThrottled,
     StoreUnavailable,
 )
 from server.errors import ApiError, IdempotencyKeyReused
@@ -21,6 +22,9 @@ from server.errors import ApiError, IdempotencyKeyReused
 log = logging.getLogger("keygraph.errors")
 
 INTERNAL_MESSAGE = "Internal server error"
+
+STORE_RETRY_AFTER = 1
+"""Seconds a client is told to wait after the store throttled its request."""
 
 
 def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
@@ -44,6 +48,9 @@ def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
     if isinstance(original, IdempotentParameterMismatch):
         message = "a request with this Idempotency-Key already wrote other data"
         return IdempotencyKeyReused.code, message, {}
+    if isinstance(original, StoreThrottled):
+        message = "the data store is throttling requests, try again shortly"
+        return "THROTTLED", message, {"retryAfter": STORE_RETRY_AFTER}
     if isinstance(original, StoreUnavailable):
         return "STORE_UNAVAILABLE", "the data store is unavailable, try again", {}
     return "INTERNAL", INTERNAL_MESSAGE, {}

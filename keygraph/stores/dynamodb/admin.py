@@ -1,6 +1,6 @@
 """Table administration against DynamoDB (boto3's control plane): create a table from a
-TableDef, describe it, add and remove indexes one UpdateTable at a time, TTL and
-point-in-time recovery (`DynamoDBAdmin`, the TableAdmin of this store)."""
+TableDef, describe it, add and remove indexes one UpdateTable at a time, TTL,
+point-in-time recovery and the change stream (`DynamoDBAdmin`, the TableAdmin of this store)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from keygraph.admin import IndexStatus, LiveIndex, LiveTable
 from keygraph.errors import StoreUnavailable
-from keygraph.plan import IndexDef, TableDef
+from keygraph.plan import IndexDef, StreamView, TableDef, stream_view
 
 from .errors import CREDENTIAL_CODES, CREDENTIALS_REFUSED
 
@@ -50,6 +50,8 @@ def create_request(table: TableDef) -> dict[str, Any]:
         ],
         "KeySchema": _key_schema(table.partition_key, table.sort_key),
     }
+    if table.stream:
+        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": table.stream}
     if table.indexes:
         request["GlobalSecondaryIndexes"] = [
             {
@@ -177,6 +179,7 @@ class DynamoDBAdmin:
             indexes=indexes,
             ttl_attribute=ttl.get("AttributeName") if enabled else None,
             point_in_time_recovery=self._point_in_time_recovery(),
+            stream=_stream_view(live),
         )
 
     def _point_in_time_recovery(self) -> bool | None:
@@ -266,6 +269,20 @@ class DynamoDBAdmin:
         )
 
     @_mapped
+    def set_stream(self, view: StreamView | None) -> None:
+        current = _stream_view(describe(self.client, self.table.name))
+        if current == view:
+            return
+        if current is not None:
+            self._update_stream({"StreamEnabled": False})
+        if view is not None:
+            self._update_stream({"StreamEnabled": True, "StreamViewType": view})
+
+    def _update_stream(self, specification: dict[str, Any]) -> None:
+        self.client.update_table(TableName=self.table.name, StreamSpecification=specification)
+        self._wait(lambda live: live.get("TableStatus") == "ACTIVE", "the table is not ACTIVE")
+
+    @_mapped
     def count(self, partition_prefix: str | None = None) -> int | None:
         """DynamoDB's item count of the whole table (it refreshes about every six hours);
         None for a prefix, which only a scan could count."""
@@ -273,6 +290,14 @@ class DynamoDBAdmin:
             return None
         live = describe(self.client, self.table.name)
         return int(live["ItemCount"]) if live and "ItemCount" in live else None
+
+
+def _stream_view(live: dict[str, Any]) -> StreamView | None:
+    """The view of a described table's change stream; None when it has none."""
+    specification = live.get("StreamSpecification", {})
+    if not specification.get("StreamEnabled"):
+        return None
+    return stream_view(specification.get("StreamViewType"))
 
 
 def _status(text: str) -> IndexStatus:

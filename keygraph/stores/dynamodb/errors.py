@@ -14,9 +14,25 @@ from keygraph.errors import (
     ValidationError,
 )
 
-from .retry import RETRYABLE_CANCEL_CODES, RETRYABLE_CODES
 from .transport import ServiceError
 from .wire import deserialize_item
+
+THROTTLE_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+"""DynamoDB refusing a call for want of capacity (the table's, an index's or the account's)."""
+
+RETRYABLE_CODES = THROTTLE_CODES | {
+    "InternalServerError",
+    "ServiceUnavailable",
+    "LimitExceededException",
+    "TransactionInProgressException",  # the same token's first attempt still runs
+}
+"""Error codes worth another attempt: throttling and transient server errors."""
+
+THROTTLE_CANCEL_CODES = frozenset({"ThrottlingError", "ProvisionedThroughputExceeded"})
+RETRYABLE_CANCEL_CODES = THROTTLE_CANCEL_CODES | {"TransactionConflict"}
+"""Cancellation reasons that clear on their own (no condition failed)."""
 
 
 def cancel_reasons(body: Mapping[str, Any]) -> tuple[CancelReason, ...]:
@@ -64,10 +80,21 @@ def map_error(error: ServiceError) -> Exception:
     return StoreUnavailable(f"DynamoDB {code}: {message}")
 
 
+def _cancel_codes(error: ServiceError) -> set[str]:
+    return {r.code for r in cancel_reasons(error.body)} - {"None"}
+
+
 def retryable(error: ServiceError) -> bool:
     """Throttling, server-side (5xx) errors, and transactions cancelled only by conflicts
     or throttling."""
     if error.code == "TransactionCanceledException":
-        codes = {r.code for r in cancel_reasons(error.body)} - {"None"}
+        codes = _cancel_codes(error)
         return bool(codes) and codes <= RETRYABLE_CANCEL_CODES
     return error.code in RETRYABLE_CODES or error.status >= 500
+
+
+def throttled(error: ServiceError) -> bool:
+    """DynamoDB refused the call for want of capacity, or cancelled a transaction for it."""
+    if error.code == "TransactionCanceledException":
+        return bool(_cancel_codes(error) & THROTTLE_CANCEL_CODES)
+    return error.code in THROTTLE_CODES

@@ -17,34 +17,31 @@ the request was written, the answer was cut short or damaged, no answer came in 
   StoreUnavailable, its outcome unknown, rather than answered wrongly.
 
 Failures that show the call did not run are retried for every call: no connection could be
-opened, or DynamoDB refused it (throttling, RETRYABLE_CODES below 500, a cancelled
+opened, or DynamoDB refused it (throttling, errors.RETRYABLE_CODES below 500, a cancelled
 transaction's conflicts). A connection found closed by its peer before a request is written
 on it is not a failure at all: it is never used (connections.py).
+
+Every retry waits a capped exponential backoff with full jitter, and is made only while the
+call has attempts left, the wait ends before the request's deadline (keygraph.deadline), and
+the store's retry budget (RetryBudget) pays for it. When one of them says no, a call
+DynamoDB throttled is StoreThrottled, a transaction cancelled by conflicts TransactionCanceled
+(the caller's CONFLICT), anything else StoreUnavailable. What DynamoDB leaves unprocessed in
+a batch is sent again the same way (`unprocessed_wait`), and is StoreThrottled when it may not
+be. `_retry` is the one place where every retry is decided, knowing whether it follows a
+throttle.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-RETRYABLE_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "LimitExceededException",
-        "TransactionInProgressException",  # the same token's first attempt still runs
-    }
-)
-"""Error codes worth another attempt: throttling and transient server errors."""
+from keygraph import deadline
+from keygraph.errors import StoreThrottled, StoreUnavailable
 
-RETRYABLE_CANCEL_CODES = frozenset(
-    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
-)
-"""Cancellation reasons that clear on their own (no condition failed)."""
+from .errors import map_error, retryable, throttled
+from .transport import ServiceError, TransientError
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +54,120 @@ class RetryPolicy:
         """Seconds to wait before attempt number `attempt + 1` (attempt counts from 1)."""
         ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return random.uniform(0, ceiling)
+
+
+@dataclass(slots=True)
+class RetryBudget:
+    """The retry quota of the AWS SDKs' standard retry mode, shared by a store's calls: a
+    retry takes `retry_cost` tokens (`timeout_cost` after a connection failure or a timeout),
+    a call that succeeds at once puts `success_refill` back, and one that succeeds after
+    retries returns what its last retry took. Once DynamoDB fails most calls the bucket runs
+    dry and calls fail at once, rather than multiplying the load on an endpoint in trouble."""
+
+    capacity: int = 500
+    retry_cost: int = 5
+    timeout_cost: int = 10
+    success_refill: int = 1
+    tokens: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = self.capacity
+
+    def take(self, cost: int) -> bool:
+        if cost > self.tokens:
+            return False
+        self.tokens -= cost
+        return True
+
+    def give(self, amount: int) -> None:
+        self.tokens = min(self.capacity, self.tokens + amount)
+
+
+class Attempts:
+    """One call's attempts under `policy` and `budget`: after a failure, `failed` says how
+    long to wait before the next (and whether on a new connection), or raises the error
+    the caller gets."""
+
+    __slots__ = ("attempt", "budget", "fresh", "held", "operation", "policy", "renewed", "resend")
+
+    def __init__(
+        self, policy: RetryPolicy, budget: RetryBudget, operation: str, params: dict[str, Any]
+    ) -> None:
+        self.policy, self.budget, self.operation = policy, budget, operation
+        self.resend = resendable(operation, params)
+        self.attempt = 1
+        self.fresh = False
+        """Whether the next attempt goes on a new connection."""
+        self.renewed = False
+        self.held = 0
+        """Tokens the last retry took from the budget."""
+
+    def succeeded(self) -> None:
+        self.budget.give(self.held if self.held else self.budget.success_refill)
+
+    def failed(self, failure: ServiceError | TransientError) -> float:
+        """Seconds to wait before the next attempt, or the error to report, raised."""
+        throttle = False
+        if isinstance(failure, ServiceError):
+            if not retryable(failure) or (failure.status >= 500 and not self.resend):
+                raise map_error(failure) from failure
+            throttle = throttled(failure)
+            cost, self.fresh = self.budget.retry_cost, False
+        else:
+            if failure.sent and not self.resend:
+                raise StoreUnavailable(
+                    f"DynamoDB {self.operation} failed, its outcome unknown "
+                    f"(not sent again): {failure}"
+                ) from failure
+            if failure.stale and not self.renewed:
+                # A connection its peer closed while idle: at once on a new one, once a call.
+                self.fresh = self.renewed = True
+                self.attempt += 1
+                return 0.0
+            cost, self.fresh = self.budget.timeout_cost, False
+        refused = _retry(self.policy, self.attempt, self.budget, cost, throttle)
+        if isinstance(refused, str):
+            raise _gave_up(self.operation, failure, throttle, refused) from failure
+        self.held = cost
+        self.attempt += 1
+        return refused
+
+
+def unprocessed_wait(policy: RetryPolicy, attempt: int, what: str) -> float:
+    """Seconds to wait before sending again the `what` (keys, writes) DynamoDB left
+    unprocessed after attempt number `attempt`; StoreThrottled when no retry may be made."""
+    decided = _retry(policy, attempt, None, 0, throttle=True)
+    if isinstance(decided, str):
+        raise StoreThrottled(f"DynamoDB left {what} unprocessed ({decided})")
+    return decided
+
+
+def _retry(
+    policy: RetryPolicy, attempt: int, budget: RetryBudget | None, cost: int, throttle: bool
+) -> float | str:
+    """The wait before retrying after attempt number `attempt` (taking `cost` from
+    `budget`), or why no retry may be made. `throttle` says whether the attempt was
+    throttled, for counting retries and throttles where they are decided."""
+    if attempt >= policy.max_attempts:
+        return f"after {attempt} attempts"
+    wait = policy.delay(attempt)
+    left = deadline.remaining()
+    if left is not None and wait >= left:
+        return "before the request's deadline"
+    if budget is not None and not budget.take(cost):
+        return "the retry budget is spent"
+    return wait
+
+
+def _gave_up(
+    operation: str, failure: ServiceError | TransientError, throttle: bool, why: str
+) -> Exception:
+    """The error of a call not tried again (`why`) after a failure worth retrying."""
+    if throttle:
+        return StoreThrottled(f"DynamoDB throttled {operation} ({why}): {failure}")
+    if isinstance(failure, ServiceError) and failure.code == "TransactionCanceledException":
+        return map_error(failure)  # cancelled by conflicts: the caller's CONFLICT
+    return StoreUnavailable(f"DynamoDB unavailable ({why}): {failure}")
 
 
 READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from keygraph import capacity
-from keygraph.errors import StoreUnavailable, ValidationError
+from keygraph.errors import ValidationError
 from keygraph.plan import (
     BatchGet,
     Check,
@@ -30,9 +30,8 @@ from keygraph.plan import (
 from ..arguments import require_table
 from .connect import make_client, make_transport, transport_for
 from .connections import IDLE_TIMEOUT
-from .errors import map_error, retryable
 from .expressions import Expressions
-from .retry import READS, RetryPolicy, resendable
+from .retry import READS, Attempts, RetryBudget, RetryPolicy, unprocessed_wait
 from .transport import ServiceError, TransientError, Transport
 from .wire import deserialize_item, deserialize_key, serialize_item, serialize_key
 
@@ -64,7 +63,8 @@ class DynamoDBStore:
     `make_client` to talk to its endpoint with its credentials; otherwise one is made from
     the settings given, its connections closed once idle for `idle_timeout` seconds
     (connections.py). `client` is the control-plane client (made on first use when not
-    given).
+    given). Failed calls are retried under `retry` and `budget` (retry.py; a fresh budget
+    per store when none is given).
     """
 
     def __init__(
@@ -77,6 +77,7 @@ class DynamoDBStore:
         region: str | None = None,
         max_concurrency: int = 64,
         retry: RetryPolicy | None = None,
+        budget: RetryBudget | None = None,
         access_key_id: str | None = None,
         secret_access_key: str | None = None,
         idle_timeout: float = IDLE_TIMEOUT,
@@ -108,6 +109,7 @@ class DynamoDBStore:
             )
         self.transport = transport
         self.retry = retry or RetryPolicy()
+        self.budget = budget or RetryBudget()
 
     @property
     def client(self) -> Any:
@@ -117,46 +119,29 @@ class DynamoDBStore:
         return self._client
 
     async def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        """`operation`, retried as retry.py's rule allows within the policy's attempts: a
-        connection found dead before any answer at once on a new one (once a call), other
-        failures after a backoff. The request's deadline cancels the waits as the calls."""
+        """`operation`, retried as retry.py's rule, the policy, the retry budget and the
+        request's deadline allow. The deadline also cancels the waits as the calls."""
         metered = capacity.active()
         if metered:
             params = {**params, "ReturnConsumedCapacity": "TOTAL"}
-        resend = resendable(operation, params)
-        attempt, fresh, renewed = 1, False, False
+        attempts = Attempts(self.retry, self.budget, operation, params)
         while True:
             try:
-                response: dict[str, Any] = await self.transport.call(operation, params, fresh=fresh)
-                if metered:
-                    _meter(operation, response.get("ConsumedCapacity"))
-                return response
-            except ServiceError as exc:
-                if not retryable(exc) or (exc.status >= 500 and not resend):
-                    raise map_error(exc) from exc
-                failure: Exception = exc
-                fresh = False
-            except TransientError as exc:
-                if exc.sent and not resend:
-                    raise StoreUnavailable(
-                        f"DynamoDB {operation} failed, its outcome unknown (not sent again): {exc}"
-                    ) from exc
-                failure = exc
-                fresh = exc.stale and not renewed
-            if attempt >= self.retry.max_attempts:
-                raise StoreUnavailable(
-                    f"DynamoDB unavailable after {attempt} attempts: {failure}"
-                ) from failure
-            if fresh:
-                renewed = True
-            else:
-                await asyncio.sleep(self.retry.delay(attempt))
-            attempt += 1
+                response: dict[str, Any] = await self.transport.call(
+                    operation, params, fresh=attempts.fresh
+                )
+            except (ServiceError, TransientError) as exc:
+                wait = attempts.failed(exc)
+                if wait:
+                    await asyncio.sleep(wait)
+                continue
+            attempts.succeeded()
+            if metered:
+                _meter(operation, response.get("ConsumedCapacity"))
+            return response
 
     async def _backoff(self, attempt: int, what: str) -> None:
-        if attempt >= self.retry.max_attempts:
-            raise StoreUnavailable(f"DynamoDB left {what} unprocessed after {attempt} attempts")
-        await asyncio.sleep(self.retry.delay(attempt))
+        await asyncio.sleep(unprocessed_wait(self.retry, attempt, what))
 
     # reads
 

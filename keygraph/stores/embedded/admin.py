@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from keygraph.admin import LiveIndex, LiveTable
 from keygraph.errors import ValidationError
-from keygraph.plan import IndexDef
+from keygraph.plan import IndexDef, StreamView
 
 from . import schema
 from .keyrange import prefix_successor
@@ -30,6 +30,7 @@ class EmbeddedAdmin:
             indexes={index.name: LiveIndex(index) for index in live.indexes},
             ttl_attribute=schema.ttl_attribute(conn),
             point_in_time_recovery=None,
+            stream=schema.stream(conn),
         )
 
     def create_table(self) -> None:
@@ -52,6 +53,10 @@ class EmbeddedAdmin:
     def set_ttl(self, attribute: str | None) -> None:
         with self.store._write() as conn:
             schema.set_ttl_attribute(conn, attribute)
+
+    def set_stream(self, view: StreamView | None) -> None:
+        with self.store._write() as conn:
+            schema.set_stream(conn, view)
 
     def set_point_in_time_recovery(self, enabled: bool) -> None:
         raise ValidationError(

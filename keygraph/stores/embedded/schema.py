@@ -3,11 +3,13 @@ each item's body (plain JSON where it holds the values exactly, `plain` = 1; els
 JSON) and size, with two columns per GSI (its key values, NULL when the item lacks either
 attribute) and one partial index per GSI over the items that have them.
 
-The file's live indexes, TTL attribute and table name are recorded in its `meta` table, as
-DynamoDB keeps a table's description: a new file gets every index of its definition; later,
-indexes are added and removed only through `add_index` and `drop_index` (UpdateTable), so a
-file opened under a newer spec keeps serving what it has until it is migrated. Files written
-before bodies could be plain gain the `plain` column (0 for their rows) when opened."""
+The file's live indexes, TTL attribute, stream view and table name are recorded in its `meta`
+table, as DynamoDB keeps a table's description: a new file gets every index (and the stream) of
+its definition; later, indexes are added and removed only through `add_index` and
+`drop_index` (UpdateTable), so a file opened under a newer spec keeps serving what it has
+until it is migrated. Files written
+before bodies could be plain gain the `plain` column (0 for their rows) when opened. The change
+log's tables and triggers are changes.py's."""
 
 from __future__ import annotations
 
@@ -16,14 +18,16 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from keygraph.plan import IndexDef, TableDef
+from keygraph.plan import IndexDef, StreamView, TableDef, stream_view
 
+from . import changes
 from .values import item_of
 
 _INDEXES_KEY = "indexes"
 _OLD_LAYOUT_KEY = "gsi_layout"
 """Files written before indexes could change held only each GSI's key names here."""
 _TTL_KEY = "ttl_attribute"
+_STREAM_KEY = "stream_view"
 
 CREATE_TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -32,6 +36,7 @@ CREATE_TABLES = (
     "CREATE TABLE IF NOT EXISTS items (pk TEXT NOT NULL, sk TEXT NOT NULL, body TEXT NOT NULL,"
     " size INTEGER NOT NULL, plain INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (pk, sk))"
     " WITHOUT ROWID",
+    *changes.CREATE_TABLES,
 )
 _ADD_PLAIN = "ALTER TABLE items ADD COLUMN plain INTEGER NOT NULL DEFAULT 0"
 
@@ -141,6 +146,23 @@ def set_ttl_attribute(conn: sqlite3.Connection, attribute: str | None) -> None:
     _set_meta(conn, _TTL_KEY, attribute)
 
 
+def stream(conn: sqlite3.Connection) -> StreamView | None:
+    """What the file's change log records; None when it records nothing."""
+    return stream_view(_meta(conn, _STREAM_KEY))
+
+
+def set_stream(conn: sqlite3.Connection, view: StreamView | None) -> None:
+    """Start (or restart, with another view) or stop the change log (inside the caller's
+    write transaction)."""
+    if view == stream(conn):
+        return
+    if view is None:
+        changes.turn_off(conn)
+    else:
+        changes.turn_on(conn, view)
+    _set_meta(conn, _STREAM_KEY, view)
+
+
 def _create_sql_index(conn: sqlite3.Connection, index: IndexDef) -> None:
     columns = ", ".join([*index_columns(index), "pk", "sk"])
     conn.execute(
@@ -201,6 +223,7 @@ def ensure(conn: sqlite3.Connection, table: TableDef) -> None:
             for index in table.indexes:
                 add_index(conn, table, index)
             set_ttl_attribute(conn, table.ttl_attribute)
+            set_stream(conn, table.stream)
         elif _meta(conn, _INDEXES_KEY) is None:
             _set_meta(conn, _INDEXES_KEY, _encode(live_indexes(conn, table)))
             set_ttl_attribute(conn, table.ttl_attribute)

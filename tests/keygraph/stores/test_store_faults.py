@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,16 +17,18 @@ from typing import Any
 import pytest
 from botocore.credentials import Credentials
 
+from keygraph import deadline
 from keygraph.errors import (
     ConditionFailed,
+    StoreThrottled,
     StoreUnavailable,
     TransactionCanceled,
     ValidationError,
 )
-from keygraph.plan import BatchGet, Check, Condition, Delete, Get, Put, Update
+from keygraph.plan import BatchGet, Check, Condition, Delete, Get, Put, Query, Update
 from keygraph.stores.dynamodb import connections
 from keygraph.stores.dynamodb.local import LOCAL_REGION, free_port
-from keygraph.stores.dynamodb.retry import RetryPolicy
+from keygraph.stores.dynamodb.retry import RetryBudget, RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.dynamodb.transport import TARGET_PREFIX, Transport
 from keygraph.stores.testing import TEST_TABLE
@@ -411,3 +414,85 @@ async def test_unprocessed_keys_on_every_first_attempt_against_dynamodb_local(
     assert wrapper.calls == 2
     await store.close()
     wrapper.close()
+
+
+async def test_throttling_past_the_retries_is_throttled_not_unavailable() -> None:
+    throttled = [{"Code": "None"}, {"Code": "ThrottlingError"}]
+    pool = FakePool(
+        {
+            "GetItem": [error("ProvisionedThroughputExceededException")],
+            "TransactWriteItems": [
+                error("TransactionCanceledException", CancellationReasons=throttled)
+            ],
+            "BatchGetItem": [half_unprocessed],
+        }
+    )
+    store = store_on(pool)
+    with pytest.raises(StoreThrottled):
+        await store.get(Get({"PK": "p", "SK": "1"}))
+    with pytest.raises(StoreThrottled):
+        await store.transact_write([Put({"PK": "p", "SK": "1"}), Put({"PK": "p", "SK": "2"})])
+    with pytest.raises(StoreThrottled):
+        await store.batch_get(BatchGet(KEYS))
+    await store.close()
+
+
+async def test_transaction_conflicts_past_the_retries_are_the_cancellation() -> None:
+    conflict = [{"Code": "TransactionConflict"}, {"Code": "None"}]
+    pool = FakePool(
+        {
+            "TransactWriteItems": [
+                error("TransactionCanceledException", CancellationReasons=conflict)
+            ]
+        }
+    )
+    store = store_on(pool)
+    with pytest.raises(TransactionCanceled) as cancelled:
+        await store.transact_write([Put({"PK": "p", "SK": "1"}), Put({"PK": "p", "SK": "2"})])
+    assert [r.code for r in cancelled.value.reasons] == ["TransactionConflict", "None"]
+    assert len(pool.calls["TransactWriteItems"]) == FAST.max_attempts
+    await store.close()
+
+
+async def test_the_retry_budget_stops_retries_and_successes_refill_it() -> None:
+    budget = RetryBudget(capacity=12, retry_cost=5, timeout_cost=10, success_refill=1)
+    pool = FakePool({"GetItem": [error("ThrottlingException")], "Query": [{"Items": []}]})
+    transport = Transport("http://dynamodb.test", "us-east-1", CREDENTIALS, pool=pool)
+    store = DynamoDBStore(TEST_TABLE, transport=transport, retry=FAST, budget=budget)
+    with pytest.raises(StoreThrottled, match="budget"):
+        await store.get(Get({"PK": "p", "SK": "1"}))
+    assert (len(pool.calls["GetItem"]), budget.tokens) == (3, 2)  # two retries paid, 5 each
+    for _ in range(3):
+        await store.query(Query(partition="p"))
+    assert budget.tokens == 5
+    pool.scripts["GetItem"] = [error("ThrottlingException"), {"Item": item(1)}]
+    pool.calls.clear()
+    assert await store.get(Get({"PK": "p", "SK": "001"})) is not None
+    assert budget.tokens == 5  # the retry's 5 taken, and returned by its success
+    await store.close()
+
+
+async def test_no_backoff_is_waited_past_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(delay: float) -> None:
+        slept.append(delay)
+        await real_sleep(delay)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    monkeypatch.setattr(random, "uniform", lambda low, high: high)
+    slow = RetryPolicy(max_attempts=8, base_delay=0.05, max_delay=5.0)
+    pool = FakePool({"GetItem": [error("ThrottlingException")], "Query": [TimeoutError()]})
+    transport = Transport("http://dynamodb.test", "us-east-1", CREDENTIALS, pool=pool)
+    store = DynamoDBStore(TEST_TABLE, transport=transport, retry=slow)
+    token = deadline.set_at(time.monotonic() + 0.5)
+    try:
+        with pytest.raises(StoreThrottled, match="deadline"):
+            await store.get(Get({"PK": "p", "SK": "1"}))
+        assert slept == [0.05, 0.1, 0.2]  # 0.4 more would end past the deadline
+        with pytest.raises(StoreUnavailable, match="deadline"):
+            await store.query(Query(partition="p"))
+    finally:
+        deadline.reset(token)
+    await store.close()

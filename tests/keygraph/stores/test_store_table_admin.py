@@ -67,3 +67,19 @@ async def test_ttl_follows_the_setting(store_factory: StoreFactory, kind: str) -
     live = admin.describe()
     assert live is not None
     assert live.ttl_attribute == "expires_at"
+
+
+async def test_the_stream_follows_the_definition_and_the_setting(
+    store_factory: StoreFactory, kind: str
+) -> None:
+    store = await store_factory(kind, dataclasses.replace(TEST_TABLE, stream="NEW_IMAGE"))
+    admin = admin_of(store)
+    views = []
+    for view in ("KEYS_ONLY", None, "NEW_AND_OLD_IMAGES"):
+        live = admin.describe()
+        assert live is not None
+        views.append(live.stream)
+        admin.set_stream(view)
+    live = admin.describe()
+    assert live is not None
+    assert [*views, live.stream] == ["NEW_IMAGE", "KEYS_ONLY", None, "NEW_AND_OLD_IMAGES"]

@@ -1,0 +1,221 @@
+"""The embedded store's change log: its table's stream, kept in the SQLite file itself.
+
+Triggers on the items table write one record per item changed (a put, an update, a delete,
+through any path and any process), inside the transaction that changes the item, so a write
+rolled back leaves none. A put or update that changes nothing leaves none, as on DynamoDB.
+Records are numbered by an AUTOINCREMENT sequence and grouped into shards: a write opens a
+child shard once the open one is `ROTATE_SECONDS` old, and the shard after it closes it.
+Opening a shard drops the shards whose records are all past the retention; a reader skips
+(or, at a position inside them, refuses with Trimmed) the records past it that remain.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from keygraph.errors import ValidationError
+from keygraph.plan import StreamView
+from keygraph.streams import RETENTION_SECONDS, Batch, Position, Shard, StreamRecord, Trimmed
+
+from .values import item_of
+
+ROTATE_SECONDS = 4 * 3600
+"""A shard's life before a write opens its child, as DynamoDB Streams rotates shards."""
+READ_LIMIT = 1000
+"""The most records one read returns, as GetRecords."""
+_SHARD_PREFIX = "shardId-"
+_LAST = (1 << 63) - 1
+_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+"""Epoch seconds (to the millisecond) in SQL: a trigger runs in every process's connection,
+so it cannot call a Python function."""
+
+CREATE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS stream_shards (id INTEGER PRIMARY KEY, first_seq INTEGER NOT"
+    " NULL, opened_at REAL NOT NULL, closed_at REAL)",
+    "CREATE TABLE IF NOT EXISTS stream_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL"
+    " NOT NULL, event TEXT NOT NULL, pk TEXT NOT NULL, sk TEXT NOT NULL, old_body TEXT,"
+    " old_plain INTEGER, new_body TEXT, new_plain INTEGER)",
+    # Opening a shard drops the shards before the newest one opened past the retention:
+    # their successors opened before it, so every record of theirs is past it.
+    f"""CREATE TRIGGER IF NOT EXISTS stream_trim AFTER INSERT ON stream_shards BEGIN
+        DELETE FROM stream_changes WHERE seq < (SELECT first_seq FROM stream_shards
+            WHERE opened_at < NEW.opened_at - {RETENTION_SECONDS} ORDER BY id DESC LIMIT 1);
+        DELETE FROM stream_shards WHERE id < (SELECT id FROM stream_shards
+            WHERE opened_at < NEW.opened_at - {RETENTION_SECONDS} ORDER BY id DESC LIMIT 1);
+    END""",
+)
+
+_OPEN_SHARD = f"""INSERT INTO stream_shards (first_seq, opened_at)
+    SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'stream_changes'), 0) + 1,
+        {_NOW}"""
+_ROTATE = (
+    _OPEN_SHARD + " WHERE coalesce((SELECT opened_at FROM stream_shards ORDER BY id DESC LIMIT 1),"
+    f" -1) < {_NOW} - {ROTATE_SECONDS}"
+)
+_OLD = "(SELECT {column} FROM items WHERE pk = NEW.pk AND sk = NEW.sk)"
+_TRIGGERS = ("stream_put", "stream_delete")
+_EVENTS: dict[str, Literal["INSERT", "MODIFY", "REMOVE"]] = {
+    "INSERT": "INSERT",
+    "MODIFY": "MODIFY",
+    "REMOVE": "REMOVE",
+}
+
+
+def _image(view: StreamView, which: str, body: str, plain: str) -> str:
+    wanted = view in ("NEW_AND_OLD_IMAGES", f"{which}_IMAGE")
+    return f"{body}, {plain}" if wanted else "NULL, NULL"
+
+
+def _triggers(view: StreamView) -> tuple[str, str]:
+    """The triggers recording a put (an INSERT OR REPLACE) and a delete, with `view`'s
+    images."""
+    columns = "at, event, pk, sk, old_body, old_plain, new_body, new_plain"
+    put_old = _image(view, "OLD", _OLD.format(column="body"), _OLD.format(column="plain"))
+    put = f"""CREATE TRIGGER stream_put BEFORE INSERT ON items
+        WHEN NOT EXISTS (SELECT 1 FROM items WHERE pk = NEW.pk AND sk = NEW.sk
+            AND body = NEW.body AND plain = NEW.plain)
+        BEGIN
+            {_ROTATE};
+            INSERT INTO stream_changes ({columns}) SELECT {_NOW},
+                CASE WHEN {_OLD.format(column="1")} IS NULL THEN 'INSERT' ELSE 'MODIFY' END,
+                NEW.pk, NEW.sk, {put_old}, {_image(view, "NEW", "NEW.body", "NEW.plain")};
+        END"""
+    delete = f"""CREATE TRIGGER stream_delete BEFORE DELETE ON items BEGIN
+            {_ROTATE};
+            INSERT INTO stream_changes ({columns}) SELECT {_NOW}, 'REMOVE', OLD.pk, OLD.sk,
+                {_image(view, "OLD", "OLD.body", "OLD.plain")}, NULL, NULL;
+        END"""
+    return put, delete
+
+
+def turn_on(conn: sqlite3.Connection, view: StreamView) -> None:
+    """Record every change from now on with `view`'s images, in a new shard (inside the
+    caller's write transaction)."""
+    turn_off(conn)
+    for statement in _triggers(view):
+        conn.execute(statement)
+    conn.execute(_OPEN_SHARD)
+
+
+def turn_off(conn: sqlite3.Connection) -> None:
+    """Stop recording and close the open shard (inside the caller's write transaction)."""
+    for name in _TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    conn.execute(
+        f"UPDATE stream_shards SET closed_at = {_NOW} WHERE closed_at IS NULL"
+        " AND id = (SELECT max(id) FROM stream_shards)"
+    )
+
+
+def kept(conn: sqlite3.Connection) -> bool:
+    """Whether the file has a change log: turning it on opens a shard, and the newest shard
+    is never trimmed."""
+    return conn.execute("SELECT 1 FROM stream_shards LIMIT 1").fetchone() is not None
+
+
+def shard_id(number: int) -> str:
+    return f"{_SHARD_PREFIX}{number:020d}"
+
+
+def _shard_number(text: str) -> int:
+    digits = text.removeprefix(_SHARD_PREFIX)
+    if text == digits or not digits.isdigit():
+        raise ValidationError(f"not a shard of this stream: {text!r}")
+    return int(digits)
+
+
+def _sequence(text: str) -> int:
+    if not text.isdigit():
+        raise ValidationError(f"a sequence number is decimal digits, not {text!r}")
+    return int(text)
+
+
+class ChangeLog:
+    """The change log of one SQLite file, read as a ChangeStream; `connect` gives the
+    calling thread's connection to the file, `keys` the table's key attribute names."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], keys: tuple[str, str]) -> None:
+        self._connect = connect
+        self._keys = keys
+
+    async def shards(self) -> list[Shard]:
+        rows = (
+            self._connect()
+            .execute("SELECT id, closed_at FROM stream_shards ORDER BY id")
+            .fetchall()
+        )
+        return [
+            Shard(
+                shard_id(number),
+                shard_id(number - 1) if number > 1 else None,
+                closed_at is not None or number != rows[-1][0],
+            )
+            for number, closed_at in rows
+        ]
+
+    async def read(self, position: Position, limit: int = READ_LIMIT) -> Batch:
+        if not 1 <= limit <= READ_LIMIT:
+            raise ValidationError(f"limit must be between 1 and {READ_LIMIT}, not {limit}")
+        number = _shard_number(position.shard_id)
+        after = None if position.after is None else _sequence(position.after)
+        conn = self._connect()
+        conn.execute("BEGIN")  # one snapshot: the shard's end and its records agree
+        try:
+            shard = conn.execute(
+                "SELECT first_seq, closed_at FROM stream_shards WHERE id = ?", (number,)
+            ).fetchone()
+            if shard is None:
+                oldest = conn.execute("SELECT min(id) FROM stream_shards").fetchone()[0]
+                if oldest is not None and number < oldest:
+                    raise Trimmed(f"{position.shard_id} is past the stream's retention")
+                raise ValidationError(f"the stream has no shard {position.shard_id}")
+            first, closed_at = shard
+            child = conn.execute(
+                "SELECT first_seq FROM stream_shards WHERE id > ? ORDER BY id LIMIT 1", (number,)
+            ).fetchone()
+            end = _LAST if child is None else child[0]
+            rows = self._records(conn, position, first - 1 if after is None else after, end, limit)
+        finally:
+            conn.execute("COMMIT")
+        more = len(rows) > limit
+        records = [self._record(row) for row in rows[:limit]]
+        following = Position(position.shard_id, records[-1].sequence) if records else position
+        closed = closed_at is not None or child is not None
+        return Batch(records, following, ended=closed and not more)
+
+    def _records(
+        self, conn: sqlite3.Connection, position: Position, after: int, end: int, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """Up to limit + 1 records after `after` and before `end` within the retention."""
+        cutoff = time.time() - RETENTION_SECONDS
+        if position.after is not None:
+            oldest = conn.execute(
+                "SELECT at FROM stream_changes WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1",
+                (after, end),
+            ).fetchone()
+            if oldest is not None and oldest[0] < cutoff:
+                raise Trimmed(
+                    f"the records after {position.after} of {position.shard_id} are past the "
+                    "stream's retention"
+                )
+        rows: list[tuple[Any, ...]] = conn.execute(
+            "SELECT seq, at, event, pk, sk, old_body, old_plain, new_body, new_plain"
+            " FROM stream_changes WHERE seq > ? AND seq < ? AND at >= ? ORDER BY seq LIMIT ?",
+            (after, end, cutoff, limit + 1),
+        ).fetchall()
+        return rows
+
+    def _record(self, row: tuple[Any, ...]) -> StreamRecord:
+        seq, at, event, pk, sk, old_body, old_plain, new_body, new_plain = row
+        return StreamRecord(
+            sequence=str(seq),
+            event=_EVENTS[event],
+            keys={self._keys[0]: pk, self._keys[1]: sk},
+            old=None if old_body is None else item_of(old_body, old_plain),
+            new=None if new_body is None else item_of(new_body, new_plain),
+            at=datetime.fromtimestamp(at, UTC),
+        )
