@@ -17,7 +17,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.store import Session, Store
-from keygraph.streams import ChangeStream
+from keygraph.streams import ChangeStream, NoStream, stream_of
 from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token
@@ -44,6 +44,15 @@ async def _resume_cleanups(session: Session) -> None:
         return
     if resumed:
         log.info("resumed %d pending cleanups", resumed)
+
+
+def _stream_of(store: Store) -> ChangeStream | None:
+    """The store's change stream; None, and subscriptions off, when it has none."""
+    try:
+        return stream_of(store)
+    except NoStream as exc:
+        log.info("subscriptions are off: %s", exc)
+        return None
 
 
 GRAPHQL_PATH = "/graphql"
@@ -73,8 +82,9 @@ def create_app(
     close_store: bool = False,
     stream: ChangeStream | None = None,
 ) -> App:
-    """The app over `store` (closed on shutdown when `close_store`); with the store's change
-    `stream`, it serves subscriptions over WebSocket at /graphql too (server/realtime)."""
+    """The app over `store` (closed on shutdown when `close_store`). Subscriptions are served
+    over WebSocket at /graphql too (server/realtime), fed by `stream`, by default the store's
+    own change stream; a store without one serves none."""
 
     def graphiql_authorization() -> str:
         """A fresh admin dev token for the page, so a long-running server's page never goes
@@ -114,6 +124,8 @@ def create_app(
             return JSONResponse({"status": "unavailable", "reason": type(exc).__name__}, 503)
         return JSONResponse({"status": "ready"})
 
+    if stream is None:
+        stream = _stream_of(store)
     hub = None if stream is None else Hub(stream, settings.stream_poll_interval)
 
     @contextlib.asynccontextmanager
