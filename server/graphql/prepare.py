@@ -28,6 +28,7 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
+    OperationType,
     ValidationRule,
     get_operation_ast,
     specified_rules,
@@ -187,12 +188,23 @@ class Preparation:
         variables: dict[str, Any],
         ctx: RequestContext,
     ) -> list[GraphQLError]:
-        """What stops the operation: what `screen` finds, else THROTTLED when the tenant's
-        budget does not hold the cost. The name, estimate and admission are left on `ctx`."""
+        """What stops an HTTP operation: a subscription (served over WebSocket, by
+        server/realtime), what `screen` finds, else THROTTLED when the tenant's budget does
+        not hold the cost. The name, estimate and admission are left on `ctx`."""
         ctx.operation_name = name
+        if not prepared.errors and _is_subscription(prepared.document, name):
+            return [GraphQLError(OVER_WEBSOCKET, extensions={"code": "BAD_REQUEST"})]
         caller = None if ctx.unrestricted else ctx.caller
         errors, ctx.estimate = self.screen(schema, prepared, name, variables, caller)
         return errors or charge(ctx)
+
+
+OVER_WEBSOCKET = "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql"
+
+
+def _is_subscription(document: DocumentNode, name: str | None) -> bool:
+    operation = get_operation_ast(document, name)
+    return operation is not None and operation.operation is OperationType.SUBSCRIPTION
 
 
 def charge(ctx: RequestContext) -> list[GraphQLError]:
