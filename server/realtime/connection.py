@@ -26,9 +26,10 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from keygraph.cursor import CursorCodec
+from keygraph.errors import StoreError
 from keygraph.store import Session, Store
 from server.edge.auth import Claims, Verifier
-from server.errors import ApiError, Unauthenticated
+from server.errors import ApiError, StoreUnavailableError, Unauthenticated
 from server.graphql.error_format import format_error
 from server.graphql.executor import Executor
 from server.graphql.schema import KeygraphSchema
@@ -41,6 +42,7 @@ from server.realtime.limits import LIMIT_CODE, SubscriptionLimits
 log = logging.getLogger("keygraph.realtime")
 
 SUBPROTOCOL = "graphql-transport-ws"
+UNAVAILABLE = StoreUnavailableError.code
 BAD_MESSAGE, UNAUTHORIZED, FORBIDDEN, INIT_TIMEOUT = 4400, 4401, 4403, 4408
 DUPLICATE_ID, TOO_MANY_INITS, SUBPROTOCOL_REFUSED = 4409, 4429, 4406
 
@@ -215,6 +217,10 @@ class Connection:
         except ApiError as exc:  # a stream that cannot go on (its subscriber too slow)
             log.warning("subscription ended: %s", exc)
             error = {"message": str(exc), "extensions": exc.extensions}
+            await self._error(op_id, [error])
+        except (StoreError, OSError) as exc:  # the stream could not be read (a replay)
+            log.warning("subscription ended: the store is unavailable (%s)", exc)
+            error = {"message": "the store is unavailable", "extensions": {"code": UNAVAILABLE}}
             await self._error(op_id, [error])
         except WebSocketDisconnect:
             pass

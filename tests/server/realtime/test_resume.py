@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from httpx_ws import AsyncWebSocketSession
 
+from keygraph.errors import StoreError
+from keygraph.streams import Batch
 from tests.server.conftest import Api
 from tests.server.realtime.conftest import Connect, receive, settle, subscribe
 from tests.server.realtime.memory_stream import MemoryStream
@@ -120,3 +123,23 @@ async def test_another_tenants_cursor_is_invalid(connect: Connect, acme: Api, gl
         message = await receive(ws)
         assert message["type"] == "error"
         assert message["payload"][0]["extensions"]["code"] == "INVALID_CURSOR"
+
+
+async def test_a_replay_the_store_cannot_serve_ends_with_store_unavailable(
+    connect: Connect, acme: Api, stream: MemoryStream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bob = await acme.create_user("bob@acme.test", "Bob")
+    await settle()
+    cursor = await first_cursor(connect, acme, bob["id"], "A")
+
+    async def unavailable(*_args: object, **_kwargs: object) -> Batch:
+        raise StoreError("the change log cannot be read")
+
+    async with connect(acme.token) as ws:
+        monkeypatch.setattr(stream, "read", unavailable)
+        await subscribe(ws, "1", ORDERS, {"u": bob["id"], "after": cursor})
+        message = await receive(ws)
+        assert message["type"] == "error"
+        assert message["payload"][0]["extensions"]["code"] == "STORE_UNAVAILABLE"
+        await ws.send_json({"type": "ping"})
+        assert await receive(ws) == {"type": "pong"}
