@@ -14,6 +14,7 @@ import json
 import random
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +111,56 @@ async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
     }
 
 
+_SERVER_FRAMES = ("/server/", "/starlette/", "/graphql/", "/strawberry/")
+
+
+def _server_bytes(snapshot: tracemalloc.Snapshot) -> int:
+    """Bytes of the traces allocated with server code on their stack (the ASGI app runs
+    inside the client's transport, so a trace without it is the client's)."""
+    return sum(
+        trace.size
+        for trace in snapshot.traces
+        if any(part in frame.filename for frame in trace.traceback for part in _SERVER_FRAMES)
+    )
+
+
+async def idle_memory(subscriptions: int) -> dict[str, Any]:
+    """Bytes the server holds per idle subscription (one per connection): traced memory
+    allocated under server code, after the subscriptions minus before."""
+    with tempfile.TemporaryDirectory() as scratch:
+        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
+        settings = Settings(
+            data_dir=Path(scratch),
+            jwt_secret=SECRET,
+            max_subscriptions_per_tenant=subscriptions + 1,
+            max_subscriptions_per_worker=subscriptions + 1,
+        ).resolved()
+        token = issue_token(settings, "bench", "admin", roles=["admin"])
+        app = create_app(settings, store)
+        async with (
+            app.router.lifespan_context(app),
+            ASGIWebSocketTransport(app=app) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as client,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            await _subscriber(client, token, "U0", stack)  # warm the caches
+            await asyncio.sleep(0.2)
+            tracemalloc.start(40)
+            before = _server_bytes(tracemalloc.take_snapshot())
+            for n in range(subscriptions):
+                await _subscriber(client, token, f"U{n}", stack)
+            await asyncio.sleep(0.5)
+            after = _server_bytes(tracemalloc.take_snapshot())
+            tracemalloc.stop()
+        await store.close()
+    return {"subscriptions": subscriptions, "bytes_each": round((after - before) / subscriptions)}
+
+
 async def _main(writes: int) -> dict[str, Any]:
     runs = [
         await measure(subscribers, writes, poll) for poll in (0.1, 0.01) for subscribers in (1, 100)
     ]
-    return {"machine": machine_info(), "runs": runs}
+    return {"machine": machine_info(), "runs": runs, "idle": await idle_memory(200)}
 
 
 def main() -> None:
