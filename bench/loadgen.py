@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bench.machine import process_cpu_s
 from bench.stats import RunSummary, summarize
 from server.serving.datastack import run_with_headroom
 
@@ -35,6 +36,8 @@ class LoadSpec:
     max_requests: int = 10_000
     warmup: int = 0
     """Unmeasured requests per connection before the timed run."""
+    server_pid: int | None = None
+    """The server's process, whose CPU time is read around the timed run."""
 
 
 @dataclass(slots=True)
@@ -110,15 +113,19 @@ async def run_load(spec: LoadSpec) -> tuple[RunSummary, str | None]:
     try:
         await asyncio.gather(*(_warm(c, request, spec.warmup) for c in connections))
         tally = _Tally()
+        pid = spec.server_pid
+        cpu_before = process_cpu_s(pid) if pid is not None else 0.0
         started = time.perf_counter()
         deadline = started + spec.duration_s
         await asyncio.gather(*(_timed(c, spec, request, deadline, tally) for c in connections))
         elapsed = time.perf_counter() - started
+        server_cpu = process_cpu_s(pid) - cpu_before if pid is not None else None
     finally:
         for _, writer in connections:
             writer.close()
             await writer.wait_closed()
-    return summarize(tally.latencies, elapsed, tally.errors), tally.first_error
+    summary = summarize(tally.latencies, elapsed, tally.errors, server_cpu)
+    return summary, tally.first_error
 
 
 def _parse(argv: Sequence[str]) -> LoadSpec:
@@ -131,6 +138,7 @@ def _parse(argv: Sequence[str]) -> LoadSpec:
     parser.add_argument("--duration", type=float, default=2.0, help="seconds")
     parser.add_argument("--max-requests", type=int, default=10_000)
     parser.add_argument("--warmup", type=int, default=0, help="requests per connection")
+    parser.add_argument("--server-pid", type=int, help="read its CPU time around the run")
     args = parser.parse_args(argv)
     with open(args.body_file, "rb") as file:
         body = file.read()
@@ -147,6 +155,7 @@ def _parse(argv: Sequence[str]) -> LoadSpec:
         duration_s=args.duration,
         max_requests=args.max_requests,
         warmup=args.warmup,
+        server_pid=args.server_pid,
     )
 
 

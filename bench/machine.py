@@ -50,3 +50,36 @@ def machine_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
+
+
+def _stat_cpu_ticks(pid: int) -> int:
+    """utime + stime of one process (all its threads), in clock ticks; 0 once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    fields = text.rpartition(")")[2].split()  # after the command name, which may hold spaces
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5)
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            pending += [int(child) for child in children]
+            found += [int(child) for child in children]
+    return found
+
+
+def process_cpu_s(pid: int) -> float:
+    """The CPU time (user + system) a process and its live descendants have used so far, in
+    seconds: a server's own cost, read from outside it (a server run by a supervisor counts
+    its workers)."""
+    ticks = sum(_stat_cpu_ticks(each) for each in [pid, *_descendants(pid)])
+    return ticks / os.sysconf("SC_CLK_TCK")

@@ -16,7 +16,7 @@ from bench.floor_data import Item
 from bench.inprocess import execute, store_counts, timed_runs
 from bench.overhttp import ServerProcess, Servers, run_loadgen
 from bench.queries import Operation
-from bench.stats import RunSummary, median_of, median_ratio
+from bench.stats import RunSummary, cpu_per_request, median_of, median_ratio
 from bench.targets import Variant, floor_app, keygraph_app, open_store
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
@@ -54,7 +54,9 @@ def variants(op: Operation) -> tuple[Variant, ...]:
 
 def aggregate(ops: list[Operation], runs: Runs) -> dict[str, dict[str, Any]]:
     """Per operation: each variant's medians, keygraph ÷ floor and naive → batched speed-up
-    (medians of the per-repeat ratios of requests per second)."""
+    (medians of the per-repeat ratios of requests per second) and, where the server's CPU
+    was read, how many times less of it keygraph spends per request than Strawberry and the
+    floor (`cpu_vs_strawberry`, `cpu_vs_floor`)."""
     blocks: dict[str, dict[str, Any]] = {}
     for op in ops:
         kg = [run.rps for run in runs[(op.name, "keygraph")]]
@@ -70,6 +72,11 @@ def aggregate(ops: list[Operation], runs: Runs) -> dict[str, dict[str, Any]]:
         if op.naive:
             naive = [run.rps for run in runs[(op.name, "naive")]]
             block["naive_speedup"] = median_ratio(kg, naive)
+        kg_cpu = cpu_per_request(runs[(op.name, "keygraph")])
+        for other in ("strawberry", "floor"):
+            other_cpu = cpu_per_request(runs[(op.name, other)])
+            if kg_cpu is not None and other_cpu is not None:
+                block[f"cpu_vs_{other}"] = median_ratio(other_cpu, kg_cpu)
         blocks[op.name] = block
     return blocks
 

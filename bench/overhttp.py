@@ -136,6 +136,8 @@ def run_loadgen(
         str(max_requests),
         "--warmup",
         str(warmup),
+        "--server-pid",
+        str(server.pid),
         *(arg for name, value in headers.items() for arg in ("--header", f"{name}: {value}")),
     ]
     try:

@@ -81,6 +81,8 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "execute, shape",
         (
             "server/graphql/compiled/run",
+            "server/graphql/compiled/arguments",
+            "server/graphql/compiled/inputs",
             "<keygraph fill>",
             "graphql/execution",
             "graphql/pyutils",

@@ -45,12 +45,28 @@ def _mode_cells(op: dict[str, Any], mode: str) -> list[str]:
     ]
 
 
+def _cpu_cells(op: dict[str, Any]) -> list[str]:
+    """The servers' CPU per request over HTTP, and keygraph's ratios of it."""
+    block = op.get("http")
+    if not block:
+        return ["-"] * 5
+    return [
+        _num(block["keygraph"].get("cpu_ms"), 2),
+        _num((block.get("strawberry") or {}).get("cpu_ms"), 2),
+        _num((block.get("floor") or {}).get("cpu_ms"), 2),
+        _ratio(block.get("cpu_vs_strawberry")),
+        _ratio(block.get("cpu_vs_floor")),
+    ]
+
+
 HEADER = (
     "| op | what | levels | calls / waves | naive calls / waves "
     "| in-proc req/s | p50 ms | Strawberry p50 | ÷ floor | Strawberry ÷ floor "
     "| ÷ Strawberry | naive → compiled "
     "| HTTP req/s | p50 ms | Strawberry p50 | ÷ floor | Strawberry ÷ floor "
-    "| ÷ Strawberry | naive → compiled |"
+    "| ÷ Strawberry | naive → compiled "
+    "| HTTP CPU ms/req | Strawberry CPU | floor CPU | CPU Strawberry ÷ keygraph "
+    "| CPU floor ÷ keygraph |"
 )
 
 
@@ -71,6 +87,7 @@ def store_table(store: str, block: dict[str, Any]) -> str:
             _counts(op, "naive"),
             *_mode_cells(op, "inprocess"),
             *_mode_cells(op, "http"),
+            *_cpu_cells(op),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     rss = block.get("peak_rss_mib") or {}

@@ -37,13 +37,21 @@ class RunSummary:
     rps: float
     p50_ms: float
     p99_ms: float
+    cpu_ms: float | None = None
+    """The server process's CPU time per request, when it was read (over HTTP)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def summarize(latencies_s: Sequence[float], seconds: float, errors: int = 0) -> RunSummary:
-    """Summarize request latencies (in seconds) taken over a wall-clock span of `seconds`."""
+def summarize(
+    latencies_s: Sequence[float],
+    seconds: float,
+    errors: int = 0,
+    server_cpu_s: float | None = None,
+) -> RunSummary:
+    """Summarize request latencies (in seconds) taken over a wall-clock span of `seconds`,
+    and the CPU time the server spent on them."""
     if seconds <= 0:
         raise ValueError("a run must last a positive time")
     return RunSummary(
@@ -53,6 +61,7 @@ def summarize(latencies_s: Sequence[float], seconds: float, errors: int = 0) -> 
         rps=len(latencies_s) / seconds,
         p50_ms=percentile(latencies_s, 0.5) * 1000,
         p99_ms=percentile(latencies_s, 0.99) * 1000,
+        cpu_ms=None if server_cpu_s is None else server_cpu_s * 1000 / len(latencies_s),
     )
 
 
@@ -65,6 +74,7 @@ class MedianSummary:
     p50_ms: float
     p99_ms: float
     errors: int
+    cpu_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,7 +87,16 @@ def median_of(runs: Sequence[RunSummary]) -> MedianSummary:
         p50_ms=median([run.p50_ms for run in runs]),
         p99_ms=median([run.p99_ms for run in runs]),
         errors=sum(run.errors for run in runs),
+        cpu_ms=median(cpus) if (cpus := cpu_per_request(runs)) is not None else None,
     )
+
+
+def cpu_per_request(runs: Sequence[RunSummary]) -> list[float] | None:
+    """Each run's server CPU per request, or None when a run was not read for it."""
+    found = [run.cpu_ms for run in runs]
+    if not found or any(cpu is None for cpu in found):
+        return None
+    return [cpu for cpu in found if cpu is not None]
 
 
 def median_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:

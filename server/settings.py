@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib.util
 import os
 import secrets
 from collections.abc import Mapping
@@ -24,6 +25,9 @@ StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
 ExecutorKind = Literal["compiled", "strawberry"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "strawberry")
+TraceExporter = Literal["otlp", "console"]
+TRACE_EXPORTERS: tuple[TraceExporter, ...] = ("otlp", "console")
+OTLP_EXPORTER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
 
 
 class SettingsError(ValueError):
@@ -67,6 +71,10 @@ class Limits:
     """Requests a worker runs at once; more are refused with 503."""
     idempotency_window: float = 600.0
     """Seconds an Idempotency-Key's first answer is kept and repeated (edge/idempotency.py)."""
+    document_cache_entries: int = 512
+    """Prepared documents a worker keeps, by text or by shape (graphql/document_cache.py)."""
+    document_cache_chars: int = 2_000_000
+    """Characters of document text those hold in all: their memory, about 20 KB per 100."""
 
 
 @dataclass(frozen=True)
@@ -116,14 +124,42 @@ class Settings:
     max_subscriptions_per_tenant: int = 2_000
     """Subscriptions one tenant holds on one worker."""
     max_subscriptions_per_worker: int = 20_000
-    stream_poll_interval: float = 0.01
-    """Seconds the change stream's reader waits when a read found nothing new (a poll of the
-    embedded change log that finds nothing costs about 10 µs; DynamoDB Streams allows five
-    GetRecords a second per shard, so a reader of it needs 0.2 or more)."""
+    stream_poll_interval: float | None = None
+    """Seconds the change stream's reader waits when a read found nothing new; by default
+    0.01 on the embedded store (a poll of its change log that finds nothing costs about
+    10 µs) and 0.25 on DynamoDB (Streams allows five GetRecords a second per shard)."""
+    metrics_token: str | None = None
+    """Serves /metrics on the app's port to requests bearing this token
+    (server/observability/exposition.py)."""
+    metrics_port: int | None = None
+    """Serves /metrics on this port of `metrics_host`, without a token."""
+    metrics_host: str = "127.0.0.1"
+    metrics_tenant_label: bool = False
+    """Also counts requests and capacity units by tenant: a time series per tenant."""
+    tracing: bool = False
+    """OpenTelemetry spans per request, wave and store call (server/observability)."""
+    trace_exporter: TraceExporter = "otlp"
+    """Where spans go: an OTLP collector over HTTP (needs the `otlp` extra; endpoint and
+    headers from OTEL_EXPORTER_OTLP_*), or standard output (`console`)."""
+    trace_sample: float = 1.0
+    """The share of traces begun here that are kept; a caller's traceparent decides its own."""
+    trace_service: str = "keygraph"
+    """The spans' service.name."""
+
+    @property
+    def poll_interval(self) -> float:
+        """The change stream reader's poll interval, as set or by the store's default."""
+        if self.stream_poll_interval is not None:
+            return self.stream_poll_interval
+        return 0.01 if self.store == "embedded" else 0.25
 
     @property
     def dev(self) -> bool:
         return self.env == "dev"
+
+    @property
+    def metrics_enabled(self) -> bool:
+        return self.metrics_token is not None or self.metrics_port is not None
 
     @property
     def graphiql_enabled(self) -> bool:
@@ -176,12 +212,38 @@ class Settings:
                 raise SettingsError(f"no public key file at {settings.jwt_public_key_file}")
             if not settings.cursor_secret:
                 raise SettingsError("KEYGRAPH_CURSOR_SECRET is needed with an RS256 public key")
+        settings._check_observability()
         if settings.trusted_documents is not None:
             try:
                 manifest.load(settings.trusted_documents)
             except manifest.ManifestError as exc:
                 raise SettingsError(str(exc)) from exc
         return settings
+
+    def _check_observability(self) -> None:
+        if self.metrics_token is not None and len(self.metrics_token) < 16:
+            raise SettingsError("KEYGRAPH_METRICS_TOKEN must be at least 16 characters")
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            raise SettingsError("KEYGRAPH_METRICS_PORT must differ from the app's port")
+        if not 0 < self.trace_sample <= 1:
+            raise SettingsError(f"KEYGRAPH_TRACE_SAMPLE must be in (0, 1], not {self.trace_sample}")
+        if self.trace_exporter not in TRACE_EXPORTERS:
+            kinds = ", ".join(TRACE_EXPORTERS)
+            raise SettingsError(
+                f"KEYGRAPH_TRACE_EXPORTER must be one of {kinds}, not {self.trace_exporter!r}"
+            )
+        if self.tracing and self.trace_exporter == "otlp" and not _importable(OTLP_EXPORTER):
+            raise SettingsError(
+                "KEYGRAPH_TRACE_EXPORTER=otlp needs the OTLP exporter: "
+                "pip install 'keygraph[otlp]' (or set KEYGRAPH_TRACE_EXPORTER=console)"
+            )
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def dev_secret(data_dir: Path) -> str:
@@ -225,7 +287,16 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": "max_subscriptions_per_tenant",
     "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER": "max_subscriptions_per_worker",
     "KEYGRAPH_STREAM_POLL_INTERVAL": "stream_poll_interval",
+    "KEYGRAPH_METRICS_TOKEN": "metrics_token",
+    "KEYGRAPH_METRICS_PORT": "metrics_port",
+    "KEYGRAPH_METRICS_HOST": "metrics_host",
+    "KEYGRAPH_METRICS_TENANT_LABEL": "metrics_tenant_label",
+    "KEYGRAPH_TRACING": "tracing",
+    "KEYGRAPH_TRACE_EXPORTER": "trace_exporter",
+    "KEYGRAPH_TRACE_SAMPLE": "trace_sample",
+    "KEYGRAPH_TRACE_SERVICE": "trace_service",
 }
+_BOOLEANS = ("graphiql", "metrics_tenant_label", "tracing")
 _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_MAX_DEPTH": "max_depth",
     "KEYGRAPH_MAX_ALIASES": "max_aliases",
@@ -245,6 +316,8 @@ _ENV_LIMITS: dict[str, str] = {
     "KEYGRAPH_REQUEST_TIMEOUT": "request_timeout",
     "KEYGRAPH_MAX_IN_FLIGHT": "max_in_flight",
     "KEYGRAPH_IDEMPOTENCY_WINDOW": "idempotency_window",
+    "KEYGRAPH_DOCUMENT_CACHE_ENTRIES": "document_cache_entries",
+    "KEYGRAPH_DOCUMENT_CACHE_CHARS": "document_cache_chars",
 }
 _FLOATS = (
     "request_timeout",
@@ -255,6 +328,7 @@ _FLOATS = (
     "dynamodb_idle_timeout",
     "ws_init_timeout",
     "stream_poll_interval",
+    "trace_sample",
 )
 
 
@@ -263,12 +337,14 @@ def _convert(name: str, raw: str) -> Any:
         return Path(raw)
     if name == "default_roles":
         return tuple(role for role in raw.replace(",", " ").split() if role)
-    if name == "graphiql":
+    if name in _BOOLEANS:
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
-            raise SettingsError(f"KEYGRAPH_GRAPHIQL must be true or false, not {raw!r}")
+            raise SettingsError(f"KEYGRAPH_{name.upper()} must be true or false, not {raw!r}")
         return raw.lower() in ("1", "true", "yes")
     if name in (
         "port",
+        "metrics_port",
+        "trace_sample",
         "workers",
         "get_max_age",
         "shutdown_timeout",

@@ -19,14 +19,14 @@ __all__ = ["DynamoDBStore", "EmbeddedStore", "admin_of"]
 
 
 def admin_of(store: Store) -> TableAdmin:
-    """The control plane of a store's table (StoreViews are looked through)."""
+    """The control plane of a store's table (forwarding wrappers are looked through)."""
     from .dynamodb.admin import DynamoDBAdmin
     from .dynamodb.store import DynamoDBStore
     from .embedded.admin import EmbeddedAdmin
     from .embedded.store import EmbeddedStore
-    from .view import StoreView
+    from .view import Forwarding
 
-    while isinstance(store, StoreView):
+    while isinstance(store, Forwarding):
         store = store.inner
     if isinstance(store, EmbeddedStore):
         return EmbeddedAdmin(store)

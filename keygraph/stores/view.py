@@ -1,5 +1,6 @@
 """A Store that forwards every call to another through one hook, `_call`: the base of the
-wrappers that count a request's calls (server/counting.py) or time them (bench/calltime.py)."""
+wrappers that count a request's calls (server/counting.py), time them (bench/calltime.py) or
+observe them for the whole process (server/observability/store.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from keygraph.store import Store
 R = TypeVar("R")
 
 
-class StoreView:
-    """Forwards every call to `inner` through `_call`. Closing a view leaves `inner` open:
+class Forwarding:
+    """Forwards every call to `inner` through `_call`. Closing it leaves `inner` open:
     whoever opened the store closes it."""
 
     def __init__(self, inner: Store) -> None:
@@ -68,3 +69,8 @@ class StoreView:
 
     async def close(self) -> None:
         """Leaves the inner store open."""
+
+
+class StoreView(Forwarding):
+    """A view of a store for one unit of work (a request): work that outlives it goes on
+    under the view (server/domain/cleanup.py)."""

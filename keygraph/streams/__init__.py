@@ -4,16 +4,19 @@ embedded store. A stream is shards of records in sequence order; a shard may clo
 leave children (its lineage), and records older than the retention (24 hours) are trimmed.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, Protocol
-
-from keygraph.errors import StoreError
-from keygraph.plan import Item
+from .records import (
+    RETENTION_SECONDS,
+    Batch,
+    ChangeStream,
+    Position,
+    Shard,
+    StreamRecord,
+    Trimmed,
+)
+from .source import NoStream, stream_of
 
 __all__ = [
+    "RETENTION_SECONDS",
     "Batch",
     "ChangeStream",
     "NoStream",
@@ -23,70 +26,3 @@ __all__ = [
     "Trimmed",
     "stream_of",
 ]
-
-RETENTION_SECONDS = 24 * 3600
-"""How long a record stays readable, as on DynamoDB Streams."""
-
-
-@dataclass(frozen=True, slots=True)
-class StreamRecord:
-    """One item-level change: its keys, its images before and after (None where there is no
-    item: `old` of an INSERT, `new` of a REMOVE), as decoded items like a store's reads."""
-
-    sequence: str
-    """Orders the records of one shard: decimal digits, compared as integers."""
-    event: Literal["INSERT", "MODIFY", "REMOVE"]
-    keys: Item
-    old: Item | None
-    new: Item | None
-    at: datetime
-    """When the change was made (approximate on DynamoDB, to the second)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Shard:
-    """A shard of the stream: `parent_id` the shard it follows, `closed` when no record will
-    be added to it (its children continue it)."""
-
-    shard_id: str
-    parent_id: str | None
-    closed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """A place to read from: after the record `after` of the shard, or from the shard's
-    oldest record kept when `after` is None."""
-
-    shard_id: str
-    after: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    """What one read found: the records, where to read next, and whether the shard has
-    ended (closed and read to its end: go on with its children)."""
-
-    records: list[StreamRecord]
-    next: Position
-    ended: bool
-
-
-class Trimmed(StoreError):
-    """A position older than the retention: its records are gone."""
-
-
-class ChangeStream(Protocol):
-    """The change stream of one store's table."""
-
-    async def shards(self) -> list[Shard]:
-        """Every shard kept, parents before their children."""
-        ...
-
-    async def read(self, position: Position, limit: int = 1000) -> Batch:
-        """Up to `limit` records from `position`, in sequence order; raises Trimmed for a
-        position past the retention."""
-        ...
-
-
-from .source import NoStream, stream_of  # noqa: E402  (it needs the classes above)

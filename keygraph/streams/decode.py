@@ -11,7 +11,7 @@ from typing import Any, Generic, Literal, TypeVar
 from keygraph.entity import EntityDef
 from keygraph.plan import Item
 
-from . import StreamRecord
+from .records import StreamRecord
 
 M = TypeVar("M")
 

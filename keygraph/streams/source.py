@@ -5,7 +5,7 @@ from __future__ import annotations
 from keygraph.errors import StoreError
 from keygraph.store import Store
 
-from . import ChangeStream
+from .records import ChangeStream
 
 
 class NoStream(StoreError):
@@ -28,7 +28,9 @@ def stream_of(store: Store) -> ChangeStream:
     from keygraph.stores.dynamodb.store import DynamoDBStore  # loads boto3: only when needed
 
     if isinstance(store, DynamoDBStore):
-        raise NoStream("DynamoDBStore has no stream reader")
+        from keygraph.stores.dynamodb.streams import DynamoDBChangeStream
+
+        return DynamoDBChangeStream(store)
     raise NoStream(f"{type(store).__name__} has no change stream")
 
 

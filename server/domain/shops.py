@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from contextlib import nullcontext
 from datetime import UTC, datetime
 
 from generated.keys import shop as shop_keys
@@ -88,9 +89,7 @@ async def _within(
     ]
     known = {prefix: _known(read, prefix) for _, prefix in cells}
     wanted = [(geo_cell, prefix) for geo_cell, prefix in cells if known[prefix] is None]
-    batches = await asyncio.gather(
-        *(_shops_with_prefix(s, tenant, geo_cell, prefix) for geo_cell, prefix in wanted)
-    )
+    batches = await _read_cells(s, tenant, wanted)
     read.update((prefix, batch) for (_, prefix), batch in zip(wanted, batches, strict=True))
     near: list[tuple[float, str, ShopRecord]] = []
     for _, prefix in cells:
@@ -101,6 +100,26 @@ async def _within(
                 near.append((distance, record.shop_id, record))
     near.sort(key=lambda entry: (entry[0], entry[1]))
     return near
+
+
+async def _read_cells(
+    s: Session, tenant: str, cells: list[tuple[str, str]]
+) -> list[list[ShopRecord]]:
+    """The shops of each (geo_cell, prefix), read concurrently; on a store that answers
+    inline, one cell after another (tasks would only add cost), as one wave where the store
+    counts waves (`one_wave`, server/graphql/counting.py)."""
+    store = s.store
+    if not getattr(store, "answers_inline", False):
+        return list(
+            await asyncio.gather(
+                *(_shops_with_prefix(s, tenant, geo_cell, prefix) for geo_cell, prefix in cells)
+            )
+        )
+    one_wave = getattr(store, "one_wave", None)
+    with one_wave() if one_wave is not None else nullcontext():
+        found = [await _shops_with_prefix(s, tenant, cell, prefix) for cell, prefix in cells]
+    await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
+    return found
 
 
 def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] | None:

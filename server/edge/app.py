@@ -1,4 +1,6 @@
-"""The ASGI application: GraphQL at /graphql, liveness at /healthz, readiness at /readyz."""
+"""The ASGI application: GraphQL at /graphql (subscriptions over WebSocket there too),
+liveness at /healthz, readiness at /readyz, and /metrics when the settings serve it
+(server/observability)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
@@ -24,6 +27,7 @@ from server.edge.auth import Verifier, issue_token
 from server.edge.http import GraphQLEndpoint
 from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
+from server.observability.wiring import Observability
 from server.persisted import manifest
 from server.realtime.connection import Realtime
 from server.realtime.hub import Hub
@@ -63,7 +67,7 @@ class App(Starlette):
     no middleware on the path that takes every request (the endpoint answers its own
     failures)."""
 
-    def __init__(self, graphql: GraphQLEndpoint, **kwargs: Any) -> None:
+    def __init__(self, graphql: ASGIApp, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.graphql = graphql
 
@@ -80,10 +84,12 @@ def create_app(
     store: Store,
     *,
     close_store: bool = False,
+    tracer_provider: TracerProvider | None = None,
     stream: ChangeStream | None = None,
 ) -> App:
-    """The app over `store` (closed on shutdown when `close_store`). Subscriptions are served
-    over WebSocket at /graphql too (server/realtime), fed by `stream`, by default the store's
+    """The app over `store` (closed on shutdown when `close_store`); its spans, when traced,
+    go to `tracer_provider` if given (else as the settings say). Subscriptions are served
+    over WebSocket at /graphql (server/realtime), fed by `stream`, by default the store's
     own change stream; a store without one serves none."""
 
     def graphiql_authorization() -> str:
@@ -97,11 +103,13 @@ def create_app(
     cursors = CursorCodec(settings.cursor_key())
     path = settings.trusted_documents
     documents = persisted.Documents(manifest.load(path) if path is not None else None)
+    observability = Observability(settings, tracer_provider)
+    served = observability.store(store)
     schema = build_schema(limits, settings.executor)
     verifier = Verifier(settings)
     graphql = GraphQLEndpoint(
         schema,
-        store=store,
+        store=served,
         verifier=verifier,
         cursors=cursors,
         limits=limits,
@@ -126,16 +134,17 @@ def create_app(
 
     if stream is None:
         stream = _stream_of(store)
-    hub = None if stream is None else Hub(stream, settings.stream_poll_interval)
+    hub = None if stream is None else Hub(stream, settings.poll_interval)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         tune_for_serving()
-        await _resume_cleanups(Session(store, cursors))
+        await _resume_cleanups(Session(served, cursors))
         if hub is not None:
             await hub.start()
         try:
-            yield
+            async with observability.running(store):
+                yield
         finally:
             if hub is not None:
                 await hub.stop()
@@ -143,15 +152,17 @@ def create_app(
             if close_store:
                 await store.close()
 
+    observed = observability.endpoint(graphql)
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Route(GRAPHQL_PATH, graphql),
+        Route(GRAPHQL_PATH, observed),
+        *observability.routes(),
     ]
     if hub is not None:
         realtime = Realtime(
             schema,
-            store,
+            served,
             verifier,
             cursors,
             hub,
@@ -164,4 +175,4 @@ def create_app(
         routes.append(WebSocketRoute(GRAPHQL_PATH, realtime))
     if settings.graphiql_enabled:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
-    return App(graphql, routes=routes, lifespan=lifespan)
+    return App(observed, routes=routes, lifespan=lifespan)

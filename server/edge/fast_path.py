@@ -33,6 +33,7 @@ from server.graphql.compiled.run import Run
 from server.graphql.context import RequestContext
 from server.graphql.cost import Estimate
 from server.graphql.error_format import log_errors
+from server.graphql.literals import Binding
 from server.graphql.prepare import charge
 from server.graphql.schema import KeygraphSchema
 from server.graphql.stream import Stream
@@ -60,6 +61,8 @@ class _Planned:
     plan: OperationPlan
     name: str | None
     estimate: Estimate | None
+    literals: Binding | None
+    """The request's own literals, where its document ran by its shape's preparation."""
 
 
 class CompiledPath:
@@ -104,6 +107,7 @@ class CompiledPath:
         parts when it is large; None when the budget refuses it."""
         ctx = self.contexts.build(request)
         ctx.operation_name, ctx.estimate = planned.name, planned.estimate
+        ctx.literals = planned.literals
         if charge(ctx):
             return None
         limits = self.limits
@@ -165,16 +169,21 @@ def _planned(
     graphql_schema = schema._schema
     preparation = schema.preparation
     try:
-        prepared = preparation.prepared(graphql_schema, query)
+        resolved = preparation.resolve(graphql_schema, query, variables)
     except GraphQLError:
         return None
-    name = _operation_name(prepared.document, requested.provided)
+    request.document_cache = resolved.cache
+    name = _operation_name(resolved.prepared.document, requested.provided)
     claims = request.claims
     caller = None if claims is None or claims.unrestricted else claims.caller
-    refused, estimate = preparation.screen(graphql_schema, prepared, name, variables or {}, caller)
+    resolved, refused, estimate = preparation.screened(
+        graphql_schema, query, resolved, name, variables, caller
+    )
     if refused:
         return None  # Strawberry's view answers the same failure, before any planning
-    built = build_executor(graphql_schema, prepared.document, name, variables, requested.extensions)
+    variables = resolved.variables
+    document = resolved.prepared.document
+    built = build_executor(graphql_schema, document, name, variables, requested.extensions)
     kind = None if built is None else built.operation.operation
     if built is None or kind is OperationType.SUBSCRIPTION:
         return None
@@ -183,7 +192,7 @@ def _planned(
     plan = built.plan()
     if plan is None:
         return None
-    return _Planned(built, plan, name, estimate)
+    return _Planned(built, plan, name, estimate, resolved.binding)
 
 
 def _operation_name(document: Any, provided: str | None) -> str | None:

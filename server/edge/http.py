@@ -14,7 +14,9 @@ it alone. A client that accepts `application/graphql-response+json` gets that me
 and HTTP 400 when the request fails before execution (parse, validation, variables, limits);
 others get `application/json` and 200. A tenant over its budget gets 429 with Retry-After.
 Every response's `extensions.cost` gives the requested and actual cost and the tenant's
-remaining budget; in dev mode `extensions` also reports the request's store calls and waves.
+remaining budget; in dev mode `extensions` also reports the request's store calls and
+waves, and the worker's document cache (`documentCache`: how this request's document was
+found, hits, misses, hit rate).
 A POST with an Idempotency-Key runs once within the key's window; retries get its first
 answer (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py);
 a GET answer says how long caches may keep it. Each request logs one line: a warning with
@@ -44,7 +46,7 @@ from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
 from server.edge.guard import BodyTooLarge, Guard, Refusal
-from server.edge.request import GraphQLRequest, posts_json
+from server.edge.request import REQUEST_SCOPE_KEY, GraphQLRequest, posts_json
 from server.edge.request_context import RequestContexts
 from server.edge.response import refused
 from server.edge.result import Results
@@ -98,7 +100,8 @@ class GraphQLEndpoint:
         self.limits = limits
         self.cost = CostExtension(limits.max_cost, budget)
         contexts = RequestContexts(store, cursors, budget, dev=dev, batching=batching)
-        results = Results(self.cost, dev=dev)
+        documents_seen = schema.preparation.cache if isinstance(schema, KeygraphSchema) else None
+        results = Results(self.cost, dev=dev, documents=documents_seen)
         self.compiled = CompiledPath(schema, contexts, results, limits)
         self.view = StrawberryView(schema, contexts, results)
         self.guard = Guard(limits)
@@ -117,7 +120,7 @@ class GraphQLEndpoint:
             await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
             return
         started = time.perf_counter()
-        request = GraphQLRequest(scope, self.guard.receive(receive))
+        request = scope[REQUEST_SCOPE_KEY] = GraphQLRequest(scope, self.guard.receive(receive))
         refusal = self.guard.refuse(scope)
         if refusal is not None:
             response = self._refused(request, refusal)

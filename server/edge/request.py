@@ -40,6 +40,11 @@ class _RequestIds:
 _request_ids = _RequestIds()
 
 
+REQUEST_SCOPE_KEY = "keygraph.request"
+"""Where the ASGI scope holds the request, for what wraps the endpoint to read once it
+answered (server/observability/requests.py)."""
+
+
 class GraphQLRequest(Request):
     """A request with what the endpoint learns about it on the way, as plain attributes
     (Starlette's `request.state` costs a property, a dict and a lookup on every use)."""
@@ -54,6 +59,8 @@ class GraphQLRequest(Request):
         self.sub_response: Response | None = None
         self.idempotency_key: str | None = None
         self.document: str | None = None
+        self.document_cache: str | None = None
+        """How compiled execution found the request's document (Preparation.resolve)."""
         """The persisted document run in place of the request's query (edge/persisted.py)."""
         self.meter = capacity.Meter()
         self.code: str | None = None

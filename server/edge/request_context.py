@@ -51,6 +51,7 @@ class RequestContexts:
             batching=self.batching,
             counter=counter,
             budget=self.budget,
+            document_cache=request.document_cache,
         )
         request.ctx = ctx
         return ctx

@@ -1,6 +1,7 @@
 """A GraphQL result as the body of its response, the same on both execution paths: errors
 formatted (the first one's code is the request's), THROTTLED as 429, failures before
-execution as request errors, and the extensions: cost, and in dev mode store calls."""
+execution as request errors, and the extensions: cost, and in dev mode store calls and the
+document cache."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from strawberry.types.execution import PreExecutionError
 from server.edge.cost_extension import CostExtension
 from server.edge.request import GraphQLRequest
 from server.edge.response import GRAPHQL_RESPONSE, wants_graphql_response
+from server.graphql.document_cache import DocumentCache
 from server.graphql.error_format import format_error
 
 
@@ -20,9 +22,12 @@ class Results:
     """Turns results into response bodies, their status and media type on the request's
     sub-response."""
 
-    def __init__(self, cost: CostExtension, *, dev: bool) -> None:
+    def __init__(
+        self, cost: CostExtension, *, dev: bool, documents: DocumentCache | None = None
+    ) -> None:
         self.cost = cost
         self.dev = dev
+        self.documents = documents
 
     def body(self, request: GraphQLRequest, result: ExecutionResult) -> GraphQLHTTPResponse:
         """The body of `result`'s response (the context's loaders are closed first)."""
@@ -42,7 +47,8 @@ class Results:
         if not (modern and before_execution):
             body["data"] = result.data
         if result.errors:
-            body["errors"] = [format_error(error, ctx.request_id) for error in result.errors]
+            errors = result.errors if ctx.literals is None else ctx.literals.rebase(result.errors)
+            body["errors"] = [format_error(error, ctx.request_id) for error in errors]
             request.code = body["errors"][0]["extensions"]["code"]
             codes = {error["extensions"]["code"] for error in body["errors"]}
             admission = ctx.admission  # the budget refused it: no store throttled a field
@@ -54,6 +60,13 @@ class Results:
         extensions["cost"] = self.cost(request, result.data)
         if self.dev and ctx.counter is not None:
             extensions.update(storeCalls=ctx.counter.calls, storeWaves=ctx.counter.waves)
+        if self.documents is not None and ctx.document_cache is not None:
+            self.documents.count(ctx.document_cache)
+            if self.dev:
+                extensions["documentCache"] = {
+                    "request": ctx.document_cache,
+                    **self.documents.report(),
+                }
         body["extensions"] = extensions
         if modern:
             sub_response.media_type = GRAPHQL_RESPONSE

@@ -10,26 +10,29 @@ request; one hook in place of five (three for the limits and the parse cache, on
 validation cache, one to record the name) takes about a tenth off a small query's CPU
 time. A query text is parsed, validated and searched for `first` arguments once, then served
 from a cache keyed by the text itself (a string hashes once; a document's hash walks its
-whole tree). Validation errors, or a `first` over the limit, are handed to Strawberry as the
-validation result, so the order of checks a client sees is: syntax and size, then the
-operation type allowed for the HTTP method, then validation, then `first`, then cost, then
-the tenant's budget. Nothing has touched the store by then.
+whole tree); a text that differs from a prepared one only in its literals is served by the
+document they were normalised out of (server/graphql/literals.py), and any error it meets
+before execution sends it back to be prepared as written. Validation errors, or a `first`
+over the limit, are handed to Strawberry as the validation result, so the order of checks a
+client sees is: syntax and size, then the operation type allowed for the HTTP method, then
+validation, then `first`, then cost, then the tenant's budget. Nothing has touched the store
+by then.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
+    ASTValidationRule,
     DocumentNode,
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
-    ValidationRule,
     get_operation_ast,
     specified_rules,
     validate,
@@ -37,8 +40,10 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 
 from keygraph.caller import Caller
+from server.graphql import literals
 from server.graphql.context import RequestContext
 from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
+from server.graphql.document_cache import DocumentCache
 from server.graphql.limits import (
     FirstArgument,
     check_first,
@@ -49,7 +54,6 @@ from server.graphql.limits import (
 from server.graphql.size import check_size
 from server.settings import Limits
 
-_CACHE_SIZE = 512
 _LONGEST_KEPT = 1024
 """Characters of variable values an estimate is remembered under, at most."""
 _ESTIMATES_KEPT = 64
@@ -119,9 +123,8 @@ class Prepared:
         return found
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
 def prepare(
-    schema: GraphQLSchema, query: str, rules: tuple[type[ValidationRule], ...], limits: Limits
+    schema: GraphQLSchema, query: str, rules: tuple[type[ASTValidationRule], ...], limits: Limits
 ) -> Prepared:
     """The query parsed (GraphQLError when it is too long or no GraphQL) and validated,
     unless it is over the depth, alias, field or pair limit (QUERY_TOO_COMPLEX, not
@@ -131,17 +134,109 @@ def prepare(
     return Prepared(document, errors or validate(schema, document, rules))
 
 
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A request's document prepared, with the variables it runs with: the client's, and
+    when its literals were normalised (`binding`), one for each of them too. `cache` says
+    how it was found: under its text, under its shape, or prepared now."""
+
+    prepared: Prepared
+    variables: dict[str, Any]
+    binding: literals.Binding | None
+    cache: str
+
+
 class Preparation:
     """How operations are prepared under one set of limits: by the schema extension on
-    Strawberry's path, and directly on compiled execution's (server/edge/fast_path.py)."""
+    Strawberry's path, and directly on compiled execution's (server/edge/fast_path.py).
+    Its cache holds documents by their text, and normalised documents by their shape."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, normalise: bool = True) -> None:
         self.limits = limits
         self.rules = tuple(specified_rules)
+        self.cache = DocumentCache(limits.document_cache_entries, limits.document_cache_chars)
+        self.normalise = normalise
+        """Whether literals are normalised into variables (off: every text is its own)."""
 
     def prepared(self, schema: GraphQLSchema, query: str) -> Prepared:
-        """The query parsed and validated (cached); GraphQLError when it cannot be parsed."""
-        return prepare(schema, query, self.rules, self.limits)
+        """The query parsed and validated as written (cached); GraphQLError when it cannot
+        be parsed."""
+        found: Prepared | None = self.cache.get(query)
+        if found is None:
+            found = prepare(schema, query, self.rules, self.limits)
+            self.cache.put(query, found, len(query))
+        return found
+
+    def resolve(
+        self, schema: GraphQLSchema, query: str, variables: dict[str, Any] | None
+    ) -> Resolved:
+        """The query's document and variables: the text's own when it is cached, else its
+        shape's with its literals as variables, else the text prepared now (GraphQLError
+        when it cannot be parsed)."""
+        given = variables or {}
+        cache = self.cache
+        found: Prepared | None = cache.get(query)
+        if found is not None:
+            return Resolved(found, given, None, "text")
+        if self.normalise:
+            resolved = self._by_shape(schema, query, given)
+            if resolved is not None:
+                return resolved
+        return Resolved(self.prepared(schema, query), given, None, "prepared")
+
+    def _by_shape(
+        self, schema: GraphQLSchema, query: str, variables: dict[str, Any]
+    ) -> Resolved | None:
+        """The query as its shape's normalised document, the shape made now from the query
+        when it is new; None when the query is prepared as written."""
+        if len(query) > self.limits.max_document:
+            return None  # refused as written, before it is read
+        found = literals.split(query)
+        if found is None:
+            return None
+        key = (found.key,)
+        entry: tuple[literals.Shape, Prepared | None] | None = self.cache.get(key)
+        made = entry is None
+        if entry is None:
+            try:
+                original = prepare(schema, query, self.rules, self.limits)
+            except GraphQLError:
+                return None
+            if original.errors:
+                self.cache.put(query, original, len(query))
+                return None
+            shape = literals.normalise(schema, self.rules, query, found, original.document)
+            normalised = None if shape.document is None else Prepared(shape.document, [])
+            entry = (shape, normalised)
+            self.cache.put(key, entry, len(query))
+            if normalised is None:
+                self.cache.put(query, original, len(query))
+        shape, normalised = entry
+        if normalised is None:
+            return None
+        binding = shape.bind(query, found, variables)
+        if binding is None:
+            return None
+        return Resolved(normalised, binding.variables, binding, "prepared" if made else "shape")
+
+    def screened(
+        self,
+        schema: GraphQLSchema,
+        query: str,
+        resolved: Resolved,
+        name: str | None,
+        variables: dict[str, Any] | None,
+        caller: Caller | None,
+    ) -> tuple[Resolved, list[GraphQLError], Estimate | None]:
+        """What `screen` finds for the resolved document; when a normalised one meets any
+        error, the query is prepared and screened as written, so that the client sees the
+        errors of its own text."""
+        errors, found = self.screen(schema, resolved.prepared, name, resolved.variables, caller)
+        if errors and resolved.binding is not None:
+            given = variables or {}
+            resolved = Resolved(self.prepared(schema, query), given, None, "prepared")
+            errors, found = self.screen(schema, resolved.prepared, name, given, caller)
+        return resolved, errors, found
 
     def variables_error(self, variables: dict[str, Any] | None) -> GraphQLError | None:
         """QUERY_TOO_COMPLEX when the variables hold too many values to coerce."""
@@ -183,20 +278,27 @@ class Preparation:
     def admit(
         self,
         schema: GraphQLSchema,
-        prepared: Prepared,
+        query: str,
+        resolved: Resolved,
         name: str | None,
-        variables: dict[str, Any],
+        variables: dict[str, Any] | None,
         ctx: RequestContext,
-    ) -> list[GraphQLError]:
-        """What stops an HTTP operation: a subscription (served over WebSocket, by
-        server/realtime), what `screen` finds, else THROTTLED when the tenant's budget does
-        not hold the cost. The name, estimate and admission are left on `ctx`."""
+    ) -> tuple[Resolved, list[GraphQLError]]:
+        """The document to run, and what stops it: what `screen` finds, else a subscription
+        (served over WebSocket, by server/realtime), else THROTTLED when the tenant's budget
+        does not hold the cost. The name, estimate, admission and how the document was found
+        are left on `ctx`."""
         ctx.operation_name = name
-        if not prepared.errors and _is_subscription(prepared.document, name):
-            return [GraphQLError(OVER_WEBSOCKET, extensions={"code": "BAD_REQUEST"})]
         caller = None if ctx.unrestricted else ctx.caller
-        errors, ctx.estimate = self.screen(schema, prepared, name, variables, caller)
-        return errors or charge(ctx)
+        resolved, errors, ctx.estimate = self.screened(
+            schema, query, resolved, name, variables, caller
+        )
+        ctx.literals = resolved.binding
+        if ctx.document_cache is None:  # else compiled execution found it first, then declined
+            ctx.document_cache = resolved.cache
+        if not errors and _is_subscription(resolved.prepared.document, name):
+            return resolved, [GraphQLError(OVER_WEBSOCKET, extensions={"code": "BAD_REQUEST"})]
+        return resolved, errors or charge(ctx)
 
 
 OVER_WEBSOCKET = "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql"
@@ -232,16 +334,23 @@ def prepare_extension(preparation: Preparation) -> type[SchemaExtension]:
         def on_parse(self) -> Iterator[None]:
             context = self.execution_context
             if context.graphql_document is None and context.query is not None:
-                schema = context.schema._schema
-                prepared = preparation.prepared(schema, context.query)
-                context.graphql_document = prepared.document
+                schema, query = context.schema._schema, context.query
                 ctx = context.context
                 if isinstance(ctx, RequestContext):
-                    errors = preparation.admit(
-                        schema, prepared, context.operation_name, context.variables or {}, ctx
+                    variables = context.variables
+                    resolved = preparation.resolve(schema, query, variables)
+                    # Strawberry names an unnamed request's operation from its document
+                    context.graphql_document = resolved.prepared.document
+                    resolved, errors = preparation.admit(
+                        schema, query, resolved, context.operation_name, variables, ctx
                     )
+                    if resolved.binding is not None:
+                        context.variables = resolved.variables
+                    document = resolved.prepared.document
                 else:
-                    errors = prepared.errors
+                    prepared = preparation.prepared(schema, query)
+                    document, errors = prepared.document, prepared.errors
+                context.graphql_document = document
                 context.pre_execution_errors = errors
             yield
 

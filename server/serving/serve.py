@@ -1,5 +1,6 @@
-"""Serving the app with uvicorn: in this process, or with `workers` > 1 as a supervisor of
-that many worker processes sharing one listening socket.
+"""Serving the app with uvicorn (on httptools and uvloop, server/serving/protocol.py): in this
+process, or with `workers` > 1 as a supervisor of that many worker processes sharing one
+listening socket.
 
 SIGTERM and SIGINT stop taking connections, let the requests in flight finish (up to
 `shutdown_timeout`), then exit with status 0; the caller's cleanup (DynamoDB Local) runs.
@@ -27,9 +28,11 @@ from keygraph.process import die_with_parent
 from keygraph.store import Store
 from server.edge import logging as json_logging
 from server.edge.app import create_app
+from server.observability import exposition
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
 from server.serving.memory import limit_malloc_arenas
+from server.serving.protocol import uvicorn_options
 from server.settings import Settings
 
 log = logging.getLogger("keygraph.serve")
@@ -73,6 +76,8 @@ def _config(settings: Settings, store: Store) -> uvicorn.Config:
         timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
         timeout_keep_alive=max(1, round(settings.keep_alive)),
         backlog=BACKLOG,
+        proxy_headers=False,  # the app reads neither the client's address nor the scheme
+        **uvicorn_options(),
     )
 
 
@@ -133,6 +138,7 @@ class Supervisor:
                         log.warning(
                             "worker %s exited with %s; replacing it", worker.pid, worker.exitcode
                         )
+                        exposition.worker_exited(worker.pid or 0)
                         self.workers[index] = self._start()
         finally:
             self._stop_workers()
@@ -157,7 +163,10 @@ def serve(settings: Settings, store: Store, local_endpoint: str | None) -> None:
     """Serve the app on `store` (one process), or with `settings.workers` processes each
     opening the same data (`store` is then closed and left to the workers)."""
     if settings.workers == 1:
+        exposition.serve_port(settings)
         serve_here(settings, store)
         return
     asyncio.run(store.close())
-    Supervisor(settings, local_endpoint).run()
+    with exposition.workers_directory(settings):
+        exposition.serve_port(settings)
+        Supervisor(settings, local_endpoint).run()

@@ -1,5 +1,6 @@
 import asyncio
 import json
+import os
 import time
 from collections.abc import AsyncIterator
 
@@ -90,3 +91,15 @@ async def test_warmup_requests_are_sent_but_not_measured(ok_port: int) -> None:
     summary, _ = await run_load(spec)
     assert summary.requests == 6
     assert len(SERVED) - before == 6 + 2 * 3
+
+
+async def test_reads_the_servers_cpu_time_around_the_timed_run(ok_port: int) -> None:
+    # The test server runs in this process: its CPU time is this process's.
+    spec = LoadSpec(
+        port=ok_port, body=b"{}", duration_s=0.3, max_requests=10**9, server_pid=os.getpid()
+    )
+    summary, _ = await run_load(spec)
+    assert summary.cpu_ms is not None
+    assert 0 < summary.cpu_ms * summary.requests <= summary.seconds * 1000 * 1.5
+    unread, _ = await run_load(LoadSpec(port=ok_port, body=b"{}", max_requests=3))
+    assert unread.cpu_ms is None

@@ -42,6 +42,25 @@ def test_aggregate_takes_ratios_within_each_repeat() -> None:
     assert "naive" not in blocks["Q1"]
 
 
+def _cpu_run(cpu_ms: float) -> RunSummary:
+    return RunSummary(10, 0, 1.0, 10.0, 100.0, 200.0, cpu_ms=cpu_ms)
+
+
+def test_aggregate_compares_the_servers_cpu_per_request_within_each_repeat() -> None:
+    runs: Runs = {
+        ("Q1", "keygraph"): [_cpu_run(1.0), _cpu_run(4.0), _cpu_run(2.0)],
+        ("Q1", "strawberry"): [_cpu_run(3.0), _cpu_run(12.0), _cpu_run(20.0)],
+        ("Q1", "floor"): [_cpu_run(0.5), _cpu_run(2.0), _cpu_run(1.0)],
+    }
+    block = aggregate([_op("Q1", naive=False)], runs)["Q1"]
+    assert block["cpu_vs_strawberry"] == pytest.approx(3.0)
+    assert block["cpu_vs_floor"] == pytest.approx(0.5)
+    assert block["keygraph"]["cpu_ms"] == pytest.approx(2.0)
+    unread = aggregate([_op("Q1", naive=False)], {key: [_run(10)] for key in runs})["Q1"]
+    assert "cpu_vs_strawberry" not in unread
+    assert unread["keygraph"]["cpu_ms"] is None
+
+
 def test_same_data_tolerates_last_bit_float_differences_only() -> None:
     assert same_data({"a": [1, 0.1 + 0.2]}, {"a": [1, 0.3]})
     assert not same_data({"a": 0.3}, {"a": 0.31})

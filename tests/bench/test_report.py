@@ -52,9 +52,26 @@ def test_render_has_a_row_per_operation_with_its_numbers() -> None:
     assert len(cells) == len(header.strip("|").split("|"))
     assert cells[:5] == ["Q3", "users", "3", "102 / 3", "160 / 4"]
     assert cells[5:12] == ["25", "40.00", "80.00", "0.91x", "0.45x", "2.00x", "1.50x"]
-    assert cells[12:] == ["-"] * 7
+    assert cells[12:] == ["-"] * 12
     assert "2,000" in table
     assert "keygraph 120 MiB" in table
+
+
+def test_render_shows_the_servers_cpu_per_request_over_http() -> None:
+    block = RESULTS["stores"]["embedded"]
+    q3 = block["operations"]["Q3"]
+    http = {
+        "keygraph": {"rps": 50.0, "p50_ms": 20.0, "p99_ms": 30.0, "cpu_ms": 0.412},
+        "strawberry": {"rps": 20.0, "p50_ms": 50.0, "p99_ms": 60.0, "cpu_ms": 1.5},
+        "floor": {"rps": 60.0, "p50_ms": 15.0, "p99_ms": 25.0, "cpu_ms": 0.3},
+        "cpu_vs_strawberry": 3.64,
+        "cpu_vs_floor": 0.73,
+    }
+    operations = {"Q3": {**q3, "http": http}}
+    table = render({**RESULTS, "stores": {"embedded": {**block, "operations": operations}}})
+    row = next(line for line in table.splitlines() if line.startswith("| Q3 "))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[-5:] == ["0.41", "1.50", "0.30", "3.64x", "0.73x"]
 
 
 def test_update_readme_replaces_only_between_the_markers(tmp_path: Path) -> None:

@@ -30,6 +30,12 @@ def test_summarize_converts_to_milliseconds_and_rate() -> None:
     assert summary.errors == 1
 
 
+def test_summarize_divides_the_servers_cpu_by_the_requests() -> None:
+    summary = summarize([0.001] * 4, seconds=1.0, server_cpu_s=0.002)
+    assert summary.cpu_ms == pytest.approx(0.5)
+    assert summarize([0.001], seconds=1.0).cpu_ms is None
+
+
 def test_median_of_runs_takes_each_measure_separately() -> None:
     runs = [
         RunSummary(10, 0, 1.0, rps, p50, p99)

@@ -14,7 +14,7 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
 from server.graphql.limits import parse_limited
-from server.graphql.prepare import Prepared, prepare
+from server.graphql.prepare import Prepared
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api, store_counts
 
@@ -140,15 +140,17 @@ async def test_limits_are_configurable(strict: Api) -> None:
 
 
 async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> None:
-    query = "query CacheProbe { viewer { tenant } users(first: 3) { edges { node { id } } } }"
-    await acme.data(query)
-    before = prepare.cache_info()
-    for _ in range(3):
-        await acme.data(query)
-    assert prepare.cache_info().hits == before.hits + 3
-    assert prepare.cache_info().misses == before.misses
-    await acme.data(query + " ")
-    assert prepare.cache_info().misses == before.misses + 1
+    async def found(query: str) -> str:
+        body = await acme(query)
+        assert "errors" not in body
+        return str(body["extensions"]["documentCache"]["request"])
+
+    plain = "query CacheProbe { viewer { tenant } }"
+    assert [await found(plain) for _ in range(3)] == ["prepared", "text", "text"]
+    literal = "query CacheProbe { viewer { tenant } users(first: 3) { edges { node { id } } } }"
+    assert [await found(literal) for _ in range(3)] == ["prepared", "shape", "shape"]
+    assert await found(literal.replace("3", "4")) == "shape"
+    assert await found(literal + " ") == "prepared"
 
 
 def test_first_arguments_are_found_per_named_operation() -> None:

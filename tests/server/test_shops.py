@@ -3,6 +3,7 @@ every shop, across the antimeridian and near the poles."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -145,6 +146,26 @@ async def test_shops_near_equals_a_brute_force_filter(
     data = await api.data(NEAR, lat=lat, lng=lng, r=radius, first=first)
     got = [(hit["shop"]["id"], hit["distanceKm"]) for hit in data["shopsNear"]]
     assert got == brute_force(shops, lat, lng, radius, 20 if first is None else first)
+
+
+async def test_an_inline_store_reads_the_cells_without_a_task_each(acme: Shops) -> None:
+    berlin = (52.52, 13.405)
+    await acme.add([destination(*berlin, bearing, 0.5) for bearing in range(0, 360, 30)])
+    loop = asyncio.get_running_loop()
+    tasks = 0
+
+    def counted(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        nonlocal tasks
+        tasks += 1
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.set_task_factory(counted)
+    try:
+        await acme.data(NEAR, lat=berlin[0], lng=berlin[1], r=1.0, first=100)
+    finally:
+        loop.set_task_factory(None)
+    assert (acme.calls, acme.waves) == (len(cover_circle(*berlin, 1.0, INLINE_MAX_CELLS)), 1)
+    assert tasks < acme.calls
 
 
 async def test_one_query_per_cell_all_at_once(acme: Shops) -> None:

@@ -5,7 +5,7 @@ A failure that leaves it unknown whether DynamoDB ran the call (the connection f
 the request was written, the answer was cut short or damaged, no answer came in time, or a
 5xx) is retried only for a call that running twice leaves as running once (`resendable`):
 
-- reads (GetItem, BatchGetItem, Query, Scan): always;
+- reads (GetItem, BatchGetItem, Query, Scan, and DynamoDB Streams' calls): always;
 - TransactWriteItems with a ClientRequestToken: DynamoDB runs a token's transaction once
   (for ten minutes) and answers its repeats as the first;
 - BatchWriteItem, and PutItem, DeleteItem and UpdateItem without a condition (an update
@@ -40,6 +40,7 @@ from typing import Any
 from keygraph import deadline
 from keygraph.errors import StoreThrottled, StoreUnavailable
 
+from .counters import count_retry, count_throttle
 from .errors import map_error, retryable, throttled
 from .transport import ServiceError, TransientError
 
@@ -112,6 +113,8 @@ class Attempts:
             if not retryable(failure) or (failure.status >= 500 and not self.resend):
                 raise map_error(failure) from failure
             throttle = throttled(failure)
+            if throttle:
+                count_throttle(self.operation)
             cost, self.fresh = self.budget.retry_cost, False
         else:
             if failure.sent and not self.resend:
@@ -123,6 +126,7 @@ class Attempts:
                 # A connection its peer closed while idle: at once on a new one, once a call.
                 self.fresh = self.renewed = True
                 self.attempt += 1
+                count_retry(self.operation, "connection")
                 return 0.0
             cost, self.fresh = self.budget.timeout_cost, False
         refused = _retry(self.policy, self.attempt, self.budget, cost, throttle)
@@ -130,6 +134,9 @@ class Attempts:
             raise _gave_up(self.operation, failure, throttle, refused) from failure
         self.held = cost
         self.attempt += 1
+        count_retry(
+            self.operation, failure.code if isinstance(failure, ServiceError) else "connection"
+        )
         return refused
 
 
@@ -139,6 +146,7 @@ def unprocessed_wait(policy: RetryPolicy, attempt: int, what: str) -> float:
     decided = _retry(policy, attempt, None, 0, throttle=True)
     if isinstance(decided, str):
         raise StoreThrottled(f"DynamoDB left {what} unprocessed ({decided})")
+    count_retry("BatchGetItem" if what == "keys" else "BatchWriteItem", "unprocessed")
     return decided
 
 
@@ -171,13 +179,15 @@ def _gave_up(
 
 
 READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
+STREAM_READS = frozenset({"DescribeTable", "DescribeStream", "GetShardIterator", "GetRecords"})
+"""The calls of a change-stream reader (streams.py): they only read."""
 _UNCONDITIONAL = frozenset({"PutItem", "DeleteItem", "UpdateItem"})
 
 
 def resendable(operation: str, params: dict[str, Any]) -> bool:
     """Whether `operation` with `params` may be sent again when DynamoDB may already have
     run it (the module's rule)."""
-    if operation in READS or operation == "BatchWriteItem":
+    if operation in READS or operation in STREAM_READS or operation == "BatchWriteItem":
         return True
     if operation == "TransactWriteItems":
         return bool(params.get("ClientRequestToken"))

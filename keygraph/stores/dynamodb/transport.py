@@ -78,7 +78,8 @@ class Transport:
     `max_connections` keep-alive connections carry them).
 
     `credentials` is botocore's credential object (its chain's answer): it is frozen on
-    every call, so refreshing temporary credentials keep working.
+    every call, so refreshing temporary credentials keep working. `target_prefix` names the
+    API: DynamoDB's by default, DynamoDB Streams' for a stream reader (streams.py).
     """
 
     def __init__(
@@ -92,8 +93,10 @@ class Transport:
         read_timeout: float = 10.0,
         idle_timeout: float = IDLE_TIMEOUT,
         pool: Pool | None = None,
+        target_prefix: str = TARGET_PREFIX,
     ) -> None:
         self.endpoint_url = endpoint_url
+        self.target_prefix = target_prefix
         parts = urlsplit(endpoint_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) endpoint: {endpoint_url!r}")
@@ -132,7 +135,7 @@ class Transport:
         headers = {
             "Host": self.host,
             "Content-Type": CONTENT_TYPE,
-            "X-Amz-Target": TARGET_PREFIX + operation,
+            "X-Amz-Target": self.target_prefix + operation,
         }
         try:
             credentials = self.credentials.get_frozen_credentials()

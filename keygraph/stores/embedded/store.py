@@ -122,7 +122,7 @@ class EmbeddedStore:
         live = self.live
         wire, size = encode_item(item)
         key = validate.item(live, item, size)
-        plain = plain_body(wire)
+        plain = plain_body(wire, item)
         body = dumps(wire) if plain is None else plain
         values: list[Any] = [*key, body, size, int(plain is not None)]
         for index in live.indexes:
@@ -289,7 +289,7 @@ class EmbeddedStore:
         self, actions: Sequence[WriteAction], token: str | None = None
     ) -> None:
         validate.count("TransactWriteItems", len(actions), validate.TRANSACTION_LIMIT)
-        digest = validate.client_token(token, actions)
+        digest = None if token is None else validate.client_token(token, actions)
         rows = self._rows(actions)
         # A row's values are pk, sk, body, size, then the index columns.
         validate.transaction_payload(actions, [0 if row is None else row.values[3] for row in rows])
@@ -305,7 +305,7 @@ class EmbeddedStore:
             if isinstance(action, Check) and not action.conditions:
                 raise ValidationError("A condition check needs a condition")
         with self._write() as conn:
-            if token is not None and self._seen(conn, token, digest):
+            if token is not None and digest is not None and self._seen(conn, token, digest):
                 return  # the same transaction again, inside its window: already written
             olds = [self._read_wire(conn, key) for key in keys]
             reasons = tuple(

@@ -132,10 +132,10 @@ def conditions(conditions: Sequence[Condition]) -> None:
             raise ValidationError("a condition must name an attribute")
 
 
-def client_token(token: str | None, actions: Sequence[WriteAction]) -> str:
+def client_token(token: str, actions: Sequence[WriteAction]) -> str:
     """A digest of a transaction's actions, to recognise it when its token comes again;
     DynamoDB's checks of the token."""
-    if token is not None and not 1 <= len(token) <= 36:
+    if not 1 <= len(token) <= 36:
         raise ValidationError("ClientRequestToken must be 1 to 36 characters")
     return hashlib.sha256(repr(list(actions)).encode()).hexdigest()
 

@@ -79,6 +79,8 @@ def _int_wire(value: int) -> tuple[Wire, int]:
 def utf8_size(text: str) -> int:
     """The UTF-8 length of a string; a string that has none (a lone surrogate, which JSON
     can smuggle in as an escape) is refused as DynamoDB refuses it."""
+    if text.isascii():  # a flag of the string: no copy to count
+        return len(text)
     try:
         return len(text.encode())
     except UnicodeEncodeError as exc:
@@ -198,11 +200,14 @@ def _is_plain(value: Any) -> bool:
     return False  # Decimal fractions, bytes, sets
 
 
-def plain_body(wire: Mapping[str, Wire]) -> str | None:
+def plain_body(wire: Mapping[str, Wire], item: Mapping[str, Any] | None = None) -> str | None:
     """The item as plain JSON, which reads back as decode_item(wire) does; None when a value
-    (a fraction, a huge integer, binary, a set) needs DynamoDB JSON."""
-    item = decode_item(wire)
-    return orjson.dumps(item).decode() if _is_plain(item) else None
+    (a fraction, a huge integer, binary, a set) needs DynamoDB JSON. `item`, the item `wire`
+    encodes: when its values are plain already, they are what decoding would give."""
+    if item is not None and type(item) is dict and _is_plain(item):
+        return orjson.dumps(item).decode()
+    decoded = decode_item(wire)
+    return orjson.dumps(decoded).decode() if _is_plain(decoded) else None
 
 
 def item_of(body: str | bytes, plain: int) -> dict[str, Any]:

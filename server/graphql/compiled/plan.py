@@ -36,13 +36,10 @@ from graphql.execution.collect_fields import (
     collect_subfields,
 )
 from graphql.execution.values import VariableValues
-from strawberry.relay.types import GlobalID
-from strawberry.scalars import is_scalar
-from strawberry.types.base import StrawberryMaybe, StrawberryOptional
-from strawberry.types.enum import StrawberryEnumDefinition, has_enum_definition
 from strawberry.types.field import StrawberryField
 
 from server.graphql.compiled.fill import Fill, Plain, compile_fill
+from server.graphql.compiled.inputs import ConvertArguments, compile_arguments, plain_arguments
 
 _BACKREF = "strawberry-definition"
 
@@ -135,6 +132,8 @@ class FieldPlan:
     """Its arguments are literals (or defaults): they convert the same for every request."""
     fixed_arguments: dict[str, Any] | None = None
     """Plain literal arguments, once converted."""
+    convert_arguments: ConvertArguments | None = None
+    """Converts other arguments as Strawberry would (inputs.py); None: Strawberry does."""
 
 
 @dataclass(eq=False, slots=True)
@@ -269,7 +268,9 @@ class Compiler:
             plan.attribute = strawberry_field.python_name
             return plan
         if plan.takes_arguments:
-            plan.plain_arguments = _plain_arguments(strawberry_field, self.schema)
+            plan.plain_arguments = plain_arguments(strawberry_field, self.schema)
+            if plan.plain_arguments is None:
+                plan.convert_arguments = compile_arguments(strawberry_field, self.schema)
             plan.literal_arguments = not any(
                 isinstance(argument.value, VariableNode) for argument in nodes[0].arguments or ()
             )
@@ -309,26 +310,6 @@ class Compiler:
         if defers:
             raise Unsupported("@defer")
         return self._object_plan(type_, grouped)
-
-
-def _plain_arguments(field: StrawberryField, schema: GraphQLSchema) -> dict[str, str] | None:
-    """GraphQL to Python names of the field's arguments when Strawberry would pass each on
-    unchanged: scalars (not GlobalID) and enums, optional or not, but not Maybe."""
-    converter = schema._strawberry_schema.schema_converter  # type: ignore[attr-defined]
-    names = {}
-    for argument in field.arguments:
-        type_ = argument.type
-        if isinstance(type_, StrawberryOptional) and not isinstance(type_, StrawberryMaybe):
-            type_ = type_.of_type
-        plain = type_ is not GlobalID and (
-            is_scalar(type_, converter.scalar_registry)
-            or isinstance(type_, StrawberryEnumDefinition)
-            or has_enum_definition(type_)
-        )
-        if not plain or argument.python_name is None:
-            return None
-        names[converter.config.name_converter.from_argument(argument)] = argument.python_name
-    return names
 
 
 def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
@@ -393,3 +374,13 @@ def _walk(node: Node) -> Iterator[Node]:
         selection_set = getattr(current, "selection_set", None)
         if selection_set is not None:
             stack.extend(selection_set.selections)
+
+
+def whole_items(completion: Completion) -> tuple[Fill | None, type | None]:
+    """The fill function of a list's items when it answers them whole, filled without a
+    path or place each, and the class an item must be of to be filled so (None: any)."""
+    if type(completion) is NonNull:
+        completion = completion.inner
+    if type(completion) is not Object:
+        return None, None
+    return completion.plan.whole or (None, None)

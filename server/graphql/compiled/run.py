@@ -12,11 +12,9 @@ from typing import Any
 
 from graphql import GraphQLError, located_error
 from graphql.execution.executor import invalid_return_type_error
-from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, Undefined, inspect
-from strawberry.types.arguments import convert_arguments
 
-from server.graphql.compiled.fill import Fill
+from server.graphql.compiled.arguments import field_arguments, resolve_info
 from server.graphql.compiled.parts import PartedList
 from server.graphql.compiled.plan import (
     Abstract,
@@ -29,6 +27,7 @@ from server.graphql.compiled.plan import (
     ObjectPlan,
     OperationPlan,
     unchanged,
+    whole_items,
 )
 from server.graphql.compiled.waves import Pending, Place, Waves, in_parts, is_dead
 
@@ -166,7 +165,7 @@ class Run(Waves):
         if field.info_name is not None or field.source_names:
             kwargs = dict(kwargs)
             if field.info_name is not None:
-                kwargs[field.info_name] = self._info(field, path)
+                kwargs[field.info_name] = resolve_info(self.executor, field, path)
             for name in field.source_names:
                 kwargs[name] = source
         assert field.resolver is not None
@@ -179,45 +178,13 @@ class Run(Waves):
         found = self.arguments.get(id(field))
         if found is None:
             try:
-                found = self._convert(field)
+                found = field_arguments(self.executor, field)
             except Exception as error:  # each call of the field raises it again
                 found = error
             self.arguments[id(field)] = found
         if isinstance(found, Exception):
             raise found
         return found
-
-    def _convert(self, field: FieldPlan) -> dict[str, Any]:
-        fixed = field.fixed_arguments
-        if fixed is not None:
-            return fixed
-        executor = self.executor
-        definition = field.parent_type.fields[field.name]
-        values = get_argument_values(
-            definition, field.nodes[0], executor.variable_values, None, executor.hide_suggestions
-        )
-        names = field.plain_arguments
-        if names is not None:
-            converted = {names[name]: value for name, value in values.items()}
-            if field.literal_arguments:
-                field.fixed_arguments = converted
-            return converted
-        assert field.strawberry is not None
-        converter = executor.schema._strawberry_schema.schema_converter
-        return convert_arguments(
-            values,
-            field.strawberry.arguments,
-            scalar_registry=converter.scalar_registry,
-            config=converter.config,
-        )
-
-    def _info(self, field: FieldPlan, path: Path) -> Any:
-        executor = self.executor
-        definition = field.parent_type.fields[field.name]
-        raw = executor.build_resolve_info(definition, field.nodes, field.parent_type, path)
-        return executor.schema._strawberry_schema.config.info_class(
-            _raw_info=raw, _field=field.strawberry
-        )
 
     def _complete(
         self,
@@ -299,7 +266,7 @@ class Run(Waves):
         inner = completion.inner
         leaf = type(inner) is Leaf or (type(inner) is NonNull and type(inner.inner) is Leaf)
         place = owner if leaf else Place(owner, container, key, path, nullable)
-        fill, origin = _plain_objects(inner)
+        fill, origin = whole_items(inner)
         if self.stream is not None and fill is None and not leaf and not in_parts(owner):
             value = list(value)
             if len(value) > 1:
@@ -419,13 +386,3 @@ class Run(Waves):
         place.dead = True
         if self.running:
             self._abandon_dead()
-
-
-def _plain_objects(completion: Completion) -> tuple[Fill | None, type | None]:
-    """The fill function of a list's items when it answers them whole, filled without a
-    path or place each, and the class an item must be of to be filled so (None: any)."""
-    if type(completion) is NonNull:
-        completion = completion.inner
-    if type(completion) is not Object:
-        return None, None
-    return completion.plan.whole or (None, None)

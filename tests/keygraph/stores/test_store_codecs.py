@@ -106,6 +106,13 @@ def test_stored_bodies_read_back_as_dynamodb_json_decodes(item: dict[str, Any]) 
 
 
 @settings(max_examples=150, deadline=None)
+@given(st.dictionaries(TEXT, VALUES, max_size=4))
+def test_a_body_from_the_item_at_hand_is_the_body_from_its_encoding(item: dict[str, Any]) -> None:
+    wire, _ = values.encode_item(item)
+    assert values.plain_body(wire, item) == values.plain_body(wire)
+
+
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(TEXT, PLAIN_VALUES, max_size=4))
 def test_items_of_strings_integers_booleans_and_nulls_are_stored_plain(
     item: dict[str, Any],

@@ -20,6 +20,7 @@ import pytest
 
 from keygraph.errors import ConditionFailed, ValidationError
 from keygraph.plan import Condition, Get, Put, Query, Update
+from keygraph.stores.embedded import validate
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import TEST_TABLE
 
@@ -168,4 +169,19 @@ async def test_a_file_from_before_plain_bodies_opens_reads_and_writes(tmp_path: 
     )
     assert updated == {"PK": "p", "SK": "old", "n": 7, "m": 1}
     assert await store.get(Get({"PK": "p", "SK": "old"})) == updated
+    await store.close()
+
+
+async def test_a_transaction_without_a_token_is_not_digested(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The digest (a repr of every action) only serves to recognise a token's transaction."""
+
+    def refused(*_: object) -> str:
+        raise AssertionError("digested")
+
+    store = EmbeddedStore(TEST_TABLE, path=tmp_path / "t.sqlite3")
+    monkeypatch.setattr(validate, "client_token", refused)
+    await store.transact_write([Put({"PK": "a", "SK": "1"})])
+    assert await store.get(Get({"PK": "a", "SK": "1"})) == {"PK": "a", "SK": "1"}
     await store.close()

@@ -2,8 +2,7 @@
 item leaves one record (with its keys and images), in the order the writes were made; a
 write that fails or changes nothing leaves none; a reader resumes from a Position.
 
-Runs on the embedded store; the DynamoDB side is skipped until stream_of reads DynamoDB
-Streams (it needs only its skip mark removed)."""
+Runs on the embedded store and on DynamoDB Local (DynamoDB Streams)."""
 
 from __future__ import annotations
 
@@ -19,13 +18,7 @@ from keygraph.stores.testing import TEST_TABLE
 from keygraph.streams import ChangeStream, Position, StreamRecord, stream_of
 from tests.conftest import StoreFactory
 
-KINDS = (
-    "embedded",
-    pytest.param(
-        "dynamodb-local",
-        marks=[pytest.mark.dynamodb_local, pytest.mark.skip(reason="no DynamoDB reader yet")],
-    ),
-)
+KINDS = ("embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local))
 
 
 @pytest.fixture(params=KINDS)

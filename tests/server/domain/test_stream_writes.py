@@ -1,6 +1,6 @@
 """Writes made outside a request reach the table's stream like any other: the items a
 cleanup task removes in the background each leave a REMOVE record, decoded as their
-entity's models. On the embedded store; DynamoDB's stream is read by its own reader."""
+entity's models. On both stores."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from tests.server.domain.conftest import World
 async def test_a_cleanup_tasks_deletes_are_in_the_stream(
     world: World, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if kind != "embedded":
-        pytest.skip("no DynamoDB reader yet")
     acme = world.acme
     user = await acme.create_user("heavy@example.org")
     for n in range(60):  # more than one transaction takes

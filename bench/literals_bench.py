@@ -1,0 +1,168 @@
+"""What inlined literals cost against variables: `user(id) { id email name }` with the id
+inlined (200 distinct ids, each text served by its shape's normalised document) against the
+same document with a variable; and an APQ hit against a text with inlined literals that is
+new each time (both over 1,000 ids, more texts than the document cache keeps), literals
+normalised and, for comparison, prepared as written. Every arm runs in one process, the
+requests in turns, on each executor; a request's cost is the process CPU time around it (the
+in-process client's own part is the same for every arm). Prints one JSON object and writes
+bench/results/literals-embedded.json; bench/README.md records it.
+
+`python -m bench.literals_bench [--rounds N]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.asgi import Answer, AsgiClient
+from bench.machine import machine_info
+from generated.table import TABLE
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.persisted.manifest import sha256
+from server.seed.tenant import SeedSizes, seed
+from server.settings import EXECUTOR_KINDS, ExecutorKind, Limits, Settings
+
+TENANT = "bench"
+SIZES = SeedSizes(users=1000, orders=10, groups=2, org_nodes=2, org_depth=1, shops=2)
+DISTINCT = 200
+"""Ids the literals-against-variables arms cycle through."""
+RESULTS = Path(__file__).with_name("results") / "literals-embedded.json"
+VARIABLES = "query($id: ID!) { user(id: $id) { id email name } }"
+LITERAL = '{ user(id: "%s") { id email name } }'
+USERS = "query($after: String) { users(first: 100, after: $after) { edges { node { id } } pageInfo { endCursor hasNextPage } } }"  # noqa: E501
+
+Send = Callable[[], Awaitable[Answer]]
+
+
+async def _cpu(send: Send) -> float:
+    started = time.process_time()
+    answer = await send()
+    taken = time.process_time() - started
+    assert answer.status_code == 200, answer.text
+    assert b'"data":{"user":{' in answer.content, answer.text
+    return taken
+
+
+def _cycling(client: AsgiClient, bodies: list[dict[str, Any]]) -> Send:
+    """Sends the bodies one after another, round and round."""
+    turn = itertools.cycle(bodies)
+    return lambda: client.post("/graphql", json=next(turn))
+
+
+async def interleave(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
+    """Mean and median CPU time (µs) per request of each arm, one of each per round, in
+    turns (the order reversed every other round)."""
+    names = list(arms)
+    taken: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:
+        for _ in range(20):
+            await _cpu(arms[name])
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            taken[name].append(await _cpu(arms[name]))
+    result: dict[str, Any] = {"rounds": rounds}
+    for name in names:
+        result[f"{name}_mean_us"] = round(statistics.fmean(taken[name]) * 1e6, 1)
+        result[f"{name}_p50_us"] = round(statistics.median(taken[name]) * 1e6, 1)
+    return result
+
+
+def _ratios(result: dict[str, Any], pairs: list[tuple[str, str]]) -> None:
+    for first, second in pairs:
+        for stat in ("p50", "mean"):
+            ratio = result[f"{first}_{stat}_us"] / result[f"{second}_{stat}_us"]
+            result[f"{first}/{second}_{stat}"] = round(ratio, 3)
+
+
+async def _ids(client: AsgiClient) -> list[str]:
+    ids: list[str] = []
+    after = None
+    while True:
+        answer = await client.post("/graphql", json={"query": USERS, "variables": {"after": after}})
+        page = answer.json()["data"]["users"]
+        ids += [edge["node"]["id"] for edge in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            return ids
+        after = page["pageInfo"]["endCursor"]
+
+
+async def _executor(
+    store: EmbeddedStore, data: Path, executor: ExecutorKind, rounds: int
+) -> dict[str, Any]:
+    limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
+    settings = Settings(
+        data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
+    ).resolved()
+    token = issue_token(settings, TENANT, "bench", roles=["admin"])
+    headers = {"Authorization": f"Bearer {token}"}
+    client = AsgiClient(create_app(settings, store), headers)
+    as_written_app = create_app(settings, store)
+    as_written_app.graphql.schema.preparation.normalise = False  # type: ignore[attr-defined]
+    as_written = AsgiClient(as_written_app, headers)
+    ids = await _ids(client)
+    some = ids[:DISTINCT]
+    extensions = {"persistedQuery": {"version": 1, "sha256Hash": sha256(VARIABLES)}}
+    registering = {"query": VARIABLES, "variables": {"id": ids[0]}, "extensions": extensions}
+    await client.post("/graphql", json=registering)
+    literals = [{"query": LITERAL % user_id} for user_id in ids]
+    result = await interleave(
+        {
+            "variables": _cycling(
+                client, [{"query": VARIABLES, "variables": {"id": i}} for i in some]
+            ),
+            "literals": _cycling(client, literals[:DISTINCT]),
+            "apq_hit": _cycling(
+                client, [{"variables": {"id": i}, "extensions": extensions} for i in ids]
+            ),
+            "new_literal_text": _cycling(client, literals),
+            "new_literal_text_as_written": _cycling(as_written, literals),
+        },
+        rounds,
+    )
+    _ratios(
+        result,
+        [
+            ("literals", "variables"),
+            ("apq_hit", "new_literal_text"),
+            ("apq_hit", "new_literal_text_as_written"),
+            ("new_literal_text_as_written", "variables"),
+        ],
+    )
+    return {f"user(id), {executor}": result}
+
+
+async def run(rounds: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as data:
+        store = EmbeddedStore(TABLE, path=Path(data) / "bench.sqlite3")
+        await seed(store, TENANT, SIZES, progress=False)
+        results: dict[str, Any] = {}
+        for executor in EXECUTOR_KINDS:
+            results.update(await _executor(store, Path(data), executor, rounds))
+        await store.close()
+    return {"machine": machine_info(), "sizes": asdict(SIZES), "results": results}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3000)
+    args = parser.parse_args()
+    report = asyncio.run(run(args.rounds))
+    text = json.dumps(report, indent=2)
+    RESULTS.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

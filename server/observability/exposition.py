@@ -1,0 +1,163 @@
+"""`/metrics` in Prometheus' text format, never public: on the app's port behind a bearer
+token (KEYGRAPH_METRICS_TOKEN), or on a port of its own (KEYGRAPH_METRICS_PORT, on
+KEYGRAPH_METRICS_HOST, loopback by default) served by the process that owns the workers.
+
+Under `serve --workers N` the workers write their values to PROMETHEUS_MULTIPROC_DIR (a
+fresh directory serve makes, unless one is given) and any scrape reads them all.
+
+The table's own state is read into gauges every TABLE_INTERVAL seconds by each worker: the
+cleanup tasks not finished, and each migration's checkpoint (keygraph/migrate/run.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, start_http_server
+from prometheus_client import multiprocess as prometheus_multiprocess
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from starlette.requests import Request
+from starlette.responses import Response
+
+from generated.models.cleanup_task import CleanupTask
+from generated.queries.cleanup_task import plan_cleanup_tasks
+from keygraph.errors import StoreError
+from keygraph.migrate.target import MIGRATION_PARTITION
+from keygraph.plan import Query
+from keygraph.store import Store
+from server.observability import metrics
+from server.settings import Settings
+
+log = logging.getLogger("keygraph.metrics")
+
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+TABLE_INTERVAL = 15.0
+"""Seconds between two readings of the table's cleanup tasks and migration checkpoints."""
+MAX_TASKS_COUNTED = 10_000
+"""Cleanup tasks counted at most (a count stuck here means at least as many)."""
+
+
+def registry() -> CollectorRegistry:
+    """What a scrape reports: every worker's values under multiprocess mode, else this
+    process's (with its CPU and memory)."""
+    path = os.environ.get(MULTIPROC_DIR)
+    if not path:
+        return REGISTRY
+    merged = CollectorRegistry()
+    prometheus_multiprocess.MultiProcessCollector(merged, path)  # type: ignore[no-untyped-call]
+    return merged
+
+
+def metrics_response(request: Request, token: str) -> Response:
+    """The metrics, to a request bearing the token; 401 to any other."""
+    given = request.headers.get("authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return Response("unauthorized\n", 401, {"WWW-Authenticate": "Bearer"}, "text/plain")
+    return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
+
+
+@contextlib.contextmanager
+def workers_directory(settings: Settings) -> Iterator[None]:
+    """While worker processes run (they inherit the environment): a multiprocess directory,
+    emptied of an earlier run's values; removed after when made here."""
+    if not settings.metrics_enabled:
+        yield
+        return
+    given = os.environ.get(MULTIPROC_DIR)
+    if given:
+        for stale in Path(given).glob("*.db"):
+            stale.unlink()
+        yield
+        return
+    made = os.environ[MULTIPROC_DIR] = tempfile.mkdtemp(prefix="keygraph-metrics-")
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROC_DIR]
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def worker_exited(pid: int) -> None:
+    """Forgets the live gauges (requests in flight) of a worker that is gone."""
+    if os.environ.get(MULTIPROC_DIR):
+        prometheus_multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
+
+
+def serve_port(settings: Settings) -> None:
+    """Serves /metrics on its own port in a thread of this process, when one is set."""
+    if settings.metrics_port is not None:
+        start_http_server(settings.metrics_port, settings.metrics_host, registry())
+
+
+async def _count_cleanups(store: Store) -> tuple[int, float]:
+    """Cleanup tasks in the table (at most MAX_TASKS_COUNTED), and the oldest one's age."""
+    count, oldest, start = 0, 0.0, None
+    while count < MAX_TASKS_COUNTED:
+        page = await store.query(plan_cleanup_tasks(limit=1000, start=start))
+        if page.items and count == 0:
+            created = CleanupTask.from_item(page.items[0]).created_at
+            oldest = max(0.0, (datetime.now(UTC) - created).total_seconds())
+        count += len(page.items)
+        if page.last_key is None:
+            break
+        start = page.last_key
+    return count, oldest
+
+
+async def _read_migrations(store: Store) -> None:
+    start = None
+    while True:
+        page = await store.query(Query(partition=MIGRATION_PARTITION, start=start))
+        for item in page.items:
+            name = str(item.get("SK", ""))
+            state: dict[str, Any] = item.get("state") or {}
+            updated = sum(int(n) for n in (state.get("updated") or {}).values())
+            metrics.MIGRATION_SCANNED.labels(name).set(int(state.get("scanned", 0)))
+            metrics.MIGRATION_UPDATED.labels(name).set(updated)
+            metrics.MIGRATION_DONE.labels(name).set(1 if state.get("done") else 0)
+            metrics.MIGRATION_UPDATED_AT.labels(name).set(int(state.get("updated_at", 0)))
+        if page.last_key is None:
+            return
+        start = page.last_key
+
+
+async def read_table(store: Store) -> None:
+    """The table's cleanup tasks and migrations into their gauges; a store that does not
+    answer leaves them as they were."""
+    try:
+        count, oldest = await _count_cleanups(store)
+        metrics.CLEANUP_PENDING.set(count)
+        metrics.CLEANUP_OLDEST.set(oldest)
+        await _read_migrations(store)
+    except (StoreError, OSError) as exc:
+        log.warning("table gauges not read: the store is unavailable (%s)", exc)
+
+
+@contextlib.asynccontextmanager
+async def reading_table(store: Store, interval: float = TABLE_INTERVAL) -> AsyncIterator[None]:
+    """Reads the table's gauges now and every `interval` seconds while open."""
+
+    async def loop() -> None:
+        while True:
+            started = time.monotonic()
+            await read_table(store)
+            await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
+
+    task = asyncio.create_task(loop(), name="keygraph-table-gauges")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

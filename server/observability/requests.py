@@ -1,0 +1,187 @@
+"""Each GraphQL request observed from outside the endpoint (an ASGI wrapper): its duration by
+operation name and outcome code, refusals, requests in flight, per-tenant counts when
+allowed, and its span, continuing the caller's W3C trace (`traceparent`).
+
+What the endpoint learnt about the request (its operation, code, tenant, store calls and
+units) is read, once it answered, from the request object it leaves in the ASGI scope
+(server/edge/http.py, REQUEST_SCOPE_KEY)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from server.edge.request import REQUEST_SCOPE_KEY, GraphQLRequest
+from server.observability import metrics
+from server.observability.tracing import CURRENT, RequestTrace
+
+OK = "OK"
+REFUSED_STATUSES = frozenset({429, 503, 504})
+MAX_OPERATIONS = 500
+"""Distinct operation names a worker labels its metrics with; later ones are `(other)`:
+clients choose the names, and every label value is a time series kept forever."""
+_PROPAGATOR = TraceContextTextMapPropagator()
+
+
+class OperationNames:
+    """The label of an operation name, from a bounded set."""
+
+    def __init__(self, limit: int = MAX_OPERATIONS) -> None:
+        self.limit = limit
+        self.seen: set[str] = set()
+
+    def label(self, name: str | None) -> str:
+        if name is None:
+            return ""
+        if name in self.seen:
+            return name
+        if len(self.seen) >= self.limit:
+            return "(other)"
+        self.seen.add(name)
+        return name
+
+
+class ObservedEndpoint:
+    """Wraps the GraphQL endpoint: metrics when `metered`, spans when `tracer`; tenants as
+    labels only when `tenant_labels` (there is no bound on them)."""
+
+    def __init__(
+        self,
+        endpoint: ASGIApp,
+        *,
+        metered: bool,
+        tracer: trace.Tracer | None,
+        tenant_labels: bool,
+    ) -> None:
+        self.endpoint = endpoint
+        self.metered = metered
+        self.tracer = tracer
+        self.tenant_labels = tenant_labels
+        self.operations = OperationNames()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.endpoint(scope, receive, send)
+            return
+        status = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        started = time.perf_counter()
+        traced = self._start_trace(scope) if self.tracer is not None else None
+        if self.metered:
+            metrics.IN_FLIGHT.inc()
+        try:
+            await self.endpoint(scope, receive, sending)
+        finally:
+            request = scope.get(REQUEST_SCOPE_KEY)
+            own = request if isinstance(request, GraphQLRequest) else None
+            if self.metered:
+                metrics.IN_FLIGHT.dec()
+                self._record(own, status, time.perf_counter() - started)
+            if traced is not None:
+                self._end_trace(traced, own, status)
+
+    def _record(self, request: GraphQLRequest | None, status: int, elapsed: float) -> None:
+        code = _code(request, status)
+        operation = self.operations.label(_operation(request))
+        metrics.REQUESTS_BY(operation, code).observe(elapsed)
+        if status in REFUSED_STATUSES:
+            metrics.REFUSALS.labels(str(status), code).inc()
+        if self.tenant_labels and request is not None and request.claims is not None:
+            tenant = request.claims.tenant
+            metrics.TENANT_REQUESTS.labels(tenant, code).inc()
+            meter = request.meter
+            if meter.read_units:
+                metrics.TENANT_CAPACITY.labels(tenant, "read").inc(meter.read_units)
+            if meter.write_units:
+                metrics.TENANT_CAPACITY.labels(tenant, "write").inc(meter.write_units)
+
+    def _start_trace(self, scope: Scope) -> tuple[RequestTrace, object, object]:
+        """The request's span, current (with its trace) until `_end_trace`."""
+        assert self.tracer is not None
+        carrier = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope["headers"]
+            if name in (b"traceparent", b"tracestate")
+        }
+        parent = _PROPAGATOR.extract(carrier) if carrier else None
+        span = self.tracer.start_span(
+            "graphql",
+            context=parent,
+            kind=trace.SpanKind.SERVER,
+            attributes={"http.request.method": scope.get("method", ""), "url.path": scope["path"]},
+        )
+        traced = RequestTrace(self.tracer, span, lambda: _waves_counted(scope))
+        # an unsampled request's trace is not recorded: no wave or call spans under it
+        current = CURRENT.set(traced if span.is_recording() else None)
+        return traced, current, otel_context.attach(trace.set_span_in_context(span))
+
+    def _end_trace(
+        self,
+        traced: tuple[RequestTrace, Any, Any],
+        request: GraphQLRequest | None,
+        status: int,
+    ) -> None:
+        trace_of, current_token, context_token = traced
+        otel_context.detach(context_token)
+        CURRENT.reset(current_token)
+        trace_of.finish()
+        span = trace_of.request
+        if not span.is_recording():
+            span.end()
+            return
+        code = _code(request, status)
+        operation = _operation(request)
+        if operation:
+            span.update_name(operation)
+            span.set_attribute("graphql.operation.name", operation)
+        span.set_attribute("http.response.status_code", status)
+        span.set_attribute("keygraph.code", code)
+        span.set_attribute("keygraph.store_waves", trace_of.waves)
+        if request is not None:
+            span.set_attribute("keygraph.request_id", request.request_id)
+            span.set_attribute("keygraph.read_units", request.meter.read_units)
+            span.set_attribute("keygraph.write_units", request.meter.write_units)
+            if request.claims is not None:
+                span.set_attribute("keygraph.tenant", request.claims.tenant)
+            ctx = request.ctx
+            if ctx is not None and ctx.counter is not None:
+                span.set_attribute("keygraph.store_calls", ctx.counter.calls)
+            if ctx is not None and ctx.estimate is not None:
+                span.set_attribute("keygraph.cost.requested", ctx.estimate.cost)
+        if status >= 500 or status == 0 or code == "INTERNAL":
+            span.set_status(trace.StatusCode.ERROR, code)
+        span.end()
+
+
+def _waves_counted(scope: Scope) -> int | None:
+    """The waves the request's counted store has seen (None before it has one)."""
+    request = scope.get(REQUEST_SCOPE_KEY)
+    ctx = request.ctx if isinstance(request, GraphQLRequest) else None
+    counter = ctx.counter if ctx is not None else None
+    return counter.waves if counter is not None else None
+
+
+def _operation(request: GraphQLRequest | None) -> str | None:
+    ctx = request.ctx if request is not None else None
+    return ctx.operation_name if ctx is not None else None
+
+
+def _code(request: GraphQLRequest | None, status: int) -> str:
+    """OK, or the code that decided the response (an answer replayed for an Idempotency-Key:
+    REPLAYED); a response the endpoint never finished: HTTP_<status> (0: none sent)."""
+    if request is not None and request.code is not None:
+        return request.code
+    if status and status < 400:
+        return OK
+    return f"HTTP_{status}"

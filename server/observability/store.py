@@ -1,0 +1,183 @@
+"""The store under the whole server, observed: each call's latency, errors and capacity
+units as metrics by DynamoDB operation and access pattern, and, inside a traced request, a
+span in its wave (tracing.py) with the pattern, the keys it names and the units it used."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from opentelemetry import trace
+
+from keygraph import capacity
+from keygraph.plan import (
+    BatchGet,
+    Delete,
+    Get,
+    Item,
+    Put,
+    Query,
+    QueryResult,
+    Scan,
+    Update,
+    WriteAction,
+)
+from keygraph.store import Store
+from keygraph.stores.view import Forwarding
+from server.observability import metrics
+from server.observability.patterns import BATCH_WRITE, TRANSACTION, Patterns
+from server.observability.tracing import CURRENT
+
+R = TypeVar("R")
+
+
+class ObservedStore(Forwarding):
+    """Forwards every call to `inner`, recording it in the metrics (when `metered`) and in
+    the current request's trace (when `tracer`)."""
+
+    def __init__(
+        self,
+        inner: Store,
+        patterns: Patterns,
+        *,
+        metered: bool,
+        tracer: trace.Tracer | None,
+    ) -> None:
+        super().__init__(inner)
+        self.patterns = patterns
+        self.metered = metered
+        self.tracer = tracer
+
+    async def _observe(
+        self,
+        kind: str,
+        plan: object,
+        keys: int,
+        call: Callable[[], Awaitable[R]],
+        index: str | None = None,
+    ) -> R:
+        """Makes the call, observed; `plan` names its pattern (or is the pattern's name),
+        `keys` counts the items it names (0: a query's)."""
+        request = CURRENT.get() if self.tracer is not None else None
+        traced = request is not None and not request.done
+        if not traced and not self.metered:
+            return await call()
+        pattern = plan if isinstance(plan, str) else self.patterns.of(plan)
+        span = None
+        if traced and request is not None and self.tracer is not None:
+            attributes: dict[str, Any] = {
+                "db.system.name": "aws.dynamodb",
+                "db.operation.name": kind,
+                "keygraph.pattern": pattern,
+                "keygraph.keys": keys,
+            }
+            if index is not None:
+                attributes["aws.dynamodb.index_name"] = index
+            span = self.tracer.start_span(
+                f"{kind} {pattern}",
+                context=request.call_started(),
+                kind=trace.SpanKind.CLIENT,
+                attributes=attributes,
+            )
+        started = time.perf_counter()
+        error: Exception | None = None
+        result: Any = None
+        try:
+            with capacity.metering() as meter:  # this call's units alone
+                result = await call()
+        except Exception as exc:
+            error = exc
+            raise
+        finally:
+            elapsed = time.perf_counter() - started
+            capacity.add(meter.read_units, meter.write_units)  # the request's meter too
+            if self.metered:
+                self._record(kind, pattern, elapsed, meter, error)
+            if span is not None and request is not None:
+                span.set_attribute("keygraph.read_units", meter.read_units)
+                span.set_attribute("keygraph.write_units", meter.write_units)
+                items = _items(result)
+                if items is not None:
+                    span.set_attribute("keygraph.items", items)
+                if error is not None:
+                    span.record_exception(error)
+                    span.set_status(trace.StatusCode.ERROR, type(error).__name__)
+                span.end()
+                request.call_ended()
+        return result  # type: ignore[no-any-return]
+
+    def _quiet(self) -> bool:
+        """Nothing to record: metrics off, and no traced request (or an unsampled one).
+        The reads, most of a request's calls, then skip `_observe` altogether."""
+        if self.metered or self.tracer is None:
+            return not self.metered
+        request = CURRENT.get()
+        return request is None or request.done
+
+    @staticmethod
+    def _record(
+        kind: str, pattern: str, elapsed: float, meter: capacity.Meter, error: Exception | None
+    ) -> None:
+        metrics.STORE_CALLS_BY(kind, pattern).observe(elapsed)
+        if meter.read_units:
+            metrics.CAPACITY_BY("read", pattern).inc(meter.read_units)
+        if meter.write_units:
+            metrics.CAPACITY_BY("write", pattern).inc(meter.write_units)
+        if error is not None:
+            metrics.STORE_ERRORS.labels(kind, pattern, type(error).__name__).inc()
+
+    async def get(self, plan: Get) -> Item | None:
+        if self._quiet():
+            return await self.inner.get(plan)
+        return await self._observe("GetItem", plan, 1, lambda: self.inner.get(plan))
+
+    async def batch_get(self, plan: BatchGet) -> list[Item]:
+        if self._quiet():
+            return await self.inner.batch_get(plan)
+        return await self._observe(
+            "BatchGetItem", plan, len(plan.keys), lambda: self.inner.batch_get(plan)
+        )
+
+    async def query(self, plan: Query) -> QueryResult:
+        if self._quiet():
+            return await self.inner.query(plan)
+        return await self._observe("Query", plan, 0, lambda: self.inner.query(plan), plan.index)
+
+    async def scan(self, plan: Scan) -> QueryResult:
+        return await self._observe("Scan", plan, 0, lambda: self.inner.scan(plan))
+
+    async def put(self, plan: Put) -> None:
+        await self._observe("PutItem", plan, 1, lambda: self.inner.put(plan))
+
+    async def update(self, plan: Update) -> Item:
+        return await self._observe("UpdateItem", plan, 1, lambda: self.inner.update(plan))
+
+    async def delete(self, plan: Delete) -> None:
+        await self._observe("DeleteItem", plan, 1, lambda: self.inner.delete(plan))
+
+    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
+        await self._observe(
+            "BatchWriteItem", BATCH_WRITE, len(actions), lambda: self.inner.batch_write(actions)
+        )
+
+    async def transact_write(
+        self, actions: Sequence[WriteAction], token: str | None = None
+    ) -> None:
+        await self._observe(
+            "TransactWriteItems",
+            TRANSACTION,
+            len(actions),
+            lambda: self.inner.transact_write(actions, token),
+        )
+
+
+def _items(result: object) -> int | None:
+    """How many items a read returned."""
+    if isinstance(result, QueryResult):
+        return len(result.items)
+    if isinstance(result, list):
+        return len(result)
+    if isinstance(result, dict):
+        return 1
+    return None

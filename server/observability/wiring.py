@@ -1,0 +1,87 @@
+"""What the app installs for metrics and traces, as the settings ask: nothing at all when
+both are off, so that an unobserved server runs none of this package's code."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
+
+from keygraph.store import Store
+from server.observability import exposition
+from server.observability.patterns import Patterns
+from server.observability.requests import ObservedEndpoint
+from server.observability.store import ObservedStore
+from server.observability.tracing import INSTRUMENTATION, provider_for
+from server.settings import Settings
+
+METRICS_PATH = "/metrics"
+
+
+class Observability:
+    """Metrics (`metered`) and a tracer, each on or off; the tracer's spans go to
+    `provider` when one is given (tests, benchmarks), else as the settings say."""
+
+    def __init__(self, settings: Settings, provider: TracerProvider | None = None) -> None:
+        self.settings = settings
+        self.metered = settings.metrics_enabled
+        self.owned: TracerProvider | None = None
+        """The provider made here from the settings, shut down with the app."""
+        if not settings.tracing:
+            provider = None
+        elif provider is None:
+            provider = self.owned = provider_for(settings)
+        self.tracer: trace.Tracer | None = (
+            provider.get_tracer(INSTRUMENTATION) if provider is not None else None
+        )
+
+    @property
+    def on(self) -> bool:
+        return self.metered or self.tracer is not None
+
+    def store(self, store: Store) -> Store:
+        """The store the app serves from: observed, when anything is on."""
+        if not self.on:
+            return store
+        return ObservedStore(store, Patterns.load(), metered=self.metered, tracer=self.tracer)
+
+    def endpoint(self, endpoint: ASGIApp) -> ASGIApp:
+        """The GraphQL endpoint, observed when anything is on."""
+        if not self.on:
+            return endpoint
+        return ObservedEndpoint(
+            endpoint,
+            metered=self.metered,
+            tracer=self.tracer,
+            tenant_labels=self.settings.metrics_tenant_label,
+        )
+
+    def routes(self) -> list[BaseRoute]:
+        """/metrics on the app's port, when a token guards it."""
+        token = self.settings.metrics_token
+        if token is None:
+            return []
+
+        async def metrics(request: Request) -> Response:
+            return exposition.metrics_response(request, token)
+
+        return [Route(METRICS_PATH, metrics)]
+
+    @contextlib.asynccontextmanager
+    async def running(self, store: Store) -> AsyncIterator[None]:
+        """While the app serves: the table's gauges kept fresh; at the end, spans sent."""
+        try:
+            if self.metered:
+                async with exposition.reading_table(store):
+                    yield
+            else:
+                yield
+        finally:
+            if self.owned is not None:
+                self.owned.shutdown()
