@@ -47,11 +47,16 @@ class Hub:
         self._task = asyncio.create_task(self._run(), name="keygraph-stream-reader")
 
     async def stop(self) -> None:
+        """Stops the reader, and closes the stream's own connections if it has any (the
+        DynamoDB Streams reader does)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        close = getattr(self.stream, "close", None)
+        if close is not None:
+            await close()
 
     def open(self, tenant: str, topic: Topic) -> Feed:
         feed = Feed(tenant, topic)

@@ -36,3 +36,9 @@ def test_a_realtime_setting_must_be_a_positive_number(
 ) -> None:
     with pytest.raises(SettingsError):
         load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path), variable: value})
+
+
+def test_the_poll_interval_defaults_by_store(tmp_path: Path) -> None:
+    embedded = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path)})
+    dynamodb = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path), "KEYGRAPH_STORE": "dynamodb"})
+    assert (embedded.poll_interval, dynamodb.poll_interval) == (0.01, 0.25)
