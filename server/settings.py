@@ -118,6 +118,16 @@ class Settings:
     executor: ExecutorKind = "compiled"
     """How operations run: compiled into plans (server/graphql/compiled), or by Strawberry's
     graphql-core executor; the answers are the same."""
+    ws_init_timeout: float = 10.0
+    """Seconds a WebSocket client has to send `connection_init` (server/realtime/)."""
+    max_subscriptions_per_connection: int = 32
+    max_subscriptions_per_tenant: int = 2_000
+    """Subscriptions one tenant holds on one worker."""
+    max_subscriptions_per_worker: int = 20_000
+    stream_poll_interval: float | None = None
+    """Seconds the change stream's reader waits when a read found nothing new; by default
+    0.01 on the embedded store (a poll of its change log that finds nothing costs about
+    10 µs) and 0.25 on DynamoDB (Streams allows five GetRecords a second per shard)."""
     metrics_token: str | None = None
     """Serves /metrics on the app's port to requests bearing this token
     (server/observability/exposition.py)."""
@@ -135,6 +145,13 @@ class Settings:
     """The share of traces begun here that are kept; a caller's traceparent decides its own."""
     trace_service: str = "keygraph"
     """The spans' service.name."""
+
+    @property
+    def poll_interval(self) -> float:
+        """The change stream reader's poll interval, as set or by the store's default."""
+        if self.stream_poll_interval is not None:
+            return self.stream_poll_interval
+        return 0.01 if self.store == "embedded" else 0.25
 
     @property
     def dev(self) -> bool:
@@ -265,6 +282,11 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_EXECUTOR": "executor",
     "KEYGRAPH_TRUSTED_DOCUMENTS": "trusted_documents",
     "KEYGRAPH_GET_MAX_AGE": "get_max_age",
+    "KEYGRAPH_WS_INIT_TIMEOUT": "ws_init_timeout",
+    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION": "max_subscriptions_per_connection",
+    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": "max_subscriptions_per_tenant",
+    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER": "max_subscriptions_per_worker",
+    "KEYGRAPH_STREAM_POLL_INTERVAL": "stream_poll_interval",
     "KEYGRAPH_METRICS_TOKEN": "metrics_token",
     "KEYGRAPH_METRICS_PORT": "metrics_port",
     "KEYGRAPH_METRICS_HOST": "metrics_host",
@@ -304,6 +326,8 @@ _FLOATS = (
     "tenant_refill",
     "idempotency_window",
     "dynamodb_idle_timeout",
+    "ws_init_timeout",
+    "stream_poll_interval",
     "trace_sample",
 )
 
@@ -326,6 +350,11 @@ def _convert(name: str, raw: str) -> Any:
         "shutdown_timeout",
         "keep_alive",
         "dynamodb_idle_timeout",
+        "ws_init_timeout",
+        "max_subscriptions_per_connection",
+        "max_subscriptions_per_tenant",
+        "max_subscriptions_per_worker",
+        "stream_poll_interval",
         *_ENV_LIMITS.values(),
     ):
         kind = float if name in _FLOATS else int

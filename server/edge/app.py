@@ -1,5 +1,6 @@
-"""The ASGI application: GraphQL at /graphql, liveness at /healthz, readiness at /readyz,
-and /metrics when the settings serve it (server/observability)."""
+"""The ASGI application: GraphQL at /graphql (subscriptions over WebSocket there too),
+liveness at /healthz, readiness at /readyz, and /metrics when the settings serve it
+(server/observability)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.store import Session, Store
+from keygraph.streams import ChangeStream, NoStream, stream_of
 from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token
@@ -27,6 +29,9 @@ from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
 from server.observability.wiring import Observability
 from server.persisted import manifest
+from server.realtime.connection import Realtime
+from server.realtime.hub import Hub
+from server.realtime.limits import SubscriptionLimits
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
@@ -43,6 +48,15 @@ async def _resume_cleanups(session: Session) -> None:
         return
     if resumed:
         log.info("resumed %d pending cleanups", resumed)
+
+
+def _stream_of(store: Store) -> ChangeStream | None:
+    """The store's change stream; None, and subscriptions off, when it has none."""
+    try:
+        return stream_of(store)
+    except NoStream as exc:
+        log.info("subscriptions are off: %s", exc)
+        return None
 
 
 GRAPHQL_PATH = "/graphql"
@@ -71,9 +85,12 @@ def create_app(
     *,
     close_store: bool = False,
     tracer_provider: TracerProvider | None = None,
+    stream: ChangeStream | None = None,
 ) -> App:
     """The app over `store` (closed on shutdown when `close_store`); its spans, when traced,
-    go to `tracer_provider` if given (else as the settings say)."""
+    go to `tracer_provider` if given (else as the settings say). Subscriptions are served
+    over WebSocket at /graphql (server/realtime), fed by `stream`, by default the store's
+    own change stream; a store without one serves none."""
 
     def graphiql_authorization() -> str:
         """A fresh admin dev token for the page, so a long-running server's page never goes
@@ -88,10 +105,12 @@ def create_app(
     documents = persisted.Documents(manifest.load(path) if path is not None else None)
     observability = Observability(settings, tracer_provider)
     served = observability.store(store)
+    schema = build_schema(limits, settings.executor)
+    verifier = Verifier(settings)
     graphql = GraphQLEndpoint(
-        build_schema(limits, settings.executor),
+        schema,
         store=served,
-        verifier=Verifier(settings),
+        verifier=verifier,
         cursors=cursors,
         limits=limits,
         budget=TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers)),
@@ -113,14 +132,22 @@ def create_app(
             return JSONResponse({"status": "unavailable", "reason": type(exc).__name__}, 503)
         return JSONResponse({"status": "ready"})
 
+    if stream is None:
+        stream = _stream_of(store)
+    hub = None if stream is None else Hub(stream, settings.poll_interval)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         tune_for_serving()
         await _resume_cleanups(Session(served, cursors))
+        if hub is not None:
+            await hub.start()
         try:
             async with observability.running(store):
                 yield
         finally:
+            if hub is not None:
+                await hub.stop()
             await cleanup.stop()
             if close_store:
                 await store.close()
@@ -132,6 +159,20 @@ def create_app(
         Route(GRAPHQL_PATH, observed),
         *observability.routes(),
     ]
+    if hub is not None:
+        realtime = Realtime(
+            schema,
+            served,
+            verifier,
+            cursors,
+            hub,
+            SubscriptionLimits(
+                settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
+            ),
+            init_timeout=settings.ws_init_timeout,
+            per_connection=settings.max_subscriptions_per_connection,
+        )
+        routes.append(WebSocketRoute(GRAPHQL_PATH, realtime))
     if settings.graphiql_enabled:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
     return App(observed, routes=routes, lifespan=lifespan)

@@ -32,6 +32,7 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
+    OperationType,
     get_operation_ast,
     specified_rules,
     validate,
@@ -283,9 +284,10 @@ class Preparation:
         variables: dict[str, Any] | None,
         ctx: RequestContext,
     ) -> tuple[Resolved, list[GraphQLError]]:
-        """The document to run, and what stops it: what `screen` finds, else THROTTLED when
-        the tenant's budget does not hold the cost. The name, estimate, admission and how
-        the document was found are left on `ctx`."""
+        """The document to run, and what stops it: what `screen` finds, else a subscription
+        (served over WebSocket, by server/realtime), else THROTTLED when the tenant's budget
+        does not hold the cost. The name, estimate, admission and how the document was found
+        are left on `ctx`."""
         ctx.operation_name = name
         caller = None if ctx.unrestricted else ctx.caller
         resolved, errors, ctx.estimate = self.screened(
@@ -294,7 +296,17 @@ class Preparation:
         ctx.literals = resolved.binding
         if ctx.document_cache is None:  # else compiled execution found it first, then declined
             ctx.document_cache = resolved.cache
+        if not errors and _is_subscription(resolved.prepared.document, name):
+            return resolved, [GraphQLError(OVER_WEBSOCKET, extensions={"code": "BAD_REQUEST"})]
         return resolved, errors or charge(ctx)
+
+
+OVER_WEBSOCKET = "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql"
+
+
+def _is_subscription(document: DocumentNode, name: str | None) -> bool:
+    operation = get_operation_ast(document, name)
+    return operation is not None and operation.operation is OperationType.SUBSCRIPTION
 
 
 def charge(ctx: RequestContext) -> list[GraphQLError]:

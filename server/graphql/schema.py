@@ -1,4 +1,5 @@
-"""The GraphQL schema: every domain's root fields merged into Query and Mutation, with the
+"""The GraphQL schema: every domain's root fields merged into Query and Mutation, the
+Subscription type (server/realtime), with the
 operation preparation (caches and limits) and error logging."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from server.graphql.types.order import Order
 from server.graphql.types.org import OrgNode
 from server.graphql.types.shop import Shop
 from server.graphql.types.user import User
+from server.realtime.fields import Subscription
 from server.settings import ExecutorKind, Limits
 
 Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
@@ -58,6 +60,7 @@ def build_schema(limits: Limits, executor: ExecutorKind = "compiled") -> Keygrap
     return KeygraphSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         types=NODE_TYPES,
         extensions=[prepare_extension(preparation)],
         execution_context_class=CompiledExecutor if compiled else Executor,

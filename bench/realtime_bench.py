@@ -1,0 +1,174 @@
+"""Write-to-client latency of subscriptions on the embedded store: a direct write to the
+store, read from its change log by the worker's stream reader, run through each
+subscriber's selection and received over WebSocket (in process, through httpx-ws's ASGI
+transport), with 1 and 100 subscribers and two poll intervals, each write at a random moment of the
+reader's poll cycle. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import httpx
+from httpx_ws import AsyncWebSocketSession, aconnect_ws
+from httpx_ws.transport import ASGIWebSocketTransport
+
+from bench.machine import machine_info
+from bench.stats import percentile
+from generated.models.user import User
+from generated.table import TABLE
+from keygraph.plan import Put
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.edge.app import create_app
+from server.edge.auth import issue_token
+from server.graphql.ids import to_global_id
+from server.settings import Settings
+
+SUBSCRIPTION = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }"
+SECRET = "bench-secret-" + "x" * 40
+
+
+async def _subscriber(client: httpx.AsyncClient, token: str, user: str, stack: Any) -> Any:
+    ws: AsyncWebSocketSession = await stack.enter_async_context(
+        aconnect_ws(
+            "http://bench/graphql",
+            client,
+            subprotocols=["graphql-transport-ws"],
+            keepalive_ping_interval_seconds=None,
+        )
+    )
+    await ws.send_json({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    await ws.receive_json()
+    payload = {"query": SUBSCRIPTION, "variables": {"id": to_global_id("User", user)}}
+    await ws.send_json({"type": "subscribe", "id": "1", "payload": payload})
+    return ws
+
+
+async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
+    """Milliseconds from a write to its event at the first and at the last subscriber."""
+
+    with tempfile.TemporaryDirectory() as scratch:
+        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
+        settings = Settings(
+            data_dir=Path(scratch),
+            jwt_secret=SECRET,
+            stream_poll_interval=poll,
+            max_subscriptions_per_connection=1,
+            max_subscriptions_per_tenant=subscribers,
+            max_subscriptions_per_worker=subscribers,
+        ).resolved()
+        token = issue_token(settings, "bench", "admin", roles=["admin"])
+        user = User(
+            user_id="U1",
+            email="u@bench.test",
+            name="n0",
+            created_at="2026-01-01T00:00:00Z",
+            version=1,
+        )
+        await store.put(Put(item=user.to_item("bench")))
+        app = create_app(settings, store)
+        firsts: list[float] = []
+        lasts: list[float] = []
+        async with (
+            app.router.lifespan_context(app),
+            ASGIWebSocketTransport(app=app) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as client,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            sockets = [await _subscriber(client, token, "U1", stack) for _ in range(subscribers)]
+            await asyncio.sleep(0.5)
+            jitter = random.Random(7)
+            for n in range(1, writes + 1):
+                # at a random moment of the reader's poll cycle, as writes come in service
+                await asyncio.sleep(jitter.uniform(0, poll))
+                changed = user.model_copy(update={"name": f"n{n}", "version": n + 1})
+                started = time.perf_counter()
+                await store.put(Put(item=changed.to_item("bench")))
+                arrived = []
+                for ws in sockets:
+                    await ws.receive_json()
+                    arrived.append(time.perf_counter() - started)
+                firsts.append(min(arrived) * 1000)
+                lasts.append(max(arrived) * 1000)
+        await store.close()
+    return {
+        "subscribers": subscribers,
+        "poll_interval_s": poll,
+        "writes": writes,
+        "first_p50_ms": round(percentile(firsts, 0.5), 2),
+        "first_p99_ms": round(percentile(firsts, 0.99), 2),
+        "last_p50_ms": round(percentile(lasts, 0.5), 2),
+        "last_p99_ms": round(percentile(lasts, 0.99), 2),
+    }
+
+
+_SERVER_FRAMES = ("/server/", "/starlette/", "/graphql/", "/strawberry/")
+
+
+def _server_bytes(snapshot: tracemalloc.Snapshot) -> int:
+    """Bytes of the traces allocated with server code on their stack (the ASGI app runs
+    inside the client's transport, so a trace without it is the client's)."""
+    return sum(
+        trace.size
+        for trace in snapshot.traces
+        if any(part in frame.filename for frame in trace.traceback for part in _SERVER_FRAMES)
+    )
+
+
+async def idle_memory(subscriptions: int) -> dict[str, Any]:
+    """Bytes the server holds per idle subscription (one per connection): traced memory
+    allocated under server code, after the subscriptions minus before."""
+    with tempfile.TemporaryDirectory() as scratch:
+        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
+        settings = Settings(
+            data_dir=Path(scratch),
+            jwt_secret=SECRET,
+            max_subscriptions_per_tenant=subscriptions + 1,
+            max_subscriptions_per_worker=subscriptions + 1,
+        ).resolved()
+        token = issue_token(settings, "bench", "admin", roles=["admin"])
+        app = create_app(settings, store)
+        async with (
+            app.router.lifespan_context(app),
+            ASGIWebSocketTransport(app=app) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as client,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            await _subscriber(client, token, "U0", stack)  # warm the caches
+            await asyncio.sleep(0.2)
+            tracemalloc.start(40)
+            before = _server_bytes(tracemalloc.take_snapshot())
+            for n in range(subscriptions):
+                await _subscriber(client, token, f"U{n}", stack)
+            await asyncio.sleep(0.5)
+            after = _server_bytes(tracemalloc.take_snapshot())
+            tracemalloc.stop()
+        await store.close()
+    return {"subscriptions": subscriptions, "bytes_each": round((after - before) / subscriptions)}
+
+
+async def _main(writes: int) -> dict[str, Any]:
+    runs = [
+        await measure(subscribers, writes, poll) for poll in (0.1, 0.01) for subscribers in (1, 100)
+    ]
+    return {"machine": machine_info(), "runs": runs, "idle": await idle_memory(200)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--writes", type=int, default=100)
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(_main(args.writes)), indent=2))
+
+
+if __name__ == "__main__":
+    main()

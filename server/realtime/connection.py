@@ -1,0 +1,317 @@
+"""One WebSocket connection speaking graphql-transport-ws (the protocol of graphql-ws,
+Apollo and urql; the legacy `graphql-ws` subprotocol is refused).
+
+A client must send `connection_init` with its token within the init timeout (else close
+4408); a bad token closes 4403, any other message before the ack closes 4401, a second
+init 4429, a subscribe reusing a running id 4409, a message that is no protocol message
+4400. `ping` gets `pong`. Each `subscribe` is prepared like an HTTP operation (size limits,
+validation, cost) and must be a subscription; it is refused with an `error` message when a
+limit on subscriptions (per connection, tenant, worker) is reached. The connection closes
+4403 when its token expires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+import uuid
+from typing import Any
+
+import orjson
+from graphql import ExecutionResult, GraphQLError, OperationType, get_operation_ast, subscribe
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from keygraph.cursor import CursorCodec
+from keygraph.errors import StoreError
+from keygraph.store import Session, Store
+from server.edge.auth import Claims, Verifier
+from server.errors import ApiError, StoreUnavailableError, Unauthenticated
+from server.graphql.error_format import format_error
+from server.graphql.executor import Executor
+from server.graphql.schema import KeygraphSchema
+from server.realtime.auth import authenticate
+from server.realtime.context import SubscriptionContext
+from server.realtime.cursors import EventCursors
+from server.realtime.hub import Hub
+from server.realtime.limits import LIMIT_CODE, SubscriptionLimits
+
+log = logging.getLogger("keygraph.realtime")
+
+SUBPROTOCOL = "graphql-transport-ws"
+UNAVAILABLE = StoreUnavailableError.code
+BAD_MESSAGE, UNAUTHORIZED, FORBIDDEN, INIT_TIMEOUT = 4400, 4401, 4403, 4408
+DUPLICATE_ID, TOO_MANY_INITS, SUBPROTOCOL_REFUSED = 4409, 4429, 4406
+
+
+class Realtime:
+    """What every connection of a worker shares: schema, store, token verifier, hub and
+    limits."""
+
+    def __init__(
+        self,
+        schema: KeygraphSchema,
+        store: Store,
+        verifier: Verifier,
+        cursors: CursorCodec,
+        hub: Hub,
+        limits: SubscriptionLimits,
+        *,
+        init_timeout: float,
+        per_connection: int,
+    ) -> None:
+        self.schema = schema
+        self.store = store
+        self.verifier = verifier
+        self.cursors = cursors
+        self.events = EventCursors(cursors)
+        self.hub = hub
+        self.limits = limits
+        self.init_timeout = init_timeout
+        self.per_connection = per_connection
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        websocket = WebSocket(scope, receive, send)
+        if SUBPROTOCOL not in websocket.scope.get("subprotocols", []):
+            await websocket.close(SUBPROTOCOL_REFUSED)
+            return
+        await websocket.accept(SUBPROTOCOL)
+        await Connection(self, websocket).serve()
+
+
+class Connection:
+    """The protocol of one accepted connection and its running subscriptions."""
+
+    def __init__(self, realtime: Realtime, websocket: WebSocket) -> None:
+        self.realtime = realtime
+        self.websocket = websocket
+        self.claims: Claims | None = None
+        self.running: dict[str, asyncio.Task[None]] = {}
+        self._send_lock = asyncio.Lock()
+        self._closed = asyncio.Event()
+
+    async def serve(self) -> None:
+        expiry: asyncio.Task[None] | None = None
+        try:
+            expires = await self._initialize()
+            if expires is None:
+                return
+            expiry = asyncio.create_task(self._close_at(expires))
+            while True:
+                message = await self._receive()
+                if message is None:
+                    return
+                await self._handle(message)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if expiry is not None:
+                expiry.cancel()
+            for task in list(self.running.values()):
+                task.cancel()
+            for task in list(self.running.values()):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _initialize(self) -> float | None:
+        """Waits for `connection_init` and acks it; when its token expires, or None when
+        the connection was closed instead."""
+        try:
+            async with asyncio.timeout(self.realtime.init_timeout):
+                message = await self._receive()
+        except TimeoutError:
+            await self._close(INIT_TIMEOUT, "Connection initialisation timeout")
+            return None
+        if message is None:
+            return None
+        if message.get("type") != "connection_init":
+            await self._close(UNAUTHORIZED, "Unauthorized")
+            return None
+        try:
+            self.claims, expires = authenticate(self.realtime.verifier, message.get("payload"))
+        except Unauthenticated as exc:
+            log.warning("websocket connection refused: %s", exc)
+            await self._close(FORBIDDEN, "Forbidden")
+            return None
+        await self._send({"type": "connection_ack"})
+        return expires
+
+    async def _close_at(self, expires: float) -> None:
+        await asyncio.sleep(max(0.0, expires - time.time()))
+        await self._close(FORBIDDEN, "Forbidden: the token has expired")
+
+    async def _receive(self) -> dict[str, Any] | None:
+        """The next protocol message; None once the connection is closed (a message that is
+        no JSON object with a string `type` closes it 4400)."""
+        if self._closed.is_set():
+            return None
+        text = await self.websocket.receive_text()
+        try:
+            message = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            message = None
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            await self._close(BAD_MESSAGE, "Invalid message received")
+            return None
+        return message
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "ping":
+            await self._send({"type": "pong"})
+        elif kind == "pong":
+            return
+        elif kind == "connection_init":
+            await self._close(TOO_MANY_INITS, "Too many initialisation requests")
+        elif kind == "subscribe":
+            await self._subscribe(message)
+        elif kind == "complete":
+            task = self.running.pop(str(message.get("id")), None)
+            if task is not None:
+                task.cancel()
+        else:
+            await self._close(BAD_MESSAGE, f"Invalid message type {kind!r}")
+
+    async def _subscribe(self, message: dict[str, Any]) -> None:
+        op_id, payload = message.get("id"), message.get("payload")
+        if (
+            not isinstance(op_id, str)
+            or not op_id
+            or not isinstance(payload, dict)
+            or not isinstance(payload.get("query"), str)
+        ):
+            await self._close(BAD_MESSAGE, "Invalid subscribe message")
+            return
+        if op_id in self.running:
+            await self._close(DUPLICATE_ID, f"Subscriber for {op_id} already exists")
+            return
+        claims = self.claims
+        assert claims is not None
+        if len(self.running) >= self.realtime.per_connection:
+            limit = self.realtime.per_connection
+            reason: str | None = f"the connection holds its most subscriptions ({limit})"
+        else:
+            reason = self.realtime.limits.take(claims.tenant)
+        if reason is not None:
+            log.warning("subscription refused: %s", reason)
+            await self._error(op_id, [{"message": reason, "extensions": {"code": LIMIT_CODE}}])
+            return
+        task = asyncio.create_task(self._run(op_id, payload, claims))
+        self.running[op_id] = task
+
+    async def _run(self, op_id: str, payload: dict[str, Any], claims: Claims) -> None:
+        """One subscription, from its preparation to its last event."""
+        request_id = uuid.uuid4().hex
+        try:
+            errors, stream = await self._start(op_id, payload, claims, request_id)
+            if errors:
+                await self._error(op_id, errors)
+                return
+            assert stream is not None
+            async for result in stream:
+                await self._next(op_id, result, request_id)
+            await self._send({"type": "complete", "id": op_id})
+        except ApiError as exc:  # a stream that cannot go on (its subscriber too slow)
+            log.warning("subscription ended: %s", exc)
+            error = {"message": str(exc), "extensions": exc.extensions}
+            await self._error(op_id, [error])
+        except (StoreError, OSError) as exc:  # the stream could not be read (a replay)
+            log.warning("subscription ended: the store is unavailable (%s)", exc)
+            error = {"message": "the store is unavailable", "extensions": {"code": UNAVAILABLE}}
+            await self._error(op_id, [error])
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self.realtime.limits.release(claims.tenant)
+            if self.running.get(op_id) is asyncio.current_task():
+                del self.running[op_id]
+
+    async def _start(
+        self, op_id: str, payload: dict[str, Any], claims: Claims, request_id: str
+    ) -> tuple[list[dict[str, Any]], Any]:
+        """The errors that stop the subscription, or its stream of results."""
+        realtime = self.realtime
+        schema = realtime.schema
+        preparation = schema.preparation
+        name = payload.get("operationName")
+        variables = payload.get("variables") or {}
+        if not isinstance(name, str | None) or not isinstance(variables, dict):
+            return [_bad_request("operationName must be a string, variables an object")], None
+        try:
+            prepared = preparation.prepared(schema._schema, payload["query"])
+        except GraphQLError as error:
+            return self._formatted([error], request_id), None
+        caller = None if claims.unrestricted else claims.caller
+        errors, _ = preparation.screen(schema._schema, prepared, name, variables, caller)
+        if errors:
+            return self._formatted(errors, request_id), None
+        operation = get_operation_ast(prepared.document, name)
+        if operation is None or operation.operation is not OperationType.SUBSCRIPTION:
+            return [_bad_request("only subscription operations run over WebSocket")], None
+        ctx = self._context(op_id, claims, request_id)
+        started = subscribe(
+            schema._schema,
+            prepared.document,
+            context_value=ctx,
+            variable_values=variables,
+            operation_name=name,
+            executor_class=Executor,
+        )
+        if inspect.isawaitable(started):
+            started = await started
+        if isinstance(started, ExecutionResult):
+            return self._formatted(started.errors or [], request_id), None
+        return [], started
+
+    def _context(self, op_id: str, claims: Claims, request_id: str) -> SubscriptionContext:
+        realtime = self.realtime
+        cursors = realtime.cursors.bound_to(claims.subject)
+
+        async def notify(error: dict[str, Any]) -> None:
+            await self._send({"type": "next", "id": op_id, "payload": {"errors": [error]}})
+
+        return SubscriptionContext(
+            tenant=claims.tenant,
+            caller=claims.caller,
+            unrestricted=claims.unrestricted,
+            session=Session(realtime.store, cursors, claims.caller),
+            server_session=Session(realtime.store, cursors),
+            request_id=request_id,
+            hub=realtime.hub,
+            cursors=realtime.events,
+            notify=notify,
+        )
+
+    def _formatted(self, errors: list[GraphQLError], request_id: str) -> list[dict[str, Any]]:
+        self.realtime.schema.process_errors(errors)
+        return [format_error(error, request_id) for error in errors]
+
+    async def _next(self, op_id: str, result: ExecutionResult, request_id: str) -> None:
+        body: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            body["errors"] = self._formatted(result.errors, request_id)
+        await self._send({"type": "next", "id": op_id, "payload": body})
+
+    async def _error(self, op_id: str, errors: list[dict[str, Any]]) -> None:
+        await self._send({"type": "error", "id": op_id, "payload": errors})
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        async with self._send_lock:
+            if self._closed.is_set():
+                return
+            await self.websocket.send_text(orjson.dumps(message).decode())
+
+    async def _close(self, code: int, reason: str) -> None:
+        async with self._send_lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+            if self.websocket.application_state is WebSocketState.CONNECTED:
+                await self.websocket.close(code, reason)
+
+
+def _bad_request(message: str) -> dict[str, Any]:
+    return {"message": message, "extensions": {"code": "BAD_REQUEST"}}

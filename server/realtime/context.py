@@ -1,0 +1,25 @@
+"""The context a subscription's resolvers see: a query's Context (tenant, caller, sessions,
+loaders) plus the hub that feeds it, the event cursors, and how to tell the client of a
+notice that is no event (events trimmed past its cursor)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.graphql.context import Context
+from server.realtime.cursors import EventCursors
+from server.realtime.hub import Hub
+
+
+async def _ignore(_error: dict[str, Any]) -> None:
+    return None
+
+
+@dataclass
+class SubscriptionContext(Context):
+    hub: Hub | None = None
+    cursors: EventCursors | None = None
+    notify: Callable[[dict[str, Any]], Awaitable[None]] = field(default=_ignore)
+    """Sends the client a `next` message carrying this GraphQL error, and no data."""

@@ -1,0 +1,156 @@
+"""The worker's one reader of the table's change stream and the subscriptions it feeds.
+
+The reader follows every shard in lineage order (a shard's children once it has ended) and
+hands each record's change to the feeds registered under its (tenant, topic), in stream
+order: an event costs a lookup per topic and a put per matching feed. A position trimmed
+away under the reader (it fell more than the retention behind) goes on from the oldest
+record kept. A subscription resuming after a cursor replays what the stream still holds
+after it (`replay`), its feed registered first so nothing between falls in a gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from keygraph.errors import StoreError
+from keygraph.streams import ChangeStream, Position, Shard, Trimmed
+from server.realtime.changes import Change, Topic, change_of
+from server.realtime.feed import Feed
+
+log = logging.getLogger("keygraph.realtime")
+
+_CATCH_UP_PASSES = 100
+"""Reads through every shard at start, at most, before live delivery begins."""
+
+
+class Hub:
+    """The reader task of one worker and the feeds it delivers to."""
+
+    def __init__(self, stream: ChangeStream, poll_interval: float) -> None:
+        self.stream = stream
+        self.poll_interval = poll_interval
+        self._feeds: dict[tuple[str, Topic], set[Feed]] = {}
+        self._positions: dict[str, Position] = {}
+        self._ended: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+        self.delivered = 0
+        """Changes handed to feeds since start."""
+
+    async def start(self) -> None:
+        """Reads the stream up to now without delivering, then follows it in a task."""
+        for _ in range(_CATCH_UP_PASSES):
+            if not await self._poll_once(deliver=False):
+                break
+        self._task = asyncio.create_task(self._run(), name="keygraph-stream-reader")
+
+    async def stop(self) -> None:
+        """Stops the reader, and closes the stream's own connections if it has any (the
+        DynamoDB Streams reader does)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        close = getattr(self.stream, "close", None)
+        if close is not None:
+            await close()
+
+    def open(self, tenant: str, topic: Topic) -> Feed:
+        feed = Feed(tenant, topic)
+        self._feeds.setdefault((tenant, topic), set()).add(feed)
+        return feed
+
+    def close(self, feed: Feed) -> None:
+        key = (feed.tenant, feed.topic)
+        feeds = self._feeds.get(key)
+        if feeds is not None:
+            feeds.discard(feed)
+            if not feeds:
+                del self._feeds[key]
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                read = await self._poll_once(deliver=True)
+            except (StoreError, OSError) as exc:
+                log.warning("change stream not read: %s", exc)
+                read = 0
+            if not read:
+                await asyncio.sleep(self.poll_interval)
+
+    async def _poll_once(self, *, deliver: bool) -> int:
+        """Reads each followed shard once; the number of records read."""
+        shards = await self.stream.shards()
+        self._follow(shards)
+        read = 0
+        for shard_id, position in list(self._positions.items()):
+            try:
+                batch = await self.stream.read(position)
+            except Trimmed:
+                log.warning("change stream shard %s trimmed past the reader", shard_id)
+                self._positions[shard_id] = Position(shard_id)
+                continue
+            if deliver:
+                for record in batch.records:
+                    change = change_of(record, shard_id)
+                    if change is not None:
+                        self._publish(change)
+            read += len(batch.records)
+            if batch.ended:
+                del self._positions[shard_id]
+                self._ended.add(shard_id)
+            else:
+                self._positions[shard_id] = batch.next
+        return read
+
+    def _follow(self, shards: list[Shard]) -> None:
+        """Starts reading each shard whose parent has been read to its end (or is gone)."""
+        kept = {shard.shard_id for shard in shards}
+        self._ended &= kept
+        for shard_id in [s for s in self._positions if s not in kept]:
+            del self._positions[shard_id]
+        for shard in shards:
+            shard_id = shard.shard_id
+            if shard_id in self._positions or shard_id in self._ended:
+                continue
+            parent = shard.parent_id
+            if parent is None or parent not in kept or parent in self._ended:
+                self._positions[shard_id] = Position(shard_id)
+
+    def _publish(self, change: Change) -> None:
+        for topic in change.topics:
+            for feed in self._feeds.get((change.tenant, topic), ()):
+                feed.offer(change)
+                self.delivered += 1
+
+    async def replay(self, after: Position | None) -> AsyncIterator[Change]:
+        """The changes the stream holds after `after` (from the oldest kept when None), in
+        lineage order, up to its end now; raises Trimmed when `after` is no longer held."""
+        shards = await self.stream.shards()
+        kept = {shard.shard_id for shard in shards}
+        if after is None:
+            starts = [Position(s.shard_id) for s in shards if s.parent_id not in kept]
+        elif after.shard_id not in kept:
+            raise Trimmed(f"shard {after.shard_id} is no longer kept")
+        else:
+            starts = [after]
+        pending = list(starts)
+        while pending:
+            position = pending.pop(0)
+            while True:
+                batch = await self.stream.read(position)
+                for record in batch.records:
+                    change = change_of(record, position.shard_id)
+                    if change is not None:
+                        yield change
+                position = batch.next
+                if batch.ended:
+                    pending.extend(
+                        Position(s.shard_id) for s in shards if s.parent_id == position.shard_id
+                    )
+                    break
+                if not batch.records:
+                    break
