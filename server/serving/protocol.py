@@ -129,5 +129,6 @@ class Protocol(HttpToolsProtocol):
 
 
 def uvicorn_options() -> dict[str, Any]:
-    """The `uvicorn.Config` arguments that choose this protocol and its event loop."""
-    return {"http": Protocol, "loop": "uvloop", "ws": "none"}
+    """The `uvicorn.Config` arguments that choose this protocol, its event loop, and wsproto
+    for the WebSocket upgrades of subscriptions (server/realtime)."""
+    return {"http": Protocol, "loop": "uvloop", "ws": "wsproto"}
