@@ -1,6 +1,7 @@
 """GraphiQL end to end in a real browser with no internet: `python -m server serve --demo`,
 Chromium driven by Playwright with every non-loopback request blocked, the README's example
-query run from the page, its result read from the result pane.
+query run from the page, its result read from the result pane; and a subscription run from
+the page, over a WebSocket to the page's own origin, showing the event a mutation makes.
 
 Needs a Chromium on the machine (Debian: `apt-get install chromium`; or set
 KEYGRAPH_CHROMIUM to a Chromium or Chrome binary); skipped with that advice when there is
@@ -11,16 +12,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from playwright.sync_api import Page, Route, WebSocket, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench.limits import readme_query
 from keygraph.stores.dynamodb.local import free_port
@@ -86,43 +91,77 @@ def demo_server(tmp_path: Path) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def test_graphiql_runs_the_readme_query_offline(demo_server: str, tmp_path: Path) -> None:
-    chromium = _chromium()
-    from playwright.sync_api import Route, sync_playwright
+class Browser:
+    """A Chromium page that may reach loopback only: what it tried elsewhere, its console
+    lines, and the frames it sent over WebSockets, by socket URL."""
 
-    blocked: list[str] = []
-    console: list[str] = []
+    def __init__(self) -> None:
+        self.blocked: list[str] = []
+        self.console: list[str] = []
+        self.sent: dict[str, list[str]] = {}
 
-    def only_loopback(route: Route) -> None:
+    def only_loopback(self, route: Route) -> None:
         host = urllib.parse.urlsplit(route.request.url).hostname
         if host in LOOPBACK:
             route.continue_()
         else:
-            blocked.append(route.request.url)
+            self.blocked.append(route.request.url)
             route.abort()
 
-    query = urllib.parse.quote(readme_query())
+    def watch(self, socket: WebSocket) -> None:
+        frames = self.sent.setdefault(socket.url, [])
+
+        def sent(frame: bytes | str) -> None:
+            frames.append(frame if isinstance(frame, str) else frame.decode())
+
+        socket.on("framesent", sent)
+
+    def csp_violations(self) -> list[str]:
+        return [line for line in self.console if "Content Security Policy" in line]
+
+
+@pytest.fixture
+def browser() -> Iterator[tuple[Browser, Page]]:
+    """A watched Browser and its Playwright page."""
+    chromium = _chromium()
+
+    watched = Browser()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
+        launched = playwright.chromium.launch(
             executable_path=chromium, headless=True, args=BROWSER_ARGS
         )
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/*", only_loopback)
-            page.on("console", lambda message: console.append(message.text))
-            page.goto(f"{demo_server}/graphql?query={query}")
-            page.locator(".graphiql-execute-button").click(timeout=60_000)
-            result = page.locator(".graphiql-response")
-            result.get_by_text('"tenant": "demo"').wait_for(timeout=60_000)
-            # the pane shows only the lines in view; its editor holds the whole result
-            text = page.evaluate(
-                "document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue()"
-            )
-            page.screenshot(path=str(tmp_path / "graphiql.png"))
-            if os.environ.get("KEYGRAPH_UPDATE_SCREENSHOT") == "1":
-                page.screenshot(path=str(SCREENSHOT))
+            page = launched.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/*", watched.only_loopback)
+            page.on("console", lambda message: watched.console.append(message.text))
+            page.on("websocket", watched.watch)
+            yield watched, page
         finally:
-            browser.close()
+            launched.close()
+
+
+def _result_text(page: Page) -> str:
+    """The result pane's whole text: the pane shows only the lines in view, its editor
+    holds them all."""
+    text: str = page.evaluate(
+        "document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue()"
+    )
+    return text
+
+
+def test_graphiql_runs_the_readme_query_offline(
+    demo_server: str, browser: tuple[Browser, Page], tmp_path: Path
+) -> None:
+    watched, page = browser
+    query = urllib.parse.quote(readme_query())
+    page.goto(f"{demo_server}/graphql?query={query}")
+    page.locator(".graphiql-execute-button").click(timeout=60_000)
+    result = page.locator(".graphiql-response")
+    result.get_by_text('"tenant": "demo"').wait_for(timeout=60_000)
+    text = _result_text(page)
+    page.screenshot(path=str(tmp_path / "graphiql.png"))
+    if os.environ.get("KEYGRAPH_UPDATE_SCREENSHOT") == "1":
+        page.screenshot(path=str(SCREENSHOT))
     result = json.loads(text)
     assert "errors" not in result
     data = result["data"]
@@ -130,5 +169,85 @@ def test_graphiql_runs_the_readme_query_offline(demo_server: str, tmp_path: Path
     assert len(data["users"]["edges"]) == 3
     assert data["shopsNear"]
     assert data["orgRoots"]
-    assert blocked == []
-    assert not [line for line in console if "Content Security Policy" in line]
+    assert watched.blocked == []
+    assert watched.sent == {}  # a query goes over HTTP
+    assert watched.csp_violations() == []
+
+
+SUBSCRIPTION = """subscription ($user: ID!) {
+  orderChanged(userId: $user) { change order { id status } }
+}"""
+CREATE_ORDER = """mutation ($user: ID!) {
+  createOrder(input: {userId: $user, currency: "EUR",
+    items: [{sku: "MUG-1", name: "Mug", quantity: 2, unitPriceCents: 1250}]}) { id }
+}"""
+
+
+def _page_token(url: str) -> str:
+    """The Authorization header the page carries (dev mode prefills one)."""
+    request = urllib.request.Request(f"{url}/graphql", headers={"Accept": "text/html"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        html = response.read().decode()
+    found = re.search(r"Bearer [\w.-]+", html)
+    assert found is not None
+    return found.group(0)
+
+
+def _post(url: str, authorization: str, query: str, variables: dict[str, str]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": query, "variables": variables}).encode(),
+        headers={"Authorization": authorization, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = json.loads(response.read())
+    assert "errors" not in body, body
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+def _until(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{timeout} s and still not: {what}"
+        time.sleep(0.1)
+
+
+def test_graphiql_subscribes_and_shows_a_mutations_event(
+    demo_server: str, browser: tuple[Browser, Page]
+) -> None:
+    watched, page = browser
+    authorization = _page_token(demo_server)
+    users = _post(demo_server, authorization, "{ users(first: 1) { edges { node { id } } } }", {})
+    user = users["users"]["edges"][0]["node"]["id"]
+    query = urllib.parse.quote(SUBSCRIPTION)
+    variables = urllib.parse.quote(json.dumps({"user": user}))
+    page.goto(f"{demo_server}/graphql?query={query}&variables={variables}")
+    page.locator(".graphiql-execute-button").click(timeout=60_000)
+    socket = demo_server.replace("http://", "ws://") + "/graphql"
+
+    def subscribed() -> bool:
+        frames = [json.loads(frame) for frame in watched.sent.get(socket, [])]
+        return any(frame["type"] == "subscribe" for frame in frames)
+
+    _until(subscribed, "the page subscribed over a WebSocket to its own origin")
+    # the subscribe is on its way; the server registers it on arrival, so a mutation made
+    # before then makes no event: make another until one shows
+    created: list[str] = []
+    for _ in range(20):
+        order = _post(demo_server, authorization, CREATE_ORDER, {"user": user})["createOrder"]
+        created.append(order["id"])
+        try:
+            page.locator(".graphiql-response").get_by_text('"CREATED"').wait_for(timeout=3000)
+            break
+        except PlaywrightTimeout:
+            continue
+    changed = json.loads(_result_text(page))["data"]["orderChanged"]
+    assert changed["change"] == "CREATED"
+    assert changed["order"]["status"] == "PENDING"
+    assert changed["order"]["id"] in created
+    assert list(watched.sent) == [socket]  # the page's own origin, nothing else
+    init = json.loads(watched.sent[socket][0])
+    assert init == {"type": "connection_init", "payload": {"Authorization": authorization}}
+    assert watched.blocked == []
+    assert watched.csp_violations() == []
