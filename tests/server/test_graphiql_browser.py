@@ -184,7 +184,7 @@ CREATE_ORDER = """mutation ($user: ID!) {
 
 
 def _page_token(url: str) -> str:
-    """The Authorization header the page carries (dev mode prefills one)."""
+    """An Authorization header as the page carries (dev mode prefills a fresh one)."""
     request = urllib.request.Request(f"{url}/graphql", headers={"Accept": "text/html"})
     with urllib.request.urlopen(request, timeout=30) as response:
         html = response.read().decode()
@@ -206,11 +206,13 @@ def _post(url: str, authorization: str, query: str, variables: dict[str, str]) -
     return data
 
 
-def _until(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+def _until(page: Page, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Wait for `condition`, letting Playwright deliver the page's events meanwhile (its
+    sync API delivers them only inside its own calls)."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"{timeout} s and still not: {what}"
-        time.sleep(0.1)
+        page.wait_for_timeout(100)
 
 
 def test_graphiql_subscribes_and_shows_a_mutations_event(
@@ -230,7 +232,7 @@ def test_graphiql_subscribes_and_shows_a_mutations_event(
         frames = [json.loads(frame) for frame in watched.sent.get(socket, [])]
         return any(frame["type"] == "subscribe" for frame in frames)
 
-    _until(subscribed, "the page subscribed over a WebSocket to its own origin")
+    _until(page, subscribed, "the page subscribed over a WebSocket to its own origin")
     # the subscribe is on its way; the server registers it on arrival, so a mutation made
     # before then makes no event: make another until one shows
     created: list[str] = []
@@ -247,7 +249,16 @@ def test_graphiql_subscribes_and_shows_a_mutations_event(
     assert changed["order"]["status"] == "PENDING"
     assert changed["order"]["id"] in created
     assert list(watched.sent) == [socket]  # the page's own origin, nothing else
+    # connection_init carries the Authorization header the page's headers editor holds
+    config = json.loads(page.locator("#graphiql-config").text_content() or "")
     init = json.loads(watched.sent[socket][0])
-    assert init == {"type": "connection_init", "payload": {"Authorization": authorization}}
+    assert init == {"type": "connection_init", "payload": json.loads(config["headers"])}
+    assert init["payload"]["Authorization"].startswith("Bearer ey")
     assert watched.blocked == []
     assert watched.csp_violations() == []
+    # another origin, even the same server by another name, is refused by the policy
+    elsewhere = socket.replace("127.0.0.1", "localhost")
+    page.evaluate("url => { new WebSocket(url); }", elsewhere)
+    _until(page, lambda: bool(watched.csp_violations()), "the policy refused another origin")
+    assert elsewhere in watched.csp_violations()[0]
+    assert elsewhere not in watched.sent
