@@ -369,3 +369,28 @@ async def test_a_keyed_read_that_failed_runs_again(api: Api, proxy: FaultProxy) 
     retry = await keyed(api, USERS, "k-read")
     assert retry.json()["data"]["users"]["edges"] == []
     assert "Idempotent-Replayed" not in retry.headers
+
+
+async def test_a_keyed_write_cut_off_by_the_timeout_is_not_run_again(
+    make_api: MakeApi, proxy: FaultProxy
+) -> None:
+    """The request timed out while the shop's PutItem was on its way (DynamoDB runs it
+    late): the key is kept UNKNOWN. One that timed out before writing runs again."""
+    api = await make_api(request_timeout=0.5)
+    proxy.add(delay(0), operations={"PutItem"}, times=1)  # the ledger's claim passes
+    proxy.add(delay(1.0), operations={"PutItem"}, times=1)
+    first = await keyed(api, CREATE_SHOP, "k-slow")
+    assert (first.status_code, error_of(first.json())["extensions"]["code"]) == (504, "TIMEOUT")
+    retry = await keyed(api, CREATE_SHOP, "k-slow")
+    assert (retry.status_code, error_of(retry.json())["extensions"]["code"]) == (
+        409,
+        "IDEMPOTENCY_OUTCOME_UNKNOWN",
+    )
+    await asyncio.sleep(1.0)  # the late PutItem has run
+    assert await shops(api) == 1
+
+    slow = proxy.add(delay(1.0), operations={"Query"}, times=1)
+    assert (await keyed(api, USERS, "k-slow-read")).status_code == 504
+    assert slow.times == 0
+    again = await keyed(api, USERS, "k-slow-read")
+    assert again.json()["data"]["users"]["edges"] == []
