@@ -298,6 +298,8 @@ def _asks_retry(answer: Answer) -> bool:
     of RETRY_CODES (a store throttle answers 200 with THROTTLED on its field)."""
     if answer.status == 429 or answer.status >= 500:
         return True
+    if b'"errors"' not in answer.body:  # no error: not parsed
+        return False
     try:
         body = orjson.loads(answer.body)
     except orjson.JSONDecodeError:
