@@ -75,7 +75,13 @@ class StoreNotConfigured(StoreError, ValueError):
 
 
 class StoreUnavailable(StoreError):
-    """The store could not be reached, or failed after bounded retries."""
+    """The store could not be reached, or failed after bounded retries. `applied` says
+    what became of the call: False, nothing was applied (never sent, or refused before it
+    ran); None, it may have been (a write sent whose answer was lost)."""
+
+    def __init__(self, message: str, *, applied: bool | None = False) -> None:
+        super().__init__(message)
+        self.applied = applied
 
 
 class StoreThrottled(StoreUnavailable):

@@ -254,17 +254,20 @@ class GraphQLEndpoint:
             headers = {idempotency.REPLAYED: "true"}
             return Response(outcome.body, outcome.status, headers, outcome.media_type)
         request.idempotency_key = key
+        writes = request.idempotency_writes = idempotency.Writes()
         try:
             response = await self._execute(request)
         except BaseException:
-            # cancelled (timeout, shutdown) or failed: a retry runs again
-            release = asyncio.ensure_future(work_deadline.unbounded(self.ledger.release(outcome)))
+            # cancelled (timeout, shutdown) or failed: a retry runs again, unless it wrote
+            release = asyncio.ensure_future(
+                work_deadline.unbounded(self.ledger.fail(outcome, writes))
+            )
             self._releasing.add(release)
             release.add_done_callback(self._releasing.discard)
             raise
         media = response.media_type or "application/json"
         await self.ledger.keep(
-            outcome, idempotency.Answer(response.status_code, media, bytes(response.body))
+            outcome, idempotency.Answer(response.status_code, media, bytes(response.body)), writes
         )
         return response
 

@@ -11,8 +11,14 @@ refused. A POST carrying the header first claims that record in the tenant's par
 - the same key while the first request still runs: the retry waits for its answer up to
   WAIT_SECONDS, then gets 409, IN_PROGRESS, with Retry-After.
 
-An answer that asks the client to retry (429, 5xx) is not kept: the record goes, and the
-retry runs afresh. Every transaction of a request with a key carries a ClientRequestToken
+An answer that asks the client to retry (429, 5xx, or a field error THROTTLED,
+STORE_UNAVAILABLE or TIMEOUT in a 200) is not kept when the request wrote nothing: the
+record goes, and the retry runs afresh. A failed request that may have written (a write
+landed, or one was sent and its answer lost: StoreUnavailable.applied None, or cut off by
+the timeout) is kept as UNKNOWN: running it again could apply it twice, and replaying its
+failure would tell the client to retry forever, so every retry within the window answers
+409, IDEMPOTENCY_OUTCOME_UNKNOWN: read the data back, and send a new key to try again.
+Every transaction of a request with a key carries a ClientRequestToken
 derived from the tenant, the key and its place in the request, so a transaction that landed
 just before a timeout is not written twice by the retry.
 
@@ -39,9 +45,10 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import orjson
 
@@ -68,6 +75,11 @@ CONFLICT error saying the first request succeeded."""
 log = logging.getLogger("keygraph.idempotency")
 _VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 _ABSENT = (Condition("not_exists", "PK"),)
+RETRY_CODES = frozenset({"THROTTLED", "STORE_UNAVAILABLE", "TIMEOUT"})
+"""Codes of errors that ask the client to send the request again."""
+UNKNOWN = "IDEMPOTENCY_OUTCOME_UNKNOWN"
+_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
+R = TypeVar("R")
 
 
 def valid_key(key: str) -> bool:
@@ -226,13 +238,26 @@ class Ledger:
             return IdempotencyRecord.from_item(exc.item)
         return None
 
-    async def keep(self, claim: Claimed, answer: Answer) -> None:
+    async def keep(self, claim: Claimed, answer: Answer, writes: Writes) -> None:
         """Keep the answer of the request holding `claim` for the window; an answer to
-        retry (429, 5xx) releases the claim instead."""
+        retry releases the claim instead, or keeps it UNKNOWN when `writes` may have been
+        applied."""
         self._stop_renewing(claim)
-        if answer.status == 429 or answer.status >= 500:
-            await self.release(claim)
+        if _asks_retry(answer):
+            await self.fail(claim, writes)
             return
+        await self._keep(claim, answer)
+
+    async def fail(self, claim: Claimed, writes: Writes) -> None:
+        """The request holding `claim` failed: release the key when it wrote nothing, else
+        keep it UNKNOWN."""
+        if writes.maybe_applied:
+            await self._keep(claim, _unknown())
+        else:
+            await self.release(claim)
+
+    async def _keep(self, claim: Claimed, answer: Answer) -> None:
+        self._stop_renewing(claim)
         body = answer.body
         if len(body) > MAX_KEPT_BYTES:
             body = orjson.dumps({"errors": [_too_large()]})
@@ -268,23 +293,78 @@ def _too_large() -> dict[str, object]:
     return {"message": message, "extensions": {"code": "CONFLICT"}}
 
 
+def _asks_retry(answer: Answer) -> bool:
+    """Whether `answer` asks the client to send the request again: 429, 5xx, or an error
+    of RETRY_CODES (a store throttle answers 200 with THROTTLED on its field)."""
+    if answer.status == 429 or answer.status >= 500:
+        return True
+    if b'"errors"' not in answer.body:  # no error: not parsed
+        return False
+    try:
+        body = orjson.loads(answer.body)
+    except orjson.JSONDecodeError:
+        return False
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if not isinstance(errors, list):
+        return False
+    for error in errors:
+        extensions = error.get("extensions") if isinstance(error, dict) else None
+        if isinstance(extensions, dict) and extensions.get("code") in RETRY_CODES:
+            return True
+    return False
+
+
+def _unknown() -> Answer:
+    message = (
+        "the first request with this Idempotency-Key failed after it may have written; "
+        "read the data back, and send a new key to try again"
+    )
+    body = orjson.dumps({"errors": [{"message": message, "extensions": {"code": UNKNOWN}}]})
+    return Answer(409, "application/json", body)
+
+
 def _answer(record: IdempotencyRecord) -> Answer:
     kept = orjson.loads(record.response or "{}")
     return Answer(int(kept["status"]), str(kept["media_type"]), str(kept["body"]).encode())
 
 
+@dataclass(slots=True)
+class Writes:
+    """What a keyed request's writes did: whether any may have been applied."""
+
+    maybe_applied: bool = False
+
+
 class TokenedStore(StoreView):
     """A request's store whose transactions carry ClientRequestTokens derived from its
-    tenant and Idempotency-Key, numbered in the order the request sends them."""
+    tenant and Idempotency-Key, numbered in the order the request sends them; `writes`
+    learns whether any write may have been applied: one that answered, one whose
+    StoreUnavailable says it may have run, one cut off (cancelled) on its way."""
 
-    def __init__(self, inner: Store, tenant: str, key: str) -> None:
+    def __init__(self, inner: Store, tenant: str, key: str, writes: Writes | None = None) -> None:
         super().__init__(inner)
         self._prefix = hashlib.sha256(f"{tenant}\0{key}".encode()).hexdigest()[:32]
         self._sent = 0
+        self.writes = Writes() if writes is None else writes
+
+    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+        if kind not in _WRITES:
+            return await call()
+        try:
+            answer = await call()
+        except StoreUnavailable as exc:
+            if exc.applied is not False:
+                self.writes.maybe_applied = True
+            raise
+        except asyncio.CancelledError:  # cut off (the timeout): it may have been sent
+            self.writes.maybe_applied = True
+            raise
+        self.writes.maybe_applied = True
+        return answer
 
     async def transact_write(
         self, actions: Sequence[WriteAction], token: str | None = None
     ) -> None:
         self._sent += 1
         mine = f"{self._prefix}-{self._sent}" if token is None else token
-        await self.inner.transact_write(actions, mine)
+        await self._call("TransactWriteItems", lambda: self.inner.transact_write(actions, mine))

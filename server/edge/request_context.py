@@ -36,7 +36,11 @@ class RequestContexts:
             raise RuntimeError("a GraphQL context is built only for a verified request")
         key = request.idempotency_key
         store = (
-            self.store if key is None else idempotency.TokenedStore(self.store, claims.tenant, key)
+            self.store
+            if key is None
+            else idempotency.TokenedStore(
+                self.store, claims.tenant, key, request.idempotency_writes
+            )
         )
         counter = CountingStore(store)
         cursors = self._cursors_of(claims.subject)

@@ -205,14 +205,18 @@ class Connection:
     async def _run(self, op_id: str, payload: dict[str, Any], claims: Claims) -> None:
         """One subscription, from its preparation to its last event."""
         request_id = uuid.uuid4().hex
+        started, sent, streaming = time.perf_counter(), 0, False
         try:
             errors, stream = await self._start(op_id, payload, claims, request_id)
             if errors:
                 await self._error(op_id, errors)
                 return
             assert stream is not None
+            log.info("subscription started", extra=_fields(request_id, claims, payload))
+            streaming = True
             async for result in stream:
                 await self._next(op_id, result, request_id)
+                sent += 1
             await self._send({"type": "complete", "id": op_id})
         except ApiError as exc:  # a stream that cannot go on (its subscriber too slow)
             log.warning("subscription ended: %s", exc)
@@ -228,6 +232,10 @@ class Connection:
             self.realtime.limits.release(claims.tenant)
             if self.running.get(op_id) is asyncio.current_task():
                 del self.running[op_id]
+            if streaming:
+                fields = _fields(request_id, claims, payload)
+                fields.update(events=sent, duration_s=round(time.perf_counter() - started, 1))
+                log.info("subscription ended", extra=fields)
 
     async def _start(
         self, op_id: str, payload: dict[str, Any], claims: Claims, request_id: str
@@ -311,6 +319,16 @@ class Connection:
             self._closed.set()
             if self.websocket.application_state is WebSocketState.CONNECTED:
                 await self.websocket.close(code, reason)
+
+
+def _fields(request_id: str, claims: Claims, payload: dict[str, Any]) -> dict[str, Any]:
+    """A subscription's log fields, as the request log's."""
+    name = payload.get("operationName")
+    return {
+        "request_id": request_id,
+        "tenant": claims.tenant,
+        "operation": name if isinstance(name, str) else None,
+    }
 
 
 def _bad_request(message: str) -> dict[str, Any]:

@@ -309,3 +309,88 @@ async def test_a_cleanup_throttled_past_its_retries_finishes_in_the_background(
     await asyncio.wait_for(cleanup.drain(), 10)
     assert proxy.injected["Query", THROUGHPUT_EXCEEDED.name] > FAST.max_attempts
     assert await gone(api, user_id, order_ids)
+
+
+CREATE_USER = 'mutation { createUser(input: {email: "a@example.org", name: "A"}) { id } }'
+
+
+async def keyed(api: Api, query: str, key: str) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {api.token}", "Idempotency-Key": key}
+    return await api.client.post("/graphql", json={"query": query}, headers=headers)
+
+
+async def test_a_throttled_keyed_mutation_runs_again_once_the_throttle_clears(
+    api: Api, proxy: FaultProxy
+) -> None:
+    """A throttled transaction did not run: its THROTTLED answer (a 200) is not kept, and
+    the retry with the same key writes the user, once."""
+    throttled = proxy.add(THROTTLING, operations={"TransactWriteItems"})
+    first = await keyed(api, CREATE_USER, "k-throttled")
+    assert error_of(first.json())["extensions"]["code"] == "THROTTLED"
+    assert proxy.calls["TransactWriteItems"] == FAST.max_attempts
+    proxy.remove(throttled)
+    retry = await keyed(api, CREATE_USER, "k-throttled")
+    assert "Idempotent-Replayed" not in retry.headers
+    user_id = retry.json()["data"]["createUser"]["id"]
+    again = await keyed(api, CREATE_USER, "k-throttled")
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.json()["data"]["createUser"]["id"] == user_id
+    assert proxy.calls["TransactWriteItems"] == FAST.max_attempts + 1
+    data = await api.data(USERS)
+    assert [edge["node"]["id"] for edge in data["users"]["edges"]] == [user_id]
+
+
+async def test_a_keyed_write_whose_answer_was_lost_is_not_run_again(
+    api: Api, proxy: FaultProxy
+) -> None:
+    """createShop's conditional PutItem ran and its answer was lost: running it again could
+    write a second shop, so the key is kept UNKNOWN and every retry is told so."""
+    proxy.add(delay(0), operations={"PutItem"}, times=1)  # the ledger's claim passes
+    proxy.add(RESET_AFTER, operations={"PutItem"}, times=1)  # the shop's is lost
+    first = await keyed(api, CREATE_SHOP, "k-lost")
+    assert error_of(first.json())["extensions"]["code"] == "STORE_UNAVAILABLE"
+    for _ in range(2):
+        retry = await keyed(api, CREATE_SHOP, "k-lost")
+        assert retry.status_code == 409
+        assert error_of(retry.json())["extensions"]["code"] == "IDEMPOTENCY_OUTCOME_UNKNOWN"
+    assert proxy.injected["PutItem", RESET_AFTER.name] == 1
+    assert await shops(api) == 1
+    fresh = await keyed(api, CREATE_SHOP, "k-new")
+    assert fresh.json()["data"]["createShop"]["id"]
+    assert await shops(api) == 2
+
+
+async def test_a_keyed_read_that_failed_runs_again(api: Api, proxy: FaultProxy) -> None:
+    """Nothing written: a STORE_UNAVAILABLE answer releases the key."""
+    failing = proxy.add(RESET_BEFORE, operations={"Query"})
+    first = await keyed(api, USERS, "k-read")
+    assert error_of(first.json())["extensions"]["code"] == "STORE_UNAVAILABLE"
+    proxy.remove(failing)
+    retry = await keyed(api, USERS, "k-read")
+    assert retry.json()["data"]["users"]["edges"] == []
+    assert "Idempotent-Replayed" not in retry.headers
+
+
+async def test_a_keyed_write_cut_off_by_the_timeout_is_not_run_again(
+    make_api: MakeApi, proxy: FaultProxy
+) -> None:
+    """The request timed out while the shop's PutItem was on its way (DynamoDB runs it
+    late): the key is kept UNKNOWN. One that timed out before writing runs again."""
+    api = await make_api(request_timeout=0.5)
+    proxy.add(delay(0), operations={"PutItem"}, times=1)  # the ledger's claim passes
+    proxy.add(delay(1.0), operations={"PutItem"}, times=1)
+    first = await keyed(api, CREATE_SHOP, "k-slow")
+    assert (first.status_code, error_of(first.json())["extensions"]["code"]) == (504, "TIMEOUT")
+    retry = await keyed(api, CREATE_SHOP, "k-slow")
+    assert (retry.status_code, error_of(retry.json())["extensions"]["code"]) == (
+        409,
+        "IDEMPOTENCY_OUTCOME_UNKNOWN",
+    )
+    await asyncio.sleep(1.0)  # the late PutItem has run
+    assert await shops(api) == 1
+
+    slow = proxy.add(delay(1.0), operations={"Query"}, times=1)
+    assert (await keyed(api, USERS, "k-slow-read")).status_code == 504
+    assert slow.times == 0
+    again = await keyed(api, USERS, "k-slow-read")
+    assert again.json()["data"]["users"]["edges"] == []

@@ -21,6 +21,10 @@ opened, or DynamoDB refused it (throttling, errors.RETRYABLE_CODES below 500, a 
 transaction's conflicts). A connection found closed by its peer before a request is written
 on it is not a failure at all: it is never used (connections.py).
 
+The error says whether the call may have been applied (StoreUnavailable.applied): None
+after a write's attempt that may have run, False when every attempt was refused or never
+sent (a throttled call did not run).
+
 Every retry waits a capped exponential backoff with full jitter, and is made only while the
 call has attempts left, the wait ends before the request's deadline (keygraph.deadline), and
 the store's retry budget (RetryBudget) pays for it. When one of them says no, a call
@@ -89,7 +93,17 @@ class Attempts:
     long to wait before the next (and whether on a new connection), or raises the error
     the caller gets."""
 
-    __slots__ = ("attempt", "budget", "fresh", "held", "operation", "policy", "renewed", "resend")
+    __slots__ = (
+        "attempt",
+        "budget",
+        "fresh",
+        "held",
+        "operation",
+        "policy",
+        "renewed",
+        "resend",
+        "unsure",
+    )
 
     def __init__(
         self, policy: RetryPolicy, budget: RetryBudget, operation: str, params: dict[str, Any]
@@ -102,6 +116,8 @@ class Attempts:
         self.renewed = False
         self.held = 0
         """Tokens the last retry took from the budget."""
+        self.unsure = False
+        """Whether an attempt of a write may have run (a 5xx, or a failure after sending)."""
 
     def succeeded(self) -> None:
         self.budget.give(self.held if self.held else self.budget.success_refill)
@@ -109,8 +125,17 @@ class Attempts:
     def failed(self, failure: ServiceError | TransientError) -> float:
         """Seconds to wait before the next attempt, or the error to report, raised."""
         throttle = False
+        maybe_ran = failure.status >= 500 if isinstance(failure, ServiceError) else failure.sent
+        if maybe_ran and self.operation not in READS and self.operation not in STREAM_READS:
+            self.unsure = True
         if isinstance(failure, ServiceError):
-            if not retryable(failure) or (failure.status >= 500 and not self.resend):
+            if failure.status >= 500 and not self.resend:
+                raise StoreUnavailable(
+                    f"DynamoDB {self.operation} failed, its outcome unknown "
+                    f"(not sent again): {failure.code}: {failure.message}",
+                    applied=None,
+                ) from failure
+            if not retryable(failure):
                 raise map_error(failure) from failure
             throttle = throttled(failure)
             if throttle:
@@ -120,7 +145,8 @@ class Attempts:
             if failure.sent and not self.resend:
                 raise StoreUnavailable(
                     f"DynamoDB {self.operation} failed, its outcome unknown "
-                    f"(not sent again): {failure}"
+                    f"(not sent again): {failure}",
+                    applied=None,
                 ) from failure
             if failure.stale and not self.renewed:
                 # A connection its peer closed while idle: at once on a new one, once a call.
@@ -131,7 +157,8 @@ class Attempts:
             cost, self.fresh = self.budget.timeout_cost, False
         refused = _retry(self.policy, self.attempt, self.budget, cost, throttle)
         if isinstance(refused, str):
-            raise _gave_up(self.operation, failure, throttle, refused) from failure
+            applied = None if self.unsure else False
+            raise _gave_up(self.operation, failure, throttle, refused, applied) from failure
         self.held = cost
         self.attempt += 1
         count_retry(
@@ -142,10 +169,12 @@ class Attempts:
 
 def unprocessed_wait(policy: RetryPolicy, attempt: int, what: str) -> float:
     """Seconds to wait before sending again the `what` (keys, writes) DynamoDB left
-    unprocessed after attempt number `attempt`; StoreThrottled when no retry may be made."""
+    unprocessed after attempt number `attempt`; StoreThrottled when no retry may be made
+    (writes of the batch may have been applied)."""
     decided = _retry(policy, attempt, None, 0, throttle=True)
     if isinstance(decided, str):
-        raise StoreThrottled(f"DynamoDB left {what} unprocessed ({decided})")
+        applied = False if what == "keys" else None
+        raise StoreThrottled(f"DynamoDB left {what} unprocessed ({decided})", applied=applied)
     count_retry("BatchGetItem" if what == "keys" else "BatchWriteItem", "unprocessed")
     return decided
 
@@ -168,14 +197,20 @@ def _retry(
 
 
 def _gave_up(
-    operation: str, failure: ServiceError | TransientError, throttle: bool, why: str
+    operation: str,
+    failure: ServiceError | TransientError,
+    throttle: bool,
+    why: str,
+    applied: bool | None,
 ) -> Exception:
-    """The error of a call not tried again (`why`) after a failure worth retrying."""
+    """The error of a call not tried again (`why`) after a failure worth retrying;
+    `applied` is None when an earlier attempt may have run."""
     if throttle:
-        return StoreThrottled(f"DynamoDB throttled {operation} ({why}): {failure}")
+        message = f"DynamoDB throttled {operation} ({why}): {failure}"
+        return StoreThrottled(message, applied=applied)
     if isinstance(failure, ServiceError) and failure.code == "TransactionCanceledException":
         return map_error(failure)  # cancelled by conflicts: the caller's CONFLICT
-    return StoreUnavailable(f"DynamoDB unavailable ({why}): {failure}")
+    return StoreUnavailable(f"DynamoDB unavailable ({why}): {failure}", applied=applied)
 
 
 READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})

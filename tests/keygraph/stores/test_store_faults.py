@@ -496,3 +496,29 @@ async def test_no_backoff_is_waited_past_the_deadline(monkeypatch: pytest.Monkey
     finally:
         deadline.reset(token)
     await store.close()
+
+
+@pytest.mark.parametrize(
+    ("steps", "applied"),
+    [
+        ([error("ThrottlingException")], False),  # every attempt refused: nothing ran
+        ([NOWHERE], False),  # never sent
+        ([CUT], None),  # sent, its answer lost: not sent again
+        ([error("InternalServerError", 500)], None),
+        ([STALE, STALE, error("ThrottlingException")], None),  # an attempt may have run
+    ],
+    ids=["throttled", "nowhere", "cut", "500", "stale-then-throttled"],
+)
+async def test_a_failed_write_says_whether_it_may_have_been_applied(
+    steps: list[Step], applied: bool | None
+) -> None:
+    pool = FakePool({"PutItem": steps, "GetItem": steps})
+    store = store_on(pool)
+    write = CREATE if applied is None and len(steps) == 1 else Put({"PK": "p", "SK": "1"})
+    with pytest.raises(StoreUnavailable) as failed:
+        await store.put(write)
+    assert failed.value.applied is applied
+    with pytest.raises(StoreUnavailable) as read:
+        await store.get(Get({"PK": "p", "SK": "1"}))
+    assert read.value.applied is False  # a read applies nothing
+    await store.close()

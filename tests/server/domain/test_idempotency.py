@@ -5,19 +5,31 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import orjson
 import pytest
 
-from keygraph.errors import IdempotentParameterMismatch
-from keygraph.plan import Get, Update
+from generated.table import TABLE
+from keygraph.errors import IdempotentParameterMismatch, StoreThrottled, StoreUnavailable
+from keygraph.plan import Get, Put, Update
+from keygraph.store import Store
+from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.stores.view import Forwarding
+from server.domain import cleanup
 from server.edge import idempotency, owners
+from server.edge.app import create_app
 from server.edge.auth import issue_token
-from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore
+from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore, Writes
 from server.settings import Settings
+from tests.server.conftest import Api
 from tests.server.domain.conftest import World
+
+R = TypeVar("R")
 
 CREATE = """mutation($i: CreateUserInput!) { createUser(input: $i) { id email } }"""
 USERS = "{ users(first: 10) { edges { node { email } } } }"
@@ -97,13 +109,17 @@ async def test_the_ledger(world: World, monkeypatch: pytest.MonkeyPatch) -> None
     assert (running.status, running.code, running.retry_after) == (409, "IN_PROGRESS", 1)
 
     retry = Ledger(world.store, window=600, request_timeout=30, owner=ended())
-    await ledger.keep(claim, Answer(503, "application/json", b"{}"))  # retryable: released
+    await ledger.keep(
+        claim, Answer(503, "application/json", b"{}"), Writes()
+    )  # retryable: released
     claim = await retry.claim("acme", "k", "digest-1")  # by a worker that has died since
     assert isinstance(claim, Claimed)
     taken = await ledger.claim("acme", "k", "digest-1")
     assert isinstance(taken, Claimed)
-    await retry.keep(claim, Answer(200, "application/json", b"{}"))  # too late: not kept
-    await ledger.keep(taken, Answer(503, "application/json", b"{}"))  # retryable: released
+    await retry.keep(claim, Answer(200, "application/json", b"{}"), Writes())  # too late: not kept
+    await ledger.keep(
+        taken, Answer(503, "application/json", b"{}"), Writes()
+    )  # retryable: released
     again = await ledger.claim("acme", "k", "digest-1")
     assert isinstance(again, Claimed)
     await ledger.release(again)
@@ -111,7 +127,7 @@ async def test_the_ledger(world: World, monkeypatch: pytest.MonkeyPatch) -> None
     short = Ledger(world.store, window=0, request_timeout=30)
     done = await short.claim("acme", "w", "d")
     assert isinstance(done, Claimed)
-    await short.keep(done, Answer(200, "application/json", b'{"data": 1}'))
+    await short.keep(done, Answer(200, "application/json", b'{"data": 1}'), Writes())
     await asyncio.sleep(1.1)  # past the window: the key runs again
     rerun = await short.claim("acme", "w", "d")
     assert isinstance(rerun, Claimed)
@@ -138,7 +154,7 @@ async def test_a_retry_takes_over_at_once_from_a_worker_that_died(world: World) 
     assert retry.status_code == 200, retry.text  # not IN_PROGRESS until the lease lapses
     assert time.monotonic() - started < idempotency.WAIT_SECONDS
     assert await emails(world, world.acme) == ["max@example.org"]
-    await died.keep(claim, Answer(200, "application/json", b"{}"))  # too late: not kept
+    await died.keep(claim, Answer(200, "application/json", b"{}"), Writes())  # too late: not kept
     again = await post(world, world.acme.token, "k-3", "max@example.org")
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert again.json() == retry.json()
@@ -159,7 +175,7 @@ async def test_a_lease_lapses_once_its_owner_stops_renewing_it(
     await asyncio.sleep(0.5)
     taken = await retry.claim("acme", "k", "d")
     assert isinstance(taken, Claimed)
-    await retry.keep(taken, Answer(200, "application/json", b"{}"))
+    await retry.keep(taken, Answer(200, "application/json", b"{}"), Writes())
 
 
 async def test_transactions_carry_tokens_from_the_key(world: World) -> None:
@@ -178,3 +194,99 @@ async def test_transactions_carry_tokens_from_the_key(world: World) -> None:
     item = await world.store.get(Get(key, consistent=True))
     assert item is not None
     assert item["n"] == 2
+
+
+class Faulty(Forwarding):
+    """The embedded store with DynamoDB's faults injected into the data's writes (not the
+    ledger's records): `throttle` throttles that many calls of an operation before they
+    run; `lose` runs that many, then fails as a write whose answer was lost."""
+
+    def __init__(self, inner: Store) -> None:
+        super().__init__(inner)
+        self.throttle: Counter[str] = Counter()
+        self.lose: Counter[str] = Counter()
+
+    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+        if self.throttle[kind]:
+            self.throttle[kind] -= 1
+            raise StoreThrottled(f"{kind} throttled")
+        if self.lose[kind]:
+            self.lose[kind] -= 1
+            await call()
+            raise StoreUnavailable(f"{kind} failed, its outcome unknown", applied=None)
+        return await call()
+
+    async def put(self, plan: Put) -> None:
+        if "#IDEMPOTENCY#" in str(plan.item["PK"]):
+            await self.inner.put(plan)  # the ledger's records
+        else:
+            await super().put(plan)
+
+
+@pytest.fixture
+async def faulty(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Api, Faulty]]:
+    embedded = EmbeddedStore(TABLE, path=tmp_path / "faulty.sqlite3")
+    store = Faulty(embedded)
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield Api(client, issue_token(settings, "acme", "alice", roles=["admin"])), store
+    await cleanup.stop()
+    await embedded.close()
+
+
+SHOP = 'createShop(input: {name: "S", lat: 48.85, lng: 2.35}) { id }'
+SHOPS = "{ shopsNear(lat: 48.85, lng: 2.35, radiusKm: 5) { shop { id } } }"
+
+
+async def keyed(api: Api, query: str, key: str) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {api.token}", "Idempotency-Key": key}
+    return await api.client.post("/graphql", json={"query": query}, headers=headers)
+
+
+def codes(response: httpx.Response) -> list[str]:
+    return [error["extensions"]["code"] for error in response.json().get("errors", ())]
+
+
+async def test_a_throttled_keyed_mutation_runs_again_on_the_embedded_store(
+    faulty: tuple[Api, Faulty],
+) -> None:
+    api, store = faulty
+    store.throttle["TransactWriteItems"] = 1
+    create = 'mutation { createUser(input: {email: "a@example.org", name: "A"}) { id } }'
+    assert codes(await keyed(api, create, "k")) == ["THROTTLED"]
+    retry = await keyed(api, create, "k")
+    assert "Idempotent-Replayed" not in retry.headers
+    assert retry.json()["data"]["createUser"]["id"]
+    assert await emails_of(api) == ["a@example.org"]
+
+
+async def test_a_keyed_write_whose_answer_was_lost_is_kept_unknown_on_the_embedded_store(
+    faulty: tuple[Api, Faulty],
+) -> None:
+    api, store = faulty
+    store.lose["PutItem"] = 1
+    assert codes(await keyed(api, f"mutation {{ {SHOP} }}", "k")) == ["STORE_UNAVAILABLE"]
+    retry = await keyed(api, f"mutation {{ {SHOP} }}", "k")
+    assert (retry.status_code, codes(retry)) == (409, ["IDEMPOTENCY_OUTCOME_UNKNOWN"])
+    assert len((await api.data(SHOPS))["shopsNear"]) == 1
+
+
+async def test_a_keyed_request_that_wrote_before_it_was_throttled_is_kept_unknown(
+    faulty: tuple[Api, Faulty],
+) -> None:
+    """The shop was written, then the user's transaction throttled: running the request
+    again would write a second shop."""
+    api, store = faulty
+    store.throttle["TransactWriteItems"] = 1
+    user = 'createUser(input: {email: "a@example.org", name: "A"}) { id }'
+    both = f"mutation {{ {SHOP} {user} }}"
+    assert codes(await keyed(api, both, "k")) == ["THROTTLED"]
+    retry = await keyed(api, both, "k")
+    assert (retry.status_code, codes(retry)) == (409, ["IDEMPOTENCY_OUTCOME_UNKNOWN"])
+    assert len((await api.data(SHOPS))["shopsNear"]) == 1
+    assert await emails_of(api) == []
+
+
+async def emails_of(api: Api) -> list[str]:
+    data = await api.data(USERS)
+    return [edge["node"]["email"] for edge in data["users"]["edges"]]

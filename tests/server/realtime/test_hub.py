@@ -1,0 +1,63 @@
+"""The stream reader: it follows shards into their children, and when the records it has
+not read yet are trimmed away under it, it goes on from the oldest kept."""
+
+from __future__ import annotations
+
+import asyncio
+
+from generated.models.user import User
+from server.realtime.changes import Change
+from server.realtime.feed import Feed
+from server.realtime.hub import Hub
+from tests.server.realtime.memory_stream import MemoryStream
+
+
+def user_item(name: str, version: int) -> dict[str, object]:
+    model = User(
+        user_id="U1",
+        email="u@acme.test",
+        name=name,
+        created_at="2026-01-01T00:00:00Z",
+        version=version,
+    )
+    return model.to_item("acme")
+
+
+async def names(feed: Feed, count: int) -> list[str]:
+    found = []
+    for _ in range(count):
+        change = await asyncio.wait_for(feed.next(), 5)
+        assert isinstance(change, Change)
+        found.append(change.model.name)
+    return found
+
+
+async def test_the_reader_goes_on_from_the_oldest_kept_when_trimmed_under_it() -> None:
+    stream = MemoryStream()
+    hub = Hub(stream, poll_interval=0.01)
+    await hub.start()
+    try:
+        feed = hub.open("acme", ("user", "U1"))
+        stream.append("INSERT", new=user_item("a", 1))
+        assert await names(feed, 1) == ["a"]
+        # unread by the reader, then trimmed away, before it polls again
+        stream.append("MODIFY", old=user_item("a", 1), new=user_item("b", 2))
+        stream.trim()
+        stream.append("MODIFY", old=user_item("b", 2), new=user_item("c", 3))
+        assert await names(feed, 1) == ["c"]
+    finally:
+        await hub.stop()
+
+
+async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
+    stream = MemoryStream()
+    hub = Hub(stream, poll_interval=0.01)
+    await hub.start()
+    try:
+        feed = hub.open("acme", ("user", "U1"))
+        hub.close(feed)
+        stream.append("INSERT", new=user_item("a", 1))
+        await asyncio.sleep(0.1)
+        assert hub.delivered == 0
+    finally:
+        await hub.stop()
