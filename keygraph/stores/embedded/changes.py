@@ -56,7 +56,6 @@ _ROTATE = (
     _OPEN_SHARD + " WHERE coalesce((SELECT opened_at FROM stream_shards ORDER BY id DESC LIMIT 1),"
     f" -1) < {_NOW} - {ROTATE_SECONDS}"
 )
-_OLD = "(SELECT {column} FROM items WHERE pk = NEW.pk AND sk = NEW.sk)"
 _TRIGGERS = ("stream_put", "stream_delete")
 _EVENTS: dict[str, Literal["INSERT", "MODIFY", "REMOVE"]] = {
     "INSERT": "INSERT",
@@ -72,17 +71,19 @@ def _image(view: StreamView, which: str, body: str, plain: str) -> str:
 
 def _triggers(view: StreamView) -> tuple[str, str]:
     """The triggers recording a put (an INSERT OR REPLACE) and a delete, with `view`'s
-    images."""
+    images. A put looks its old row up once, in the WHEN that skips a write changing
+    nothing, and once more joined to its record (the event and the old image)."""
     columns = "at, event, pk, sk, old_body, old_plain, new_body, new_plain"
-    put_old = _image(view, "OLD", _OLD.format(column="body"), _OLD.format(column="plain"))
     put = f"""CREATE TRIGGER stream_put BEFORE INSERT ON items
         WHEN NOT EXISTS (SELECT 1 FROM items WHERE pk = NEW.pk AND sk = NEW.sk
             AND body = NEW.body AND plain = NEW.plain)
         BEGIN
             {_ROTATE};
             INSERT INTO stream_changes ({columns}) SELECT {_NOW},
-                CASE WHEN {_OLD.format(column="1")} IS NULL THEN 'INSERT' ELSE 'MODIFY' END,
-                NEW.pk, NEW.sk, {put_old}, {_image(view, "NEW", "NEW.body", "NEW.plain")};
+                CASE WHEN old.pk IS NULL THEN 'INSERT' ELSE 'MODIFY' END, NEW.pk, NEW.sk,
+                {_image(view, "OLD", "old.body", "old.plain")},
+                {_image(view, "NEW", "NEW.body", "NEW.plain")}
+            FROM (SELECT 1) LEFT JOIN items AS old ON old.pk = NEW.pk AND old.sk = NEW.sk;
         END"""
     delete = f"""CREATE TRIGGER stream_delete BEFORE DELETE ON items BEGIN
             {_ROTATE};
