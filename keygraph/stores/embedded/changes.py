@@ -3,8 +3,10 @@
 Triggers on the items table write one record per item changed (a put, an update, a delete,
 through any path and any process), inside the transaction that changes the item, so a write
 rolled back leaves none. A put or update that changes nothing leaves none, as on DynamoDB.
-Records are numbered by an AUTOINCREMENT sequence and grouped into shards: a write opens a
-child shard once the open one is `ROTATE_SECONDS` old, and the shard after it closes it.
+Records are numbered by their rowid, which never goes back as the newest record is never
+trimmed (files from before keep their AUTOINCREMENT sequence), and grouped into shards: a
+write opens a child shard once the open one is `ROTATE_SECONDS` old, and the shard after it
+closes it.
 Opening a shard drops the shards whose records are all past the retention; a reader skips
 (or, at a position inside them, refuses with Trimmed) the records past it that remain.
 """
@@ -36,27 +38,43 @@ so it cannot call a Python function."""
 CREATE_TABLES = (
     "CREATE TABLE IF NOT EXISTS stream_shards (id INTEGER PRIMARY KEY, first_seq INTEGER NOT"
     " NULL, opened_at REAL NOT NULL, closed_at REAL)",
-    "CREATE TABLE IF NOT EXISTS stream_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL"
+    "CREATE TABLE IF NOT EXISTS stream_changes (seq INTEGER PRIMARY KEY, at REAL"
     " NOT NULL, event TEXT NOT NULL, pk TEXT NOT NULL, sk TEXT NOT NULL, old_body TEXT,"
     " old_plain INTEGER, new_body TEXT, new_plain INTEGER)",
     # Opening a shard drops the shards before the newest one opened past the retention:
-    # their successors opened before it, so every record of theirs is past it.
+    # their successors opened before it, so every record of theirs is past it. The newest
+    # record stays, so that the next one's rowid follows it.
     f"""CREATE TRIGGER IF NOT EXISTS stream_trim AFTER INSERT ON stream_shards BEGIN
-        DELETE FROM stream_changes WHERE seq < (SELECT first_seq FROM stream_shards
-            WHERE opened_at < NEW.opened_at - {RETENTION_SECONDS} ORDER BY id DESC LIMIT 1);
+        DELETE FROM stream_changes WHERE seq < min((SELECT first_seq FROM stream_shards
+            WHERE opened_at < NEW.opened_at - {RETENTION_SECONDS} ORDER BY id DESC LIMIT 1),
+            (SELECT max(seq) FROM stream_changes));
         DELETE FROM stream_shards WHERE id < (SELECT id FROM stream_shards
             WHERE opened_at < NEW.opened_at - {RETENTION_SECONDS} ORDER BY id DESC LIMIT 1);
     END""",
 )
 
-_OPEN_SHARD = f"""INSERT INTO stream_shards (first_seq, opened_at)
-    SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'stream_changes'), 0) + 1,
-        {_NOW}"""
-_ROTATE = (
-    _OPEN_SHARD + " WHERE coalesce((SELECT opened_at FROM stream_shards ORDER BY id DESC LIMIT 1),"
-    f" -1) < {_NOW} - {ROTATE_SECONDS}"
+_NEXT = "coalesce((SELECT max(seq) FROM stream_changes), 0) + 1"
+_NEXT_AUTOINCREMENT = (
+    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'stream_changes'), 0) + 1"
 )
-_OLD = "(SELECT {column} FROM items WHERE pk = NEW.pk AND sk = NEW.sk)"
+
+
+def _open_shard(conn: sqlite3.Connection) -> str:
+    """The statement opening a shard at the next record's number: the log of a file from
+    before numbers records by an AUTOINCREMENT sequence, a newer one by rowid."""
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'stream_changes'").fetchone()
+    following = _NEXT_AUTOINCREMENT if "AUTOINCREMENT" in sql else _NEXT
+    return f"INSERT INTO stream_shards (first_seq, opened_at) SELECT {following}, {_NOW}"
+
+
+def _rotate(open_shard: str) -> str:
+    """`open_shard` when the open shard is ROTATE_SECONDS old."""
+    return (
+        f"{open_shard} WHERE coalesce((SELECT opened_at FROM stream_shards ORDER BY id DESC"
+        f" LIMIT 1), -1) < {_NOW} - {ROTATE_SECONDS}"
+    )
+
+
 _TRIGGERS = ("stream_put", "stream_delete")
 _EVENTS: dict[str, Literal["INSERT", "MODIFY", "REMOVE"]] = {
     "INSERT": "INSERT",
@@ -70,22 +88,24 @@ def _image(view: StreamView, which: str, body: str, plain: str) -> str:
     return f"{body}, {plain}" if wanted else "NULL, NULL"
 
 
-def _triggers(view: StreamView) -> tuple[str, str]:
+def _triggers(view: StreamView, open_shard: str) -> tuple[str, str]:
     """The triggers recording a put (an INSERT OR REPLACE) and a delete, with `view`'s
-    images."""
+    images. A put looks its old row up once, in the WHEN that skips a write changing
+    nothing, and once more joined to its record (the event and the old image)."""
     columns = "at, event, pk, sk, old_body, old_plain, new_body, new_plain"
-    put_old = _image(view, "OLD", _OLD.format(column="body"), _OLD.format(column="plain"))
     put = f"""CREATE TRIGGER stream_put BEFORE INSERT ON items
         WHEN NOT EXISTS (SELECT 1 FROM items WHERE pk = NEW.pk AND sk = NEW.sk
             AND body = NEW.body AND plain = NEW.plain)
         BEGIN
-            {_ROTATE};
+            {_rotate(open_shard)};
             INSERT INTO stream_changes ({columns}) SELECT {_NOW},
-                CASE WHEN {_OLD.format(column="1")} IS NULL THEN 'INSERT' ELSE 'MODIFY' END,
-                NEW.pk, NEW.sk, {put_old}, {_image(view, "NEW", "NEW.body", "NEW.plain")};
+                CASE WHEN old.pk IS NULL THEN 'INSERT' ELSE 'MODIFY' END, NEW.pk, NEW.sk,
+                {_image(view, "OLD", "old.body", "old.plain")},
+                {_image(view, "NEW", "NEW.body", "NEW.plain")}
+            FROM (SELECT 1) LEFT JOIN items AS old ON old.pk = NEW.pk AND old.sk = NEW.sk;
         END"""
     delete = f"""CREATE TRIGGER stream_delete BEFORE DELETE ON items BEGIN
-            {_ROTATE};
+            {_rotate(open_shard)};
             INSERT INTO stream_changes ({columns}) SELECT {_NOW}, 'REMOVE', OLD.pk, OLD.sk,
                 {_image(view, "OLD", "OLD.body", "OLD.plain")}, NULL, NULL;
         END"""
@@ -96,9 +116,10 @@ def turn_on(conn: sqlite3.Connection, view: StreamView) -> None:
     """Record every change from now on with `view`'s images, in a new shard (inside the
     caller's write transaction)."""
     turn_off(conn)
-    for statement in _triggers(view):
+    open_shard = _open_shard(conn)
+    for statement in _triggers(view, open_shard):
         conn.execute(statement)
-    conn.execute(_OPEN_SHARD)
+    conn.execute(open_shard)
 
 
 def turn_off(conn: sqlite3.Connection) -> None:

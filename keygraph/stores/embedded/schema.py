@@ -1,7 +1,8 @@
 """The embedded store's SQLite layout: one items table keyed (pk, sk) WITHOUT ROWID, holding
-each item's body (plain JSON where it holds the values exactly, `plain` = 1; else DynamoDB
-JSON) and size, with two columns per GSI (its key values, NULL when the item lacks either
-attribute) and one partial index per GSI over the items that have them.
+each item's body (plain JSON where it holds the values exactly, `plain` = 1, or does with
+its top-level fractions as floats, 2; else DynamoDB JSON, 0: values.py) and size, with two
+columns per GSI (its key values, NULL when the item lacks either attribute) and one partial
+index per GSI over the items that have them.
 
 The file's live indexes, TTL attribute, stream view and table name are recorded in its `meta`
 table, as DynamoDB keeps a table's description: a new file gets every index (and the stream) of
@@ -40,7 +41,7 @@ CREATE_TABLES = (
 )
 _ADD_PLAIN = "ALTER TABLE items ADD COLUMN plain INTEGER NOT NULL DEFAULT 0"
 
-BODY_FORMAT = "plain JSON where exact, else DynamoDB JSON"
+BODY_FORMAT = "plain JSON where exact (top-level fractions as floats), else DynamoDB JSON"
 """What a stored body is; caches of seeded files key on it."""
 
 

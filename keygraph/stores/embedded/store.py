@@ -44,7 +44,7 @@ from . import keyrange, validate
 from . import schema as sqlite_schema
 from .conditions import encode_values, holds
 from .connections import Connections
-from .values import Wire, decode_item, dumps, encode_item, item_of, plain_body, wire_of
+from .values import Wire, decode_item, encode_item, item_of, stored_body, wire_of
 
 PAGE_BYTES = 1024 * 1024
 TOKEN_WINDOW = 600.0
@@ -122,9 +122,8 @@ class EmbeddedStore:
         live = self.live
         wire, size = encode_item(item)
         key = validate.item(live, item, size)
-        plain = plain_body(wire, item)
-        body = dumps(wire) if plain is None else plain
-        values: list[Any] = [*key, body, size, int(plain is not None)]
+        body, body_format = stored_body(wire, item)
+        values: list[Any] = [*key, body, size, body_format]
         for index in live.indexes:
             values += sqlite_schema.index_values(index, item)
         return _Row(key, values, item, live)

@@ -3,7 +3,9 @@ DynamoDB JSON (binary as base64), with the item size computed the DynamoDB way.
 
 An item whose values JSON holds exactly (strings, booleans, nulls, 64-bit integers, and lists
 and maps of them: nearly every item) is also expressible as plain JSON, which reads back in
-one parse with no per-attribute decoding; others keep DynamoDB JSON."""
+one parse with no per-attribute decoding. So is one whose other values are fractions, as
+top-level attributes, that a float carries exactly (a latitude, a price): those read back
+through the float's shortest text. Others keep DynamoDB JSON."""
 
 from __future__ import annotations
 
@@ -26,6 +28,10 @@ _INT_LIMIT = 10**_MAX_DIGITS  # ints below it in magnitude take the fast path
 _INT64 = 1 << 63  # plain JSON bodies carry integers in [-2**63, 2**63)
 
 _EXACT = Context(prec=200)  # normalize() must not round: DynamoDB refuses, never rounds
+
+WIRE, PLAIN, FRACTIONS = 0, 1, 2
+"""A stored body's format (the items table's `plain` column): DynamoDB JSON; plain JSON;
+plain JSON whose top-level floats stand for Decimal fractions."""
 
 Wire = dict[str, Any]
 """One attribute value in DynamoDB JSON, e.g. {"S": "x"} or {"N": "1.5"}."""
@@ -210,11 +216,52 @@ def plain_body(wire: Mapping[str, Wire], item: Mapping[str, Any] | None = None) 
     return orjson.dumps(decoded).decode() if _is_plain(decoded) else None
 
 
+def _fractions_body(decoded: dict[str, Any]) -> str | None:
+    """The item as plain JSON with its fractions as floats, when every value is plain but
+    top-level fractions each of which its float's shortest text gives back exactly."""
+    converted: dict[str, Any] = {}
+    for name, value in decoded.items():
+        if type(value) is Decimal:
+            number = float(value)
+            if Decimal(repr(number)).as_tuple() != value.as_tuple():
+                return None
+            converted[name] = number
+        elif _is_plain(value):
+            converted[name] = value
+        else:
+            return None
+    return orjson.dumps(converted).decode()
+
+
+def stored_body(wire: Mapping[str, Wire], item: Mapping[str, Any] | None = None) -> tuple[str, int]:
+    """The stored text of an encoded item and its format (PLAIN, FRACTIONS or WIRE), for
+    the leanest format that reads back as decode_item(wire); `item` as for plain_body."""
+    plain = plain_body(wire, item)
+    if plain is not None:
+        return plain, PLAIN
+    fractions = _fractions_body(decode_item(wire))
+    if fractions is not None:
+        return fractions, FRACTIONS
+    return dumps(wire), WIRE
+
+
 def item_of(body: str | bytes, plain: int) -> dict[str, Any]:
-    """The Python item of a stored body, plain JSON (`plain` 1) or DynamoDB JSON."""
-    return orjson.loads(body) if plain else decode_item(orjson.loads(body))
+    """The Python item of a stored body in format `plain` (PLAIN, FRACTIONS or WIRE)."""
+    if plain == PLAIN:
+        found: dict[str, Any] = orjson.loads(body)
+        return found
+    if plain == FRACTIONS:
+        item: dict[str, Any] = orjson.loads(body)
+        for name, value in item.items():
+            if type(value) is float:
+                item[name] = Decimal(repr(value))
+        return item
+    return decode_item(orjson.loads(body))
 
 
 def wire_of(body: str | bytes, plain: int) -> dict[str, Wire]:
     """The DynamoDB JSON of a stored body, as condition checks read it."""
-    return encode_item(orjson.loads(body))[0] if plain else orjson.loads(body)
+    if plain == WIRE:
+        found: dict[str, Wire] = orjson.loads(body)
+        return found
+    return encode_item(item_of(body, plain))[0]

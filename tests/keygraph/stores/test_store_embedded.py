@@ -134,13 +134,18 @@ async def test_reopening_under_a_new_definition_keeps_the_files_indexes(tmp_path
 async def test_bodies_are_plain_json_unless_a_value_needs_dynamodb_json(tmp_path: Path) -> None:
     store = EmbeddedStore(TEST_TABLE, path=tmp_path / "s.sqlite3")
     await store.put(Put({"PK": "p", "SK": "plain", "n": 5, "tags": ["a", None, True]}))
-    await store.put(Put({"PK": "p", "SK": "wire", "price": Decimal("1.25")}))
+    await store.put(Put({"PK": "p", "SK": "fractions", "price": Decimal("1.25")}))
+    await store.put(Put({"PK": "p", "SK": "wire", "prices": [Decimal("1.25")]}))
+    price = (await store.get(Get({"PK": "p", "SK": "fractions"})) or {})["price"]
     await store.close()
     with sqlite3.connect(tmp_path / "s.sqlite3") as conn:
         rows = dict(conn.execute("SELECT sk, plain FROM items WHERE pk = 'p'").fetchall())
         body = conn.execute("SELECT body FROM items WHERE sk = 'plain'").fetchone()[0]
-    assert rows == {"plain": 1, "wire": 0}
+        fractions = conn.execute("SELECT body FROM items WHERE sk = 'fractions'").fetchone()[0]
+    assert rows == {"plain": 1, "fractions": 2, "wire": 0}
     assert json.loads(body) == {"PK": "p", "SK": "plain", "n": 5, "tags": ["a", None, True]}
+    assert json.loads(fractions) == {"PK": "p", "SK": "fractions", "price": 1.25}
+    assert repr(price) == "Decimal('1.25')"
 
 
 async def test_a_file_from_before_plain_bodies_opens_reads_and_writes(tmp_path: Path) -> None:

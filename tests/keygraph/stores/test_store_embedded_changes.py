@@ -90,6 +90,21 @@ async def test_records_past_the_retention_are_skipped_or_refused(store: Embedded
     assert gone_b.ended
 
 
+async def test_a_record_is_numbered_after_every_record_before_it_even_trimmed(
+    store: EmbeddedStore,
+) -> None:
+    await store.put(Put({**key("a"), "n": 1}))
+    admin = admin_of(store)
+    admin.set_stream(None)
+    admin.set_stream("NEW_AND_OLD_IMAGES")  # an empty shard, past the retention below
+    age(store, 60 * HOUR)
+    await store.put(Put({**key("b"), "n": 1}))  # opens a shard, trims the log before it
+    with closing(sqlite3.connect(store.path)) as conn:
+        numbers = [seq for (seq,) in conn.execute("SELECT seq FROM stream_changes")]
+    assert numbers == [1, 2]  # the newest record stays: b's number follows a's
+    assert summary(await everything(stream_of(store))) == [("INSERT", "b", None, 1)]
+
+
 async def test_opening_a_shard_drops_the_shards_past_the_retention(store: EmbeddedStore) -> None:
     await store.put(Put({**key("a"), "n": 1}))
     age(store, 60 * HOUR)
