@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from keygraph.errors import StoreError
 from keygraph.store import Store
 
 from .records import ChangeStream
+
+log = logging.getLogger("keygraph.streams")
 
 
 class NoStream(StoreError):
@@ -24,12 +28,14 @@ def stream_of(store: Store) -> ChangeStream:
     if isinstance(store, EmbeddedStore):
         if not kept(store._conn()):
             raise NoStream(_no_stream(store.table.name))
+        log.info("reading the change stream of the table %s", store.table.name)
         return ChangeLog(store._conn, (store.table.partition_key, store.table.sort_key))
     from keygraph.stores.dynamodb.store import DynamoDBStore  # loads boto3: only when needed
 
     if isinstance(store, DynamoDBStore):
         from keygraph.stores.dynamodb.streams import DynamoDBChangeStream
 
+        log.info("reading the change stream of the table %s", store.table.name)
         return DynamoDBChangeStream(store)
     raise NoStream(f"{type(store).__name__} has no change stream")
 

@@ -86,11 +86,12 @@ def create_app(
     close_store: bool = False,
     tracer_provider: TracerProvider | None = None,
     stream: ChangeStream | None = None,
+    own_stream: bool = True,
 ) -> App:
     """The app over `store` (closed on shutdown when `close_store`); its spans, when traced,
     go to `tracer_provider` if given (else as the settings say). Subscriptions are served
     over WebSocket at /graphql (server/realtime), fed by `stream`, by default the store's
-    own change stream; a store without one serves none."""
+    own change stream (unless not `own_stream`); a store without one serves none."""
 
     def graphiql_authorization() -> str:
         """A fresh admin dev token for the page, so a long-running server's page never goes
@@ -132,7 +133,7 @@ def create_app(
             return JSONResponse({"status": "unavailable", "reason": type(exc).__name__}, 503)
         return JSONResponse({"status": "ready"})
 
-    if stream is None:
+    if stream is None and own_stream:
         stream = _stream_of(store)
     hub = None if stream is None else Hub(stream, settings.poll_interval)
 

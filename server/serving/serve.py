@@ -20,6 +20,7 @@ import socket
 import time
 from collections.abc import Iterator
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -29,10 +30,12 @@ from keygraph.store import Store
 from server.edge import logging as json_logging
 from server.edge.app import create_app
 from server.observability import exposition
+from server.realtime.relayed import RelayedStream
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
 from server.serving.memory import limit_malloc_arenas
 from server.serving.protocol import uvicorn_options
+from server.serving.relay_thread import relaying
 from server.settings import Settings
 
 log = logging.getLogger("keygraph.serve")
@@ -41,6 +44,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 RESTART_PAUSE = 1.0
 """Seconds between replacing a dead worker and the next check."""
 BACKLOG = 2048
+RELAY_SOCKET = "stream-relay.sock"
+"""The supervisor's stream relay's socket, in the data directory."""
 
 
 class Stopped(Exception):
@@ -66,9 +71,14 @@ def _stop_on_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _config(settings: Settings, store: Store) -> uvicorn.Config:
+def _config(
+    settings: Settings, store: Store, relay: Path | None = None, *, own_stream: bool = True
+) -> uvicorn.Config:
+    """uvicorn's configuration of the app; its subscriptions fed by the relay at `relay`
+    when given, else by the store's own stream when `own_stream`, else none."""
+    stream = None if relay is None else RelayedStream(relay)
     return uvicorn.Config(
-        create_app(settings, store, close_store=True),
+        create_app(settings, store, close_store=True, stream=stream, own_stream=own_stream),
         host=settings.host,
         port=settings.port,
         log_config=None,
@@ -89,13 +99,19 @@ def serve_here(settings: Settings, store: Store) -> None:
 
 
 def _worker(
-    settings: Settings, local_endpoint: str | None, sock: socket.socket, supervisor: int
+    settings: Settings,
+    local_endpoint: str | None,
+    sock: socket.socket,
+    supervisor: int,
+    relay: Path | None,
 ) -> None:
-    """A worker process: serve on the supervisor's socket until told to stop."""
+    """A worker process: serve on the supervisor's socket until told to stop, its
+    subscriptions fed by the supervisor's relay (none when it has none)."""
     die_with_parent(signal.SIGTERM, supervisor)  # exits at once if it is already gone
     limit_malloc_arenas()
     json_logging.configure()
-    server = uvicorn.Server(_config(settings, worker_store(settings, local_endpoint)))
+    store = worker_store(settings, local_endpoint)
+    server = uvicorn.Server(_config(settings, store, relay, own_stream=False))
     with _stop_on_signals():
         run_with_headroom(lambda: server.run(sockets=[sock]))
 
@@ -112,11 +128,12 @@ class Supervisor:
             (settings.host, settings.port), backlog=BACKLOG, reuse_port=False
         )
         self.workers: list[BaseProcess] = []
+        self.relay: Path | None = None
 
     def _start(self) -> BaseProcess:
         process = self.context.Process(
             target=_worker,
-            args=(self.settings, self.local_endpoint, self.socket, os.getpid()),
+            args=(self.settings, self.local_endpoint, self.socket, os.getpid(), self.relay),
             name="keygraph-worker",
         )
         process.start()
@@ -128,23 +145,34 @@ class Supervisor:
     def run(self) -> None:
         """Serve until a stop signal, then stop every worker (each drains) and return."""
         previous = {sig: signal.signal(sig, self._stop) for sig in STOP_SIGNALS}
+        settings = self.settings
         try:
-            self.workers = [self._start() for _ in range(self.settings.workers)]
-            log.info("serving with %d workers", len(self.workers))
-            while not self.stopping:
-                time.sleep(RESTART_PAUSE)
-                for index, worker in enumerate(self.workers):
-                    if not worker.is_alive() and not self.stopping:
-                        log.warning(
-                            "worker %s exited with %s; replacing it", worker.pid, worker.exitcode
-                        )
-                        exposition.worker_exited(worker.pid or 0)
-                        self.workers[index] = self._start()
+            with relaying(
+                lambda: worker_store(settings, self.local_endpoint),
+                settings.data_dir / RELAY_SOCKET,
+                settings.poll_interval / 2,
+            ) as self.relay:
+                try:
+                    self._supervise()
+                finally:
+                    self._stop_workers()  # before the relay ends: they read it to the last
         finally:
-            self._stop_workers()
             self.socket.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    def _supervise(self) -> None:
+        self.workers = [self._start() for _ in range(self.settings.workers)]
+        log.info("serving with %d workers", len(self.workers))
+        while not self.stopping:
+            time.sleep(RESTART_PAUSE)
+            for index, worker in enumerate(self.workers):
+                if not worker.is_alive() and not self.stopping:
+                    log.warning(
+                        "worker %s exited with %s; replacing it", worker.pid, worker.exitcode
+                    )
+                    exposition.worker_exited(worker.pid or 0)
+                    self.workers[index] = self._start()
 
     def _stop_workers(self) -> None:
         for worker in self.workers:

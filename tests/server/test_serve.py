@@ -4,6 +4,7 @@ server, however it ends (SIGTERM, SIGINT, SIGKILL)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -30,18 +31,21 @@ STOPS = [signal.SIGTERM, signal.SIGINT]
 class Server:
     """A `serve` process on a free port with its own data directory."""
 
-    def __init__(self, data: Path, *flags: str) -> None:
+    def __init__(self, data: Path, *flags: str, log: Path | None = None) -> None:
+        """`log`, when given, takes the server's standard error (its JSON log lines)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "KEYGRAPH_JWT_SECRET": SECRET}
         command = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
-        self.process = subprocess.Popen(
-            [*command, "--data", str(data), *flags],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        with contextlib.ExitStack() as files:
+            stderr = subprocess.DEVNULL if log is None else files.enter_context(log.open("wb"))
+            self.process = subprocess.Popen(
+                [*command, "--data", str(data), *flags],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
         self.token = issue_token(
             Settings(data_dir=data, jwt_secret=SECRET), "acme", roles=["admin"]
         )

@@ -1,0 +1,88 @@
+"""`serve --workers 2` on the embedded store: subscribers on both workers get a write's
+event, and only one process (the supervisor's relay) reads the store's change stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+from pathlib import Path
+
+import httpx
+from httpx_ws import AsyncWebSocketSession, aconnect_ws
+
+from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
+from tests.server.realtime.test_fields import ORDERS
+from tests.server.realtime.test_served import CREATE_USER, create_order
+from tests.server.test_serve import Server
+
+MAX_CONNECTIONS = 24
+ESTABLISHED = "01"
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = fd.readlink().name
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def _connections(pid: int, port: int) -> int:
+    """Established connections to `port` that the process `pid` holds."""
+    inodes = _socket_inodes(pid)
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].rpartition(":")[2], 16)
+            if local_port == port and fields[3] == ESTABLISHED and fields[9] in inodes:
+                count += 1
+    return count
+
+
+def _stream_readers(log: Path) -> list[str]:
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    return [e["message"] for e in lines if e["message"].startswith("reading the change stream")]
+
+
+async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    server = Server(tmp_path / "data", "--workers", "2", log=log)
+    try:
+        await asyncio.to_thread(server.wait_healthy)
+        workers = server.children(lambda cmdline: "multiprocessing.spawn" in cmdline)
+        assert len(workers) == 2
+        user = server.query(CREATE_USER)["data"]["createUser"]["id"]  # type: ignore[index]
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(httpx.AsyncClient())
+            sessions: list[AsyncWebSocketSession] = []
+            while len(sessions) < MAX_CONNECTIONS and not all(
+                _connections(pid, server.port) for pid in workers
+            ):  # until both workers hold a subscriber's connection
+                ws: AsyncWebSocketSession = await stack.enter_async_context(
+                    aconnect_ws(
+                        f"{server.url}/graphql",
+                        client,
+                        subprotocols=[PROTOCOL],
+                        keepalive_ping_interval_seconds=None,
+                    )
+                )
+                await ws.send_json({"type": "connection_init", "payload": bearer(server.token)})
+                assert (await receive(ws, 15))["type"] == "connection_ack"
+                await subscribe(ws, "1", ORDERS, {"u": user})
+                sessions.append(ws)
+            assert [_connections(pid, server.port) > 0 for pid in workers] == [True, True]
+            await asyncio.sleep(0.5)  # the subscriptions have started
+            await asyncio.to_thread(create_order, server, user, "A")
+            for ws in sessions:
+                message = await receive(ws, 15)
+                assert message["type"] == "next", message
+                assert message["payload"]["data"]["orderChanged"]["order"]["items"][0]["sku"] == "A"
+    finally:
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=60)
+    assert _stream_readers(log) == ["reading the change stream of the table keygraph"]
