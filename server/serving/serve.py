@@ -150,7 +150,7 @@ class Supervisor:
             with relaying(
                 lambda: worker_store(settings, self.local_endpoint),
                 settings.data_dir / RELAY_SOCKET,
-                settings.poll_interval / 2,
+                settings.poll_interval,
             ) as self.relay:
                 try:
                     self._supervise()

@@ -1,4 +1,4 @@
-"""`serve --workers 2` on the embedded store: subscribers on both workers get a write's
+"""`serve --workers 2` on both stores: subscribers on both workers get a write's
 event, and only one process (the supervisor's relay) reads the store's change stream."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import httpx
+import pytest
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
@@ -49,9 +50,12 @@ def _stream_readers(log: Path) -> list[str]:
     return [e["message"] for e in lines if e["message"].startswith("reading the change stream")]
 
 
-async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "store", ["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local)]
+)
+async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path, store: str) -> None:
     log = tmp_path / "serve.log"
-    server = Server(tmp_path / "data", "--workers", "2", log=log)
+    server = Server(tmp_path / "data", "--store", store, "--workers", "2", log=log)
     try:
         await asyncio.to_thread(server.wait_healthy)
         workers = server.children(lambda cmdline: "multiprocessing.spawn" in cmdline)
