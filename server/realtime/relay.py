@@ -139,8 +139,8 @@ class StreamRelay:
             while line := await reader.readline():
                 writer.write(json.dumps(await self._answer(json.loads(line))).encode() + b"\n")
                 await writer.drain()
-        except (OSError, ValueError) as exc:
-            log.warning("a worker's relay connection failed: %s", exc)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # a broken request
+            log.warning("a worker's relay connection failed: %r", exc)
         finally:
             writer.close()
 

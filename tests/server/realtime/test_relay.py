@@ -135,3 +135,18 @@ async def test_a_client_retries_until_the_relay_answers(
     finally:
         await lonely.close()
         await relay.stop()
+
+
+async def test_a_broken_request_closes_its_connection_only(
+    stream: MemoryStream,
+    relay: StreamRelay,
+    client: RelayedStream,
+    socket_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reader, writer = await asyncio.open_unix_connection(str(socket_path))
+    writer.write(b'{"op": "read"}\n')
+    assert await asyncio.wait_for(reader.readline(), 5) == b""
+    writer.close()
+    assert await client.shards() == await stream.shards()
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
