@@ -1,6 +1,7 @@
 """`python -m bench.peer`: keygraph against the peer (Strawberry + PynamoDB with DataLoaders)
 on one DynamoDB Local holding the bench's dynamodb-local dataset, over HTTP; prints the
-table of bench/README's "Against the peer" and the results as JSON."""
+table of bench/README's "Against the peer" and writes the results as JSON to
+bench/results/peer-dynamodb-local.json."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from typing import Any
 
 from bench.dataset import TENANTS, load_dataset
 from bench.floor_data import load_floor_data
+from bench.overhttp import ROOT
 from bench.peer.versus import Load, compare, table
 from bench.queries import operations
 from bench.stores import store_environment
 from bench.targets import auth_headers, bench_settings
+
+OUT = ROOT / "bench" / "results" / "peer-dynamodb-local.json"
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -46,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         headers = auth_headers(bench_settings(data_dir, "dynamodb-local", endpoint), tenant)
         results = compare(endpoint, data_dir, headers, ops, load, Path(tmp))
     print(table(results))
-    print(json.dumps(results))
+    OUT.write_text(json.dumps(results, indent=2) + "\n")
     return results
 
 
