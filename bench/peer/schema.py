@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from typing import Generic, TypeVar
@@ -102,19 +101,14 @@ class Group:
     created_at: datetime
 
 
-@dataclass(frozen=True)
 class Loaders:
     """One request's DataLoaders, over one tenant's partitions."""
 
-    tenant: str
-    users: DataLoader[str, UserItem | None] = field(init=False)
-    groups: DataLoader[str, GroupItem | None] = field(init=False)
-    orders: DataLoader[tuple[str, int], list[UserOrderItem]] = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "users", DataLoader(load_fn=self._users))
-        object.__setattr__(self, "groups", DataLoader(load_fn=self._groups))
-        object.__setattr__(self, "orders", DataLoader(load_fn=self._orders))
+    def __init__(self, tenant: str) -> None:
+        self.tenant = tenant
+        self.users = DataLoader[str, UserItem | None](load_fn=self._users)
+        self.groups = DataLoader[str, GroupItem | None](load_fn=self._groups)
+        self.orders = DataLoader[tuple[str, int], list[UserOrderItem]](load_fn=self._orders)
 
     async def _users(self, ids: list[str]) -> list[UserItem | None]:
         keys = [(f"T#{self.tenant}#USER#{uid}", "PROFILE") for uid in ids]
