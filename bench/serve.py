@@ -20,7 +20,9 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from bench.dataset import TENANTS, load_items
+from bench.peer.app import peer_app
 from bench.targets import VARIANTS, bench_settings, floor_app, keygraph_app, open_store
+from generated.table import TABLE
 from server.serving.datastack import run_with_headroom
 from server.serving.gc_tuning import tune_for_serving
 from server.serving.protocol import uvicorn_options
@@ -32,6 +34,8 @@ _ARGS_VARIABLE = "KEYGRAPH_BENCH_SERVE_ARGS"
 
 
 def build(args: argparse.Namespace) -> ASGIApp:
+    if args.target == "peer":
+        return peer_app(args.endpoint, TENANTS[0], TABLE.name)
     if args.target == "floor":
         tenant = TENANTS[0]
         return floor_app(load_items(Path(args.items))[tenant], tenant)
@@ -93,7 +97,7 @@ def _serve_uvicorn(app: ASGIApp, args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.serve", description=__doc__)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--target", choices=VARIANTS, required=True)
+    parser.add_argument("--target", choices=(*VARIANTS, "peer"), required=True)
     parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="embedded")
     parser.add_argument("--data-dir", default=".keygraph")
     parser.add_argument("--endpoint", default=None, help="DynamoDB Local's URL")
