@@ -53,28 +53,35 @@ async def _subscriber(client: httpx.AsyncClient, token: str, user: str, stack: A
     return ws
 
 
+USER = User(
+    user_id="U1",
+    email="u@bench.test",
+    name="n0",
+    created_at="2026-01-01T00:00:00Z",
+    version=1,
+)
+
+
+def _settings(scratch: Path, subscribers: int, poll: float) -> Settings:
+    """One subscription per connection, as many as the run has subscribers."""
+    return Settings(
+        data_dir=scratch,
+        jwt_secret=SECRET,
+        stream_poll_interval=poll,
+        max_subscriptions_per_connection=1,
+        max_subscriptions_per_tenant=subscribers,
+        max_subscriptions_per_worker=subscribers,
+    ).resolved()
+
+
 async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
     """Milliseconds from a write to its event at the first and at the last subscriber."""
 
     with tempfile.TemporaryDirectory() as scratch:
         store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
-        settings = Settings(
-            data_dir=Path(scratch),
-            jwt_secret=SECRET,
-            stream_poll_interval=poll,
-            max_subscriptions_per_connection=1,
-            max_subscriptions_per_tenant=subscribers,
-            max_subscriptions_per_worker=subscribers,
-        ).resolved()
+        settings = _settings(Path(scratch), subscribers, poll)
         token = issue_token(settings, "bench", "admin", roles=["admin"])
-        user = User(
-            user_id="U1",
-            email="u@bench.test",
-            name="n0",
-            created_at="2026-01-01T00:00:00Z",
-            version=1,
-        )
-        await store.put(Put(item=user.to_item("bench")))
+        await store.put(Put(item=USER.to_item("bench")))
         app = create_app(settings, store)
         firsts: list[float] = []
         lasts: list[float] = []
@@ -90,7 +97,7 @@ async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
             for n in range(1, writes + 1):
                 # at a random moment of the reader's poll cycle, as writes come in service
                 await asyncio.sleep(jitter.uniform(0, poll))
-                changed = user.model_copy(update={"name": f"n{n}", "version": n + 1})
+                changed = USER.model_copy(update={"name": f"n{n}", "version": n + 1})
                 started = time.perf_counter()
                 await store.put(Put(item=changed.to_item("bench")))
                 arrived = []
@@ -156,11 +163,54 @@ async def idle_memory(subscriptions: int) -> dict[str, Any]:
     return {"subscriptions": subscriptions, "bytes_each": round((after - before) / subscriptions)}
 
 
+async def _receive_all(ws: AsyncWebSocketSession, count: int) -> None:
+    for _ in range(count):
+        await ws.receive_json()
+
+
+async def throughput(subscribers: int, writes: int, poll: float = 0.01) -> dict[str, Any]:
+    """Events the worker delivers per second: a burst of writes to one user, each sent to
+    every subscriber, timed from the first write to the last event received."""
+    with tempfile.TemporaryDirectory() as scratch:
+        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
+        settings = _settings(Path(scratch), subscribers, poll)
+        token = issue_token(settings, "bench", "admin", roles=["admin"])
+        await store.put(Put(item=USER.to_item("bench")))
+        app = create_app(settings, store)
+        async with (
+            app.router.lifespan_context(app),
+            ASGIWebSocketTransport(app=app) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as client,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            sockets = [await _subscriber(client, token, "U1", stack) for _ in range(subscribers)]
+            await asyncio.sleep(0.5)
+            started = time.perf_counter()
+            for n in range(1, writes + 1):
+                changed = USER.model_copy(update={"name": f"n{n}", "version": n + 1})
+                await store.put(Put(item=changed.to_item("bench")))
+            await asyncio.gather(*(_receive_all(ws, writes) for ws in sockets))
+            elapsed = time.perf_counter() - started
+        await store.close()
+    return {
+        "subscribers": subscribers,
+        "writes": writes,
+        "events": subscribers * writes,
+        "seconds": round(elapsed, 3),
+        "events_per_s": round(subscribers * writes / elapsed),
+    }
+
+
 async def _main(writes: int) -> dict[str, Any]:
     runs = [
         await measure(subscribers, writes, poll) for poll in (0.1, 0.01) for subscribers in (1, 100)
     ]
-    return {"machine": machine_info(), "runs": runs, "idle": await idle_memory(200)}
+    return {
+        "machine": machine_info(),
+        "runs": runs,
+        "idle": await idle_memory(200),
+        "throughput": await throughput(1000, 10),
+    }
 
 
 def main() -> None:
