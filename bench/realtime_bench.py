@@ -27,7 +27,10 @@ from bench.stats import percentile
 from generated.models.user import User
 from generated.table import TABLE
 from keygraph.plan import Put
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.store import make_client
 from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.stores.testing import drop_store, open_store
 from server.edge.app import create_app
 from server.edge.auth import issue_token
 from server.graphql.ids import to_global_id
@@ -74,11 +77,16 @@ def _settings(scratch: Path, subscribers: int, poll: float) -> Settings:
     ).resolved()
 
 
-async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
-    """Milliseconds from a write to its event at the first and at the last subscriber."""
+async def measure(
+    subscribers: int, writes: int, poll: float, dynamodb: Any = None
+) -> dict[str, Any]:
+    """Milliseconds from a write to its event at the first and at the last subscriber, on
+    the embedded store, or on a new DynamoDB Local table through the boto3 client
+    `dynamodb`."""
 
     with tempfile.TemporaryDirectory() as scratch:
-        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
+        kind = "embedded" if dynamodb is None else "dynamodb-local"
+        store = open_store(kind, TABLE, Path(scratch), dynamodb)
         settings = _settings(Path(scratch), subscribers, poll)
         token = issue_token(settings, "bench", "admin", roles=["admin"])
         await store.put(Put(item=USER.to_item("bench")))
@@ -106,8 +114,9 @@ async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
                     arrived.append(time.perf_counter() - started)
                 firsts.append(min(arrived) * 1000)
                 lasts.append(max(arrived) * 1000)
-        await store.close()
+        await drop_store(store)
     return {
+        "store": kind,
         "subscribers": subscribers,
         "poll_interval_s": poll,
         "writes": writes,
@@ -213,11 +222,29 @@ async def _main(writes: int) -> dict[str, Any]:
     }
 
 
+async def _on_dynamodb_local(writes: int) -> dict[str, Any]:
+    """The write-to-client latency on DynamoDB Local, at its default poll interval."""
+    poll = Settings(store="dynamodb").poll_interval
+    with DynamoDBLocal() as local:
+        client = make_client(
+            local.endpoint_url, LOCAL_REGION, 16, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
+        )
+        try:
+            runs = [await measure(n, writes, poll, client) for n in (1, 100)]
+        finally:
+            client.close()
+    return {"machine": machine_info(), "runs": runs}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--writes", type=int, default=100)
+    parser.add_argument(
+        "--dynamodb-local", action="store_true", help="latency on DynamoDB Local instead"
+    )
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(_main(args.writes)), indent=2))
+    run = _on_dynamodb_local if args.dynamodb_local else _main
+    print(json.dumps(asyncio.run(run(args.writes)), indent=2))
 
 
 if __name__ == "__main__":
