@@ -214,6 +214,7 @@ async def _main(writes: int) -> dict[str, Any]:
     runs = [
         await measure(subscribers, writes, poll) for poll in (0.1, 0.01) for subscribers in (1, 100)
     ]
+    runs.append(await measure(1000, 20, 0.01))  # a burst of events per write: fewer writes
     return {
         "machine": machine_info(),
         "runs": runs,
@@ -223,14 +224,15 @@ async def _main(writes: int) -> dict[str, Any]:
 
 
 async def _on_dynamodb_local(writes: int) -> dict[str, Any]:
-    """The write-to-client latency on DynamoDB Local, at its default poll interval."""
+    """The write-to-client latency on DynamoDB Local, at its default poll interval, with 1,
+    100 and 1,000 subscribers."""
     poll = Settings(store="dynamodb").poll_interval
     with DynamoDBLocal() as local:
         client = make_client(
             local.endpoint_url, LOCAL_REGION, 16, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
         )
         try:
-            runs = [await measure(n, writes, poll, client) for n in (1, 100)]
+            runs = [await measure(n, writes, poll, client) for n in (1, 100, 1000)]
         finally:
             client.close()
     return {"machine": machine_info(), "runs": runs}
