@@ -27,7 +27,10 @@ from bench.stats import percentile
 from generated.models.user import User
 from generated.table import TABLE
 from keygraph.plan import Put
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.store import make_client
 from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.stores.testing import drop_store, open_store
 from server.edge.app import create_app
 from server.edge.auth import issue_token
 from server.graphql.ids import to_global_id
@@ -53,28 +56,40 @@ async def _subscriber(client: httpx.AsyncClient, token: str, user: str, stack: A
     return ws
 
 
-async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
-    """Milliseconds from a write to its event at the first and at the last subscriber."""
+USER = User(
+    user_id="U1",
+    email="u@bench.test",
+    name="n0",
+    created_at="2026-01-01T00:00:00Z",
+    version=1,
+)
+
+
+def _settings(scratch: Path, subscribers: int, poll: float) -> Settings:
+    """One subscription per connection, as many as the run has subscribers."""
+    return Settings(
+        data_dir=scratch,
+        jwt_secret=SECRET,
+        stream_poll_interval=poll,
+        max_subscriptions_per_connection=1,
+        max_subscriptions_per_tenant=subscribers,
+        max_subscriptions_per_worker=subscribers,
+    ).resolved()
+
+
+async def measure(
+    subscribers: int, writes: int, poll: float, dynamodb: Any = None
+) -> dict[str, Any]:
+    """Milliseconds from a write to its event at the first and at the last subscriber, on
+    the embedded store, or on a new DynamoDB Local table through the boto3 client
+    `dynamodb`."""
 
     with tempfile.TemporaryDirectory() as scratch:
-        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
-        settings = Settings(
-            data_dir=Path(scratch),
-            jwt_secret=SECRET,
-            stream_poll_interval=poll,
-            max_subscriptions_per_connection=1,
-            max_subscriptions_per_tenant=subscribers,
-            max_subscriptions_per_worker=subscribers,
-        ).resolved()
+        kind = "embedded" if dynamodb is None else "dynamodb-local"
+        store = open_store(kind, TABLE, Path(scratch), dynamodb)
+        settings = _settings(Path(scratch), subscribers, poll)
         token = issue_token(settings, "bench", "admin", roles=["admin"])
-        user = User(
-            user_id="U1",
-            email="u@bench.test",
-            name="n0",
-            created_at="2026-01-01T00:00:00Z",
-            version=1,
-        )
-        await store.put(Put(item=user.to_item("bench")))
+        await store.put(Put(item=USER.to_item("bench")))
         app = create_app(settings, store)
         firsts: list[float] = []
         lasts: list[float] = []
@@ -90,7 +105,7 @@ async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
             for n in range(1, writes + 1):
                 # at a random moment of the reader's poll cycle, as writes come in service
                 await asyncio.sleep(jitter.uniform(0, poll))
-                changed = user.model_copy(update={"name": f"n{n}", "version": n + 1})
+                changed = USER.model_copy(update={"name": f"n{n}", "version": n + 1})
                 started = time.perf_counter()
                 await store.put(Put(item=changed.to_item("bench")))
                 arrived = []
@@ -99,8 +114,9 @@ async def measure(subscribers: int, writes: int, poll: float) -> dict[str, Any]:
                     arrived.append(time.perf_counter() - started)
                 firsts.append(min(arrived) * 1000)
                 lasts.append(max(arrived) * 1000)
-        await store.close()
+        await drop_store(store)
     return {
+        "store": kind,
         "subscribers": subscribers,
         "poll_interval_s": poll,
         "writes": writes,
@@ -156,18 +172,81 @@ async def idle_memory(subscriptions: int) -> dict[str, Any]:
     return {"subscriptions": subscriptions, "bytes_each": round((after - before) / subscriptions)}
 
 
+async def _receive_all(ws: AsyncWebSocketSession, count: int) -> None:
+    for _ in range(count):
+        await ws.receive_json()
+
+
+async def throughput(subscribers: int, writes: int, poll: float = 0.01) -> dict[str, Any]:
+    """Events the worker delivers per second: a burst of writes to one user, each sent to
+    every subscriber, timed from the first write to the last event received."""
+    with tempfile.TemporaryDirectory() as scratch:
+        store = EmbeddedStore(TABLE, path=Path(scratch) / "kg.sqlite3")
+        settings = _settings(Path(scratch), subscribers, poll)
+        token = issue_token(settings, "bench", "admin", roles=["admin"])
+        await store.put(Put(item=USER.to_item("bench")))
+        app = create_app(settings, store)
+        async with (
+            app.router.lifespan_context(app),
+            ASGIWebSocketTransport(app=app) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as client,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            sockets = [await _subscriber(client, token, "U1", stack) for _ in range(subscribers)]
+            await asyncio.sleep(0.5)
+            started = time.perf_counter()
+            for n in range(1, writes + 1):
+                changed = USER.model_copy(update={"name": f"n{n}", "version": n + 1})
+                await store.put(Put(item=changed.to_item("bench")))
+            await asyncio.gather(*(_receive_all(ws, writes) for ws in sockets))
+            elapsed = time.perf_counter() - started
+        await store.close()
+    return {
+        "subscribers": subscribers,
+        "writes": writes,
+        "events": subscribers * writes,
+        "seconds": round(elapsed, 3),
+        "events_per_s": round(subscribers * writes / elapsed),
+    }
+
+
 async def _main(writes: int) -> dict[str, Any]:
     runs = [
         await measure(subscribers, writes, poll) for poll in (0.1, 0.01) for subscribers in (1, 100)
     ]
-    return {"machine": machine_info(), "runs": runs, "idle": await idle_memory(200)}
+    runs.append(await measure(1000, 20, 0.01))  # a burst of events per write: fewer writes
+    return {
+        "machine": machine_info(),
+        "runs": runs,
+        "idle": await idle_memory(200),
+        "throughput": await throughput(1000, 10),
+    }
+
+
+async def _on_dynamodb_local(writes: int) -> dict[str, Any]:
+    """The write-to-client latency on DynamoDB Local, at its default poll interval, with 1,
+    100 and 1,000 subscribers."""
+    poll = Settings(store="dynamodb").poll_interval
+    with DynamoDBLocal() as local:
+        client = make_client(
+            local.endpoint_url, LOCAL_REGION, 16, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
+        )
+        try:
+            runs = [await measure(n, writes, poll, client) for n in (1, 100, 1000)]
+        finally:
+            client.close()
+    return {"machine": machine_info(), "runs": runs}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--writes", type=int, default=100)
+    parser.add_argument(
+        "--dynamodb-local", action="store_true", help="latency on DynamoDB Local instead"
+    )
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(_main(args.writes)), indent=2))
+    run = _on_dynamodb_local if args.dynamodb_local else _main
+    print(json.dumps(asyncio.run(run(args.writes)), indent=2))
 
 
 if __name__ == "__main__":

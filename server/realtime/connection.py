@@ -91,15 +91,19 @@ class Connection:
         self.claims: Claims | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self._send_lock = asyncio.Lock()
-        self._closed = asyncio.Event()
+        # a flag and a timer, not an asyncio.Event and a sleeping task: an idle connection
+        # holds little
+        self._closed = False
+        self._closing: asyncio.Task[None] | None = None
 
     async def serve(self) -> None:
-        expiry: asyncio.Task[None] | None = None
+        expiry: asyncio.TimerHandle | None = None
         try:
             expires = await self._initialize()
             if expires is None:
                 return
-            expiry = asyncio.create_task(self._close_at(expires))
+            delay = max(0.0, expires - time.time())
+            expiry = asyncio.get_running_loop().call_later(delay, self._expire)
             while True:
                 message = await self._receive()
                 if message is None:
@@ -139,14 +143,16 @@ class Connection:
         await self._send({"type": "connection_ack"})
         return expires
 
-    async def _close_at(self, expires: float) -> None:
-        await asyncio.sleep(max(0.0, expires - time.time()))
-        await self._close(FORBIDDEN, "Forbidden: the token has expired")
+    def _expire(self) -> None:
+        """Closes the connection once its token has expired."""
+        self._closing = asyncio.create_task(
+            self._close(FORBIDDEN, "Forbidden: the token has expired")
+        )
 
     async def _receive(self) -> dict[str, Any] | None:
         """The next protocol message; None once the connection is closed (a message that is
         no JSON object with a string `type` closes it 4400)."""
-        if self._closed.is_set():
+        if self._closed:
             return None
         text = await self.websocket.receive_text()
         try:
@@ -205,14 +211,17 @@ class Connection:
     async def _run(self, op_id: str, payload: dict[str, Any], claims: Claims) -> None:
         """One subscription, from its preparation to its last event."""
         request_id = uuid.uuid4().hex
+        name = payload.get("operationName")
+        operation = name if isinstance(name, str) else None
         started, sent, streaming = time.perf_counter(), 0, False
         try:
             errors, stream = await self._start(op_id, payload, claims, request_id)
+            del payload  # an idle subscription keeps none of its message
             if errors:
                 await self._error(op_id, errors)
                 return
             assert stream is not None
-            log.info("subscription started", extra=_fields(request_id, claims, payload))
+            log.info("subscription started", extra=_fields(request_id, claims, operation))
             streaming = True
             async for result in stream:
                 await self._next(op_id, result, request_id)
@@ -233,7 +242,7 @@ class Connection:
             if self.running.get(op_id) is asyncio.current_task():
                 del self.running[op_id]
             if streaming:
-                fields = _fields(request_id, claims, payload)
+                fields = _fields(request_id, claims, operation)
                 fields.update(events=sent, duration_s=round(time.perf_counter() - started, 1))
                 log.info("subscription ended", extra=fields)
 
@@ -308,27 +317,22 @@ class Connection:
 
     async def _send(self, message: dict[str, Any]) -> None:
         async with self._send_lock:
-            if self._closed.is_set():
+            if self._closed:
                 return
             await self.websocket.send_text(orjson.dumps(message).decode())
 
     async def _close(self, code: int, reason: str) -> None:
         async with self._send_lock:
-            if self._closed.is_set():
+            if self._closed:
                 return
-            self._closed.set()
+            self._closed = True
             if self.websocket.application_state is WebSocketState.CONNECTED:
                 await self.websocket.close(code, reason)
 
 
-def _fields(request_id: str, claims: Claims, payload: dict[str, Any]) -> dict[str, Any]:
+def _fields(request_id: str, claims: Claims, operation: str | None) -> dict[str, Any]:
     """A subscription's log fields, as the request log's."""
-    name = payload.get("operationName")
-    return {
-        "request_id": request_id,
-        "tenant": claims.tenant,
-        "operation": name if isinstance(name, str) else None,
-    }
+    return {"request_id": request_id, "tenant": claims.tenant, "operation": operation}
 
 
 def _bad_request(message: str) -> dict[str, Any]:

@@ -20,21 +20,23 @@ class Feed:
         self.topic = topic
         self.lost = False
         """Set when the subscriber fell more than MAX_QUEUED changes behind."""
-        # one deque and a future while waiting, not an asyncio.Queue (three deques and an
-        # Event, 3 KB): an idle subscription holds little
-        self._queued: deque[Change | None] = deque()
+        # one deque, made at the first change, and a future while waiting, not an
+        # asyncio.Queue (three deques and an Event, 3 KB): an idle subscription holds little
+        self._queued: deque[Change | None] | None = None
         self._waiting: asyncio.Future[None] | None = None
 
     def offer(self, change: Change) -> None:
         if self.lost:
             return
-        if len(self._queued) >= MAX_QUEUED:
+        if self._queued is not None and len(self._queued) >= MAX_QUEUED:
             self.lost = True
             self._put(None)
             return
         self._put(change)
 
     def _put(self, change: Change | None) -> None:
+        if self._queued is None:
+            self._queued = deque()
         self._queued.append(change)
         waiting = self._waiting
         if waiting is not None and not waiting.done():
@@ -48,4 +50,5 @@ class Feed:
                 await self._waiting
             finally:
                 self._waiting = None
+        assert self._queued is not None
         return self._queued.popleft()
