@@ -87,6 +87,7 @@ def _config(
         timeout_keep_alive=max(1, round(settings.keep_alive)),
         backlog=BACKLOG,
         proxy_headers=False,  # the app reads neither the client's address nor the scheme
+        ws_max_size=settings.limits.max_body_bytes,  # a message is bounded as a body is
         **uvicorn_options(),
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
+from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
 from tests.server.realtime.test_fields import ORDERS
@@ -88,3 +88,16 @@ async def test_a_resume_after_sigkill_loses_nothing(serve: Callable[[], Server])
             await asyncio.sleep(0.5)  # the reader has read B and C
             create_order(restarted, user, "D")
             assert [sku for sku, _ in await _skus(ws, 1)] == ["D"]
+
+
+async def test_a_message_over_the_body_limit_closes_the_connection(
+    serve: Callable[[], Server],
+) -> None:
+    """A WebSocket message is bounded as a request body is (KEYGRAPH_MAX_BODY_BYTES)."""
+    server = serve()
+    big = '{"type": "connection_init", "payload": {"x": "' + "a" * (1 << 20) + '"}}'
+    async with httpx.AsyncClient() as client, await _session(client, server) as ws:
+        await ws.send_text(big)
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await receive(ws, 15)
+    assert closed.value.code == 1009  # message too big
