@@ -9,28 +9,23 @@ JSON object and writes bench/results/persisted-embedded.json; bench/README.md re
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import statistics
-import tempfile
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.asgi import Answer, AsgiClient
-from bench.machine import machine_info
+from bench.by_executor import command_line, run_by_executor
 from bench.queries import Q1
-from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
 from server.persisted.manifest import sha256
-from server.seed.tenant import SeedSizes, seed
-from server.settings import EXECUTOR_KINDS, ExecutorKind, Limits, Settings
+from server.seed.tenant import SeedSizes
+from server.settings import ExecutorKind, Limits, Settings
 
 TENANT = "bench"
 SIZES = SeedSizes(users=50, orders=100, groups=5, org_nodes=5, org_depth=2, shops=5)
@@ -113,24 +108,11 @@ async def _executor(
 
 
 async def run(rounds: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as data:
-        store = EmbeddedStore(TABLE, path=Path(data) / "bench.sqlite3")
-        await seed(store, TENANT, SIZES, progress=False)
-        results: dict[str, Any] = {}
-        for executor in EXECUTOR_KINDS:
-            results.update(await _executor(store, Path(data), executor, rounds))
-        await store.close()
-    return {"machine": machine_info(), "sizes": asdict(SIZES), "results": results}
+    return await run_by_executor(SIZES, TENANT, _executor, rounds)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3000)
-    args = parser.parse_args()
-    report = asyncio.run(run(args.rounds))
-    text = json.dumps(report, indent=2)
-    RESULTS.write_text(text + "\n")
-    print(text)
+    command_line(__doc__, run, RESULTS)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,47 @@
+"""What the in-process benches that compare arms on each executor share: one seeded embedded
+store, the arms measured on it for every executor, and the command line that writes the
+report to bench/results and prints it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.machine import machine_info
+from generated.table import TABLE
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.seed.tenant import SeedSizes, seed
+from server.settings import EXECUTOR_KINDS, ExecutorKind
+
+Arms = Callable[[EmbeddedStore, Path, ExecutorKind, int], Awaitable[dict[str, Any]]]
+"""One executor's arms, measured over `rounds` on the seeded store (its data dir given)."""
+
+
+async def run_by_executor(sizes: SeedSizes, tenant: str, arms: Arms, rounds: int) -> dict[str, Any]:
+    """The report: the machine, the data's sizes and every executor's arms."""
+    with tempfile.TemporaryDirectory() as data:
+        store = EmbeddedStore(TABLE, path=Path(data) / "bench.sqlite3")
+        await seed(store, tenant, sizes, progress=False)
+        results: dict[str, Any] = {}
+        for executor in EXECUTOR_KINDS:
+            results.update(await arms(store, Path(data), executor, rounds))
+        await store.close()
+    return {"machine": machine_info(), "sizes": asdict(sizes), "results": results}
+
+
+def command_line(
+    doc: str, run: Callable[[int], Coroutine[Any, Any, dict[str, Any]]], results: Path
+) -> None:
+    """`--rounds N` (3,000 by default), then the report written to `results` and printed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--rounds", type=int, default=3000)
+    args = parser.parse_args()
+    text = json.dumps(asyncio.run(run(args.rounds)), indent=2)
+    results.write_text(text + "\n")
+    print(text)
