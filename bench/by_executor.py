@@ -8,19 +8,34 @@ import argparse
 import asyncio
 import json
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bench.asgi import Answer
 from bench.machine import machine_info
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.seed.tenant import SeedSizes, seed
 from server.settings import EXECUTOR_KINDS, ExecutorKind
 
+Send = Callable[[], Awaitable[Answer]]
+"""One request of an arm, sent again at each call."""
+
 Arms = Callable[[EmbeddedStore, Path, ExecutorKind, int], Awaitable[dict[str, Any]]]
 """One executor's arms, measured over `rounds` on the seeded store (its data dir given)."""
+
+
+async def user_cpu(send: Send) -> float:
+    """The process CPU time one request of `send` takes; it must answer a user."""
+    started = time.process_time()
+    answer = await send()
+    taken = time.process_time() - started
+    assert answer.status_code == 200, answer.text
+    assert b'"data":{"user":{' in answer.content, answer.text
+    return taken
 
 
 async def run_by_executor(sizes: SeedSizes, tenant: str, arms: Arms, rounds: int) -> dict[str, Any]:

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import itertools
 import statistics
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench.asgi import Answer, AsgiClient
-from bench.by_executor import command_line, run_by_executor
+from bench.asgi import AsgiClient
+from bench.by_executor import Send, command_line, run_by_executor, user_cpu
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
@@ -37,17 +35,6 @@ VARIABLES = "query($id: ID!) { user(id: $id) { id email name } }"
 LITERAL = '{ user(id: "%s") { id email name } }'
 USERS = "query($after: String) { users(first: 100, after: $after) { edges { node { id } } pageInfo { endCursor hasNextPage } } }"  # noqa: E501
 
-Send = Callable[[], Awaitable[Answer]]
-
-
-async def _cpu(send: Send) -> float:
-    started = time.process_time()
-    answer = await send()
-    taken = time.process_time() - started
-    assert answer.status_code == 200, answer.text
-    assert b'"data":{"user":{' in answer.content, answer.text
-    return taken
-
 
 def _cycling(client: AsgiClient, bodies: list[dict[str, Any]]) -> Send:
     """Sends the bodies one after another, round and round."""
@@ -62,10 +49,10 @@ async def interleave(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
     taken: dict[str, list[float]] = {name: [] for name in names}
     for name in names:
         for _ in range(20):
-            await _cpu(arms[name])
+            await user_cpu(arms[name])
     for round_ in range(rounds):
         for name in names if round_ % 2 == 0 else reversed(names):
-            taken[name].append(await _cpu(arms[name]))
+            taken[name].append(await user_cpu(arms[name]))
     result: dict[str, Any] = {"rounds": rounds}
     for name in names:
         result[f"{name}_mean_us"] = round(statistics.fmean(taken[name]) * 1e6, 1)

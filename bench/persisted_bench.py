@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench.asgi import Answer, AsgiClient
-from bench.by_executor import command_line, run_by_executor
+from bench.asgi import AsgiClient
+from bench.by_executor import Send, command_line, run_by_executor, user_cpu
 from bench.queries import Q1
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
@@ -31,18 +29,6 @@ TENANT = "bench"
 SIZES = SeedSizes(users=50, orders=100, groups=5, org_nodes=5, org_depth=2, shops=5)
 RESULTS = Path(__file__).with_name("results") / "persisted-embedded.json"
 FIRST_USER = "{ users(first: 1) { edges { node { id } } } }"
-
-
-Send = Callable[[], Awaitable[Answer]]
-
-
-async def _cpu(send: Send) -> float:
-    started = time.process_time()
-    answer = await send()
-    taken = time.process_time() - started
-    assert answer.status_code == 200, answer.text
-    assert b'"data":{"user":{' in answer.content, answer.text
-    return taken
 
 
 def _post(client: AsgiClient, body: dict[str, Any]) -> Send:
@@ -65,10 +51,10 @@ async def alternate(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
     names = list(arms)
     taken: dict[str, list[float]] = {name: [] for name in names}
     for warm in range(20):
-        await _cpu(arms[names[warm % 2]])
+        await user_cpu(arms[names[warm % 2]])
     for round_ in range(rounds):
         for name in names if round_ % 2 == 0 else reversed(names):
-            taken[name].append(await _cpu(arms[name]))
+            taken[name].append(await user_cpu(arms[name]))
     result: dict[str, Any] = {"rounds": rounds}
     for name in names:
         result[f"{name}_mean_us"] = round(statistics.fmean(taken[name]) * 1e6, 1)
