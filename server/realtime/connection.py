@@ -1,8 +1,10 @@
 """One WebSocket connection speaking graphql-transport-ws (the protocol of graphql-ws,
 Apollo and urql; the legacy `graphql-ws` subprotocol is refused).
 
-A client must send `connection_init` with its token within the init timeout (else close
-4408); a bad token closes 4403, any other message before the ack closes 4401, a second
+A worker holds at most so many connections (past it a new one is closed 1013), and of
+those at most so many awaiting `connection_init` (past it the oldest of those is closed
+1013). A client must send `connection_init` with its token within the init timeout (else
+close 4408); a bad token closes 4403, any other message before the ack closes 4401, a second
 init 4429, a subscribe reusing a running id 4409, a message that is no protocol message
 4400. `ping` gets `pong`. Each `subscribe` is prepared like an HTTP operation (size limits,
 validation, cost) and must be a subscription; it is refused with an `error` message when a
@@ -37,7 +39,7 @@ from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
 from server.realtime.cursors import EventCursors
 from server.realtime.hub import Hub
-from server.realtime.limits import LIMIT_CODE, SubscriptionLimits
+from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -45,6 +47,9 @@ SUBPROTOCOL = "graphql-transport-ws"
 UNAVAILABLE = StoreUnavailableError.code
 BAD_MESSAGE, UNAUTHORIZED, FORBIDDEN, INIT_TIMEOUT = 4400, 4401, 4403, 4408
 DUPLICATE_ID, TOO_MANY_INITS, SUBPROTOCOL_REFUSED = 4409, 4429, 4406
+TRY_AGAIN_LATER = 1013
+"""RFC 6455's close code for a server that cannot take the connection now: graphql-ws
+clients retry it (they give up on 4429)."""
 
 
 class Realtime:
@@ -59,6 +64,7 @@ class Realtime:
         cursors: CursorCodec,
         hub: Hub,
         limits: SubscriptionLimits,
+        connections: ConnectionLimits,
         *,
         init_timeout: float,
         per_connection: int,
@@ -70,6 +76,7 @@ class Realtime:
         self.events = EventCursors(cursors)
         self.hub = hub
         self.limits = limits
+        self.connections = connections
         self.init_timeout = init_timeout
         self.per_connection = per_connection
 
@@ -78,8 +85,18 @@ class Realtime:
         if SUBPROTOCOL not in websocket.scope.get("subprotocols", []):
             await websocket.close(SUBPROTOCOL_REFUSED)
             return
-        await websocket.accept(SUBPROTOCOL)
-        await Connection(self, websocket).serve()
+        connection = Connection(self, websocket)
+        if not self.connections.take(connection, connection.evict):
+            limit = self.connections.max_open
+            log.warning("websocket connection refused: the worker holds %d connections", limit)
+            await websocket.accept(SUBPROTOCOL)
+            await websocket.close(TRY_AGAIN_LATER, "Too many connections")
+            return
+        try:
+            await websocket.accept(SUBPROTOCOL)
+            await connection.serve()
+        finally:
+            self.connections.release(connection)
 
 
 class Connection:
@@ -95,6 +112,8 @@ class Connection:
         # holds little
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
+        self._init_wait: asyncio.Timeout | None = None
+        self._evicted = False
 
     async def serve(self) -> None:
         expiry: asyncio.TimerHandle | None = None
@@ -123,10 +142,20 @@ class Connection:
     async def _initialize(self) -> float | None:
         """Waits for `connection_init` and acks it; when its token expires, or None when
         the connection was closed instead."""
+        timed_out = False
         try:
-            async with asyncio.timeout(self.realtime.init_timeout):
-                message = await self._receive()
+            async with asyncio.timeout(self.realtime.init_timeout) as self._init_wait:
+                message = None if self._evicted else await self._receive()
         except TimeoutError:
+            message, timed_out = None, True
+        finally:
+            self.realtime.connections.initialised(self)  # no longer evictable
+        if self._evicted:
+            limit = self.realtime.connections.max_awaiting_init
+            log.warning("websocket connection closed: %d newer ones await their init", limit)
+            await self._close(TRY_AGAIN_LATER, "Too many connections awaiting initialisation")
+            return None
+        if timed_out:
             await self._close(INIT_TIMEOUT, "Connection initialisation timeout")
             return None
         if message is None:
@@ -142,6 +171,12 @@ class Connection:
             return None
         await self._send({"type": "connection_ack"})
         return expires
+
+    def evict(self) -> None:
+        """Ends the wait for `connection_init` now, to make room for a newer connection."""
+        self._evicted = True
+        if self._init_wait is not None:
+            self._init_wait.reschedule(0)
 
     def _expire(self) -> None:
         """Closes the connection once its token has expired."""
