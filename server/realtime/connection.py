@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import time
 import uuid
 from typing import Any
 
 import orjson
-from graphql import ExecutionResult, GraphQLError, OperationType, get_operation_ast, subscribe
+from graphql import ExecutionResult, GraphQLError, OperationType, get_operation_ast
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
@@ -32,14 +31,15 @@ from keygraph.errors import StoreError
 from keygraph.store import Session, Store
 from server.edge.auth import Claims, Verifier
 from server.errors import ApiError, StoreUnavailableError, Unauthenticated
+from server.graphql.budget import TenantBudget, throttled
 from server.graphql.error_format import format_error
-from server.graphql.executor import Executor
 from server.graphql.schema import KeygraphSchema
 from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
 from server.realtime.cursors import EventCursors
 from server.realtime.hub import Hub
 from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
+from server.realtime.metered import Meter, subscribe
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -53,8 +53,8 @@ clients retry it (they give up on 4429)."""
 
 
 class Realtime:
-    """What every connection of a worker shares: schema, store, token verifier, hub and
-    limits."""
+    """What every connection of a worker shares: schema, store, token verifier, hub,
+    limits, and the tenants' budgets (those HTTP requests are charged to)."""
 
     def __init__(
         self,
@@ -65,6 +65,7 @@ class Realtime:
         hub: Hub,
         limits: SubscriptionLimits,
         connections: ConnectionLimits,
+        budget: TenantBudget,
         *,
         init_timeout: float,
         per_connection: int,
@@ -77,6 +78,7 @@ class Realtime:
         self.hub = hub
         self.limits = limits
         self.connections = connections
+        self.budget = budget
         self.init_timeout = init_timeout
         self.per_connection = per_connection
 
@@ -297,23 +299,20 @@ class Connection:
         except GraphQLError as error:
             return self._formatted([error], request_id), None
         caller = None if claims.unrestricted else claims.caller
-        errors, _ = preparation.screen(schema._schema, prepared, name, variables, caller)
+        errors, found = preparation.screen(schema._schema, prepared, name, variables, caller)
         if errors:
             return self._formatted(errors, request_id), None
         operation = get_operation_ast(prepared.document, name)
         if operation is None or operation.operation is not OperationType.SUBSCRIPTION:
             return [_bad_request("only subscription operations run over WebSocket")], None
+        meter = None
+        if found is not None:  # else the variables do not coerce: it is refused below
+            admission = realtime.budget.take(claims.tenant, found.cost)
+            if not admission.admitted:
+                return self._formatted([throttled(admission, found.cost)], request_id), None
+            meter = Meter(realtime.budget, claims.tenant, found)
         ctx = self._context(op_id, claims, request_id)
-        started = subscribe(
-            schema._schema,
-            prepared.document,
-            context_value=ctx,
-            variable_values=variables,
-            operation_name=name,
-            executor_class=Executor,
-        )
-        if inspect.isawaitable(started):
-            started = await started
+        started = await subscribe(schema._schema, prepared.document, ctx, variables, name, meter)
         if isinstance(started, ExecutionResult):
             return self._formatted(started.errors or [], request_id), None
         return [], started
