@@ -188,12 +188,14 @@ class Connection:
 
     async def _receive(self) -> dict[str, Any] | None:
         """The next protocol message; None once the connection is closed (a message that is
-        no JSON object with a string `type` closes it 4400)."""
+        no JSON object with a string `type`, or a binary one, closes it 4400)."""
         if self._closed:
             return None
-        text = await self.websocket.receive_text()
+        received = await self.websocket.receive()
+        if received["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(received.get("code", 1000), received.get("reason"))
         try:
-            message = orjson.loads(text)
+            message = orjson.loads(received.get("text") or b"")
         except orjson.JSONDecodeError:
             message = None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):

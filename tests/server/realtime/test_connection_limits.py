@@ -5,6 +5,8 @@ connection ends."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 from pathlib import Path
 
 import pytest
@@ -114,8 +116,9 @@ async def test_every_way_a_connection_ends_counts_it_down(
     for _ in range(3):
         async with sockets() as open_session:  # all dropped at once at the block's end
             bad = [await open_session() for _ in range(3)]
+            await bad[0].send_text("not json")
+            await bad[1].send_bytes(b"\x00")
             for ws in bad[:2]:
-                await ws.send_text("not json")
                 await closed_with(ws, 4400)
             await bad[2].send_json({"type": "connection_init", "payload": bearer("forged")})
             await closed_with(bad[2], 4403)
@@ -132,3 +135,32 @@ async def test_every_way_a_connection_ends_counts_it_down(
             for _ in range(2):
                 await open_session()  # dropped awaiting init
         await counted_down(limits)
+
+
+async def test_connections_opened_and_dropped_at_once_are_all_counted_down(
+    app: App, sockets: Sockets, acme_token: str
+) -> None:
+    limits = connections(app)
+    most = {"open": 0, "awaiting init": 0}
+    acknowledged = []
+
+    async def client(n: int) -> None:
+        await asyncio.sleep(random.Random(-n).uniform(0, 0.1))
+        with contextlib.suppress(WebSocketDisconnect, ExceptionGroup):  # refused, evicted
+            async with sockets() as open_session:  # its own transport, in its own task
+                ws = await open_session(acme_token if n % 3 == 0 else None)
+                most["open"] = max(most["open"], limits.open)
+                most["awaiting init"] = max(most["awaiting init"], limits.awaiting_init)
+                if n % 3 == 0:
+                    acknowledged.append(n)
+                elif n % 3 == 1:
+                    await ws.send_text("not json")
+                if n % 5 == 0:
+                    await subscribe(ws, "1", USER, {"id": "VXNlcjp4"})
+                await asyncio.sleep(random.Random(n).uniform(0, 0.05))
+
+    await asyncio.gather(*(client(n) for n in range(60)))
+    assert most["open"] <= 12
+    assert most["awaiting init"] <= 4
+    assert acknowledged
+    await counted_down(limits)
