@@ -315,7 +315,9 @@ class Connection:
             meter = Meter(realtime.budget, claims.tenant, found)
         ctx = self._context(op_id, claims, request_id)
         started = await subscribe(schema._schema, prepared.document, ctx, variables, name, meter)
-        if isinstance(started, ExecutionResult):
+        if isinstance(started, ExecutionResult):  # refused when subscribing: nothing to pay
+            if found is not None:
+                realtime.budget.refund(claims.tenant, found.cost)
             return self._formatted(started.errors or [], request_id), None
         return [], started
 

@@ -5,6 +5,7 @@ ends THROTTLED before its next event reads the store."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ USER_AND_GROUPS = """subscription($id: ID!) {
   userChanged(id: $id) { change user { name groups(first: 10) { edges { node { name } } } } }
 }"""
 """Costs 12; an event of a user in no group returns 2 objects."""
+ORDERS = "subscription($u: ID!) { orderChanged(userId: $u) { change order { id } } }"
 VIEWER = "{ viewer { tenant } users(first: 2) { edges { node { id } } } }"
 
 
@@ -96,6 +98,19 @@ async def test_a_subscribe_is_charged_and_refused_when_the_budget_is_spent(
         await subscribe(other, "1", USER, {"id": bob["id"]})
         await settle()
         await pong(other)  # another tenant's subscribe is not refused
+
+
+async def test_a_subscribe_refused_when_subscribing_is_not_charged(
+    app: App, connect: Connect, acme: Api, member_token: Callable[[str], str]
+) -> None:
+    bob = await acme.create_user("bob@acme.test", "Bob")
+    carol = await acme.create_user("carol@acme.test", "Carol")
+    before = budget(app).remaining("acme")
+    async with connect(member_token(local_id(carol["id"], "User"))) as ws:
+        await subscribe(ws, "1", ORDERS, {"u": bob["id"]})  # another user's orders
+        message = await receive(ws)
+        assert message["payload"][0]["extensions"]["code"] == "FORBIDDEN"
+    assert budget(app).remaining("acme") == pytest.approx(before, abs=0.5)
 
 
 async def test_an_event_is_charged_the_objects_it_returns(
