@@ -164,3 +164,40 @@ async def test_connections_opened_and_dropped_at_once_are_all_counted_down(
     assert most["awaiting init"] <= 4
     assert acknowledged
     await counted_down(limits)
+
+
+async def test_a_client_connects_and_gets_its_event_during_a_flood(
+    app: App, sockets: Sockets, acme: Api, acme_token: str
+) -> None:
+    bob = await acme.create_user("bob@acme.test", "Bob")
+    await settle()
+    limits = connections(app)
+    done, past_the_limit = asyncio.Event(), asyncio.Event()
+    opened = []
+
+    async def flood() -> None:  # a few hundred connections a second that never init
+        async with sockets() as open_session:
+            while not done.is_set():
+                opened.append(await open_session())
+                assert limits.awaiting_init <= 4
+                if len(opened) > 8:
+                    past_the_limit.set()
+                await asyncio.sleep(0.002)
+
+    flooder = asyncio.create_task(flood())
+    await past_the_limit.wait()
+    async with sockets() as open_session:
+        client = await open_session(acme_token)
+        flooded = len(opened)
+        await subscribe(client, "1", USER, {"id": bob["id"]})
+        await settle()
+        await acme.data(
+            "mutation($i: UpdateUserInput!) { updateUser(input: $i) { id } }",
+            {"i": {"id": bob["id"], "expectedVersion": bob["version"], "name": "Robert"}},
+        )
+        message = await receive(client)
+        assert message["payload"]["data"]["userChanged"]["user"] == {"name": "Robert"}
+        assert len(opened) > flooded + 4  # the flood went on meanwhile
+    done.set()
+    await flooder
+    await counted_down(limits)
