@@ -124,6 +124,10 @@ class Settings:
     max_subscriptions_per_tenant: int = 2_000
     """Subscriptions one tenant holds on one worker."""
     max_subscriptions_per_worker: int = 20_000
+    max_ws_connections: int = 10_000
+    """WebSocket connections one worker holds open; more are closed 1013 at once."""
+    max_ws_awaiting_init: int = 256
+    """Of those, the ones yet to send `connection_init`: past it the oldest is closed 1013."""
     stream_poll_interval: float | None = None
     """Seconds the change stream's reader waits when a read found nothing new; by default
     0.01 on the embedded store (a poll of its change log that finds nothing costs about
@@ -286,6 +290,8 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION": "max_subscriptions_per_connection",
     "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": "max_subscriptions_per_tenant",
     "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER": "max_subscriptions_per_worker",
+    "KEYGRAPH_MAX_WS_CONNECTIONS": "max_ws_connections",
+    "KEYGRAPH_MAX_WS_AWAITING_INIT": "max_ws_awaiting_init",
     "KEYGRAPH_STREAM_POLL_INTERVAL": "stream_poll_interval",
     "KEYGRAPH_METRICS_TOKEN": "metrics_token",
     "KEYGRAPH_METRICS_PORT": "metrics_port",
@@ -354,6 +360,8 @@ def _convert(name: str, raw: str) -> Any:
         "max_subscriptions_per_connection",
         "max_subscriptions_per_tenant",
         "max_subscriptions_per_worker",
+        "max_ws_connections",
+        "max_ws_awaiting_init",
         "stream_poll_interval",
         *_ENV_LIMITS.values(),
     ):

@@ -31,7 +31,7 @@ from server.observability.wiring import Observability
 from server.persisted import manifest
 from server.realtime.connection import Realtime
 from server.realtime.hub import Hub
-from server.realtime.limits import SubscriptionLimits
+from server.realtime.limits import ConnectionLimits, SubscriptionLimits
 from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
@@ -108,13 +108,14 @@ def create_app(
     served = observability.store(store)
     schema = build_schema(limits, settings.executor)
     verifier = Verifier(settings)
+    budget = TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers))
     graphql = GraphQLEndpoint(
         schema,
         store=served,
         verifier=verifier,
         cursors=cursors,
         limits=limits,
-        budget=TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers)),
+        budget=budget,
         dev=settings.dev,
         batching=settings.batching,
         graphiql=settings.graphiql_enabled,
@@ -170,6 +171,8 @@ def create_app(
             SubscriptionLimits(
                 settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
             ),
+            ConnectionLimits(settings.max_ws_connections, settings.max_ws_awaiting_init),
+            budget,
             init_timeout=settings.ws_init_timeout,
             per_connection=settings.max_subscriptions_per_connection,
         )

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from graphql import GraphQLError
+
 FORGET_AFTER = 10_000
 """Buckets kept before the full ones are dropped."""
 
@@ -91,3 +93,13 @@ def share(capacity: float, refill_per_second: float, workers: int) -> tuple[floa
     """One worker's bucket when `workers` processes serve a host: each gets an even share,
     so the host admits the configured budget when a tenant's requests spread over them."""
     return capacity / workers, refill_per_second / workers
+
+
+def throttled(admission: Admission, cost: int) -> GraphQLError:
+    """THROTTLED, with the seconds to wait: what an operation of `cost` the budget refused
+    answers, over HTTP (429) as over WebSocket."""
+    return GraphQLError(
+        f"the tenant's budget holds {int(admission.remaining)} points, the operation "
+        f"costs {cost}; retry in {admission.retry_after} s",
+        extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
+    )

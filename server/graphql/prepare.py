@@ -41,6 +41,7 @@ from strawberry.extensions import SchemaExtension
 
 from keygraph.caller import Caller
 from server.graphql import literals
+from server.graphql.budget import throttled
 from server.graphql.context import RequestContext
 from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
 from server.graphql.document_cache import DocumentCache
@@ -316,15 +317,7 @@ def charge(ctx: RequestContext) -> list[GraphQLError]:
     if ctx.budget is None or found is None:
         return []
     admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
-    if admission.admitted:
-        return []
-    return [
-        GraphQLError(
-            f"the tenant's budget holds {int(admission.remaining)} points, the operation "
-            f"costs {found.cost}; retry in {admission.retry_after} s",
-            extensions={"code": "THROTTLED", "retryAfter": admission.retry_after},
-        )
-    ]
+    return [] if admission.admitted else [throttled(admission, found.cost)]
 
 
 def prepare_extension(preparation: Preparation) -> type[SchemaExtension]:

@@ -1,8 +1,10 @@
 """One WebSocket connection speaking graphql-transport-ws (the protocol of graphql-ws,
 Apollo and urql; the legacy `graphql-ws` subprotocol is refused).
 
-A client must send `connection_init` with its token within the init timeout (else close
-4408); a bad token closes 4403, any other message before the ack closes 4401, a second
+A worker holds at most so many connections (past it a new one is closed 1013), and of
+those at most so many awaiting `connection_init` (past it the oldest of those is closed
+1013). A client must send `connection_init` with its token within the init timeout (else
+close 4408); a bad token closes 4403, any other message before the ack closes 4401, a second
 init 4429, a subscribe reusing a running id 4409, a message that is no protocol message
 4400. `ping` gets `pong`. Each `subscribe` is prepared like an HTTP operation (size limits,
 validation, cost) and must be a subscription; it is refused with an `error` message when a
@@ -14,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import time
 import uuid
 from typing import Any
 
 import orjson
-from graphql import ExecutionResult, GraphQLError, OperationType, get_operation_ast, subscribe
+from graphql import ExecutionResult, GraphQLError, OperationType, get_operation_ast
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
@@ -30,14 +31,15 @@ from keygraph.errors import StoreError
 from keygraph.store import Session, Store
 from server.edge.auth import Claims, Verifier
 from server.errors import ApiError, StoreUnavailableError, Unauthenticated
+from server.graphql.budget import TenantBudget, throttled
 from server.graphql.error_format import format_error
-from server.graphql.executor import Executor
 from server.graphql.schema import KeygraphSchema
 from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
 from server.realtime.cursors import EventCursors
 from server.realtime.hub import Hub
-from server.realtime.limits import LIMIT_CODE, SubscriptionLimits
+from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
+from server.realtime.metered import Meter, subscribe
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -45,11 +47,14 @@ SUBPROTOCOL = "graphql-transport-ws"
 UNAVAILABLE = StoreUnavailableError.code
 BAD_MESSAGE, UNAUTHORIZED, FORBIDDEN, INIT_TIMEOUT = 4400, 4401, 4403, 4408
 DUPLICATE_ID, TOO_MANY_INITS, SUBPROTOCOL_REFUSED = 4409, 4429, 4406
+TRY_AGAIN_LATER = 1013
+"""RFC 6455's close code for a server that cannot take the connection now: graphql-ws
+clients retry it (they give up on 4429)."""
 
 
 class Realtime:
-    """What every connection of a worker shares: schema, store, token verifier, hub and
-    limits."""
+    """What every connection of a worker shares: schema, store, token verifier, hub,
+    limits, and the tenants' budgets (those HTTP requests are charged to)."""
 
     def __init__(
         self,
@@ -59,6 +64,8 @@ class Realtime:
         cursors: CursorCodec,
         hub: Hub,
         limits: SubscriptionLimits,
+        connections: ConnectionLimits,
+        budget: TenantBudget,
         *,
         init_timeout: float,
         per_connection: int,
@@ -70,6 +77,8 @@ class Realtime:
         self.events = EventCursors(cursors)
         self.hub = hub
         self.limits = limits
+        self.connections = connections
+        self.budget = budget
         self.init_timeout = init_timeout
         self.per_connection = per_connection
 
@@ -78,8 +87,18 @@ class Realtime:
         if SUBPROTOCOL not in websocket.scope.get("subprotocols", []):
             await websocket.close(SUBPROTOCOL_REFUSED)
             return
-        await websocket.accept(SUBPROTOCOL)
-        await Connection(self, websocket).serve()
+        connection = Connection(self, websocket)
+        if not self.connections.take(connection, connection.evict):
+            limit = self.connections.max_open
+            log.warning("websocket connection refused: the worker holds %d connections", limit)
+            await websocket.accept(SUBPROTOCOL)
+            await websocket.close(TRY_AGAIN_LATER, "Too many connections")
+            return
+        try:
+            await websocket.accept(SUBPROTOCOL)
+            await connection.serve()
+        finally:
+            self.connections.release(connection)
 
 
 class Connection:
@@ -95,6 +114,8 @@ class Connection:
         # holds little
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
+        self._init_wait: asyncio.Timeout | None = None
+        self._evicted = False
 
     async def serve(self) -> None:
         expiry: asyncio.TimerHandle | None = None
@@ -123,10 +144,20 @@ class Connection:
     async def _initialize(self) -> float | None:
         """Waits for `connection_init` and acks it; when its token expires, or None when
         the connection was closed instead."""
+        timed_out = False
         try:
-            async with asyncio.timeout(self.realtime.init_timeout):
-                message = await self._receive()
+            async with asyncio.timeout(self.realtime.init_timeout) as self._init_wait:
+                message = None if self._evicted else await self._receive()
         except TimeoutError:
+            message, timed_out = None, True
+        finally:
+            self.realtime.connections.initialised(self)  # no longer evictable
+        if self._evicted:
+            limit = self.realtime.connections.max_awaiting_init
+            log.warning("websocket connection closed: %d newer ones await their init", limit)
+            await self._close(TRY_AGAIN_LATER, "Too many connections awaiting initialisation")
+            return None
+        if timed_out:
             await self._close(INIT_TIMEOUT, "Connection initialisation timeout")
             return None
         if message is None:
@@ -143,6 +174,12 @@ class Connection:
         await self._send({"type": "connection_ack"})
         return expires
 
+    def evict(self) -> None:
+        """Ends the wait for `connection_init` now, to make room for a newer connection."""
+        self._evicted = True
+        if self._init_wait is not None:
+            self._init_wait.reschedule(0)
+
     def _expire(self) -> None:
         """Closes the connection once its token has expired."""
         self._closing = asyncio.create_task(
@@ -151,12 +188,14 @@ class Connection:
 
     async def _receive(self) -> dict[str, Any] | None:
         """The next protocol message; None once the connection is closed (a message that is
-        no JSON object with a string `type` closes it 4400)."""
+        no JSON object with a string `type`, or a binary one, closes it 4400)."""
         if self._closed:
             return None
-        text = await self.websocket.receive_text()
+        received = await self.websocket.receive()
+        if received["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(received.get("code", 1000), received.get("reason"))
         try:
-            message = orjson.loads(text)
+            message = orjson.loads(received.get("text") or b"")
         except orjson.JSONDecodeError:
             message = None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
@@ -262,24 +301,23 @@ class Connection:
         except GraphQLError as error:
             return self._formatted([error], request_id), None
         caller = None if claims.unrestricted else claims.caller
-        errors, _ = preparation.screen(schema._schema, prepared, name, variables, caller)
+        errors, found = preparation.screen(schema._schema, prepared, name, variables, caller)
         if errors:
             return self._formatted(errors, request_id), None
         operation = get_operation_ast(prepared.document, name)
         if operation is None or operation.operation is not OperationType.SUBSCRIPTION:
             return [_bad_request("only subscription operations run over WebSocket")], None
+        meter = None
+        if found is not None:  # else the variables do not coerce: it is refused below
+            admission = realtime.budget.take(claims.tenant, found.cost)
+            if not admission.admitted:
+                return self._formatted([throttled(admission, found.cost)], request_id), None
+            meter = Meter(realtime.budget, claims.tenant, found)
         ctx = self._context(op_id, claims, request_id)
-        started = subscribe(
-            schema._schema,
-            prepared.document,
-            context_value=ctx,
-            variable_values=variables,
-            operation_name=name,
-            executor_class=Executor,
-        )
-        if inspect.isawaitable(started):
-            started = await started
-        if isinstance(started, ExecutionResult):
+        started = await subscribe(schema._schema, prepared.document, ctx, variables, name, meter)
+        if isinstance(started, ExecutionResult):  # refused when subscribing: nothing to pay
+            if found is not None:
+                realtime.budget.refund(claims.tenant, found.cost)
             return self._formatted(started.errors or [], request_id), None
         return [], started
 

@@ -1,9 +1,12 @@
 """How many subscriptions a tenant and a worker hold at once (a connection's own count is
-the connection's): a subscribe over a limit is refused with an `error` message."""
+the connection's): a subscribe over a limit is refused with an `error` message. And how
+many WebSocket connections a worker holds open, and of those how many have yet to send
+`connection_init`."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 LIMIT_CODE = "SUBSCRIPTION_LIMIT"
 
@@ -32,3 +35,48 @@ class SubscriptionLimits:
         self._tenants[tenant] -= 1
         if self._tenants[tenant] <= 0:
             del self._tenants[tenant]
+
+
+class ConnectionLimits:
+    """The open WebSocket connections of one worker, and those of them awaiting
+    `connection_init`, oldest first. A connection awaiting init can be closed to make room:
+    a flood of connections that never init pushes out its own oldest, and a client that
+    inits at once gets its place."""
+
+    def __init__(self, max_open: int, max_awaiting_init: int) -> None:
+        self.max_open = max_open
+        self.max_awaiting_init = max_awaiting_init
+        self._open: set[object] = set()
+        self._awaiting: dict[object, Callable[[], None]] = {}
+
+    @property
+    def open(self) -> int:
+        return len(self._open)
+
+    @property
+    def awaiting_init(self) -> int:
+        return len(self._awaiting)
+
+    def take(self, connection: object, evict: Callable[[], None]) -> bool:
+        """Counts `connection` open and awaiting init, unless the worker holds its most
+        connections, all initialised. The oldest awaiting init is evicted (its place freed
+        now, `evict` called) when their limit, or the worker's, is reached."""
+        full = len(self._open) >= self.max_open
+        if self._awaiting and (full or len(self._awaiting) >= self.max_awaiting_init):
+            oldest = next(iter(self._awaiting))
+            self._open.discard(oldest)
+            self._awaiting.pop(oldest)()
+        elif full:
+            return False
+        self._open.add(connection)
+        self._awaiting[connection] = evict
+        return True
+
+    def initialised(self, connection: object) -> None:
+        """The connection sent `connection_init`: it can no longer be evicted."""
+        self._awaiting.pop(connection, None)
+
+    def release(self, connection: object) -> None:
+        """The connection ended, however (a no-op once done, or once evicted)."""
+        self._open.discard(connection)
+        self._awaiting.pop(connection, None)

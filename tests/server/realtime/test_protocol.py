@@ -3,6 +3,7 @@ the close codes, ping/pong, and the limits on subscriptions."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 from httpx_ws import WebSocketDisconnect
 
@@ -69,6 +70,12 @@ async def test_a_message_that_is_no_protocol_message_closes_4400(
 ) -> None:
     async with connect(acme_token) as ws:
         await ws.send_text("[1, 2]")
+        await closed_with(ws, 4400)
+
+
+async def test_a_binary_message_closes_4400(connect: Connect, acme_token: str) -> None:
+    async with connect(acme_token) as ws:
+        await ws.send_bytes(orjson.dumps({"type": "ping"}))
         await closed_with(ws, 4400)
 
 
