@@ -273,3 +273,38 @@ async def test_org_node_changed(
             [node("CREATED", live, "Live", 1), node("UPDATED", late, "Late", 2)]
         )
         await sub.nothing_more()
+
+
+async def test_a_resume_after_a_replayed_event_gets_it_not_again(
+    connect: Connect, acme: Api, watch: ReaderWatch
+) -> None:
+    bob = await acme.create_user("bob@acme.test", "Bob")
+    a, b, c = line("A", 1, 100), line("B", 1, 200), line("C", 1, 300)
+    orders = {"u": bob["id"]}
+    async with subscribed(connect, acme, watch, "orderChanged", ORDERS, orders) as sub:
+        first = await acme.create_order(bob["id"], [("A", 1, 100)])
+        assert await sub.take(1) == [
+            {"change": "CREATED", "order": order_view(first["id"], "PENDING", 1, a)}
+        ]
+        cursor = sub.cursors[-1]
+    await watch.hold()
+    second = await acme.create_order(bob["id"], [("B", 1, 200)])
+    resumed = {**orders, "after": cursor}
+    async with subscribed(
+        connect, acme, watch, "orderChanged", ORDERS, resumed, caught_up=False
+    ) as sub:
+        # from the replay: the reader has not read it yet
+        assert await sub.take(1) == [
+            {"change": "CREATED", "order": order_view(second["id"], "PENDING", 1, b)}
+        ]
+        cursor = sub.cursors[-1]
+    resumed = {**orders, "after": cursor}
+    async with subscribed(
+        connect, acme, watch, "orderChanged", ORDERS, resumed, caught_up=False
+    ) as sub:
+        watch.release()  # the reader reads B now: it is before the cursor, not sent again
+        third = await acme.create_order(bob["id"], [("C", 1, 300)])
+        assert await sub.take(1) == [
+            {"change": "CREATED", "order": order_view(third["id"], "PENDING", 1, c)}
+        ]
+        await sub.nothing_more()
