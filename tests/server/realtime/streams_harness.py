@@ -1,6 +1,7 @@
 """What the per-field tests on each store's own change stream share: a subscriber over
 graphql-transport-ws that reads a field's events as data (each cursor checked and kept
-apart), waits on the app's stream reader, and mutations the fields' tests make."""
+apart), waits on the app's stream reader; the fields' selections, and mutations the fields'
+tests make."""
 
 from __future__ import annotations
 
@@ -23,6 +24,25 @@ from tests.server.conftest import Api
 from tests.server.realtime.conftest import Connect, settle, subscribe
 from tests.server.realtime.reader_watch import ReaderWatch
 from tests.server.realtime.test_fields import event, nothing_more
+
+ORDERS = """subscription($u: ID!, $after: String) {
+  orderChanged(userId: $u, after: $after) {
+    change cursor
+    order {
+      id status totalCents currency version
+      items { sku name quantity unitPriceCents } user { name }
+    }
+  }
+}"""
+USER = """subscription($id: ID!, $after: String) {
+  userChanged(id: $id, after: $after) { change cursor user { id name email version } }
+}"""
+MEMBERS = """subscription($g: ID!, $after: String) {
+  groupMembersChanged(groupId: $g, after: $after) { change cursor groupId userId user { name } }
+}"""
+ORG = """subscription($id: ID!, $after: String) {
+  orgNodeChanged(id: $id, after: $after) { change cursor node { id name depth version } }
+}"""
 
 
 class Subscriber:
@@ -96,7 +116,9 @@ def line(sku: str, quantity: int, price: int) -> dict[str, Any]:
     return {"sku": sku, "name": f"{sku} item", "quantity": quantity, "unitPriceCents": price}
 
 
-def order_view(order_id: str, status: str, version: int, *lines: dict[str, Any]) -> dict[str, Any]:
+def order_view(
+    order_id: str, status: str, version: int, *lines: dict[str, Any], owner: str = "Bob"
+) -> dict[str, Any]:
     return {
         "id": order_id,
         "status": status,
@@ -104,7 +126,7 @@ def order_view(order_id: str, status: str, version: int, *lines: dict[str, Any])
         "currency": "EUR",
         "version": version,
         "items": list(lines),
-        "user": {"name": "Bob"},
+        "user": {"name": owner},
     }
 
 

@@ -33,6 +33,10 @@ from tests.server.conftest import Api
 from tests.server.realtime.conftest import Connect
 from tests.server.realtime.reader_watch import ReaderWatch
 from tests.server.realtime.streams_harness import (
+    MEMBERS,
+    ORDERS,
+    ORG,
+    USER,
     below,
     delete,
     delete_node,
@@ -52,25 +56,6 @@ from tests.server.realtime.test_fields import create_node, update_status
 
 POLL = {"embedded": 0.01, "dynamodb-local": 0.02}
 """The reader's poll interval: short, so that the tests wait little for each event."""
-
-ORDERS = """subscription($u: ID!, $after: String) {
-  orderChanged(userId: $u, after: $after) {
-    change cursor
-    order {
-      id status totalCents currency version
-      items { sku name quantity unitPriceCents } user { name }
-    }
-  }
-}"""
-USER = """subscription($id: ID!, $after: String) {
-  userChanged(id: $id, after: $after) { change cursor user { id name email version } }
-}"""
-MEMBERS = """subscription($g: ID!, $after: String) {
-  groupMembersChanged(groupId: $g, after: $after) { change cursor groupId userId user { name } }
-}"""
-ORG = """subscription($id: ID!, $after: String) {
-  orgNodeChanged(id: $id, after: $after) { change cursor node { id name depth version } }
-}"""
 
 
 @pytest.fixture
