@@ -12,21 +12,27 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from generated.keys.org_node import key as org_node_key
 from generated.models.order_line import OrderLine
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.models.user import User as UserModel
 from generated.queries.org_node import get_org_node
 from generated.queries.user import get_user
 from generated.table import TABLE
-from keygraph.plan import Put
+from keygraph.plan import Put, Update
 from keygraph.store import Store
 from keygraph.streams import stream_of
+from server.domain.ids import new_id
+from server.domain.org import COUNT, org_node_record
+from server.domain.tx import write_in_chunks
 from server.edge.app import App, create_app
 from server.graphql.ids import local_id
+from server.graphql.types.org import node_global_id
 from server.settings import Settings
 from tests.conftest import StoreFactory
 from tests.server.conftest import Api
@@ -256,6 +262,52 @@ async def test_org_node_changed(
         live = (await create_node(acme, "Live", late))["id"]
         assert unordered(await sub.take(2)) == unordered(
             [node("CREATED", live, "Live", 1), node("UPDATED", late, "Late", 2)]
+        )
+        await sub.nothing_more()
+
+
+LARGE = 49
+"""Children enough that moving their parent is too large for one transaction."""
+
+
+async def import_children(store: Store, parent_id: str, count: int) -> list[str]:
+    """What a script importing `count` children of a node writes, straight to the store:
+    the nodes, and their parent's count of children (its version unchanged); their ids."""
+    parent = path_of(parent_id)
+    now = datetime.now(UTC)
+    kids = [org_node_record(new_id(), f"K{i}", parent, now, child_count=0) for i in range(count)]
+    await write_in_chunks(store, [Put(kid.to_item("acme")) for kid in kids])
+    await store.update(Update(org_node_key("acme", parent), set={COUNT: count}))
+    return [node_global_id(kid.path) for kid in kids]
+
+
+async def test_org_node_changed_by_a_large_move(
+    connect: Connect, acme: Api, store: Store, watch: ReaderWatch
+) -> None:
+    """A move too large for one transaction locks the subtree's root, then its cleanup task
+    moves the root and each node below it, then unlocks it: each step's items' changes."""
+    root = (await create_node(acme, "Root"))["id"]
+    team = (await create_node(acme, "Team", root))["id"]
+    dest = (await create_node(acme, "Dest", root))["id"]
+    kids = await import_children(store, team, LARGE)
+    async with subscribed(connect, acme, watch, "orgNodeChanged", ORG, {"id": root}) as sub:
+        moved = await move(acme, team, 1, dest)
+        assert moved == below(dest, team)
+        each = [
+            (node("DELETED", kid, f"K{i}", 1), node("CREATED", below(moved, kid), f"K{i}", 1))
+            for i, kid in enumerate(kids)
+        ]
+        assert unordered(await sub.take(6 + 2 * LARGE + 1)) == unordered(
+            [
+                node("UPDATED", team, "Team", 1),  # locked
+                node("UPDATED", root, "Root", 4),
+                node("UPDATED", dest, "Dest", 2),
+                node("DELETED", team, "Team", 1),
+                node("CREATED", moved, "Team", 1),
+                node("UPDATED", root, "Root", 4),  # its count of children, apart from its version
+                *(event for pair in each for event in pair),
+                node("UPDATED", moved, "Team", 1),  # unlocked
+            ]
         )
         await sub.nothing_more()
 
