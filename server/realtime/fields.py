@@ -98,7 +98,7 @@ def _events(
     build: Callable[[SubscriptionContext, Change, str], E],
 ) -> AsyncGenerator[E, None]:
     """The events of `topic` the caller may see: those the stream holds after `after`,
-    then live ones, none twice at the seam."""
+    then live ones, none twice at the seam and none at or before `after`."""
     ctx = _context(info)
     hub, cursors = ctx.hub, ctx.cursors
     assert hub is not None
@@ -115,11 +115,16 @@ def _events(
     async def generate() -> AsyncGenerator[E, None]:
         feed = hub.open(ctx.tenant, topic)
         try:
-            replayed: set[tuple[str, str]] = set()
+            # per shard, the last sequence the subscriber has: its cursor's, then its
+            # replay's; the reader may hand the feed any of these later (it may not have
+            # read them yet), and they are not sent again
+            had: dict[str, int] = {}
             if position is not None:
+                if position.after is not None:
+                    had[position.shard_id] = int(position.after)
                 async for change in _replay(ctx, position):
+                    had[change.shard_id] = int(change.sequence)
                     if change.tenant == ctx.tenant and topic in change.topics:
-                        replayed.add((change.shard_id, change.sequence))
                         built = event(change)
                         if built is not None:
                             yield built
@@ -127,7 +132,7 @@ def _events(
                 live = await feed.next()
                 if live is None:
                     raise SubscriberTooSlow("the subscriber fell too far behind its events")
-                if (live.shard_id, live.sequence) in replayed:
+                if int(live.sequence) <= had.get(live.shard_id, -1):
                     continue
                 built = event(live)
                 if built is not None:

@@ -61,10 +61,10 @@ class Server:
                 time.sleep(0.2)
         raise TimeoutError("the server did not come up")
 
-    def query(self, query: str) -> dict[str, object]:
+    def query(self, query: str, variables: dict[str, object] | None = None) -> dict[str, object]:
         request = urllib.request.Request(
             f"{self.url}/graphql",
-            data=json.dumps({"query": query}).encode(),
+            data=json.dumps({"query": query, "variables": variables or {}}).encode(),
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=30) as response:
