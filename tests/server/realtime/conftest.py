@@ -18,6 +18,7 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import App, create_app
 from server.edge.auth import issue_token
+from server.realtime.connection import Realtime
 from server.settings import Settings
 from tests.server.conftest import SECRET
 from tests.server.realtime.capturing_store import CapturingStore
@@ -144,3 +145,10 @@ def member_token(settings: Settings) -> Callable[[str], str]:
         return issue_token(settings, "acme", subject, roles=["member"])
 
     return token
+
+
+def realtime_of(app: App) -> Realtime:
+    """The app's WebSocket endpoint, to read its limits and budget."""
+    apps = [getattr(route, "app", None) for route in app.routes]
+    (realtime,) = [endpoint for endpoint in apps if isinstance(endpoint, Realtime)]
+    return realtime

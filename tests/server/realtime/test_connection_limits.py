@@ -13,11 +13,10 @@ import pytest
 from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect
 
 from server.edge.app import App
-from server.realtime.connection import Realtime
 from server.realtime.limits import ConnectionLimits
 from server.settings import Settings
 from tests.server.conftest import SECRET, Api
-from tests.server.realtime.conftest import Sockets, bearer, receive, settle, subscribe
+from tests.server.realtime.conftest import Sockets, bearer, realtime_of, receive, settle, subscribe
 
 USER = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }"
 
@@ -35,9 +34,7 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def connections(app: App) -> ConnectionLimits:
-    (realtime,) = [r.app for r in app.routes if isinstance(getattr(r, "app", None), Realtime)]
-    assert isinstance(realtime, Realtime)
-    return realtime.connections
+    return realtime_of(app).connections
 
 
 async def closed_with(ws: AsyncWebSocketSession, code: int) -> None:

@@ -21,11 +21,10 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import App
 from server.graphql.budget import TenantBudget
 from server.graphql.ids import local_id
-from server.realtime.connection import Realtime
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api
 from tests.server.realtime.capturing_store import CapturingStore
-from tests.server.realtime.conftest import Connect, Sockets, receive, settle, subscribe
+from tests.server.realtime.conftest import Connect, Sockets, realtime_of, receive, settle, subscribe
 from tests.server.realtime.memory_stream import MemoryStream
 
 USER = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }"
@@ -50,9 +49,7 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def budget(app: App) -> TenantBudget:
-    (realtime,) = [r.app for r in app.routes if isinstance(getattr(r, "app", None), Realtime)]
-    assert isinstance(realtime, Realtime)
-    return realtime.budget
+    return realtime_of(app).budget
 
 
 async def rename(store: EmbeddedStore, stream: MemoryStream, user_id: str, name: str) -> None:
