@@ -62,10 +62,11 @@ class Order(Node):
 
     # User by name and module, resolved when the schema is built: user.py imports this one.
     @strawberry.field(
-        description="The user who placed the order.",
-        graphql_type=LazyType("User", "server.graphql.types.user"),
+        description="The user who placed the order; null with NOT_FOUND once the user is "
+        "deleted and before its orders are.",
+        graphql_type=LazyType("User", "server.graphql.types.user") | None,
     )
-    async def user(self, info: Info) -> Node:
+    async def user(self, info: Info) -> Node | None:
         require(authz.may_run_get_users(info.context.caller), "read users")
         model = await loaders.users(info.context).load(self.user_id)
         if model is None:

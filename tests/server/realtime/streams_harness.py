@@ -64,14 +64,19 @@ class Subscriber:
         await settle()
 
     async def next(self) -> dict[str, Any]:
+        data, errors = await self.next_with_errors()
+        assert not errors, errors
+        return data
+
+    async def next_with_errors(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The next event and the errors sent with it."""
         payload = await event(self.ws)
-        assert "errors" not in payload, payload["errors"]
         data: dict[str, Any] = dict(payload["data"][self.field])
         cursor = data.pop("cursor")
         assert isinstance(cursor, str)
         assert cursor not in self.cursors
         self.cursors.append(cursor)
-        return data
+        return data, list(payload.get("errors", []))
 
     async def take(self, count: int) -> list[dict[str, Any]]:
         """The next `count` events, in the order sent."""
