@@ -3,8 +3,9 @@ item's `_type`), the model before and after, and the topics it is published on."
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from generated.entities import ENTITIES
@@ -26,7 +27,8 @@ ORG_PATH_SEPARATOR = "."
 @dataclass(frozen=True, slots=True)
 class Change:
     """One item's change as subscribers see it: `model` the item after the change (before
-    it, for a delete), `shard_id` and `sequence` where it sits in the stream."""
+    it, for a delete), `shard_id` and `sequence` where it sits in the stream. `shared` holds
+    the payloads its subscribers resolve, by what else a payload depends on (events.py)."""
 
     tenant: str
     entity: str
@@ -34,6 +36,9 @@ class Change:
     model: Any
     shard_id: str
     sequence: str
+    shared: dict[bytes, asyncio.Future[tuple[bytes, int] | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def topics(self) -> list[Topic]:

@@ -19,10 +19,11 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
 import orjson
-from graphql import ExecutionResult, GraphQLError, OperationType, get_operation_ast
+from graphql import GraphQLError, OperationType, get_operation_ast
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
@@ -37,9 +38,10 @@ from server.graphql.schema import KeygraphSchema
 from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
 from server.realtime.cursors import EventCursors
+from server.realtime.events import Events, open_events
 from server.realtime.hub import Hub
 from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
-from server.realtime.metered import Meter, subscribe
+from server.realtime.metered import Meter
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -254,17 +256,18 @@ class Connection:
         operation = name if isinstance(name, str) else None
         started, sent, streaming = time.perf_counter(), 0, False
         try:
-            errors, stream = await self._start(op_id, payload, claims, request_id)
+            errors, events = await self._start(op_id, payload, claims, request_id)
             del payload  # an idle subscription keeps none of its message
-            if errors:
+            if events is None:
                 await self._error(op_id, errors)
                 return
-            assert stream is not None
             log.info("subscription started", extra=_fields(request_id, claims, operation))
             streaming = True
-            async for result in stream:
-                await self._next(op_id, result, request_id)
-                sent += 1
+            async with _closing(events.source) as source:
+                async for event in source:
+                    body = orjson.Fragment(await events.body(event))
+                    await self._send({"type": "next", "id": op_id, "payload": body})
+                    sent += 1
             await self._send({"type": "complete", "id": op_id})
         except ApiError as exc:  # a stream that cannot go on (its subscriber too slow)
             log.warning("subscription ended: %s", exc)
@@ -287,8 +290,8 @@ class Connection:
 
     async def _start(
         self, op_id: str, payload: dict[str, Any], claims: Claims, request_id: str
-    ) -> tuple[list[dict[str, Any]], Any]:
-        """The errors that stop the subscription, or its stream of results."""
+    ) -> tuple[list[dict[str, Any]], Events | None]:
+        """The errors that stop the subscription, or its events."""
         realtime = self.realtime
         schema = realtime.schema
         preparation = schema.preparation
@@ -296,8 +299,9 @@ class Connection:
         variables = payload.get("variables") or {}
         if not isinstance(name, str | None) or not isinstance(variables, dict):
             return [_bad_request("operationName must be a string, variables an object")], None
+        query = payload["query"]
         try:
-            prepared = preparation.prepared(schema._schema, payload["query"])
+            prepared = preparation.prepared(schema._schema, query)
         except GraphQLError as error:
             return self._formatted([error], request_id), None
         caller = None if claims.unrestricted else claims.caller
@@ -314,12 +318,12 @@ class Connection:
                 return self._formatted([throttled(admission, found.cost)], request_id), None
             meter = Meter(realtime.budget, claims.tenant, found)
         ctx = self._context(op_id, claims, request_id)
-        started = await subscribe(schema._schema, prepared.document, ctx, variables, name, meter)
-        if isinstance(started, ExecutionResult):  # refused when subscribing: nothing to pay
+        opened = await open_events(schema, query, prepared.document, name, variables, ctx, meter)
+        if isinstance(opened, list):  # refused when subscribing: nothing to pay
             if found is not None:
                 realtime.budget.refund(claims.tenant, found.cost)
-            return self._formatted(started.errors or [], request_id), None
-        return [], started
+            return self._formatted(opened, request_id), None
+        return [], opened
 
     def _context(self, op_id: str, claims: Claims, request_id: str) -> SubscriptionContext:
         realtime = self.realtime
@@ -344,12 +348,6 @@ class Connection:
         self.realtime.schema.process_errors(errors)
         return [format_error(error, request_id) for error in errors]
 
-    async def _next(self, op_id: str, result: ExecutionResult, request_id: str) -> None:
-        body: dict[str, Any] = {"data": result.data}
-        if result.errors:
-            body["errors"] = self._formatted(result.errors, request_id)
-        await self._send({"type": "next", "id": op_id, "payload": body})
-
     async def _error(self, op_id: str, errors: list[dict[str, Any]]) -> None:
         await self._send({"type": "error", "id": op_id, "payload": errors})
 
@@ -371,6 +369,13 @@ class Connection:
 def _fields(request_id: str, claims: Claims, operation: str | None) -> dict[str, Any]:
     """A subscription's log fields, as the request log's."""
     return {"request_id": request_id, "tenant": claims.tenant, "operation": operation}
+
+
+def _closing(source: AsyncIterable[Any]) -> contextlib.AbstractAsyncContextManager[Any]:
+    """Closes the source stream (and so its feed) however the subscription ends."""
+    if isinstance(source, AsyncGenerator):
+        return contextlib.aclosing(source)
+    return contextlib.nullcontext(source)
 
 
 def _bad_request(message: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The context a subscription's resolvers see: a query's Context (tenant, caller, sessions,
 loaders) plus the hub that feeds it, the event cursors, and how to tell the client of a
-notice that is no event (events trimmed past its cursor)."""
+notice that is no event (events trimmed past its cursor), and the change of the event being
+resolved."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.graphql.context import Context
+from server.realtime.changes import Change
 from server.realtime.cursors import EventCursors
 from server.realtime.hub import Hub
 
@@ -23,3 +25,5 @@ class SubscriptionContext(Context):
     cursors: EventCursors | None = None
     notify: Callable[[dict[str, Any]], Awaitable[None]] = field(default=_ignore)
     """Sends the client a `next` message carrying this GraphQL error, and no data."""
+    change: Change | None = None
+    """The change of the event being resolved."""

@@ -13,13 +13,21 @@ _PATTERN = "change-stream"
 
 
 class EventCursors:
-    """Encodes and decodes the cursors of one server's events."""
+    """Encodes and decodes the cursors of one server's events. The last cursor encoded is
+    kept: every subscriber of a change asks for its cursor in turn."""
 
     def __init__(self, codec: CursorCodec) -> None:
         self._codec = codec
+        self._last: tuple[tuple[str, str, str], str] | None = None
 
     def encode(self, tenant: str, shard_id: str, sequence: str) -> str:
-        return self._codec.encode(tenant, _PATTERN, {}, {"s": shard_id, "q": sequence})
+        key = (tenant, shard_id, sequence)
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        cursor = self._codec.encode(tenant, _PATTERN, {}, {"s": shard_id, "q": sequence})
+        self._last = (key, cursor)
+        return cursor
 
     def decode(self, tenant: str, cursor: str) -> Position:
         """The position right after the event `cursor` names; INVALID_CURSOR when it is

@@ -109,6 +109,7 @@ def _events(
         if not visible(ctx.caller, change):
             return None
         ctx.forget()
+        ctx.change = change
         cursor = cursors.encode(ctx.tenant, change.shard_id, change.sequence)
         return build(ctx, change, cursor)
 

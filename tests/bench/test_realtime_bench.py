@@ -19,6 +19,7 @@ async def test_a_small_burst_counts_every_event() -> None:
     result = await realtime_bench.throughput(subscribers=3, writes=4)
     assert result["events"] == 12
     assert result["events_per_s"] > 0
+    assert result["cpu_ms_per_event"] > 0
 
 
 @pytest.mark.dynamodb_local

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from graphql import OperationDefinitionNode
+from graphql import OperationDefinitionNode, OperationType
 
 from server.graphql.compiled.plan import (
     CompiledOperation,
@@ -17,6 +17,7 @@ from server.graphql.compiled.plan import (
     directive_variables,
 )
 from server.graphql.compiled.run import Run
+from server.graphql.compiled.subscription import EventCompiler
 from server.graphql.executor import Executor
 
 _KEPT = 512
@@ -41,15 +42,18 @@ class CompiledExecutor(Executor):
         return manager is not None and bool(manager.middlewares)
 
     def plan(self) -> OperationPlan | None:
-        """The operation's plan for these variables; None when the compiler leaves the
-        operation to graphql-core (which is remembered too)."""
+        """The operation's plan for these variables (a subscription's: the plan of each
+        of its events); None when the compiler leaves the operation to graphql-core (which
+        is remembered too)."""
         compiled = _compiled_operation(self.operation, self.fragments)
         coerced = self.variable_values.coerced
         key = tuple(repr(coerced.get(name)) for name in compiled.directive_variables)
         if key in compiled.plans:
             return compiled.plans[key]
+        subscription = self.operation.operation is OperationType.SUBSCRIPTION
+        compiler = EventCompiler if subscription else Compiler
         try:
-            plan: OperationPlan | None = Compiler(
+            plan: OperationPlan | None = compiler(
                 self.schema, self.fragments, self.variable_values, self.operation
             ).compile()
         except Unsupported:

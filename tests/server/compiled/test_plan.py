@@ -1,6 +1,7 @@
 """What the compiler covers: every operation of the corpus, the benchmark and the docs is
 compiled (none falls back to graphql-core), plans are kept per operation and per value of
-its @skip/@include variables, and introspection is left to graphql-core."""
+its @skip/@include variables, a subscription's plan is that of its events, and
+introspection is left to graphql-core."""
 
 from __future__ import annotations
 
@@ -95,3 +96,18 @@ def test_scalar_and_enum_arguments_pass_on_by_name_and_inputs_convert() -> None:
     create = _executor('mutation { createUser(input: {email: "a@b.c", name: "A"}) { id } }').plan()
     assert create is not None
     assert create.root.fields[0].plain_arguments is None  # an input object: Strawberry's
+
+
+def test_a_subscription_compiles_for_its_events_whose_root_value_is_the_event() -> None:
+    query = """subscription($id: ID!, $email: Boolean!) {
+      changed: userChanged(id: $id) { change user { name email @include(if: $email) } }
+    }"""
+    plan = _executor(query, {"id": "VXNlcjox", "email": True}).plan()
+    assert plan is not None
+    (root,) = plan.root.fields
+    assert root.key == "changed"
+    assert root.resolver is not None
+    event = object()
+    assert root.resolver(event) is event  # the root field's value is the event
+    user = next(f for f in root.completion.inner.plan.fields if f.key == "user")  # type: ignore[union-attr]
+    assert [f.key for f in user.completion.inner.plan.fields] == ["name", "email"]  # type: ignore[union-attr]

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
+from starlette.types import ASGIApp
 
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import App, create_app
@@ -70,6 +71,11 @@ Connect = Callable[..., contextlib.AbstractAsyncContextManager[AsyncWebSocketSes
 def sockets(app: App) -> Sockets:
     """Opens WebSocket sessions over one transport, whose task group lives in the test's own
     task (as it must), all closed at the end of the block."""
+    return sessions(app)
+
+
+def sessions(app: ASGIApp) -> Sockets:
+    """`sockets` of any ASGI app (a session may ask for another `path`)."""
 
     @contextlib.asynccontextmanager
     async def block() -> AsyncIterator[Open]:
@@ -80,11 +86,13 @@ def sockets(app: App) -> Sockets:
         ):
 
             async def open_session(
-                token: str | None = None, subprotocols: list[str] | None = None
+                token: str | None = None,
+                subprotocols: list[str] | None = None,
+                path: str = "/graphql",
             ) -> AsyncWebSocketSession:
                 ws: AsyncWebSocketSession = await stack.enter_async_context(
                     aconnect_ws(
-                        "http://keygraph.test/graphql",
+                        f"http://keygraph.test{path}",
                         client,
                         subprotocols=[PROTOCOL] if subprotocols is None else subprotocols,
                         keepalive_ping_interval_seconds=None,
