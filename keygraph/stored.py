@@ -1,0 +1,39 @@
+"""Models of stored items made without validation: a generated `from_item` uses these once
+its checks (codegen/stored_checks.py) have shown that validation would keep every loaded
+value as it is, and validates any other item as a model's constructor does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import SchemaValidator, core_schema
+
+M = TypeVar("M", bound=BaseModel)
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def matcher(pattern: str) -> Callable[[Any], bool]:
+    """Whether a string matches `pattern` as a model field's `pattern` constraint has it
+    matched: by pydantic's own regular expression engine."""
+    return SchemaValidator(core_schema.str_schema(pattern=pattern)).isinstance_python
+
+
+def is_utc(value: Any) -> bool:
+    """Whether `value` is a datetime in UTC: what the models' UtcDatetime keeps as it is."""
+    return type(value) is datetime and value.tzinfo is UTC
+
+
+def built(cls: type[M], values: dict[str, Any]) -> M:
+    """The model `cls(**values)` would make, for values it would keep as they are (every
+    field given, in the order of the fields), without validating them again."""
+    model = _new(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
