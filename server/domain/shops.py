@@ -8,11 +8,13 @@ import math
 from contextlib import nullcontext
 from datetime import UTC, datetime
 
+from generated import authz
 from generated.keys import shop as shop_keys
 from generated.models.shop import Shop as ShopRecord
-from generated.queries.shop import get_shop, shops_in_cell
+from generated.queries.shop import SHOPS_IN_CELL_PAGE, get_shop, plan_shops_in_cell
 from generated.table import TABLE
-from keygraph.paging import PageSize
+from keygraph.errors import Forbidden
+from keygraph.paging import PageSize, collect_all
 from keygraph.plan import Condition, Delete, Put, WriteAction
 from keygraph.store import Session, Store
 from server.domain.geo import (
@@ -33,7 +35,7 @@ from server.errors import BadUserInput, NotFound
 SHOPS_NEAR_PAGE = PageSize(20, 100)
 """How many shops `shopsNear` returns when `first` is left out, and at most."""
 POSITION_DECIMALS = 7
-CELL_PAGE_SIZE = 5000
+CELL_PAGE_SIZE = SHOPS_IN_CELL_PAGE.maximum
 """The pattern's largest page: a dense cell costs as few round trips as it can."""
 
 
@@ -42,27 +44,6 @@ def check_position(lat: float, lng: float) -> None:
         raise BadUserInput(f"lat must be between -90 and 90, got {lat}", field="lat")
     if not (math.isfinite(lng) and -180.0 <= lng <= 180.0):
         raise BadUserInput(f"lng must be between -180 and 180, got {lng}", field="lng")
-
-
-async def _shops_with_prefix(
-    session: Session, tenant: str, geo_cell: str, prefix: str
-) -> list[ShopRecord]:
-    """Every shop in GSI2 partition geo_cell whose geohash starts with prefix, all pages."""
-    found: list[ShopRecord] = []
-    after: str | None = None
-    while True:
-        page = await shops_in_cell(
-            session,
-            tenant,
-            geo_cell=geo_cell,
-            geohash_prefix=prefix,
-            first=CELL_PAGE_SIZE,
-            after=after,
-        )
-        found.extend(page.items)
-        if not page.has_next:
-            return found
-        after = page.cursor
 
 
 def max_cells(store: Store) -> int:
@@ -105,21 +86,26 @@ async def _within(
 async def _read_cells(
     s: Session, tenant: str, cells: list[tuple[str, str]]
 ) -> list[list[ShopRecord]]:
-    """The shops of each (geo_cell, prefix), read concurrently; on a store that answers
-    inline, one cell after another (tasks would only add cost), as one wave where the store
-    counts waves (`one_wave`, server/graphql/counting.py)."""
-    store = s.store
-    if not getattr(store, "answers_inline", False):
-        return list(
-            await asyncio.gather(
-                *(_shops_with_prefix(s, tenant, geo_cell, prefix) for geo_cell, prefix in cells)
-            )
-        )
-    one_wave = getattr(store, "one_wave", None)
+    """The shops of each (geo_cell, prefix): one Query a cell (more only where a cell holds
+    more than a page), sent together. A store that answers inline reads them together (the
+    embedded store in one statement), as one wave where the store counts waves (`one_wave`,
+    server/graphql/counting.py)."""
+    if s.caller is not None and not authz.may_run_shops_in_cell(s.caller):
+        raise Forbidden("shops_in_cell")
+    plans = [
+        plan_shops_in_cell(tenant, geo_cell, prefix, limit=CELL_PAGE_SIZE)
+        for geo_cell, prefix in cells
+    ]
+    inline = getattr(s.store, "answers_inline", False)
+    one_wave = getattr(s.store, "one_wave", None) if inline else None
     with one_wave() if one_wave is not None else nullcontext():
-        found = [await _shops_with_prefix(s, tenant, cell, prefix) for cell, prefix in cells]
-    await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
-    return found
+        pages = await collect_all(s, plans)
+    if inline:
+        await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
+    return [
+        [ShopRecord.from_item(item) for item in items if item.get("_type") == ShopRecord.TYPE]
+        for items in pages
+    ]
 
 
 def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] | None:

@@ -1,0 +1,100 @@
+"""Query and Scan pages of the embedded store's items table: DynamoDB's 1 MB page and index
+projections, and a batch of Queries read in one statement."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from keygraph import capacity
+from keygraph.plan import Item, Query, QueryResult, TableDef
+
+from . import keyrange
+from .values import item_of
+
+PAGE_BYTES = 1024 * 1024
+BATCH_PLANS = 200
+"""The most Queries one statement reads (SQLite allows 32,766 parameters)."""
+
+
+def page(rows: Iterable[tuple[str, int, int]]) -> tuple[list[Item], int, bool]:
+    """The items of (body, size, plain) rows up to DynamoDB's 1 MB page: (items, bytes
+    read, whether the page filled before the rows ended)."""
+    items: list[Item] = []
+    read = 0
+    for body, size, plain in rows:
+        items.append(item_of(body, plain))
+        read += size
+        if read >= PAGE_BYTES:
+            return items, read, True
+    return items, read, False
+
+
+def _result(
+    table: TableDef,
+    live: TableDef,
+    plan: Query,
+    sql: keyrange.QuerySQL,
+    found: tuple[list[Item], int, bool],
+) -> QueryResult:
+    """A Query's answer from its page: the last key when more may follow, the index's
+    projection, and the read capacity it costs."""
+    items, read, full = found
+    capacity.add(capacity.read_units(read, plan.consistent))
+    last_key = None
+    if items and (full or len(items) == plan.limit):
+        last_key = {name: items[-1][name] for name in sql.key_names}
+    if plan.index is not None:
+        index = live.index(plan.index)
+        if index.projection != "ALL":
+            keep = {table.partition_key, table.sort_key, index.partition_key}
+            if index.sort_key:
+                keep.add(index.sort_key)
+            if index.projection == "INCLUDE":
+                keep.update(index.include)
+            items = [{k: v for k, v in item.items() if k in keep} for item in items]
+    return QueryResult(items, last_key)
+
+
+def _select(sql: keyrange.QuerySQL, columns: str) -> str:
+    return f"SELECT {columns} FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?"
+
+
+def query(conn: sqlite3.Connection, table: TableDef, live: TableDef, plan: Query) -> QueryResult:
+    """One Query's page over the file's live indexes."""
+    sql = keyrange.build(live, plan)
+    limit = plan.limit if plan.limit is not None else -1
+    cursor = conn.execute(_select(sql, "body, size, plain"), [*sql.params, limit])
+    try:
+        found = page(cursor)
+    finally:
+        cursor.close()
+    return _result(table, live, plan, sql, found)
+
+
+def queries(
+    conn: sqlite3.Connection, table: TableDef, live: TableDef, plans: Sequence[Query]
+) -> list[QueryResult]:
+    """Each Query's page, as `query` gives it, read in one statement (a UNION ALL of the
+    Queries, each part in its own order) per BATCH_PLANS plans."""
+    results: list[QueryResult] = []
+    for start in range(0, len(plans), BATCH_PLANS):
+        chunk = plans[start : start + BATCH_PLANS]
+        built = [keyrange.build(live, plan) for plan in chunk]
+        parts: list[str] = []
+        params: list[object] = []
+        for number, (plan, sql) in enumerate(zip(chunk, built, strict=True)):
+            parts.append(f"SELECT * FROM ({_select(sql, f'{number}, body, size, plain')})")
+            params += [*sql.params, plan.limit if plan.limit is not None else -1]
+        rows: list[list[tuple[str, int, int]]] = [[] for _ in chunk]
+        cursor = conn.execute(" UNION ALL ".join(parts), params)
+        try:
+            for number, body, size, plain in cursor:
+                rows[number].append((body, size, plain))
+        finally:
+            cursor.close()
+        results += [
+            _result(table, live, plan, sql, page(found))
+            for plan, sql, found in zip(chunk, built, rows, strict=True)
+        ]
+    return results
