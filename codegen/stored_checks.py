@@ -50,11 +50,10 @@ def _string(var: str, spec: AttributeSpec) -> list[str]:
 def _list(var: str, spec: AttributeSpec) -> list[str] | None:
     if spec.of != "id":
         return None
-    each = " and ".join(_id("entry", None))
     return [
         f"type({var}) is list",
         *_bounds(f"len({var})", spec.min_items, spec.max_items),
-        f"all({each} for entry in {var})",
+        f"_stored.are_ids({var}, {ID_MAX_LENGTH})",
     ]
 
 

@@ -13,6 +13,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 M = TypeVar("M", bound=BaseModel)
 
+_STR = frozenset([str])
 _new = object.__new__
 _set = object.__setattr__
 
@@ -21,6 +22,17 @@ def matcher(pattern: str) -> Callable[[Any], bool]:
     """Whether a string matches `pattern` as a model field's `pattern` constraint has it
     matched: by pydantic's own regular expression engine."""
     return SchemaValidator(core_schema.str_schema(pattern=pattern)).isinstance_python
+
+
+def are_ids(values: list[Any], longest: int) -> bool:
+    """Whether every value is an Id validation keeps as it is: a str of 1 to `longest`
+    characters, none a control character (printable is stricter)."""
+    return (
+        set(map(type, values)) <= _STR
+        and "" not in values
+        and max(map(len, values), default=0) <= longest
+        and "".join(values).isprintable()
+    )
 
 
 def is_utc(value: Any) -> bool:

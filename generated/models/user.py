@@ -85,10 +85,7 @@ class User(BaseModel):
                 or (
                     type(v_group_ids) is list
                     and len(v_group_ids) <= 100
-                    and all(
-                        type(entry) is str and 0 < len(entry) <= 128 and entry.isprintable()
-                        for entry in v_group_ids
-                    )
+                    and _stored.are_ids(v_group_ids, 128)
                 )
             )
         ):
