@@ -15,7 +15,7 @@ from generated.queries.shop import SHOPS_IN_CELL_PAGE, get_shop, plan_shops_in_c
 from generated.table import TABLE
 from keygraph.errors import Forbidden
 from keygraph.paging import PageSize, collect_all
-from keygraph.plan import Condition, Delete, Put, WriteAction
+from keygraph.plan import Condition, Delete, Item, Put, WriteAction
 from keygraph.store import Session, Store
 from server.domain.geo import (
     FIRST_RING_KM,
@@ -52,15 +52,19 @@ def max_cells(store: Store) -> int:
     return INLINE_MAX_CELLS if getattr(store, "answers_inline", False) else TARGET_CELLS
 
 
+Spot = tuple[float, float, str, str, Item]
+"""A shop as read, before its model is made: (lat, lng, shop id, geohash, stored item)."""
+
+
 async def _within(
     s: Session,
     tenant: str,
     lat: float,
     lng: float,
     radius_km: float,
-    read: dict[str, list[ShopRecord]],
-) -> list[tuple[float, str, ShopRecord]]:
-    """Every shop within radius_km, as (distance, id, shop), nearest first (ties by id): the
+    read: dict[str, list[Spot]],
+) -> list[tuple[float, str, Item]]:
+    """Every shop within radius_km, as (distance, id, item), nearest first (ties by id): the
     cells covering the circle read concurrently, one Query each (more only when a cell holds
     more than a page), then the exact haversine distance filters and orders. `read` holds the
     shops of cells read for a smaller circle: a cell inside one of them is not read again."""
@@ -72,20 +76,18 @@ async def _within(
     wanted = [(geo_cell, prefix) for geo_cell, prefix in cells if known[prefix] is None]
     batches = await _read_cells(s, tenant, wanted)
     read.update((prefix, batch) for (_, prefix), batch in zip(wanted, batches, strict=True))
-    near: list[tuple[float, str, ShopRecord]] = []
+    near: list[tuple[float, str, Item]] = []
     for _, prefix in cells:
-        shops = known[prefix]
-        for record in read[prefix] if shops is None else shops:
-            distance = haversine_km(lat, lng, record.lat, record.lng)
+        spots = known[prefix]
+        for shop_lat, shop_lng, shop_id, _, item in read[prefix] if spots is None else spots:
+            distance = haversine_km(lat, lng, shop_lat, shop_lng)
             if distance <= radius_km:
-                near.append((distance, record.shop_id, record))
+                near.append((distance, shop_id, item))
     near.sort(key=lambda entry: (entry[0], entry[1]))
     return near
 
 
-async def _read_cells(
-    s: Session, tenant: str, cells: list[tuple[str, str]]
-) -> list[list[ShopRecord]]:
+async def _read_cells(s: Session, tenant: str, cells: list[tuple[str, str]]) -> list[list[Spot]]:
     """The shops of each (geo_cell, prefix): one Query a cell (more only where a cell holds
     more than a page), sent together. A store that answers inline reads them together (the
     embedded store in one statement), as one wave where the store counts waves (`one_wave`,
@@ -103,17 +105,21 @@ async def _read_cells(
     if inline:
         await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
     return [
-        [ShopRecord.from_item(item) for item in items if item.get("_type") == ShopRecord.TYPE]
+        [
+            (float(item["lat"]), float(item["lng"]), item["shop_id"], item["geohash"], item)
+            for item in items
+            if item.get("_type") == ShopRecord.TYPE
+        ]
         for items in pages
     ]
 
 
-def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] | None:
+def _known(read: dict[str, list[Spot]], prefix: str) -> list[Spot] | None:
     """The shops of cell `prefix` if a cell holding it has been read, else None."""
     for length in range(len(prefix), 0, -1):
-        shops = read.get(prefix[:length])
-        if shops is not None:
-            return [shop for shop in shops if shop.geohash.startswith(prefix)]
+        spots = read.get(prefix[:length])
+        if spots is not None:
+            return [spot for spot in spots if spot[3].startswith(prefix)]
     return None
 
 
@@ -126,17 +132,18 @@ async def shops_near(
     Read in widening circles, from FIRST_RING_KM out to the radius. Once a circle holds
     `first` shops, the nearest `first` of all are among them, since every shop outside it is
     farther: a dense area answers from a small circle in one wave, however large the radius.
-    A wider circle reads only the cells that no smaller one has read.
+    A wider circle reads only the cells that no smaller one has read. Only the shops
+    answered become models (and are validated): a cell's others only give their position.
     """
     if first == 0:
         return []
-    read: dict[str, list[ShopRecord]] = {}
+    read: dict[str, list[Spot]] = {}
     ring = min(radius_km, FIRST_RING_KM)
     near = await _within(s, tenant, lat, lng, ring, read)
     while len(near) < first and ring < radius_km:
         ring = next_ring(ring, len(near), first, radius_km)
         near = await _within(s, tenant, lat, lng, ring, read)
-    return [(distance, record) for distance, _, record in near[:first]]
+    return [(distance, ShopRecord.from_item(item)) for distance, _, item in near[:first]]
 
 
 def shop_record(
