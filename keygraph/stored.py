@@ -15,7 +15,11 @@ M = TypeVar("M", bound=BaseModel)
 
 _STR = frozenset([str])
 _new = object.__new__
-_set = object.__setattr__
+_slots = BaseModel.__dict__
+_set_dict = _slots["__dict__"].__set__
+_set_fields_set = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
 
 
 def matcher(pattern: str) -> Callable[[Any], bool]:
@@ -44,8 +48,8 @@ def built(cls: type[M], values: dict[str, Any]) -> M:
     """The model `cls(**values)` would make, for values it would keep as they are (every
     field given, in the order of the fields), without validating them again."""
     model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, values)  # a BaseModel's slots, set as object.__setattr__ would
+    _set_fields_set(model, set(values))
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
