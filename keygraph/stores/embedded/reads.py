@@ -1,8 +1,9 @@
-"""Query and Scan pages of the embedded store's items table: DynamoDB's 1 MB page and index
-projections, and a batch of Queries read in one statement."""
+"""Reads of the embedded store's items table: Query and Scan pages (DynamoDB's 1 MB page,
+index projections), a batch of Queries in one statement, and a BatchGetItem's keys in one."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Iterable, Sequence
 
@@ -15,6 +16,17 @@ from .values import item_of
 PAGE_BYTES = 1024 * 1024
 BATCH_PLANS = 200
 """The most Queries one statement reads (SQLite allows 32,766 parameters)."""
+
+
+@functools.cache
+def point_reads(count: int) -> str:
+    """The statement reading `count` items by key, (pk, sk) pairs as its parameters, in one
+    pass: (body, plain, size) of each item found, in the order of the keys."""
+    keys = ", ".join(["(?, ?)"] * count)
+    return (
+        f"WITH k(pk, sk) AS (VALUES {keys}) SELECT body, plain, size FROM k"
+        " JOIN items ON items.pk = k.pk AND items.sk = k.sk"
+    )
 
 
 def page(rows: Iterable[tuple[str, int, int]]) -> tuple[list[Item], int, bool]:

@@ -153,13 +153,8 @@ class EmbeddedStore:
         validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
         keys = [validate.key(self.table, key) for key in plan.keys]
         validate.distinct(keys, "Provided list of item keys contains duplicates")
-        conn = self._conn()
-        conn.execute("BEGIN")
-        try:
-            found = [self._read_sized(conn, key) for key in keys]
-        finally:
-            conn.execute("COMMIT")
-        rows = [row for row in found if row is not None]
+        values = [value for key in keys for value in key]
+        rows = self._conn().execute(reads.point_reads(len(keys)), values).fetchall()
         capacity.add(capacity.batch_read_units((row[2] for row in rows), consistent=False))
         return [item_of(body, plain) for body, plain, _ in rows]
 

@@ -1,15 +1,15 @@
 """Contract: a batch of Queries (`query_each`; the embedded store reads it in one statement)
-answers as one Query a plan does, pages, projections and refusals included."""
+answers as one Query a plan does, pages, projections and refusals included; and the
+embedded store reads a batch (of Queries, or a BatchGetItem's keys) in one statement."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
 import pytest
 
 from keygraph.errors import ValidationError
-from keygraph.plan import Put, Query
+from keygraph.plan import BatchGet, Put, Query
 from keygraph.store import Store, query_each
 from keygraph.stores.embedded.store import EmbeddedStore
 from tests.conftest import StoreFactory
@@ -58,18 +58,32 @@ async def test_a_batch_with_a_refused_plan_is_refused(store: Store, refused: Que
         await query_each(store, [Query("q"), refused])
 
 
+def _selects(store: EmbeddedStore) -> tuple[sqlite3.Connection, list[str]]:
+    """The store's connection, tracing the SELECT statements it runs into the list."""
+    statements: list[str] = []
+    conn: sqlite3.Connection = store._conn()
+
+    def trace(statement: str) -> None:
+        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
+            statements.append(statement)
+
+    conn.set_trace_callback(trace)
+    return conn, statements
+
+
 async def test_the_embedded_store_reads_a_batch_in_one_statement(
     store_factory: StoreFactory,
 ) -> None:
     store = await store_factory("embedded")
     assert isinstance(store, EmbeddedStore)
     await _filled(store)
-    statements: list[str] = []
-    conn: sqlite3.Connection = store._conn()
-    trace: Callable[[str], None] = statements.append
-    conn.set_trace_callback(trace)
+    conn, statements = _selects(store)
     try:
         await query_each(store, [Query("q"), Query("g-q", "GSI1"), Query("open", "Sparse")])
+        assert len(statements) == 1
+        keys = tuple({"PK": pk, "SK": sk} for pk, sk in [("q", "a"), ("mb", "2"), ("q", "?")])
+        found = await store.batch_get(BatchGet(keys))
+        assert len(statements) == 2
     finally:
         conn.set_trace_callback(None)
-    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 1
+    assert sorted((item["PK"], item["SK"]) for item in found) == [("mb", "2"), ("q", "a")]
