@@ -98,15 +98,18 @@ def queries(
         for number, (plan, sql) in enumerate(zip(chunk, built, strict=True)):
             parts.append(f"SELECT * FROM ({_select(sql, f'{number}, body, size, plain')})")
             params += [*sql.params, plan.limit if plan.limit is not None else -1]
-        rows: list[list[tuple[str, int, int]]] = [[] for _ in chunk]
+        items: list[list[Item]] = [[] for _ in chunk]
+        read = [0] * len(chunk)
         cursor = conn.execute(" UNION ALL ".join(parts), params)
         try:
             for number, body, size, plain in cursor:
-                rows[number].append((body, size, plain))
+                if read[number] < PAGE_BYTES:  # the page ends with the item that fills it
+                    items[number].append(item_of(body, plain))
+                    read[number] += size
         finally:
             cursor.close()
         results += [
-            _result(table, live, plan, sql, page(found))
-            for plan, sql, found in zip(chunk, built, rows, strict=True)
+            _result(table, live, plan, sql, (found, bytes_read, bytes_read >= PAGE_BYTES))
+            for plan, sql, found, bytes_read in zip(chunk, built, items, read, strict=True)
         ]
     return results
