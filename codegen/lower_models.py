@@ -12,8 +12,8 @@ from .summaries import Summary, summary_of
 
 
 def _field(attr: Attr, matchers: list[Matcher] | None = None) -> FieldIR:
-    """The field of an attribute; with `matchers`, also the check of its loaded value,
-    adding the matcher that needs to it."""
+    """The field of an attribute; with `matchers`, also the check of its loaded value (a
+    pattern's matcher, when the check uses one, is added to `matchers`)."""
     spec = attr.spec
     annotation = field_annotation(spec, attr.enum_class)
     raw = f'item["{attr.name}"]'
