@@ -58,6 +58,14 @@ class FieldIR:
     annotation: str
     store: str
     load: str
+    check: str | None = None
+    """The check that its loaded value (in `var`) needs no validation; None: it always
+    needs it (codegen/stored_checks.py)."""
+
+    @property
+    def var(self) -> str:
+        """The local name of its loaded value in `from_item`."""
+        return f"v_{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,13 @@ class ModelIR:
     key_calls: tuple[str, ...]
     sparse_keys: tuple[SparseKeyIR, ...]
     tenant_scoped: bool = True
+    matchers: tuple[tuple[str, str], ...] = ()
+    """(name, pattern) of each module-level pattern matcher the checks use."""
+
+    @property
+    def checked(self) -> bool:
+        """Whether `from_item` may skip validation: every field has a check."""
+        return bool(self.fields) and all(f.check is not None for f in self.fields)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,13 @@ from .ir import EnumIR, EnumMemberIR, FieldIR, ModelIR, SparseKeyIR, SummaryIR
 from .lower_keys import key_groups, params_of
 from .pytypes import docstring, field_annotation, load_expr, member_name, snake, store_expr
 from .resolve import Attr, Entity, Resolved
+from .stored_checks import Matcher, value_check
 from .summaries import Summary, summary_of
 
 
-def _field(attr: Attr) -> FieldIR:
+def _field(attr: Attr, matchers: list[Matcher] | None = None) -> FieldIR:
+    """The field of an attribute; with `matchers`, also the check of its loaded value (a
+    pattern's matcher, when the check uses one, is added to `matchers`)."""
     spec = attr.spec
     annotation = field_annotation(spec, attr.enum_class)
     raw = f'item["{attr.name}"]'
@@ -26,7 +29,16 @@ def _field(attr: Attr) -> FieldIR:
         default = f"{attr.enum_class}({spec.default!r})" if attr.enum_class else repr(spec.default)
         annotation += f" = {default}"
         load = load_expr(spec, f'item.get("{attr.name}", {spec.default!r})', attr.enum_class)
-    return FieldIR(attr.name, annotation, store_expr(spec, f"self.{attr.name}"), load)
+    field = FieldIR(attr.name, annotation, store_expr(spec, f"self.{attr.name}"), load)
+    if matchers is None:
+        return field
+    checked = value_check(attr.name, spec, field.var, attr.enum_class)
+    if checked is None:
+        return field
+    check, matcher = checked
+    if matcher is not None:
+        matchers.append(matcher)
+    return FieldIR(field.name, annotation, field.store, load, check)
 
 
 def _imports(attrs: list[Attr], module: str) -> list[str]:
@@ -84,7 +96,9 @@ def lower_struct(name: str, description: str, attrs: dict[str, Attr]) -> ModelIR
 
 def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
     attrs = list(entity.attrs.values())
-    fields = tuple(_field(a) for a in attrs)
+    matchers: list[Matcher] = []
+    fields = tuple(_field(a, matchers) for a in attrs)
+    checked = all(f.check is not None for f in fields)
     key_calls: list[str] = []
     sparse: list[SparseKeyIR] = []
     for name, key_attrs in key_groups(entity, resolved):
@@ -101,6 +115,8 @@ def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
             key_calls.append(call)
     imports = _imports(attrs, entity.module)
     imports += ["from typing import ClassVar", f"from ..keys import {entity.module} as _keys"]
+    if checked:
+        imports.append("from keygraph import stored as _stored")
     return ModelIR(
         module=entity.module,
         class_name=entity.name,
@@ -113,6 +129,7 @@ def lower_entity(entity: Entity, resolved: Resolved) -> ModelIR:
         key_calls=tuple(key_calls),
         sparse_keys=tuple(sparse),
         tenant_scoped=entity.tenant_scoped,
+        matchers=tuple((m.name, repr(m.pattern)) for m in matchers) if checked else (),
     )
 
 

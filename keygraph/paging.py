@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from .errors import BadArgument, InvalidCursor
 from .page import Page
 from .plan import BatchGet, Item, Key, Query, TableDef
-from .store import Session, Store
+from .store import Session, Store, query_each
 
 BATCH_GET_LIMIT = 100
 T = TypeVar("T")
@@ -116,6 +116,21 @@ async def collect(s: Session, plan: Query) -> list[Item]:
             return items
         remaining = None if plan.limit is None else plan.limit - len(result.items)
         plan = replace(plan, start=result.last_key, limit=remaining)
+
+
+async def collect_all(s: Session, plans: Sequence[Query]) -> list[list[Item]]:
+    """Every item of each plan, whose limit sizes its pages: the first pages of all read
+    together (query_each: one statement on the embedded store), any later page plan by
+    plan, following continuation keys."""
+    found: list[list[Item]] = []
+    for plan, first in zip(plans, await query_each(s.store, plans), strict=True):
+        items, last_key = list(first.items), first.last_key
+        while last_key is not None:
+            more = await s.store.query(replace(plan, start=last_key))
+            items += more.items
+            last_key = more.last_key
+        found.append(items)
+    return found
 
 
 async def collect_merged(s: Session, plans: Sequence[Query], order: Sequence[str]) -> list[Item]:

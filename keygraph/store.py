@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -56,6 +57,17 @@ class Store(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+async def query_each(store: Store, plans: Sequence[Query]) -> list[QueryResult]:
+    """Each plan's Query result, in order: by the store's `query_many` where it has one (the
+    embedded store reads them in one statement; views pass it on, one call a plan), else
+    one Query a plan, all sent together."""
+    many = getattr(store, "query_many", None)
+    if many is not None:
+        found: list[QueryResult] = await many(plans)
+        return found
+    return list(await asyncio.gather(*(store.query(plan) for plan in plans)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,13 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import address as _keys
 from ._types import Id, UtcDatetime
+
+_COUNTRY_PATTERN = _stored.matcher("^[A-Z]{2}$")
 
 
 class Address(BaseModel):
@@ -52,16 +55,64 @@ class Address(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "Address":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_user_id = item["user_id"]
+        v_address_id = item["address_id"]
+        v_label = item["label"]
+        v_line1 = item["line1"]
+        v_line2 = item.get("line2")
+        v_city = item["city"]
+        v_postal_code = item["postal_code"]
+        v_country = item["country"]
+        v_created_at = _kc.parse_datetime(item["created_at"])
+        v_version = int(item["version"])
+        if (
+            type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+            and type(v_address_id) is str
+            and 0 < len(v_address_id) <= 128
+            and v_address_id.isprintable()
+            and type(v_label) is str
+            and 1 <= len(v_label) <= 50
+            and type(v_line1) is str
+            and 1 <= len(v_line1) <= 200
+            and (v_line2 is None or (type(v_line2) is str and 1 <= len(v_line2) <= 200))
+            and type(v_city) is str
+            and 1 <= len(v_city) <= 100
+            and type(v_postal_code) is str
+            and 1 <= len(v_postal_code) <= 20
+            and type(v_country) is str
+            and _COUNTRY_PATTERN(v_country)
+            and _stored.is_utc(v_created_at)
+            and type(v_version) is int
+            and v_version >= 1
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "user_id": v_user_id,
+                    "address_id": v_address_id,
+                    "label": v_label,
+                    "line1": v_line1,
+                    "line2": v_line2,
+                    "city": v_city,
+                    "postal_code": v_postal_code,
+                    "country": v_country,
+                    "created_at": v_created_at,
+                    "version": v_version,
+                },
+            )
         return cls(
-            user_id=item["user_id"],
-            address_id=item["address_id"],
-            label=item["label"],
-            line1=item["line1"],
-            line2=item.get("line2"),
-            city=item["city"],
-            postal_code=item["postal_code"],
-            country=item["country"],
-            created_at=_kc.parse_datetime(item["created_at"]),
-            version=int(item["version"]),
+            user_id=v_user_id,
+            address_id=v_address_id,
+            label=v_label,
+            line1=v_line1,
+            line2=v_line2,
+            city=v_city,
+            postal_code=v_postal_code,
+            country=v_country,
+            created_at=v_created_at,
+            version=v_version,
         )

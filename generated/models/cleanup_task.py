@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import cleanup_task as _keys
@@ -45,12 +46,41 @@ class CleanupTask(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "CleanupTask":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_task_id = item["task_id"]
+        v_tenant = item["tenant"]
+        v_kind = CleanupTaskKind(item["kind"])
+        v_subject = item["subject"]
+        v_destination = item.get("destination")
+        v_created_at = _kc.parse_datetime(item["created_at"])
+        if (
+            type(v_task_id) is str
+            and 0 < len(v_task_id) <= 128
+            and v_task_id.isprintable()
+            and type(v_tenant) is str
+            and len(v_tenant) >= 1
+            and type(v_kind) is CleanupTaskKind
+            and type(v_subject) is str
+            and (v_destination is None or type(v_destination) is str)
+            and _stored.is_utc(v_created_at)
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "task_id": v_task_id,
+                    "tenant": v_tenant,
+                    "kind": v_kind,
+                    "subject": v_subject,
+                    "destination": v_destination,
+                    "created_at": v_created_at,
+                },
+            )
         return cls(
-            task_id=item["task_id"],
-            tenant=item["tenant"],
-            kind=CleanupTaskKind(item["kind"]),
-            subject=item["subject"],
-            destination=item.get("destination"),
-            created_at=_kc.parse_datetime(item["created_at"]),
+            task_id=v_task_id,
+            tenant=v_tenant,
+            kind=v_kind,
+            subject=v_subject,
+            destination=v_destination,
+            created_at=v_created_at,
         )

@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import email_claim as _keys
@@ -34,8 +35,25 @@ class EmailClaim(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "EmailClaim":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_email_key = item["email_key"]
+        v_user_id = item["user_id"]
+        if (
+            type(v_email_key) is str
+            and 3 <= len(v_email_key) <= 254
+            and type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "email_key": v_email_key,
+                    "user_id": v_user_id,
+                },
+            )
         return cls(
-            email_key=item["email_key"],
-            user_id=item["user_id"],
+            email_key=v_email_key,
+            user_id=v_user_id,
         )

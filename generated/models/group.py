@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import group as _keys
@@ -39,10 +40,34 @@ class Group(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "Group":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_group_id = item["group_id"]
+        v_name = item["name"]
+        v_created_at = _kc.parse_datetime(item["created_at"])
+        v_version = int(item.get("version", 1))
+        if (
+            type(v_group_id) is str
+            and 0 < len(v_group_id) <= 128
+            and v_group_id.isprintable()
+            and type(v_name) is str
+            and 1 <= len(v_name) <= 200
+            and _stored.is_utc(v_created_at)
+            and type(v_version) is int
+            and v_version >= 1
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "group_id": v_group_id,
+                    "name": v_name,
+                    "created_at": v_created_at,
+                    "version": v_version,
+                },
+            )
         return cls(
-            group_id=item["group_id"],
-            name=item["name"],
-            created_at=_kc.parse_datetime(item["created_at"]),
-            version=int(item.get("version", 1)),
+            group_id=v_group_id,
+            name=v_name,
+            created_at=v_created_at,
+            version=v_version,
         )

@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import idempotency_record as _keys
@@ -51,14 +52,48 @@ class IdempotencyRecord(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "IdempotencyRecord":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_idempotency_key = item["idempotency_key"]
+        v_request_hash = item["request_hash"]
+        v_state = IdempotencyRecordState(item["state"])
+        v_response = item.get("response")
+        v_created_at = _kc.parse_datetime(item["created_at"])
+        v_expires_at = int(item["expires_at"])
+        v_owner = item.get("owner")
+        v_lease_until = None if item.get("lease_until") is None else int(item["lease_until"])
+        if (
+            type(v_idempotency_key) is str
+            and 1 <= len(v_idempotency_key) <= 255
+            and type(v_request_hash) is str
+            and type(v_state) is IdempotencyRecordState
+            and (v_response is None or type(v_response) is str)
+            and _stored.is_utc(v_created_at)
+            and type(v_expires_at) is int
+            and v_expires_at >= 0
+            and (v_owner is None or type(v_owner) is str)
+            and (v_lease_until is None or (type(v_lease_until) is int and v_lease_until >= 0))
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "idempotency_key": v_idempotency_key,
+                    "request_hash": v_request_hash,
+                    "state": v_state,
+                    "response": v_response,
+                    "created_at": v_created_at,
+                    "expires_at": v_expires_at,
+                    "owner": v_owner,
+                    "lease_until": v_lease_until,
+                },
+            )
         return cls(
-            idempotency_key=item["idempotency_key"],
-            request_hash=item["request_hash"],
-            state=IdempotencyRecordState(item["state"]),
-            response=item.get("response"),
-            created_at=_kc.parse_datetime(item["created_at"]),
-            expires_at=int(item["expires_at"]),
-            owner=item.get("owner"),
-            lease_until=None if item.get("lease_until") is None else int(item["lease_until"]),
+            idempotency_key=v_idempotency_key,
+            request_hash=v_request_hash,
+            state=v_state,
+            response=v_response,
+            created_at=v_created_at,
+            expires_at=v_expires_at,
+            owner=v_owner,
+            lease_until=v_lease_until,
         )

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import membership as _keys
@@ -38,9 +39,30 @@ class Membership(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "Membership":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_user_id = item["user_id"]
+        v_group_id = item["group_id"]
+        v_joined_at = _kc.parse_datetime(item["joined_at"])
+        if (
+            type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+            and type(v_group_id) is str
+            and 0 < len(v_group_id) <= 128
+            and v_group_id.isprintable()
+            and _stored.is_utc(v_joined_at)
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "user_id": v_user_id,
+                    "group_id": v_group_id,
+                    "joined_at": v_joined_at,
+                },
+            )
         return cls(
-            user_id=item["user_id"],
-            group_id=item["group_id"],
-            joined_at=_kc.parse_datetime(item["joined_at"]),
+            user_id=v_user_id,
+            group_id=v_group_id,
+            joined_at=v_joined_at,
         )

@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import org_roots as _keys
@@ -31,7 +32,16 @@ class OrgRoots(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "OrgRoots":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_child_count = int(item["child_count"])
+        if type(v_child_count) is int and v_child_count >= 0:
+            return _stored.built(
+                cls,
+                {
+                    "child_count": v_child_count,
+                },
+            )
         return cls(
-            child_count=int(item["child_count"]),
+            child_count=v_child_count,
         )

@@ -9,6 +9,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import shop as _keys
@@ -49,14 +50,54 @@ class Shop(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "Shop":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_shop_id = item["shop_id"]
+        v_name = item["name"]
+        v_lat = float(item["lat"])
+        v_lng = float(item["lng"])
+        v_geohash = item["geohash"]
+        v_geo_cell = item["geo_cell"]
+        v_created_at = _kc.parse_datetime(item["created_at"])
+        v_version = int(item.get("version", 1))
+        if (
+            type(v_shop_id) is str
+            and 0 < len(v_shop_id) <= 128
+            and v_shop_id.isprintable()
+            and type(v_name) is str
+            and 1 <= len(v_name) <= 200
+            and type(v_lat) is float
+            and -90 <= v_lat <= 90
+            and type(v_lng) is float
+            and -180 <= v_lng <= 180
+            and type(v_geohash) is str
+            and 9 <= len(v_geohash) <= 9
+            and type(v_geo_cell) is str
+            and 3 <= len(v_geo_cell) <= 3
+            and _stored.is_utc(v_created_at)
+            and type(v_version) is int
+            and v_version >= 1
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "shop_id": v_shop_id,
+                    "name": v_name,
+                    "lat": v_lat,
+                    "lng": v_lng,
+                    "geohash": v_geohash,
+                    "geo_cell": v_geo_cell,
+                    "created_at": v_created_at,
+                    "version": v_version,
+                },
+            )
         return cls(
-            shop_id=item["shop_id"],
-            name=item["name"],
-            lat=float(item["lat"]),
-            lng=float(item["lng"]),
-            geohash=item["geohash"],
-            geo_cell=item["geo_cell"],
-            created_at=_kc.parse_datetime(item["created_at"]),
-            version=int(item.get("version", 1)),
+            shop_id=v_shop_id,
+            name=v_name,
+            lat=v_lat,
+            lng=v_lng,
+            geohash=v_geohash,
+            geo_cell=v_geo_cell,
+            created_at=v_created_at,
+            version=v_version,
         )

@@ -8,10 +8,13 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import user as _keys
 from ._types import Id, UtcDatetime
+
+_EMAIL_PATTERN = _stored.matcher("^[^@\\s]+@[^@\\s]+$")
 
 
 class User(BaseModel):
@@ -48,13 +51,62 @@ class User(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "User":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_user_id = item["user_id"]
+        v_email = item["email"]
+        v_name = item["name"]
+        v_created_at = _kc.parse_datetime(item["created_at"])
+        v_version = int(item["version"])
+        v_default_address_id = item.get("default_address_id")
+        v_group_ids = item.get("group_ids")
+        if (
+            type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+            and type(v_email) is str
+            and 3 <= len(v_email) <= 254
+            and _EMAIL_PATTERN(v_email)
+            and type(v_name) is str
+            and 1 <= len(v_name) <= 200
+            and _stored.is_utc(v_created_at)
+            and type(v_version) is int
+            and v_version >= 1
+            and (
+                v_default_address_id is None
+                or (
+                    type(v_default_address_id) is str
+                    and 0 < len(v_default_address_id) <= 128
+                    and v_default_address_id.isprintable()
+                )
+            )
+            and (
+                v_group_ids is None
+                or (
+                    type(v_group_ids) is list
+                    and len(v_group_ids) <= 100
+                    and _stored.are_ids(v_group_ids, 128)
+                )
+            )
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "user_id": v_user_id,
+                    "email": v_email,
+                    "name": v_name,
+                    "created_at": v_created_at,
+                    "version": v_version,
+                    "default_address_id": v_default_address_id,
+                    "group_ids": v_group_ids,
+                },
+            )
         return cls(
-            user_id=item["user_id"],
-            email=item["email"],
-            name=item["name"],
-            created_at=_kc.parse_datetime(item["created_at"]),
-            version=int(item["version"]),
-            default_address_id=item.get("default_address_id"),
-            group_ids=item.get("group_ids"),
+            user_id=v_user_id,
+            email=v_email,
+            name=v_name,
+            created_at=v_created_at,
+            version=v_version,
+            default_address_id=v_default_address_id,
+            group_ids=v_group_ids,
         )

@@ -4,6 +4,7 @@ observe them for the whole process (server/observability/store.py)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -19,9 +20,13 @@ from keygraph.plan import (
     Update,
     WriteAction,
 )
-from keygraph.store import Store
+from keygraph.store import Store, query_each
 
 R = TypeVar("R")
+
+
+async def _answered() -> None:
+    """A call already answered: one of a batch whose first call read them all."""
 
 
 class Forwarding:
@@ -46,6 +51,17 @@ class Forwarding:
 
     async def query(self, plan: Query) -> QueryResult:
         return await self._call("Query", lambda: self.inner.query(plan))
+
+    async def query_many(self, plans: Sequence[Query]) -> list[QueryResult]:
+        """Each plan's Query, each one call through `_call`. On a store that answers inline
+        the inner store reads them together (query_each) in the first call, which takes
+        their time; elsewhere they are sent together, one Query a plan."""
+        if not self.answers_inline or not plans:
+            return list(await asyncio.gather(*(self.query(plan) for plan in plans)))
+        found = await self._call("Query", lambda: query_each(self.inner, plans))
+        for _ in plans[1:]:
+            await self._call("Query", _answered)
+        return found
 
     async def scan(self, plan: Scan) -> QueryResult:
         return await self._call("Scan", lambda: self.inner.scan(plan))

@@ -8,12 +8,14 @@ import math
 from contextlib import nullcontext
 from datetime import UTC, datetime
 
+from generated import authz
 from generated.keys import shop as shop_keys
 from generated.models.shop import Shop as ShopRecord
-from generated.queries.shop import get_shop, shops_in_cell
+from generated.queries.shop import SHOPS_IN_CELL_PAGE, get_shop, plan_shops_in_cell
 from generated.table import TABLE
-from keygraph.paging import PageSize
-from keygraph.plan import Condition, Delete, Put, WriteAction
+from keygraph.errors import Forbidden
+from keygraph.paging import PageSize, collect_all
+from keygraph.plan import Condition, Delete, Item, Put, WriteAction
 from keygraph.store import Session, Store
 from server.domain.geo import (
     FIRST_RING_KM,
@@ -33,7 +35,7 @@ from server.errors import BadUserInput, NotFound
 SHOPS_NEAR_PAGE = PageSize(20, 100)
 """How many shops `shopsNear` returns when `first` is left out, and at most."""
 POSITION_DECIMALS = 7
-CELL_PAGE_SIZE = 5000
+CELL_PAGE_SIZE = SHOPS_IN_CELL_PAGE.maximum
 """The pattern's largest page: a dense cell costs as few round trips as it can."""
 
 
@@ -44,31 +46,14 @@ def check_position(lat: float, lng: float) -> None:
         raise BadUserInput(f"lng must be between -180 and 180, got {lng}", field="lng")
 
 
-async def _shops_with_prefix(
-    session: Session, tenant: str, geo_cell: str, prefix: str
-) -> list[ShopRecord]:
-    """Every shop in GSI2 partition geo_cell whose geohash starts with prefix, all pages."""
-    found: list[ShopRecord] = []
-    after: str | None = None
-    while True:
-        page = await shops_in_cell(
-            session,
-            tenant,
-            geo_cell=geo_cell,
-            geohash_prefix=prefix,
-            first=CELL_PAGE_SIZE,
-            after=after,
-        )
-        found.extend(page.items)
-        if not page.has_next:
-            return found
-        after = page.cursor
-
-
 def max_cells(store: Store) -> int:
     """How many cells a covering may have on this store: more, and smaller, where calls never
     wait (geo.INLINE_MAX_CELLS)."""
     return INLINE_MAX_CELLS if getattr(store, "answers_inline", False) else TARGET_CELLS
+
+
+Spot = tuple[float, float, str, str, Item]
+"""A shop as read, before its model is made: (lat, lng, shop id, geohash, stored item)."""
 
 
 async def _within(
@@ -77,9 +62,9 @@ async def _within(
     lat: float,
     lng: float,
     radius_km: float,
-    read: dict[str, list[ShopRecord]],
-) -> list[tuple[float, str, ShopRecord]]:
-    """Every shop within radius_km, as (distance, id, shop), nearest first (ties by id): the
+    read: dict[str, list[Spot]],
+) -> list[tuple[float, str, Item]]:
+    """Every shop within radius_km, as (distance, id, item), nearest first (ties by id): the
     cells covering the circle read concurrently, one Query each (more only when a cell holds
     more than a page), then the exact haversine distance filters and orders. `read` holds the
     shops of cells read for a smaller circle: a cell inside one of them is not read again."""
@@ -91,43 +76,50 @@ async def _within(
     wanted = [(geo_cell, prefix) for geo_cell, prefix in cells if known[prefix] is None]
     batches = await _read_cells(s, tenant, wanted)
     read.update((prefix, batch) for (_, prefix), batch in zip(wanted, batches, strict=True))
-    near: list[tuple[float, str, ShopRecord]] = []
+    near: list[tuple[float, str, Item]] = []
     for _, prefix in cells:
-        shops = known[prefix]
-        for record in read[prefix] if shops is None else shops:
-            distance = haversine_km(lat, lng, record.lat, record.lng)
+        spots = known[prefix]
+        for shop_lat, shop_lng, shop_id, _, item in read[prefix] if spots is None else spots:
+            distance = haversine_km(lat, lng, shop_lat, shop_lng)
             if distance <= radius_km:
-                near.append((distance, record.shop_id, record))
+                near.append((distance, shop_id, item))
     near.sort(key=lambda entry: (entry[0], entry[1]))
     return near
 
 
-async def _read_cells(
-    s: Session, tenant: str, cells: list[tuple[str, str]]
-) -> list[list[ShopRecord]]:
-    """The shops of each (geo_cell, prefix), read concurrently; on a store that answers
-    inline, one cell after another (tasks would only add cost), as one wave where the store
-    counts waves (`one_wave`, server/graphql/counting.py)."""
-    store = s.store
-    if not getattr(store, "answers_inline", False):
-        return list(
-            await asyncio.gather(
-                *(_shops_with_prefix(s, tenant, geo_cell, prefix) for geo_cell, prefix in cells)
-            )
-        )
-    one_wave = getattr(store, "one_wave", None)
+async def _read_cells(s: Session, tenant: str, cells: list[tuple[str, str]]) -> list[list[Spot]]:
+    """The shops of each (geo_cell, prefix): one Query a cell (more only where a cell holds
+    more than a page), sent together. A store that answers inline reads them together (the
+    embedded store in one statement), as one wave where the store counts waves (`one_wave`,
+    server/graphql/counting.py)."""
+    if s.caller is not None and not authz.may_run_shops_in_cell(s.caller):
+        raise Forbidden("shops_in_cell")
+    plans = [
+        plan_shops_in_cell(tenant, geo_cell, prefix, limit=CELL_PAGE_SIZE)
+        for geo_cell, prefix in cells
+    ]
+    inline = getattr(s.store, "answers_inline", False)
+    one_wave = getattr(s.store, "one_wave", None) if inline else None
     with one_wave() if one_wave is not None else nullcontext():
-        found = [await _shops_with_prefix(s, tenant, cell, prefix) for cell, prefix in cells]
-    await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
-    return found
+        pages = await collect_all(s, plans)
+    if inline:
+        await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
+    return [
+        [
+            (float(item["lat"]), float(item["lng"]), item["shop_id"], item["geohash"], item)
+            for item in items
+            if item.get("_type") == ShopRecord.TYPE
+        ]
+        for items in pages
+    ]
 
 
-def _known(read: dict[str, list[ShopRecord]], prefix: str) -> list[ShopRecord] | None:
+def _known(read: dict[str, list[Spot]], prefix: str) -> list[Spot] | None:
     """The shops of cell `prefix` if a cell holding it has been read, else None."""
     for length in range(len(prefix), 0, -1):
-        shops = read.get(prefix[:length])
-        if shops is not None:
-            return [shop for shop in shops if shop.geohash.startswith(prefix)]
+        spots = read.get(prefix[:length])
+        if spots is not None:
+            return [spot for spot in spots if spot[3].startswith(prefix)]
     return None
 
 
@@ -140,17 +132,18 @@ async def shops_near(
     Read in widening circles, from FIRST_RING_KM out to the radius. Once a circle holds
     `first` shops, the nearest `first` of all are among them, since every shop outside it is
     farther: a dense area answers from a small circle in one wave, however large the radius.
-    A wider circle reads only the cells that no smaller one has read.
+    A wider circle reads only the cells that no smaller one has read. Only the shops
+    answered become models (and are validated): a cell's others only give their position.
     """
     if first == 0:
         return []
-    read: dict[str, list[ShopRecord]] = {}
+    read: dict[str, list[Spot]] = {}
     ring = min(radius_km, FIRST_RING_KM)
     near = await _within(s, tenant, lat, lng, ring, read)
     while len(near) < first and ring < radius_km:
         ring = next_ring(ring, len(near), first, radius_km)
         near = await _within(s, tenant, lat, lng, ring, read)
-    return [(distance, record) for distance, _, record in near[:first]]
+    return [(distance, ShopRecord.from_item(item)) for distance, _, item in near[:first]]
 
 
 def shop_record(

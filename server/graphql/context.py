@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import strawberry
-from strawberry.dataloader import DataLoader, LoaderTask, get_current_batch
+from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_current_batch
 
 from keygraph.caller import Caller
 from keygraph.store import Session
@@ -53,7 +53,7 @@ class SharedLoader(DataLoader[K, V]):
         """The values of `keys` in order; the first failure among them raises. The futures
         of one batch settle together, so waiting on them one by one (each behind a shield)
         usually waits once, without the shield and callbacks per key of a gather."""
-        futures = [self._future(key) for key in keys]
+        futures = self._futures(keys)
         for future in futures:
             if not future.done():
                 await asyncio.shield(future)
@@ -62,6 +62,26 @@ class SharedLoader(DataLoader[K, V]):
         if failure is not None:
             raise failure
         return [future.result() for future in futures]
+
+    def _futures(self, keys: Iterable[K]) -> list[asyncio.Future[V]]:
+        """`_future` of each key; with the default cache and no batch size limit, the keys
+        go into one batch, looked up in the cache's dict directly."""
+        cache_map = self.cache_map if self.cache else None
+        if type(cache_map) is not DefaultCache or self.max_batch_size is not None:
+            return [self._future(key) for key in keys]
+        found, key_of = cache_map.cache_map, cache_map.cache_key_fn
+        create, batch = self.loop.create_future, None
+        futures: list[asyncio.Future[V]] = []
+        for key in keys:
+            cache_key = key_of(key)
+            future = found.get(cache_key)
+            if future is None or future.cancelled():
+                future = found[cache_key] = create()
+                if batch is None:
+                    batch = get_current_batch(self)
+                batch.tasks.append(LoaderTask(key, future))
+            futures.append(future)
+        return futures
 
     def load_ahead(self, key: K) -> Awaitable[V]:
         """The load without a shield of its own, for a caller that shields all it waits on

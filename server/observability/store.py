@@ -4,6 +4,7 @@ span in its wave (tracing.py) with the pattern, the keys it names and the units 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -23,7 +24,7 @@ from keygraph.plan import (
     Update,
     WriteAction,
 )
-from keygraph.store import Store
+from keygraph.store import Store, query_each
 from keygraph.stores.view import Forwarding
 from server.observability import metrics
 from server.observability.patterns import BATCH_WRITE, TRANSACTION, Patterns
@@ -143,6 +144,13 @@ class ObservedStore(Forwarding):
         if self._quiet():
             return await self.inner.query(plan)
         return await self._observe("Query", plan, 0, lambda: self.inner.query(plan), plan.index)
+
+    async def query_many(self, plans: Sequence[Query]) -> list[QueryResult]:
+        """Unobserved, as the inner store reads them together (query_each); observed, each
+        Query on its own."""
+        if self._quiet():
+            return await query_each(self.inner, plans)
+        return list(await asyncio.gather(*(self.query(plan) for plan in plans)))
 
     async def scan(self, plan: Scan) -> QueryResult:
         return await self._observe("Scan", plan, 0, lambda: self.inner.scan(plan))

@@ -14,6 +14,7 @@ log's tables and triggers are changes.py's."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -49,10 +50,12 @@ def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
+@functools.cache
 def pk_column(index: IndexDef) -> str:
     return quote(f"{index.name}#pk")
 
 
+@functools.cache
 def sk_column(index: IndexDef) -> str:
     return quote(f"{index.name}#sk")
 

@@ -40,13 +40,12 @@ from keygraph.plan import (
 )
 
 from ..arguments import require_table
-from . import keyrange, validate
+from . import keyrange, reads, validate
 from . import schema as sqlite_schema
 from .conditions import encode_values, holds
 from .connections import Connections
 from .values import Wire, decode_item, encode_item, item_of, stored_body, wire_of
 
-PAGE_BYTES = 1024 * 1024
 TOKEN_WINDOW = 600.0
 """Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
 
@@ -154,33 +153,24 @@ class EmbeddedStore:
         validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
         keys = [validate.key(self.table, key) for key in plan.keys]
         validate.distinct(keys, "Provided list of item keys contains duplicates")
-        conn = self._conn()
-        conn.execute("BEGIN")
-        try:
-            found = [self._read_sized(conn, key) for key in keys]
-        finally:
-            conn.execute("COMMIT")
-        rows = [row for row in found if row is not None]
+        values = [value for key in keys for value in key]
+        rows = self._conn().execute(reads.point_reads(len(keys)), values).fetchall()
         capacity.add(capacity.batch_read_units((row[2] for row in rows), consistent=False))
         return [item_of(body, plain) for body, plain, _ in rows]
 
     async def query(self, plan: Query) -> QueryResult:
+        conn = self._conn()
         if plan.index is not None:
-            self._refresh(self._conn())
-        sql = keyrange.build(self.live, plan)
-        limit = plan.limit if plan.limit is not None else -1
-        cursor = self._conn().execute(
-            f"SELECT body, size, plain FROM items WHERE {sql.where} ORDER BY {sql.order} LIMIT ?",
-            [*sql.params, limit],
-        )
-        items, read, full = self._page(cursor)
-        capacity.add(capacity.read_units(read, plan.consistent))
-        last_key = None
-        if items and (full or len(items) == plan.limit):
-            last_key = {name: items[-1][name] for name in sql.key_names}
-        if plan.index is not None:
-            items = [self._project(plan.index, item) for item in items]
-        return QueryResult(items, last_key)
+            self._refresh(conn)
+        return reads.query(conn, self.table, self.live, plan)
+
+    async def query_many(self, plans: Sequence[Query]) -> list[QueryResult]:
+        """Each plan's `query` result, read in one statement: a wave of Queries (the cells
+        of a geohash covering) costs one call into SQLite instead of one each."""
+        conn = self._conn()
+        if any(plan.index is not None for plan in plans):
+            self._refresh(conn)
+        return reads.queries(conn, self.table, self.live, plans)
 
     async def scan(self, plan: Scan) -> QueryResult:
         sql = keyrange.scan(self.table, plan)
@@ -189,38 +179,15 @@ class EmbeddedStore:
             f"SELECT body, size, plain FROM items WHERE {sql.where} ORDER BY pk, sk LIMIT ?",
             [*sql.params, limit],
         )
-        items, read, full = self._page(cursor)
+        try:
+            items, read, full = reads.page(cursor)
+        finally:
+            cursor.close()
         capacity.add(capacity.read_units(read, plan.consistent))
         last_key = None
         if items and (full or len(items) == plan.limit):
             last_key = self.table.primary_key(items[-1])
         return QueryResult(items, last_key)
-
-    def _page(self, cursor: sqlite3.Cursor) -> tuple[list[Item], int, bool]:
-        """The items of a result up to DynamoDB's 1 MB page: (items, bytes read, whether the
-        page filled before the result ended)."""
-        items: list[Item] = []
-        read = 0
-        full = False
-        for body, size, plain in cursor:
-            items.append(item_of(body, plain))
-            read += size
-            if read >= PAGE_BYTES:
-                full = True
-                break
-        cursor.close()
-        return items, read, full
-
-    def _project(self, index_name: str, item: Item) -> Item:
-        index = self.live.index(index_name)
-        if index.projection == "ALL":
-            return item
-        keep = {self.table.partition_key, self.table.sort_key, index.partition_key}
-        if index.sort_key:
-            keep.add(index.sort_key)
-        if index.projection == "INCLUDE":
-            keep.update(index.include)
-        return {name: value for name, value in item.items() if name in keep}
 
     # writes
 

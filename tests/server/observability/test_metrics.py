@@ -22,6 +22,7 @@ from keygraph.plan import Put
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.domain import cleanup
+from server.domain.geo import INLINE_MAX_CELLS, cover_circle
 from server.domain.ids import new_id
 from server.domain.users import create_user
 from server.observability import exposition
@@ -96,6 +97,24 @@ async def test_requests_store_calls_and_units_are_counted(tmp_path: Path) -> Non
     assert total(after, "keygraph_capacity_units_total", unit="write") > total(
         before, "keygraph_capacity_units_total", unit="write"
     )
+
+
+async def test_the_cells_of_shops_near_count_one_query_each(tmp_path: Path) -> None:
+    """The cells a covering reads together are still one Query each, by their pattern."""
+    settings = settings_for(tmp_path, metrics_token=TOKEN)
+    token = admin_token(settings)
+    near = "query { shopsNear(lat: 10.0, lng: 20.0, radiusKm: 0.05) { distanceKm } }"
+    async with app_client(settings) as client:
+        before = await scrape(client)
+        assert "errors" not in (await post(client, token, near)).json()
+        after = await scrape(client)
+    cells = len(cover_circle(10.0, 20.0, 0.05, INLINE_MAX_CELLS))
+    store_calls = "keygraph_store_call_duration_seconds_count"
+    grew = value(after, store_calls, call="Query", pattern="shops_in_cell") - value(
+        before, store_calls, call="Query", pattern="shops_in_cell"
+    )
+    assert cells > 1
+    assert grew == cells
 
 
 async def test_errors_are_counted_by_their_code(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import note as _keys
@@ -36,9 +37,30 @@ class Note(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "Note":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_user_id = item["user_id"]
+        v_note_id = item["note_id"]
+        v_text = item["text"]
+        if (
+            type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+            and type(v_note_id) is str
+            and 0 < len(v_note_id) <= 128
+            and v_note_id.isprintable()
+            and type(v_text) is str
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "user_id": v_user_id,
+                    "note_id": v_note_id,
+                    "text": v_text,
+                },
+            )
         return cls(
-            user_id=item["user_id"],
-            note_id=item["note_id"],
-            text=item["text"],
+            user_id=v_user_id,
+            note_id=v_note_id,
+            text=v_text,
         )

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import user as _keys
@@ -36,9 +37,28 @@ class User(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "User":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_user_id = item["user_id"]
+        v_name = item["name"]
+        v_salary = int(item["salary"])
+        if (
+            type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+            and type(v_name) is str
+            and type(v_salary) is int
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "user_id": v_user_id,
+                    "name": v_name,
+                    "salary": v_salary,
+                },
+            )
         return cls(
-            user_id=item["user_id"],
-            name=item["name"],
-            salary=int(item["salary"]),
+            user_id=v_user_id,
+            name=v_name,
+            salary=v_salary,
         )

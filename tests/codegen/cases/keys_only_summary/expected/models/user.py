@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import user as _keys
@@ -35,8 +36,25 @@ class User(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "User":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_user_id = item["user_id"]
+        v_name = item["name"]
+        if (
+            type(v_user_id) is str
+            and 0 < len(v_user_id) <= 128
+            and v_user_id.isprintable()
+            and type(v_name) is str
+            and len(v_name) <= 100
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "user_id": v_user_id,
+                    "name": v_name,
+                },
+            )
         return cls(
-            user_id=item["user_id"],
-            name=item["name"],
+            user_id=v_user_id,
+            name=v_name,
         )

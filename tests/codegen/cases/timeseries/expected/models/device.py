@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from keygraph import keycodec as _kc
+from keygraph import stored as _stored
 from keygraph.plan import Item
 
 from ..keys import device as _keys
@@ -37,9 +38,29 @@ class Device(BaseModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "Device":
-        """The model of a stored item; key attributes and the discriminator are dropped."""
+        """The model of a stored item; key attributes and the discriminator are dropped.
+        Made without validation when every value is one validation keeps as it is."""
+        v_device_id = item["device_id"]
+        v_site = item["site"]
+        v_installed_at = _kc.parse_datetime(item["installed_at"])
+        if (
+            type(v_device_id) is str
+            and 0 < len(v_device_id) <= 128
+            and v_device_id.isprintable()
+            and type(v_site) is str
+            and 1 <= len(v_site) <= 100
+            and _stored.is_utc(v_installed_at)
+        ):
+            return _stored.built(
+                cls,
+                {
+                    "device_id": v_device_id,
+                    "site": v_site,
+                    "installed_at": v_installed_at,
+                },
+            )
         return cls(
-            device_id=item["device_id"],
-            site=item["site"],
-            installed_at=_kc.parse_datetime(item["installed_at"]),
+            device_id=v_device_id,
+            site=v_site,
+            installed_at=v_installed_at,
         )
