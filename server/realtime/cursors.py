@@ -39,10 +39,12 @@ class EventCursors:
         packed, shard_id, sequence = body.get("f"), body.get("s"), body.get("q")
         if isinstance(packed, str):
             try:
-                data = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
-                return Frontier(unpack(data), whole="o" not in body)
+                sequences = unpack(base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4)))
             except (ValueError, binascii.Error) as exc:
                 raise InvalidCursorError("cursor is malformed") from exc
+            if not sequences:  # every cursor holds its event's shard at least
+                raise InvalidCursorError("cursor is malformed")
+            return Frontier(sequences, whole="o" not in body)
         if isinstance(shard_id, str) and isinstance(sequence, str):
             return Frontier({shard_key(shard_id): sequence}, whole=False)
         raise InvalidCursorError("cursor is malformed")

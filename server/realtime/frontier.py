@@ -44,24 +44,28 @@ def merged(*frontiers: Sequences) -> dict[str, str | None]:
 
 
 def pack(sequences: Sequences) -> bytes:
-    """Per shard: its key, then 0 for no sequence or 1 + its leading zeros (as a varint),
-    then the sequence's value (a varint)."""
+    """Per shard, in order of sequence (none first): its key, then 0 for no sequence or
+    1 + its leading zeros, then how far its value is past the previous shard's (varints):
+    the shards of one stream are numbered close together, so most take a few bytes."""
     out = bytearray()
-    for shard_id, sequence in sorted(sequences.items()):
+    previous = 0
+    ordered = sorted(sequences.items(), key=lambda item: -1 if item[1] is None else int(item[1]))
+    for shard_id, sequence in ordered:
         out += shard_key(shard_id)
         if sequence is None:
             out += _varint(0)
-        else:
-            value = int(sequence)
-            out += _varint(1 + len(sequence) - len(str(value)))
-            out += _varint(value)
+            continue
+        value = int(sequence)
+        out += _varint(1 + len(sequence) - len(str(value)))
+        out += _varint(value - previous)
+        previous = value
     return bytes(out)
 
 
 def unpack(data: bytes) -> dict[bytes, str | None]:
     """What `pack` made; ValueError for anything else."""
     out: dict[bytes, str | None] = {}
-    at = 0
+    at = previous = 0
     while at < len(data):
         key = data[at : at + SHARD_KEY_BYTES]
         if len(key) < SHARD_KEY_BYTES:
@@ -70,8 +74,9 @@ def unpack(data: bytes) -> dict[bytes, str | None]:
         if zeros == 0:
             out[key] = None
             continue
-        value, at = _read_varint(data, at)
-        out[key] = "0" * (zeros - 1) + str(value)
+        delta, at = _read_varint(data, at)
+        previous += delta
+        out[key] = "0" * (zeros - 1) + str(previous)
     return out
 
 
