@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from keygraph.streams import Position, Shard
 
 SHARD_KEY_BYTES = 6
-"""A shard id's hash in a cursor: DynamoDB's ids are about 60 characters; 48 bits tell
+"""A shard id's hash in a cursor: DynamoDB's ids are about 40 characters; 48 bits tell
 apart the few hundred shards a stream keeps."""
 
 Sequences = Mapping[str, str | None]
