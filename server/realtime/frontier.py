@@ -4,6 +4,7 @@ packed; a resume turns it back into the positions to replay from (`plan`)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ Sequences = Mapping[str, str | None]
 """Shard id to the sequence up to which the subscriber has its changes (None: none)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def shard_key(shard_id: str) -> bytes:
     return hashlib.blake2b(shard_id.encode(), digest_size=SHARD_KEY_BYTES).digest()
 

@@ -106,3 +106,35 @@ async def test_a_trimmed_shard_is_told_and_replays_from_its_oldest_the_others_af
         assert notice["payload"]["errors"][0]["extensions"]["code"] == "EVENTS_TRIMMED"
         assert sorted(await skus(ws, 2)) == ["D", "E"]
         await nothing_more(ws)
+
+
+async def test_the_cursors_of_replayed_and_then_live_events_resume_exactly(
+    connect: Connect, acme: Api, stream: MemoryStream
+) -> None:
+    bob = await acme.create_user("bob@acme.test", "Bob")
+    await settle()
+    async with connect(acme.token) as ws:
+        await subscribe(ws, "1", ORDERS, {"u": bob["id"]})
+        await settle()
+        await order(acme, stream, bob, "A", 0)
+        _, cursor = await taken(ws, 1)
+    for sku, lane in [("B", 1), ("C", 2), ("D", 0)]:
+        await order(acme, stream, bob, sku, lane)
+    async with connect(acme.token) as ws:
+        await subscribe(ws, "1", ORDERS, {"u": bob["id"], "after": cursor})
+        replayed, first = await taken(ws, 1)
+        rest, _ = await taken(ws, 2)
+        assert sorted(replayed + rest) == ["B", "C", "D"]
+        await order(acme, stream, bob, "E", 1)
+        assert (await taken(ws, 1))[0] == ["E"]
+        await order(acme, stream, bob, "F", 2)
+        _, live = await taken(ws, 1)
+    await order(acme, stream, bob, "G", 0)
+    async with connect(acme.token) as ws:
+        await subscribe(ws, "1", ORDERS, {"u": bob["id"], "after": live})
+        assert await skus(ws, 1) == ["G"]
+        await nothing_more(ws)
+    async with connect(acme.token) as ws:
+        await subscribe(ws, "1", ORDERS, {"u": bob["id"], "after": first})
+        assert sorted(await skus(ws, 5)) == sorted([*rest, "E", "F", "G"])
+        await nothing_more(ws)
