@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,8 +28,10 @@ ORG_PATH_SEPARATOR = "."
 @dataclass(frozen=True, slots=True)
 class Change:
     """One item's change as subscribers see it: `model` the item after the change (before
-    it, for a delete), `shard_id` and `sequence` where it sits in the stream. `shared` holds
-    the payloads its subscribers resolve, by what else a payload depends on (events.py)."""
+    it, for a delete), `shard_id` and `sequence` where it sits in the stream, `frontier` the
+    reader's over every shard when it read it (this shard's before it: frontier.py).
+    `shared` holds the payloads its subscribers resolve, by what else a payload depends on
+    (events.py)."""
 
     tenant: str
     entity: str
@@ -36,6 +39,7 @@ class Change:
     model: Any
     shard_id: str
     sequence: str
+    frontier: Mapping[str, str | None] = field(default_factory=dict)
     shared: dict[bytes, asyncio.Future[tuple[bytes, int] | None]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -45,7 +49,9 @@ class Change:
         return topics_of(self.entity, self.model)
 
 
-def change_of(record: StreamRecord, shard_id: str) -> Change | None:
+def change_of(
+    record: StreamRecord, shard_id: str, frontier: Mapping[str, str | None] | None = None
+) -> Change | None:
     """The change a record makes, or None for an item no subscription is about (another
     entity, an item without tenant, an image the spec does not read)."""
     image = record.new if record.new is not None else record.old
@@ -63,7 +69,9 @@ def change_of(record: StreamRecord, shard_id: str) -> Change | None:
         return None
     if tenant is None:
         return None
-    return Change(tenant, entity_type, _KINDS[record.event], model, shard_id, record.sequence)
+    return Change(
+        tenant, entity_type, _KINDS[record.event], model, shard_id, record.sequence, frontier or {}
+    )
 
 
 _PUBLISHED = frozenset({"ORDER", "USER", "MEMBER", "ORG_NODE"})

@@ -1,13 +1,18 @@
-"""Event cursors: where an event sits in the change stream (its shard and sequence),
+"""Event cursors: the subscriber's frontier when it was sent an event (every shard it was
+offered, each at the sequence it had, the event's own at the event's: see frontier.py),
 signed and bound to the tenant like the server's page cursors (keygraph/cursor.py), so a
-cursor from another tenant, or an edited one, is INVALID_CURSOR."""
+cursor from another tenant, or an edited one, is INVALID_CURSOR. Cursors of one shard and
+sequence, as they were before, still decode."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from keygraph.cursor import CursorCodec
 from keygraph.errors import InvalidCursor
-from keygraph.streams import Position
 from server.errors import InvalidCursorError
+from server.realtime.frontier import Frontier, Sequences, pack, shard_key, unpack
 
 _PATTERN = "change-stream"
 
@@ -18,25 +23,38 @@ class EventCursors:
 
     def __init__(self, codec: CursorCodec) -> None:
         self._codec = codec
-        self._last: tuple[tuple[str, str, str], str] | None = None
+        self._last: tuple[tuple[str, bool, tuple[tuple[str, str | None], ...]], str] | None = None
 
-    def encode(self, tenant: str, shard_id: str, sequence: str) -> str:
-        key = (tenant, shard_id, sequence)
+    def encode(self, tenant: str, sequences: Sequences, whole: bool = True) -> str:
+        # subscribers of one change with the same frontier get the same cursor: the last
+        # one encoded is kept, so a change is signed once for all of them
+        key = (tenant, whole, tuple(sequences.items()))
         last = self._last
         if last is not None and last[0] == key:
             return last[1]
-        cursor = self._codec.encode(tenant, _PATTERN, {}, {"s": shard_id, "q": sequence})
+        body = {"f": base64.urlsafe_b64encode(pack(sequences)).rstrip(b"=").decode("ascii")}
+        if not whole:
+            body["o"] = "1"
+        cursor = self._codec.encode(tenant, _PATTERN, {}, body)
         self._last = (key, cursor)
         return cursor
 
-    def decode(self, tenant: str, cursor: str) -> Position:
-        """The position right after the event `cursor` names; INVALID_CURSOR when it is
-        malformed, edited or another tenant's."""
+    def decode(self, tenant: str, cursor: str) -> Frontier:
+        """The frontier `cursor` names; INVALID_CURSOR when it is malformed, edited or
+        another tenant's."""
         try:
             body = self._codec.decode(cursor, tenant, _PATTERN, {})
         except InvalidCursor as exc:
             raise InvalidCursorError(str(exc)) from exc
-        shard_id, sequence = body.get("s"), body.get("q")
-        if not isinstance(shard_id, str) or not isinstance(sequence, str):
-            raise InvalidCursorError("cursor is malformed")
-        return Position(shard_id, sequence)
+        packed, shard_id, sequence = body.get("f"), body.get("s"), body.get("q")
+        if isinstance(packed, str):
+            try:
+                sequences = unpack(base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4)))
+            except (ValueError, binascii.Error) as exc:
+                raise InvalidCursorError("cursor is malformed") from exc
+            if not sequences:  # every cursor holds its event's shard at least
+                raise InvalidCursorError("cursor is malformed")
+            return Frontier(sequences, whole="o" not in body)
+        if isinstance(shard_id, str) and isinstance(sequence, str):
+            return Frontier({shard_key(shard_id): sequence}, whole=False)
+        raise InvalidCursorError("cursor is malformed")

@@ -14,7 +14,6 @@ import strawberry
 
 from generated import authz
 from keygraph.caller import Caller
-from keygraph.streams import Position, Trimmed
 from server.authz import require
 from server.errors import ApiError, NotFound
 from server.graphql import loaders
@@ -26,6 +25,7 @@ from server.graphql.types.org import OrgNode, node_path
 from server.graphql.types.user import User
 from server.realtime.changes import ORG_PATH_SEPARATOR, Change, Topic
 from server.realtime.context import SubscriptionContext
+from server.realtime.frontier import Plan, Sequences, merged, plan
 
 E = TypeVar("E")
 
@@ -103,39 +103,41 @@ def _events(
     hub, cursors = ctx.hub, ctx.cursors
     assert hub is not None
     assert cursors is not None
-    position = None if after is None else cursors.decode(ctx.tenant, after)
+    frontier = None if after is None else cursors.decode(ctx.tenant, after)
 
-    def event(change: Change) -> E | None:
+    def event(change: Change, sequences: Sequences, whole: bool = True) -> E | None:
         if not visible(ctx.caller, change):
             return None
         ctx.forget()
         ctx.change = change
-        cursor = cursors.encode(ctx.tenant, change.shard_id, change.sequence)
+        cursor = cursors.encode(ctx.tenant, {**sequences, change.shard_id: change.sequence}, whole)
         return build(ctx, change, cursor)
 
     async def generate() -> AsyncGenerator[E, None]:
         feed = hub.open(ctx.tenant, topic)
         try:
-            # per shard, the last sequence the subscriber has: its cursor's, then its
-            # replay's; the reader may hand the feed any of these later (it may not have
-            # read them yet), and they are not sent again
-            had: dict[str, int] = {}
-            if position is not None:
-                if position.after is not None:
-                    had[position.shard_id] = int(position.after)
-                async for change in _replay(ctx, position):
-                    had[change.shard_id] = int(change.sequence)
+            # per shard, the last sequence the subscriber has (None: none): its cursor's,
+            # then its replay's; the reader may hand the feed any of these later (it may
+            # not have read them yet), and they are not sent again
+            had: dict[str, str | None] = {}
+            if frontier is not None:
+                resumed = plan(await hub.stream.shards(), frontier)
+                whole = frontier.whole or resumed.lost
+                had.update((p.shard_id, p.after) for p in resumed.positions)
+                async for change in _replay(ctx, resumed):
+                    had[change.shard_id] = change.sequence
                     if change.tenant == ctx.tenant and topic in change.topics:
-                        built = event(change)
+                        built = event(change, had, whole)
                         if built is not None:
                             yield built
             while True:
                 live = await feed.next()
                 if live is None:
                     raise SubscriberTooSlow("the subscriber fell too far behind its events")
-                if int(live.sequence) <= had.get(live.shard_id, -1):
+                held = had.get(live.shard_id)
+                if held is not None and int(live.sequence) <= int(held):
                     continue
-                built = event(live)
+                built = event(live, merged(live.frontier, had) if had else live.frontier)
                 if built is not None:
                     yield built
         finally:
@@ -144,23 +146,28 @@ def _events(
     return generate()
 
 
-async def _replay(ctx: SubscriptionContext, position: Position) -> AsyncGenerator[Change, None]:
-    """What the stream holds after `position`; from the oldest kept, after telling the
-    client, when it holds nothing that old any more."""
+async def _replay(ctx: SubscriptionContext, resumed: Plan) -> AsyncGenerator[Change]:
+    """What the stream holds after the plan's positions; a cursor naming a shard no longer
+    kept, or a position no longer held, is told to the client (once), and that shard's
+    changes replay from the oldest kept."""
     assert ctx.hub is not None
-    try:
-        async for change in ctx.hub.replay(position):
-            yield change
-        return
-    except Trimmed:
-        pass
-    await ctx.notify(
-        {
-            "message": "events after the cursor are no longer kept; replaying from the oldest kept",
-            "extensions": {"code": TRIMMED_CODE},
-        }
-    )
-    async for change in ctx.hub.replay(None):
+    told = False
+
+    async def trimmed() -> None:
+        nonlocal told
+        if not told:
+            told = True
+            await ctx.notify(
+                {
+                    "message": "events after the cursor are no longer kept; replaying from "
+                    "the oldest kept",
+                    "extensions": {"code": TRIMMED_CODE},
+                }
+            )
+
+    if resumed.lost:
+        await trimmed()
+    async for change in ctx.hub.replay(resumed.positions, trimmed):
         yield change
 
 

@@ -4,8 +4,11 @@ The reader follows every shard in lineage order (a shard's children once it has 
 hands each record's change to the feeds registered under its (tenant, topic), in stream
 order: an event costs a lookup per topic and a put per matching feed. A position trimmed
 away under the reader (it fell more than the retention behind) goes on from the oldest
-record kept. A subscription resuming after a cursor replays what the stream still holds
-after it (`replay`), its feed registered first so nothing between falls in a gap.
+record kept. Each change carries the reader's frontier when it was read (every shard it
+follows, and each shard read to its end whose children it does not follow yet, at the
+sequence read up to), which event cursors carry. A subscription resuming after a cursor
+replays what the stream still holds after it (`replay`), its feed registered first so
+nothing between falls in a gap.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from keygraph.errors import StoreError
 from keygraph.streams import ChangeStream, Position, Shard, Trimmed
@@ -35,6 +38,8 @@ class Hub:
         self._feeds: dict[tuple[str, Topic], set[Feed]] = {}
         self._positions: dict[str, Position] = {}
         self._ended: set[str] = set()
+        self._ended_at: dict[str, str | None] = {}
+        """Shards read to their end whose children are not followed yet: where they ended."""
         self._task: asyncio.Task[None] | None = None
         self.delivered = 0
         """Changes handed to feeds since start."""
@@ -93,18 +98,28 @@ class Hub:
                 log.warning("change stream shard %s trimmed past the reader", shard_id)
                 self._positions[shard_id] = Position(shard_id)
                 continue
-            if deliver:
+            if deliver and batch.records:
+                frontier = self.frontier()
                 for record in batch.records:
-                    change = change_of(record, shard_id)
+                    change = change_of(record, shard_id, frontier)
                     if change is not None:
                         self._publish(change)
             read += len(batch.records)
             if batch.ended:
                 del self._positions[shard_id]
                 self._ended.add(shard_id)
+                self._ended_at[shard_id] = batch.next.after
             else:
                 self._positions[shard_id] = batch.next
         return read
+
+    def frontier(self) -> dict[str, str | None]:
+        """Each shard the reader follows at the sequence it has read and offered up to
+        (None: nothing yet), and each shard it read to its end whose children it does not
+        follow yet."""
+        out = dict(self._ended_at)
+        out.update((shard_id, p.after) for shard_id, p in self._positions.items())
+        return out
 
     def _follow(self, shards: list[Shard]) -> None:
         """Starts reading each shard whose parent has been read to its end (or is gone)."""
@@ -119,6 +134,9 @@ class Hub:
             parent = shard.parent_id
             if parent is None or parent not in kept or parent in self._ended:
                 self._positions[shard_id] = Position(shard_id)
+        followed = {s.parent_id for s in shards if s.shard_id in self._positions}
+        for shard_id in [s for s in self._ended_at if s not in kept or s in followed]:
+            del self._ended_at[shard_id]
 
     def _publish(self, change: Change) -> None:
         for topic in change.topics:
@@ -126,31 +144,27 @@ class Hub:
                 feed.offer(change)
                 self.delivered += 1
 
-    async def replay(self, after: Position | None) -> AsyncIterator[Change]:
-        """The changes the stream holds after `after` (from the oldest kept when None), in
-        lineage order, up to its end now; raises Trimmed when `after` is no longer held."""
-        shards = await self.stream.shards()
-        kept = {shard.shard_id for shard in shards}
-        if after is None:
-            starts = [Position(s.shard_id) for s in shards if s.parent_id not in kept]
-        elif after.shard_id not in kept:
-            raise Trimmed(f"shard {after.shard_id} is no longer kept")
-        else:
-            starts = [after]
-        pending = list(starts)
-        while pending:
-            position = pending.pop(0)
+    async def replay(
+        self, positions: list[Position], trimmed: Callable[[], Awaitable[None]]
+    ) -> AsyncIterator[Change]:
+        """The changes the stream holds after each of `positions` (in lineage order), each
+        shard up to its end now. A position no longer held calls `trimmed`, then its shard
+        is read from the oldest record kept (or skipped, when the shard is gone)."""
+        for start in positions:
+            position = start
             while True:
-                batch = await self.stream.read(position)
+                try:
+                    batch = await self.stream.read(position)
+                except Trimmed:
+                    await trimmed()
+                    if position.after is None:
+                        break
+                    position = Position(position.shard_id)
+                    continue
                 for record in batch.records:
                     change = change_of(record, position.shard_id)
                     if change is not None:
                         yield change
                 position = batch.next
-                if batch.ended:
-                    pending.extend(
-                        Position(s.shard_id) for s in shards if s.parent_id == position.shard_id
-                    )
-                    break
-                if not batch.records:
+                if batch.ended or not batch.records:
                     break

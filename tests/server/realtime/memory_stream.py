@@ -1,6 +1,8 @@
 """An in-memory ChangeStream for tests: records are appended by the test (as a store's
 change log would for each write), shards can be split (the old one closes, a child goes on)
-and trimmed (their oldest records dropped)."""
+and trimmed (their oldest records dropped). Like DynamoDB Streams, it may hold several
+shards open side by side (`lanes`): each record goes to the next lane's open shard in
+turn, so the records of consecutive writes interleave across shards."""
 
 from __future__ import annotations
 
@@ -23,9 +25,14 @@ class _Shard:
 
 
 class MemoryStream:
-    def __init__(self) -> None:
+    def __init__(self, lanes: int = 1) -> None:
         self._sequence = 0
-        self._shards: list[_Shard] = [_Shard(Shard("shard-0", None, closed=False))]
+        self._shards = [_Shard(Shard(f"shard-{n}", None, closed=False)) for n in range(lanes)]
+        self._open = list(self._shards)
+        """Each lane's open shard."""
+        self._turn = 0
+        self.lane: int | None = None
+        """The lane the next records go to; None: each lane in turn."""
 
     async def shards(self) -> list[Shard]:
         return [s.shard for s in self._shards]
@@ -60,19 +67,30 @@ class MemoryStream:
             new=new,
             at=datetime.now(UTC),
         )
-        self._shards[-1].records.append(record)
+        lane = self._turn % len(self._open) if self.lane is None else self.lane
+        self._open[lane].records.append(record)
+        self._turn += 1
         return record
 
-    def split(self) -> None:
-        """Closes the open shard; a child continues it."""
-        current = self._shards[-1]
+    def split(self, lane: int = 0) -> None:
+        """Closes a lane's open shard; a child continues it."""
+        current = self._open[lane]
         current.shard = Shard(current.shard.shard_id, current.shard.parent_id, closed=True)
-        child = Shard(f"shard-{len(self._shards)}", current.shard.shard_id, closed=False)
-        self._shards.append(_Shard(child))
+        child = _Shard(Shard(f"shard-{len(self._shards)}", current.shard.shard_id, closed=False))
+        self._shards.append(child)
+        self._open[lane] = child
 
-    def trim(self) -> None:
-        """Drops every record kept so far and every closed shard."""
-        self._shards = [s for s in self._shards if not s.shard.closed]
-        for kept in self._shards:
+    def add_lane(self) -> None:
+        """Opens a new root shard beside the others (a lane of its own)."""
+        shard = _Shard(Shard(f"shard-{len(self._shards)}", None, closed=False))
+        self._shards.append(shard)
+        self._open.append(shard)
+
+    def trim(self, lane: int | None = None) -> None:
+        """Drops every record kept so far and every closed shard; with a `lane`, only the
+        records of that lane's open shard."""
+        if lane is None:
+            self._shards = [s for s in self._shards if not s.shard.closed]
+        for kept in self._shards if lane is None else [self._open[lane]]:
             kept.trimmed_to = self._sequence
             kept.records.clear()
