@@ -16,6 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from keygraph import capacity
 from keygraph.errors import (
     CancelReason,
@@ -44,7 +46,7 @@ from . import keyrange, validate
 from . import schema as sqlite_schema
 from .conditions import encode_values, holds
 from .connections import Connections
-from .values import Wire, decode_item, encode_item, item_of, stored_body, wire_of
+from .values import PLAIN, encode_item, item_of, plain_size, stored_body
 
 PAGE_BYTES = 1024 * 1024
 TOKEN_WINDOW = 600.0
@@ -113,16 +115,21 @@ class EmbeddedStore:
         ).fetchone()
         return found
 
-    def _read_wire(self, conn: sqlite3.Connection, key: tuple[str, str]) -> dict[str, Wire] | None:
+    def _read_item(self, conn: sqlite3.Connection, key: tuple[str, str]) -> Item | None:
         row = self._read_row(conn, key)
-        return None if row is None else wire_of(*row)
+        return None if row is None else item_of(*row)
 
     def _row(self, item: Item) -> _Row:
         """The item validated and encoded once, as the row that stores it."""
         live = self.live
-        wire, size = encode_item(item)
-        key = validate.item(live, item, size)
-        body, body_format = stored_body(wire, item)
+        size = plain_size(item)
+        if size is None:
+            wire, size = encode_item(item)
+            key = validate.item(live, item, size)
+            body, body_format = stored_body(wire, item)
+        else:  # plain values: no DynamoDB JSON to build, the body is the item's JSON
+            key = validate.item(live, item, size)
+            body, body_format = orjson.dumps(item).decode(), PLAIN
         values: list[Any] = [*key, body, size, body_format]
         for index in live.indexes:
             values += sqlite_schema.index_values(index, item)
@@ -230,9 +237,9 @@ class EmbeddedStore:
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
-                old = self._read_wire(conn, key)
+                old = self._read_item(conn, key)
                 if not holds(plan.conditions, values, old):
-                    raise ConditionFailed("The conditional request failed", _decoded(old))
+                    raise ConditionFailed("The conditional request failed", old)
             self._store(conn, row)
 
     async def update(self, plan: Update) -> Item:
@@ -241,15 +248,15 @@ class EmbeddedStore:
         encode_item(plan.set)
         values = encode_values(plan.conditions)
         with self._write() as conn:
-            old = self._read_wire(conn, key)
+            old = self._read_item(conn, key)
             if not holds(plan.conditions, values, old):
-                raise ConditionFailed("The conditional request failed", _decoded(old))
+                raise ConditionFailed("The conditional request failed", old)
             item = self._updated(plan, old)
             self._store(conn, self._row(item))
         return item
 
-    def _updated(self, plan: Update, old: dict[str, Wire] | None) -> Item:
-        item: Item = decode_item(old) if old is not None else dict(plan.key)
+    def _updated(self, plan: Update, old: Item | None) -> Item:
+        item: Item = dict(old) if old is not None else dict(plan.key)
         item.update(plan.set)
         for name in plan.remove:
             item.pop(name, None)
@@ -267,9 +274,9 @@ class EmbeddedStore:
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
-                old = self._read_wire(conn, key)
+                old = self._read_item(conn, key)
                 if not holds(plan.conditions, values, old):
-                    raise ConditionFailed("The conditional request failed", _decoded(old))
+                    raise ConditionFailed("The conditional request failed", old)
             conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
             capacity.add(write_units=capacity.write_units(0))
 
@@ -306,11 +313,17 @@ class EmbeddedStore:
         with self._write() as conn:
             if token is not None and digest is not None and self._seen(conn, token, digest):
                 return  # the same transaction again, inside its window: already written
-            olds = [self._read_wire(conn, key) for key in keys]
+            # an unconditional Put or Delete needs no old item; an Update builds on it
+            olds = [
+                self._read_item(conn, key)
+                if action.conditions or isinstance(action, Update)
+                else None
+                for action, key in zip(actions, keys, strict=True)
+            ]
             reasons = tuple(
                 CancelReason("None")
                 if holds(action.conditions, vals, old)
-                else CancelReason("ConditionalCheckFailed", _decoded(old))
+                else CancelReason("ConditionalCheckFailed", old)
                 for action, vals, old in zip(actions, values, olds, strict=True)
             )
             if any(reason.code != "None" for reason in reasons):
@@ -357,7 +370,7 @@ class EmbeddedStore:
         conn: sqlite3.Connection,
         action: WriteAction,
         key: tuple[str, str],
-        old: dict[str, Wire] | None,
+        old: Item | None,
         row: _Row | None,
         transactional: bool = False,
     ) -> None:
@@ -371,7 +384,3 @@ class EmbeddedStore:
 
     async def close(self) -> None:
         self._db.close()
-
-
-def _decoded(wire: dict[str, Wire] | None) -> Item | None:
-    return None if wire is None else decode_item(wire)
