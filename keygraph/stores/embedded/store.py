@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,6 +50,7 @@ from .connections import Connections
 from .values import PLAIN, encode_item, item_of, plain_size, stored_body
 
 PAGE_BYTES = 1024 * 1024
+_READ_ONE = "SELECT ?, body, plain FROM items WHERE pk = ? AND sk = ?"
 TOKEN_WINDOW = 600.0
 """Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
 
@@ -313,20 +315,16 @@ class EmbeddedStore:
         with self._write() as conn:
             if token is not None and digest is not None and self._seen(conn, token, digest):
                 return  # the same transaction again, inside its window: already written
-            # an unconditional Put or Delete needs no old item; an Update builds on it
-            olds = [
-                self._read_item(conn, key)
-                if action.conditions or isinstance(action, Update)
-                else None
-                for action, key in zip(actions, keys, strict=True)
-            ]
-            reasons = tuple(
-                CancelReason("None")
-                if holds(action.conditions, vals, old)
-                else CancelReason("ConditionalCheckFailed", old)
+            olds = self._olds(conn, actions, keys)
+            held = [
+                holds(action.conditions, vals, old)
                 for action, vals, old in zip(actions, values, olds, strict=True)
-            )
-            if any(reason.code != "None" for reason in reasons):
+            ]
+            if not all(held):
+                reasons = tuple(
+                    CancelReason("None") if ok else CancelReason("ConditionalCheckFailed", old)
+                    for ok, old in zip(held, olds, strict=True)
+                )
                 codes = ", ".join(reason.code for reason in reasons)
                 raise TransactionCanceled(
                     "Transaction cancelled, please refer cancellation reasons for specific "
@@ -340,6 +338,24 @@ class EmbeddedStore:
                     "INSERT OR REPLACE INTO tokens (token, digest, at) VALUES (?, ?, ?)",
                     (token, digest, time.time()),
                 )
+
+    def _olds(
+        self, conn: sqlite3.Connection, actions: Sequence[WriteAction], keys: list[tuple[str, str]]
+    ) -> list[Item | None]:
+        """The stored item of each action that needs it, read by one statement: those with
+        conditions, and updates, which build on it (None for the others, and where there is
+        no item)."""
+        olds: list[Item | None] = [None] * len(actions)
+        needed = [
+            index
+            for index, action in enumerate(actions)
+            if action.conditions or isinstance(action, Update)
+        ]
+        if needed:
+            params = [value for index in needed for value in (index, *keys[index])]
+            for index, body, plain in conn.execute(_read_many(len(needed)), params):
+                olds[index] = item_of(body, plain)
+        return olds
 
     def _seen(self, conn: sqlite3.Connection, token: str, digest: str) -> bool:
         """Whether a transaction with this token was written inside the window (True), or
@@ -384,3 +400,10 @@ class EmbeddedStore:
 
     async def close(self) -> None:
         self._db.close()
+
+
+@cache
+def _read_many(count: int) -> str:
+    """The statement reading `count` items by key, each row tagged with the number given
+    with its key (a transaction reads at most 100)."""
+    return " UNION ALL ".join([_READ_ONE] * count)
