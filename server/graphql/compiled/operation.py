@@ -3,10 +3,11 @@ the operation, its fragments and its variables' signatures are found once per do
 operation name, and variables given as plain values of a built-in scalar (an id or string
 as str, an Int as a 32-bit int, a Boolean as bool, a Float as a finite float), null or
 left out (when nullable, with no default) are taken as they are. Other variables without a
-default (an input object, a list, another scalar) are coerced by graphql-core's
-`coerce_input_value`, as `build` would coerce them, when their type cannot nest deeper than
-graphql-core allows. Anything else (a default, a value that does not coerce, a type that
-nests without bound) goes through `build`, which coerces it and reports its errors."""
+default (an input object, a list, another scalar) are coerced as `build` would coerce them,
+by a function compiled for their type (compiled/coercion.py) or else graphql-core's
+`coerce_input_value`, when their type cannot nest deeper than graphql-core allows. Anything
+else (a default, a value that does not coerce, a type that nests without bound) goes
+through `build`, which coerces it and reports its errors."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.pyutils import Undefined
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
+from server.graphql.compiled.coercion import Coerce, compile_coercion
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.plan import EXACT, unchanged
 
@@ -50,9 +52,9 @@ class _Variable:
     kind: type | None
     """The Python type of a plain value (None: graphql-core coerces every value)."""
     nullable: bool
-    coerce: GraphQLInputType | None
-    """The type to coerce a value by, for a variable that is not plain and has no default
-    (None: `build` coerces it)."""
+    coerce: Coerce | None
+    """The coercion of a value of a variable that is not plain and has no default (None:
+    `build` coerces it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,7 @@ def _plain_variables(found: _Operation, raw: dict[str, Any]) -> VariableValues |
             coerced[variable.name] = None
             continue
         if kind is None and variable.coerce is not None and value is not Undefined:
-            converted = coerce_input_value(value, variable.coerce)
+            converted = variable.coerce(value)
             if converted is Undefined:
                 return None  # `build` reports why
             sources[variable.name] = VariableValueSource(variable.source, value)
@@ -175,7 +177,7 @@ def _find(schema: GraphQLSchema, document: DocumentNode, name: str | None) -> _O
         plain = isinstance(named, GraphQLScalarType) and signature.default is None
         kind = EXACT.get(named.name) if plain else None
         bounded = signature.default is None and _depth(type_, set()) <= MAX_NESTING_DEPTH
-        coerce = type_ if kind is None and bounded else None
+        coerce = _coercion(type_) if kind is None and bounded else None
         variables.append(_Variable(signature.name, signature, kind, nullable, coerce))
     return _Operation(
         operation,
@@ -199,3 +201,11 @@ def _depth(type_: GraphQLInputType, seen: set[str]) -> float:
         inner = seen | {type_.name}
         return 1 + max((_depth(field.type, inner) for field in type_.fields.values()), default=0)
     return 0
+
+
+def _coercion(type_: GraphQLInputType) -> Coerce:
+    """The type's compiled coercion, else graphql-core's."""
+    compiled = compile_coercion(type_)
+    if compiled is not None:
+        return compiled
+    return lambda value: coerce_input_value(value, type_)
