@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -47,10 +46,10 @@ from . import keyrange, validate
 from . import schema as sqlite_schema
 from .conditions import encode_values, holds
 from .connections import Connections
+from .olds import read_olds
 from .values import PLAIN, encode_item, item_of, plain_size, stored_body
 
 PAGE_BYTES = 1024 * 1024
-_READ_ONE = "SELECT ?, body, plain FROM items WHERE pk = ? AND sk = ?"
 TOKEN_WINDOW = 600.0
 """Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
 
@@ -315,7 +314,7 @@ class EmbeddedStore:
         with self._write() as conn:
             if token is not None and digest is not None and self._seen(conn, token, digest):
                 return  # the same transaction again, inside its window: already written
-            olds = self._olds(conn, actions, keys)
+            olds = read_olds(conn, actions, keys)
             held = [
                 holds(action.conditions, vals, old)
                 for action, vals, old in zip(actions, values, olds, strict=True)
@@ -338,24 +337,6 @@ class EmbeddedStore:
                     "INSERT OR REPLACE INTO tokens (token, digest, at) VALUES (?, ?, ?)",
                     (token, digest, time.time()),
                 )
-
-    def _olds(
-        self, conn: sqlite3.Connection, actions: Sequence[WriteAction], keys: list[tuple[str, str]]
-    ) -> list[Item | None]:
-        """The stored item of each action that needs it, read by one statement: those with
-        conditions, and updates, which build on it (None for the others, and where there is
-        no item)."""
-        olds: list[Item | None] = [None] * len(actions)
-        needed = [
-            index
-            for index, action in enumerate(actions)
-            if action.conditions or isinstance(action, Update)
-        ]
-        if needed:
-            params = [value for index in needed for value in (index, *keys[index])]
-            for index, body, plain in conn.execute(_read_many(len(needed)), params):
-                olds[index] = item_of(body, plain)
-        return olds
 
     def _seen(self, conn: sqlite3.Connection, token: str, digest: str) -> bool:
         """Whether a transaction with this token was written inside the window (True), or
@@ -400,10 +381,3 @@ class EmbeddedStore:
 
     async def close(self) -> None:
         self._db.close()
-
-
-@cache
-def _read_many(count: int) -> str:
-    """The statement reading `count` items by key, each row tagged with the number given
-    with its key (a transaction reads at most 100)."""
-    return " UNION ALL ".join([_READ_ONE] * count)
