@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -14,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.asgi import Answer
+from bench.asgi import Answer, AsgiClient
 from bench.machine import machine_info
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
@@ -36,6 +38,38 @@ async def user_cpu(send: Send) -> float:
     assert answer.status_code == 200, answer.text
     assert b'"data":{"user":{' in answer.content, answer.text
     return taken
+
+
+def cycling(client: AsgiClient, bodies: list[dict[str, Any]]) -> Send:
+    """Sends the bodies one after another, round and round."""
+    turn = itertools.cycle(bodies)
+    return lambda: client.post("/graphql", json=next(turn))
+
+
+async def interleave(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
+    """Mean and median CPU time (µs) per request of each arm, one of each per round, in
+    turns (the order reversed every other round)."""
+    names = list(arms)
+    taken: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:
+        for _ in range(20):
+            await user_cpu(arms[name])
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            taken[name].append(await user_cpu(arms[name]))
+    result: dict[str, Any] = {"rounds": rounds}
+    for name in names:
+        result[f"{name}_mean_us"] = round(statistics.fmean(taken[name]) * 1e6, 1)
+        result[f"{name}_p50_us"] = round(statistics.median(taken[name]) * 1e6, 1)
+    return result
+
+
+def ratios(result: dict[str, Any], pairs: list[tuple[str, str]]) -> None:
+    """Adds to `result` each pair's ratio of the first arm's CPU time to the second's."""
+    for first, second in pairs:
+        for stat in ("p50", "mean"):
+            ratio = result[f"{first}_{stat}_us"] / result[f"{second}_{stat}_us"]
+            result[f"{first}/{second}_{stat}"] = round(ratio, 3)
 
 
 async def run_by_executor(sizes: SeedSizes, tenant: str, arms: Arms, rounds: int) -> dict[str, Any]:

@@ -12,13 +12,11 @@ bench/results/literals-embedded.json; bench/README.md records it.
 
 from __future__ import annotations
 
-import itertools
-import statistics
 from pathlib import Path
 from typing import Any
 
 from bench.asgi import AsgiClient
-from bench.by_executor import Send, command_line, run_by_executor, user_cpu
+from bench.by_executor import command_line, cycling, interleave, ratios, run_by_executor
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.auth import issue_token
@@ -34,37 +32,6 @@ RESULTS = Path(__file__).with_name("results") / "literals-embedded.json"
 VARIABLES = "query($id: ID!) { user(id: $id) { id email name } }"
 LITERAL = '{ user(id: "%s") { id email name } }'
 USERS = "query($after: String) { users(first: 100, after: $after) { edges { node { id } } pageInfo { endCursor hasNextPage } } }"  # noqa: E501
-
-
-def _cycling(client: AsgiClient, bodies: list[dict[str, Any]]) -> Send:
-    """Sends the bodies one after another, round and round."""
-    turn = itertools.cycle(bodies)
-    return lambda: client.post("/graphql", json=next(turn))
-
-
-async def interleave(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
-    """Mean and median CPU time (µs) per request of each arm, one of each per round, in
-    turns (the order reversed every other round)."""
-    names = list(arms)
-    taken: dict[str, list[float]] = {name: [] for name in names}
-    for name in names:
-        for _ in range(20):
-            await user_cpu(arms[name])
-    for round_ in range(rounds):
-        for name in names if round_ % 2 == 0 else reversed(names):
-            taken[name].append(await user_cpu(arms[name]))
-    result: dict[str, Any] = {"rounds": rounds}
-    for name in names:
-        result[f"{name}_mean_us"] = round(statistics.fmean(taken[name]) * 1e6, 1)
-        result[f"{name}_p50_us"] = round(statistics.median(taken[name]) * 1e6, 1)
-    return result
-
-
-def _ratios(result: dict[str, Any], pairs: list[tuple[str, str]]) -> None:
-    for first, second in pairs:
-        for stat in ("p50", "mean"):
-            ratio = result[f"{first}_{stat}_us"] / result[f"{second}_{stat}_us"]
-            result[f"{first}/{second}_{stat}"] = round(ratio, 3)
 
 
 async def _ids(client: AsgiClient) -> list[str]:
@@ -100,19 +67,19 @@ async def _executor(
     literals = [{"query": LITERAL % user_id} for user_id in ids]
     result = await interleave(
         {
-            "variables": _cycling(
+            "variables": cycling(
                 client, [{"query": VARIABLES, "variables": {"id": i}} for i in some]
             ),
-            "literals": _cycling(client, literals[:DISTINCT]),
-            "apq_hit": _cycling(
+            "literals": cycling(client, literals[:DISTINCT]),
+            "apq_hit": cycling(
                 client, [{"variables": {"id": i}, "extensions": extensions} for i in ids]
             ),
-            "new_literal_text": _cycling(client, literals),
-            "new_literal_text_as_written": _cycling(as_written, literals),
+            "new_literal_text": cycling(client, literals),
+            "new_literal_text_as_written": cycling(as_written, literals),
         },
         rounds,
     )
-    _ratios(
+    ratios(
         result,
         [
             ("literals", "variables"),

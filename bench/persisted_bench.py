@@ -1,8 +1,13 @@
-"""What an automatic persisted query's hit saves: Q1 sent by its sha256 against the same
-request sent as text, over POST and over GET, the same app in one process, requests
-alternating between the two, on each executor. A request's cost is the process CPU time it
-takes (the in-process client's own part is the same few microseconds for both). Prints one
-JSON object and writes bench/results/persisted-embedded.json; bench/README.md records it.
+"""What an automatic persisted query's hit saves, by the document's size: Q1 (a 72-byte
+document) and SCREEN (a client's screen as Apollo Client sends it: fragments, __typename
+everywhere, indented, 1.2 KB) sent by their sha256 against the same request sent as text,
+over POST and over GET, requests alternating between the two; then, over POST, the hit, the
+text and two kinds of text the worker has not seen in turns: the id inlined (a new text,
+served by its shape's normalised document) and the text made new by a comment on an app
+preparing every text as written (parsed and validated anew, as before normalising). All in
+one process, on each executor. A request's cost is the process CPU time it takes (the
+in-process client's own part is the same few microseconds for every arm). Prints one JSON
+object and writes bench/results/persisted-embedded.json; bench/README.md records it.
 
 `python -m bench.persisted_bench [--rounds N]`
 """
@@ -16,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.asgi import AsgiClient
-from bench.by_executor import Send, command_line, run_by_executor, user_cpu
+from bench.by_executor import (
+    Send,
+    command_line,
+    cycling,
+    interleave,
+    ratios,
+    run_by_executor,
+    user_cpu,
+)
 from bench.queries import Q1
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
@@ -28,7 +41,100 @@ from server.settings import ExecutorKind, Limits, Settings
 TENANT = "bench"
 SIZES = SeedSizes(users=50, orders=100, groups=5, org_nodes=5, org_depth=2, shops=5)
 RESULTS = Path(__file__).with_name("results") / "persisted-embedded.json"
-FIRST_USER = "{ users(first: 1) { edges { node { id } } } }"
+USER_IDS = "{ users(first: 50) { edges { node { id } } } }"
+SCREEN = """query UserScreen($id: ID!) {
+  user(id: $id) {
+    ...UserHeader
+    defaultAddress {
+      ...AddressCard
+      __typename
+    }
+    addresses {
+      ...AddressCard
+      isDefault
+      __typename
+    }
+    orders(first: 5) {
+      edges {
+        cursor
+        node {
+          ...OrderRow
+          __typename
+        }
+        __typename
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+        __typename
+      }
+      __typename
+    }
+    groups(first: 5) {
+      edges {
+        cursor
+        node {
+          ...GroupChip
+          __typename
+        }
+        __typename
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+        __typename
+      }
+      __typename
+    }
+    __typename
+  }
+}
+
+fragment UserHeader on User {
+  id
+  name
+  email
+  createdAt
+  version
+  __typename
+}
+
+fragment AddressCard on Address {
+  id
+  label
+  line1
+  line2
+  city
+  postalCode
+  country
+  __typename
+}
+
+fragment GroupChip on Group {
+  id
+  name
+  createdAt
+  version
+  __typename
+}
+
+fragment OrderRow on Order {
+  id
+  status
+  totalCents
+  currency
+  createdAt
+  items {
+    sku
+    name
+    quantity
+    unitPriceCents
+    __typename
+  }
+  __typename
+}
+"""
+DOCUMENTS = {"Q1": Q1, "SCREEN": SCREEN}
 
 
 def _post(client: AsgiClient, body: dict[str, Any]) -> Send:
@@ -72,25 +178,63 @@ async def _executor(
     settings = Settings(
         data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
     ).resolved()
-    app = create_app(settings, store)
     token = issue_token(settings, TENANT, "bench", roles=["admin"])
-    client = AsgiClient(app, {"Authorization": f"Bearer {token}"})
-    first = await client.post("/graphql", json={"query": FIRST_USER})
-    user_id = first.json()["data"]["users"]["edges"][0]["node"]["id"]
-    variables = {"id": user_id}
-    extensions = {"persistedQuery": {"version": 1, "sha256Hash": sha256(Q1)}}
-    registering = {"query": Q1, "variables": variables, "extensions": extensions}
-    await client.post("/graphql", json=registering)
-    by_hash = {"variables": variables, "extensions": extensions}
-    as_text = {"query": Q1, "variables": variables}
-    return {
-        f"Q1 POST, {executor}": await alternate(
-            {"apq_hit": _post(client, by_hash), "text": _post(client, as_text)}, rounds
-        ),
-        f"Q1 GET, {executor}": await alternate(
-            {"apq_hit": _get(client, by_hash), "text": _get(client, as_text)}, rounds
-        ),
-    }
+    headers = {"Authorization": f"Bearer {token}"}
+    client = AsgiClient(create_app(settings, store), headers)
+    as_written_app = create_app(settings, store)
+    as_written_app.graphql.schema.preparation.normalise = False  # type: ignore[attr-defined]
+    as_written = AsgiClient(as_written_app, headers)
+    users = await client.post("/graphql", json={"query": USER_IDS})
+    ids = [edge["node"]["id"] for edge in users.json()["data"]["users"]["edges"]]
+    variables = {"id": ids[0]}
+    found: dict[str, Any] = {}
+    for label, document in DOCUMENTS.items():
+        extensions = {"persistedQuery": {"version": 1, "sha256Hash": sha256(document)}}
+        registering = {"query": document, "variables": variables, "extensions": extensions}
+        await client.post("/graphql", json=registering)
+        by_hash = {"variables": variables, "extensions": extensions}
+        as_text = {"query": document, "variables": variables}
+        for method, send in (("POST", _post), ("GET", _get)):
+            found[f"{label} {method}, {executor}"] = await alternate(
+                {"apq_hit": send(client, by_hash), "text": send(client, as_text)}, rounds
+            )
+        inlined = _inlined(document)
+        # more texts than the document cache keeps: each is parsed and validated anew
+        unseen = limits.document_cache_entries + 100
+        result = await interleave(
+            {
+                "apq_hit": _post(client, by_hash),
+                "text": _post(client, as_text),
+                "new_text_by_shape": cycling(
+                    client, [{"query": inlined % user_id} for user_id in ids]
+                ),
+                "new_text_as_written": cycling(
+                    as_written,
+                    [
+                        {"query": f"{document}# {n}\n", "variables": variables}
+                        for n in range(unseen)
+                    ],
+                ),
+            },
+            rounds,
+        )
+        ratios(
+            result,
+            [
+                ("apq_hit", "text"),
+                ("apq_hit", "new_text_by_shape"),
+                ("apq_hit", "new_text_as_written"),
+            ],
+        )
+        found[f"{label} POST by text, {executor}"] = result
+    return found
+
+
+def _inlined(document: str) -> str:
+    """The document with its id inlined (`%s` for it) instead of the variable $id."""
+    head, _, rest = document.partition("(")
+    _, _, body = rest.partition(")")
+    return (head + body).replace("$id", '"%s"', 1)
 
 
 async def run(rounds: int) -> dict[str, Any]:

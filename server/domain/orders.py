@@ -60,7 +60,9 @@ def new_order(
 
 
 def user_copy(order: Order) -> UserOrder:
-    return UserOrder.model_validate(order.model_dump())
+    """The order's copy in its user's partition, validated from the order's own field
+    values (its lines, of the same model, are taken as they are)."""
+    return UserOrder.model_validate(dict(order))
 
 
 def new_order_items(tenant: str, order: Order) -> list[Item]:

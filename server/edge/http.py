@@ -232,9 +232,7 @@ class GraphQLEndpoint:
         else:
             # one body for the hash alone and for the hash with its text: an Idempotency-Key's
             # retry by hash is the same request as its first send
-            data = {**data, "query": resolved}
-            request._json = data
-            request._body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+            request.replace_json({**data, "query": resolved})
         return None
 
     async def _run_once(self, request: GraphQLRequest, claims: Claims, given: str) -> Response:

@@ -1,9 +1,11 @@
-"""Write conditions evaluated the DynamoDB way on a stored item (DynamoDB JSON)."""
+"""Write conditions evaluated the DynamoDB way on a stored item: only a compared attribute
+is encoded as DynamoDB JSON, to compare it as DynamoDB does."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from typing import Any
 
 from keygraph.plan import Condition
 
@@ -18,22 +20,24 @@ def encode_values(conditions: Sequence[Condition]) -> list[Wire | None]:
 def holds(
     conditions: Sequence[Condition],
     values: Sequence[Wire | None],
-    item: Mapping[str, Wire] | None,
+    item: Mapping[str, Any] | None,
 ) -> bool:
     """Whether every condition holds on the item (None: no item). Values are canonical on
     both sides (numbers normalised, sets sorted), so equality of the JSON is DynamoDB's
     equality: same type and same value."""
-    attributes: Mapping[str, Wire] = item or {}
+    attributes: Mapping[str, Any] = item or {}
     for condition, value in zip(conditions, values, strict=True):
-        present = attributes.get(condition.attribute)
+        name = condition.attribute
         if condition.op == "exists":
-            ok = present is not None
+            ok = name in attributes
         elif condition.op == "not_exists":
-            ok = present is None
+            ok = name not in attributes
+        elif name not in attributes or value is None:
+            ok = False
         elif condition.op == "less_than":
-            ok = present is not None and value is not None and _less(present, value)
+            ok = _less(encode(attributes[name])[0], value)
         else:
-            ok = present is not None and present == value
+            ok = encode(attributes[name])[0] == value
         if not ok:
             return False
     return True

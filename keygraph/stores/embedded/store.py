@@ -16,6 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from keygraph import capacity
 from keygraph.errors import (
     CancelReason,
@@ -44,7 +46,8 @@ from . import keyrange, reads, validate
 from . import schema as sqlite_schema
 from .conditions import encode_values, holds
 from .connections import Connections
-from .values import Wire, decode_item, encode_item, item_of, stored_body, wire_of
+from .olds import read_olds
+from .values import PLAIN, encode_item, item_of, plain_size, stored_body
 
 TOKEN_WINDOW = 600.0
 """Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
@@ -112,16 +115,21 @@ class EmbeddedStore:
         ).fetchone()
         return found
 
-    def _read_wire(self, conn: sqlite3.Connection, key: tuple[str, str]) -> dict[str, Wire] | None:
+    def _read_item(self, conn: sqlite3.Connection, key: tuple[str, str]) -> Item | None:
         row = self._read_row(conn, key)
-        return None if row is None else wire_of(*row)
+        return None if row is None else item_of(*row)
 
     def _row(self, item: Item) -> _Row:
         """The item validated and encoded once, as the row that stores it."""
         live = self.live
-        wire, size = encode_item(item)
-        key = validate.item(live, item, size)
-        body, body_format = stored_body(wire, item)
+        size = plain_size(item)
+        if size is None:
+            wire, size = encode_item(item)
+            key = validate.item(live, item, size)
+            body, body_format = stored_body(wire, item)
+        else:  # plain values: no DynamoDB JSON to build, the body is the item's JSON
+            key = validate.item(live, item, size)
+            body, body_format = orjson.dumps(item).decode(), PLAIN
         values: list[Any] = [*key, body, size, body_format]
         for index in live.indexes:
             values += sqlite_schema.index_values(index, item)
@@ -197,9 +205,9 @@ class EmbeddedStore:
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
-                old = self._read_wire(conn, key)
+                old = self._read_item(conn, key)
                 if not holds(plan.conditions, values, old):
-                    raise ConditionFailed("The conditional request failed", _decoded(old))
+                    raise ConditionFailed("The conditional request failed", old)
             self._store(conn, row)
 
     async def update(self, plan: Update) -> Item:
@@ -208,15 +216,15 @@ class EmbeddedStore:
         encode_item(plan.set)
         values = encode_values(plan.conditions)
         with self._write() as conn:
-            old = self._read_wire(conn, key)
+            old = self._read_item(conn, key)
             if not holds(plan.conditions, values, old):
-                raise ConditionFailed("The conditional request failed", _decoded(old))
+                raise ConditionFailed("The conditional request failed", old)
             item = self._updated(plan, old)
             self._store(conn, self._row(item))
         return item
 
-    def _updated(self, plan: Update, old: dict[str, Wire] | None) -> Item:
-        item: Item = decode_item(old) if old is not None else dict(plan.key)
+    def _updated(self, plan: Update, old: Item | None) -> Item:
+        item: Item = dict(old) if old is not None else dict(plan.key)
         item.update(plan.set)
         for name in plan.remove:
             item.pop(name, None)
@@ -234,9 +242,9 @@ class EmbeddedStore:
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
-                old = self._read_wire(conn, key)
+                old = self._read_item(conn, key)
                 if not holds(plan.conditions, values, old):
-                    raise ConditionFailed("The conditional request failed", _decoded(old))
+                    raise ConditionFailed("The conditional request failed", old)
             conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
             capacity.add(write_units=capacity.write_units(0))
 
@@ -273,14 +281,16 @@ class EmbeddedStore:
         with self._write() as conn:
             if token is not None and digest is not None and self._seen(conn, token, digest):
                 return  # the same transaction again, inside its window: already written
-            olds = [self._read_wire(conn, key) for key in keys]
-            reasons = tuple(
-                CancelReason("None")
-                if holds(action.conditions, vals, old)
-                else CancelReason("ConditionalCheckFailed", _decoded(old))
+            olds = read_olds(conn, actions, keys)
+            held = [
+                holds(action.conditions, vals, old)
                 for action, vals, old in zip(actions, values, olds, strict=True)
-            )
-            if any(reason.code != "None" for reason in reasons):
+            ]
+            if not all(held):
+                reasons = tuple(
+                    CancelReason("None") if ok else CancelReason("ConditionalCheckFailed", old)
+                    for ok, old in zip(held, olds, strict=True)
+                )
                 codes = ", ".join(reason.code for reason in reasons)
                 raise TransactionCanceled(
                     "Transaction cancelled, please refer cancellation reasons for specific "
@@ -324,7 +334,7 @@ class EmbeddedStore:
         conn: sqlite3.Connection,
         action: WriteAction,
         key: tuple[str, str],
-        old: dict[str, Wire] | None,
+        old: Item | None,
         row: _Row | None,
         transactional: bool = False,
     ) -> None:
@@ -338,7 +348,3 @@ class EmbeddedStore:
 
     async def close(self) -> None:
         self._db.close()
-
-
-def _decoded(wire: dict[str, Wire] | None) -> Item | None:
-    return None if wire is None else decode_item(wire)

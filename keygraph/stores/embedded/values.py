@@ -74,12 +74,17 @@ def number_size(text: str) -> int:
 def _int_wire(value: int) -> tuple[Wire, int]:
     """canonical_number and number_size for an int of at most 38 digits, without Decimal:
     its canonical text is str(value), and trailing zeros only move the exponent."""
-    if value == 0:
-        return {"N": "0"}, 1
     text = str(value)
+    return {"N": text}, _int_text_size(text)
+
+
+def _int_text_size(text: str) -> int:
+    """number_size of an int's str()."""
+    if text == "0":
+        return 1
     digits = text.lstrip("-")
     exponent = len(digits) - len(digits.rstrip("0"))
-    return {"N": text}, (len(digits) - 1) // 2 - exponent // 2 + 2 + (value < 0)
+    return (len(digits) - 1) // 2 - exponent // 2 + 2 + (text[0] == "-")
 
 
 def utf8_size(text: str) -> int:
@@ -206,6 +211,49 @@ def _is_plain(value: Any) -> bool:
     return False  # Decimal fractions, bytes, sets
 
 
+def plain_size(item: Mapping[str, Any]) -> int | None:
+    """The size encode_item gives an item whose values plain JSON carries exactly (as
+    _is_plain, attribute names strings), computed without building its DynamoDB JSON; None
+    for any other item, which encode_item then encodes (and refuses, if it must)."""
+    if type(item) is not dict:
+        return None
+    return _plain_map_size(item)
+
+
+def _plain_map_size(values: dict[Any, Any]) -> int | None:
+    size = 0
+    for name, value in values.items():
+        if not isinstance(name, str):
+            return None
+        value_size = _plain_value_size(value)
+        if value_size is None:
+            return None
+        size += utf8_size(name) + value_size
+    return size
+
+
+def _plain_value_size(value: Any) -> int | None:
+    """encode(value)'s size for a plain value, None for others."""
+    if isinstance(value, str):
+        return utf8_size(value)
+    if value is None or isinstance(value, bool):
+        return 1
+    if type(value) is int:
+        return _int_text_size(str(value)) if -_INT64 <= value < _INT64 else None
+    if isinstance(value, dict):
+        size = _plain_map_size(value)
+        return None if size is None else size + 3 + len(value)
+    if isinstance(value, list):
+        total = 3 + len(value)
+        for element in value:
+            element_size = _plain_value_size(element)
+            if element_size is None:
+                return None
+            total += element_size
+        return total
+    return None
+
+
 def plain_body(wire: Mapping[str, Wire], item: Mapping[str, Any] | None = None) -> str | None:
     """The item as plain JSON, which reads back as decode_item(wire) does; None when a value
     (a fraction, a huge integer, binary, a set) needs DynamoDB JSON. `item`, the item `wire`
@@ -257,11 +305,3 @@ def item_of(body: str | bytes, plain: int) -> dict[str, Any]:
                 item[name] = Decimal(repr(value))
         return item
     return decode_item(orjson.loads(body))
-
-
-def wire_of(body: str | bytes, plain: int) -> dict[str, Wire]:
-    """The DynamoDB JSON of a stored body, as condition checks read it."""
-    if plain == WIRE:
-        found: dict[str, Wire] = orjson.loads(body)
-        return found
-    return encode_item(item_of(body, plain))[0]

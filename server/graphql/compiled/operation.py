@@ -2,9 +2,12 @@
 the operation, its fragments and its variables' signatures are found once per document and
 operation name, and variables given as plain values of a built-in scalar (an id or string
 as str, an Int as a 32-bit int, a Boolean as bool, a Float as a finite float), null or
-left out (when nullable, with no default) are taken as they are. Anything else (another
-type, a default, an input object, a list) goes through graphql-core's `build`, which
-coerces it and reports its errors."""
+left out (when nullable, with no default) are taken as they are. Other variables without a
+default (an input object, a list, another scalar) are coerced as `build` would coerce them,
+by a function compiled for their type (compiled/coercion.py) or else graphql-core's
+`coerce_input_value`, when their type cannot nest deeper than graphql-core allows. Anything
+else (a default, a value that does not coerce, a type that nests without bound) goes
+through `build`, which coerces it and reports its errors."""
 
 from __future__ import annotations
 
@@ -16,18 +19,24 @@ from graphql import (
     DocumentNode,
     FragmentDefinitionNode,
     GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLInputType,
+    GraphQLList,
     GraphQLNonNull,
     GraphQLScalarType,
     GraphQLSchema,
     OperationDefinitionNode,
+    coerce_input_value,
 )
 from graphql.execution.collect_fields import FragmentDetails
 from graphql.execution.executor import default_field_resolver, default_type_resolver
 from graphql.execution.get_variable_signature import get_variable_signature
 from graphql.execution.values import VariableValues, VariableValueSource
+from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.pyutils import Undefined
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
+from server.graphql.compiled.coercion import Coerce, compile_coercion
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.plan import EXACT, unchanged
 
@@ -43,6 +52,9 @@ class _Variable:
     kind: type | None
     """The Python type of a plain value (None: graphql-core coerces every value)."""
     nullable: bool
+    coerce: Coerce | None
+    """The coercion of a value of a variable that is not plain and has no default (None:
+    `build` coerces it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +115,7 @@ def _plain_variables(found: _Operation, raw: dict[str, Any]) -> VariableValues |
     for variable in found.variables:
         value: Any = raw.get(variable.name, Undefined)
         kind = variable.kind
-        if kind is None:
+        if kind is None and variable.coerce is None:
             return None
         if variable.nullable and value is Undefined:
             sources[variable.name] = VariableValueSource(variable.source)
@@ -111,6 +123,13 @@ def _plain_variables(found: _Operation, raw: dict[str, Any]) -> VariableValues |
         if variable.nullable and value is None:
             sources[variable.name] = VariableValueSource(variable.source, None)
             coerced[variable.name] = None
+            continue
+        if kind is None and variable.coerce is not None and value is not Undefined:
+            converted = variable.coerce(value)
+            if converted is Undefined:
+                return None  # `build` reports why
+            sources[variable.name] = VariableValueSource(variable.source, value)
+            coerced[variable.name] = converted
             continue
         if type(value) is not kind or not unchanged(value):
             return None
@@ -157,10 +176,36 @@ def _find(schema: GraphQLSchema, document: DocumentNode, name: str | None) -> _O
         named = type_ if nullable else type_.of_type
         plain = isinstance(named, GraphQLScalarType) and signature.default is None
         kind = EXACT.get(named.name) if plain else None
-        variables.append(_Variable(signature.name, signature, kind, nullable))
+        bounded = signature.default is None and _depth(type_, set()) <= MAX_NESTING_DEPTH
+        coerce = _coercion(type_) if kind is None and bounded else None
+        variables.append(_Variable(signature.name, signature, kind, nullable, coerce))
     return _Operation(
         operation,
         {d.name.value: d for d in definitions},
         {d.name.value: FragmentDetails(d) for d in definitions},
         tuple(variables),
     )
+
+
+def _depth(type_: GraphQLInputType, seen: set[str]) -> float:
+    """How deep a value of the type can nest as graphql-core counts it before coercing
+    (`input_is_nested_too_deeply`: a list or an input object is a level); infinite for an
+    input object that can hold itself."""
+    if isinstance(type_, GraphQLNonNull):
+        return _depth(type_.of_type, seen)
+    if isinstance(type_, GraphQLList):
+        return 1 + _depth(type_.of_type, seen)
+    if isinstance(type_, GraphQLInputObjectType):
+        if type_.name in seen:
+            return float("inf")
+        inner = seen | {type_.name}
+        return 1 + max((_depth(field.type, inner) for field in type_.fields.values()), default=0)
+    return 0
+
+
+def _coercion(type_: GraphQLInputType) -> Coerce:
+    """The type's compiled coercion, else graphql-core's."""
+    compiled = compile_coercion(type_)
+    if compiled is not None:
+        return compiled
+    return lambda value: coerce_input_value(value, type_)

@@ -102,8 +102,34 @@ def test_stored_bodies_read_back_as_dynamodb_json_decodes(item: dict[str, Any]) 
     stored = values.stored_body(wire)
     # repr tells Decimal("1.5") from Decimal("1.50"), which == does not
     assert repr(values.item_of(*stored)) == repr(values.decode_item(wire))
-    assert values.wire_of(*stored) == wire
+    assert values.encode_item(values.item_of(*stored))[0] == wire
     assert values.stored_body(wire, item) == stored
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(TEXT, VALUES, max_size=4))
+def test_plain_items_are_sized_as_encoded_without_encoding(item: dict[str, Any]) -> None:
+    size = values.plain_size(item)
+    if size is not None:
+        assert size == values.encode_item(item)[1]
+        assert values.stored_body(*values.encode_item(item)[:1], item)[1] == values.PLAIN
+
+
+@pytest.mark.parametrize(
+    ("item", "plain"),
+    [
+        ({"s": "é", "n": [0, -100, 2**63 - 1], "m": {"b": True, "z": None}}, True),
+        ({"n": 2**63}, False),
+        ({"n": Decimal("1.5")}, False),
+        ({"b": b"x"}, False),
+        ({"t": ("a",)}, False),
+    ],
+)
+def test_plain_size_is_the_encoded_size_of_plain_items_only(
+    item: dict[str, Any], plain: bool
+) -> None:
+    size = values.plain_size(item)
+    assert size == (values.encode_item(item)[1] if plain else None)
 
 
 @pytest.mark.parametrize(

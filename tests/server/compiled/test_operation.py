@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from graphql import parse
+from graphql import build_ast_schema, parse
 
 from server.graphql.compiled import operation
 from server.graphql.compiled.executor import CompiledExecutor
@@ -89,3 +89,68 @@ def test_an_operation_build_would_not_pick_is_left_to_it() -> None:
     assert built.operation.name is not None
     assert built.operation.name.value == "B"
     assert len(operation._operations) <= operation._KEPT
+
+
+MUTATION = parse(
+    """mutation M($input: CreateOrderInput!, $when: DateTime, $lines: [OrderItemInput!]) {
+         createOrder(input: $input) { status }
+         a: user(id: "x") { orders(from: $when) { edges { cursor } } }
+         b: __typename @skip(if: false) }"""
+)
+LINE = {"sku": "S", "name": "n", "quantity": 2, "unitPriceCents": 100}
+ORDER = {"userId": "u", "currency": "EUR", "items": [LINE, {**LINE, "quantity": 1}]}
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"input": ORDER},
+        {"input": ORDER, "when": "2026-11-25T10:00:00Z", "lines": [LINE]},
+        {"input": ORDER, "when": None, "lines": None},
+        {"input": {**ORDER, "items": LINE}},  # one for a list of one
+        {"input": {**ORDER, "items": [{**LINE, "quantity": "2"}]}},  # a string for an Int
+        {"input": {**ORDER, "extra": 1}},  # a field the input does not have
+        {"input": {**ORDER, "currency": None}},  # null for a non-null field
+        {"input": [ORDER]},  # a list for an input object
+        {"input": ORDER, "when": "yesterday"},  # not a DateTime
+        {"input": None},
+        {},
+    ],
+)
+def test_input_variables_are_what_graphql_core_makes_of_them(variables: dict[str, Any]) -> None:
+    mine = build_executor(SCHEMA, MUTATION, "M", variables, None)
+    theirs = CompiledExecutor.build(
+        SCHEMA, MUTATION, raw_variable_values=variables, operation_name="M"
+    )
+    if not isinstance(theirs, CompiledExecutor):
+        assert mine is None
+        return
+    assert mine is not None
+    assert mine.variable_values.coerced == theirs.variable_values.coerced
+    assert _sources(mine) == _sources(theirs)
+
+
+def test_input_variables_skip_graphql_cores_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("graphql-core's build was called")
+
+    monkeypatch.setattr(CompiledExecutor, "build", refuse)
+    built = build_executor(SCHEMA, MUTATION, "M", {"input": ORDER, "lines": [LINE]}, None)
+    assert built is not None
+    assert built.variable_values.coerced["input"]["items"][1]["quantity"] == 1
+
+
+def test_a_type_nesting_without_bound_is_left_to_build() -> None:
+    schema = build_ast_schema(
+        parse(
+            """input Tree { children: [Tree!] name: String }
+               input Flat { names: [[String]] }
+               type Query { tree(t: Tree, f: Flat): Int }"""
+        )
+    )
+    document = parse("query Q($t: Tree, $f: Flat) { tree(t: $t, f: $f) }")
+    found = operation._find(schema, document, "Q")
+    assert found is not None
+    coerce = {variable.name: variable.coerce for variable in found.variables}
+    assert coerce["t"] is None
+    assert coerce["f"] is not None
