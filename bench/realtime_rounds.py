@@ -13,7 +13,7 @@ from typing import Any
 import uvloop
 
 from bench.machine import machine_info
-from bench.realtime_served import SERVER_ENV, measure, raise_fd_limit, serving
+from bench.realtime_served import SERVER_ENV, Served, measure, raise_fd_limit, serving
 from keygraph.stores.dynamodb.local import DynamoDBLocal
 from server.settings import Settings
 
@@ -28,6 +28,15 @@ def _median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if isinstance(value, float | int) and not isinstance(value, bool):
             row[name] = round(statistics.median(each[name] for each in rows), 2)
     return row
+
+
+async def _measured(
+    served: Served, subscribers: int, writes: int, poll: float, burst: int
+) -> dict[str, Any]:
+    try:
+        return await measure(served, subscribers, writes, poll, burst)
+    finally:
+        await served.store.close()
 
 
 @contextlib.contextmanager
@@ -52,7 +61,7 @@ def served_runs(kind: str, counts: list[int], writes: int, rounds: int) -> dict[
             before = os.getloadavg()[0]
             for count in counts:
                 with serving(kind, poll, local) as served:
-                    run = uvloop.run(measure(served, count, writes, poll, burst))
+                    run = uvloop.run(_measured(served, count, writes, poll, burst))
                 runs.append({"round": number, **run})
             loads.append({"round": number, "before": before, "after": os.getloadavg()[0]})
     medians = [

@@ -42,6 +42,7 @@ from keygraph.stores.dynamodb.local import (
 )
 from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.stores.testing import unique_table
 from server.edge.auth import issue_token
 from server.graphql.ids import to_global_id
 from server.settings import Settings
@@ -65,6 +66,7 @@ CONNECTING = 64
 """Subscribers connecting at once (a worker closes the oldest of 256 awaiting init)."""
 TIMEOUT_S = 60.0
 IDLE_S = 1.0
+WARM_UPS, WARM_UP_S = 10, 5.0
 """Seconds the server's idle CPU (its stream reader polling) is measured, to take it out."""
 
 
@@ -109,6 +111,7 @@ def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Itera
         data = Path(scratch)
         env = {**os.environ, **SERVER_ENV, "KEYGRAPH_STREAM_POLL_INTERVAL": str(poll)}
         client = None
+        table = unique_table(TABLE)
         if local is None:
             store: Store = EmbeddedStore(TABLE, path=Settings(data_dir=data).embedded_path)
             served = "embedded"
@@ -116,14 +119,12 @@ def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Itera
             client = make_client(
                 local.endpoint_url, LOCAL_REGION, 8, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
             )
-            if admin.describe(client, TABLE.name):
-                admin.delete_table(client, TABLE.name)
-            admin.create_table(client, TABLE)
-            store = DynamoDBStore(TABLE, client=client)
+            admin.create_table(client, table)
+            store = DynamoDBStore(table, client=client)
             served = "dynamodb"
             env.update(
                 KEYGRAPH_DYNAMODB_ENDPOINT=local.endpoint_url,
-                KEYGRAPH_TABLE=TABLE.name,
+                KEYGRAPH_TABLE=table.name,
                 KEYGRAPH_REGION=LOCAL_REGION,
                 AWS_ACCESS_KEY_ID=LOCAL_KEY_ID,
                 AWS_SECRET_ACCESS_KEY=LOCAL_SECRET,
@@ -141,7 +142,7 @@ def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Itera
             process.terminate()
             process.wait(timeout=60)
             if client is not None:
-                admin.delete_table(client, TABLE.name)
+                admin.delete_table(client, table.name)
                 client.close()
 
 
@@ -209,16 +210,13 @@ async def measure(
     connecting = (_connect(served, token, gate, on_next) for _ in range(subscribers))
     sockets = await asyncio.gather(*connecting)
     try:
-        # a warm-up write every subscriber receives: all subscriptions are live
-        done = arrivals.expect(1)
-        await _write(served.store, 1)
-        await asyncio.wait_for(done.wait(), TIMEOUT_S)
+        first = await _warm_up(served.store, arrivals, sockets)
         rss_kib = memory_kib(served.pid)["VmRSS"]
         idle = cpu_s(served.pid)
         await asyncio.sleep(IDLE_S)
         idle = (cpu_s(served.pid) - idle) / IDLE_S
         cpu, client, began = cpu_s(served.pid), time.process_time(), time.perf_counter()
-        firsts, lasts = await _timed(served.store, arrivals, writes, poll)
+        firsts, lasts = await _timed(served.store, arrivals, range(first, first + writes), poll)
         elapsed = time.perf_counter() - began
         cpu = cpu_s(served.pid) - cpu - idle * elapsed
         client = time.process_time() - client
@@ -238,22 +236,36 @@ async def measure(
             "server_rss_mib": round(rss_kib / 1024, 1),
         }
         if burst:
-            result.update(await _burst(served, arrivals, writes + 2, burst))
+            result.update(await _burst(served, arrivals, first + writes, burst))
         return result
     finally:
         for ws in sockets:
             ws.close()
 
 
+async def _warm_up(store: Store, arrivals: Arrivals, sockets: list[Subscriber]) -> int:
+    """Writes until one reaches every subscriber (a subscribe is answered by the first
+    event, so the last ones may still be registering); the next write's number."""
+    for n in range(1, WARM_UPS + 1):
+        done = arrivals.expect(n)
+        await _write(store, n)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), WARM_UP_S)
+            return n + 1
+    closed = [ws.closed for ws in sockets if ws.closed is not None]
+    got = len(arrivals.times[WARM_UPS])
+    raise RuntimeError(f"{got} of {arrivals.subscribers} got a warm-up write; closed: {closed[:3]}")
+
+
 async def _timed(
-    store: Store, arrivals: Arrivals, writes: int, poll: float
+    store: Store, arrivals: Arrivals, numbers: range, poll: float
 ) -> tuple[list[float], list[float]]:
     """Milliseconds from each write to its first and its last event; each write at a random
     moment of the poll cycle, once the previous one reached every subscriber."""
     jitter = random.Random(7)
     firsts: list[float] = []
     lasts: list[float] = []
-    for n in range(2, writes + 2):
+    for n in numbers:
         await asyncio.sleep(jitter.uniform(0, poll))
         done = arrivals.expect(n)
         started = await _write(store, n)
