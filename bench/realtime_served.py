@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,8 +91,6 @@ class Served:
 
 
 def _wait_ready(port: int, process: subprocess.Popen[bytes]) -> None:
-    import urllib.request
-
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
