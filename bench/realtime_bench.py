@@ -1,8 +1,10 @@
-"""Write-to-client latency of subscriptions on the embedded store: a direct write to the
-store, read from its change log by the worker's stream reader, run through each
-subscriber's selection and received over WebSocket (in process, through httpx-ws's ASGI
-transport), with 1 and 100 subscribers and two poll intervals, each write at a random moment of the
-reader's poll cycle. Prints one JSON object.
+"""Subscriptions' write-to-client latency, events a second and memory. By default served
+(bench/realtime_served.py): `python -m server serve` in its own process, its subscribers
+real WebSocket connections from this one, on the embedded store or (`--dynamodb-local`)
+DynamoDB Local, with 1, 100 and 1,000 subscribers, medians of rounds (bench/realtime_rounds.py).
+`--in-process`: the subscribers are httpx-ws clients on the ASGI transport, in the server's
+own loop (their cost counted as the server's), and the memory per idle subscription, traced
+under server code. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -23,12 +25,11 @@ from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from bench.machine import machine_info
+from bench.realtime_rounds import served_runs
 from bench.stats import percentile
 from generated.models.user import User
 from generated.table import TABLE
 from keygraph.plan import Put
-from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from keygraph.stores.dynamodb.store import make_client
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import drop_store, open_store
 from server.edge.app import create_app
@@ -213,11 +214,10 @@ async def throughput(subscribers: int, writes: int, poll: float = 0.01) -> dict[
     }
 
 
-async def _main(writes: int) -> dict[str, Any]:
-    runs = [
-        await measure(subscribers, writes, poll) for poll in (0.1, 0.01) for subscribers in (1, 100)
-    ]
-    runs.append(await measure(1000, 20, 0.01))  # a burst of events per write: fewer writes
+async def in_process(writes: int) -> dict[str, Any]:
+    """The in-process runs: latency and events a second with the client in the server's
+    loop (for reference), and the memory per idle subscription."""
+    runs = [await measure(subscribers, writes, 0.01) for subscribers in (1, 100)]
     return {
         "machine": machine_info(),
         "runs": runs,
@@ -226,30 +226,28 @@ async def _main(writes: int) -> dict[str, Any]:
     }
 
 
-async def _on_dynamodb_local(writes: int) -> dict[str, Any]:
-    """The write-to-client latency on DynamoDB Local, at its default poll interval, with 1,
-    100 and 1,000 subscribers."""
-    poll = Settings(store="dynamodb").poll_interval
-    with DynamoDBLocal() as local:
-        client = make_client(
-            local.endpoint_url, LOCAL_REGION, 16, LOCAL_KEY_ID, LOCAL_SECRET, read_timeout=60
-        )
-        try:
-            runs = [await measure(n, writes, poll, client) for n in (1, 100, 1000)]
-        finally:
-            client.close()
-    return {"machine": machine_info(), "runs": runs}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--writes", type=int, default=100)
+    parser.add_argument("--writes", type=int, default=50, help="timed writes per run (50)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, medians reported (3)")
     parser.add_argument(
-        "--dynamodb-local", action="store_true", help="latency on DynamoDB Local instead"
+        "--subscribers", type=int, nargs="+", default=[1, 100, 1000], help="(1 100 1000)"
+    )
+    parser.add_argument(
+        "--dynamodb-local", action="store_true", help="served on DynamoDB Local instead"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="the client in the server's process instead (and memory per idle subscription)",
     )
     args = parser.parse_args()
-    run = _on_dynamodb_local if args.dynamodb_local else _main
-    print(json.dumps(asyncio.run(run(args.writes)), indent=2))
+    if args.in_process:
+        result = asyncio.run(in_process(args.writes))
+    else:
+        kind = "dynamodb-local" if args.dynamodb_local else "embedded"
+        result = served_runs(kind, args.subscribers, args.writes, args.rounds)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
