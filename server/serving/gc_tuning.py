@@ -1,21 +1,20 @@
 """Garbage-collector settings for a serving process.
 
-A request allocates thousands of short-lived objects (parsed values, models, GraphQL objects)
-that reference counting frees on its own; CPython's default still runs a young-generation
-collection every 700 net allocations, several per request, each rescanning what survived.
-Freezing what start-up built (schema, types, caches) out of every generation, and collecting
-the young generation every 20,000 allocations, together took the benchmark's Q1 from 1.66 to
-1.52 ms of CPU time and Q3 from 254 to 239 ms (same process, side by side). How often the
-young generation is collected is a setting (`KEYGRAPH_GC_YOUNG_THRESHOLD`): the soak's
-anonymous memory on DynamoDB Local grows with 20,000 (bench/README.md, "The DynamoDB Local
-soak's memory").
+What start-up built (schema, types, caches) is frozen out of every generation, so that no
+collection rescans it. The young generation is collected every 700 net allocations, as
+CPython does by default: collecting it every 20,000 instead (with the freeze, Q1 1.66 → 1.52
+ms of CPU time, Q3 254 → 239 ms in process) made a server under the soak's sustained load
+grow its anonymous memory, in Python's allocator arenas, by 40 to 60 bytes a request for as
+long as the soak ran (60 minutes), while at 700 it stayed flat (bench/README.md, "The
+DynamoDB Local soak's memory").
+`KEYGRAPH_GC_YOUNG_THRESHOLD` sets it.
 """
 
 from __future__ import annotations
 
 import gc
 
-YOUNG_THRESHOLD = 20_000
+YOUNG_THRESHOLD = 700
 
 
 def tune_for_serving(young_threshold: int = YOUNG_THRESHOLD) -> None:
