@@ -54,16 +54,31 @@ RESULTS = Path(__file__).with_name("results")
 
 
 def memory_kib(pid: int) -> dict[str, int]:
-    """VmRSS and its parts (RssAnon, RssFile, RssShmem) of a process, in KiB."""
+    """VmRSS and its parts (RssAnon, RssFile, RssShmem) of a process, in KiB, and HeapAnon:
+    the part of RssAnon in glibc's main heap (the `[heap]` mapping); the rest of RssAnon is
+    mapped apart from it (Python's allocator arenas, glibc's large blocks and thread arenas)."""
     found = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         name, _, value = line.partition(":")
         if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
             found[name] = int(value.split()[0])
+    found["HeapAnon"] = _heap_anon_kib(pid)
     return found
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+def _heap_anon_kib(pid: int) -> int:
+    """The anonymous KiB of a process's `[heap]` mapping (0 when it has none)."""
+    in_heap, kib = False, 0
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        first, _, rest = line.partition(" ")
+        if "-" in first and not first.endswith(":"):  # a mapping's header line
+            in_heap = rest.rstrip().endswith("[heap]")
+        elif in_heap and first == "Anonymous:":
+            kib += int(rest.split()[0])
+    return kib
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -110,7 +125,7 @@ def _run(
     command += ["--port", str(port), "--data", str(data)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     try:
-        _wait_ready(f"http://{HOST}:{port}", server)
+        wait_ready(f"http://{HOST}:{port}", server)
         if proxy is not None:
             for fault, share in FAULTS:
                 proxy.add(fault, operations=DATA_PLANE, probability=share)

@@ -103,10 +103,13 @@ class Client:
 
 class Soak:
     """The load: `concurrency` clients, each sending the next request as soon as the last is
-    answered, reads and writes mixed."""
+    answered, reads and writes mixed (`write_share` of the requests are writes)."""
 
-    def __init__(self, port: int, token: str, concurrency: int, seed: int) -> None:
+    def __init__(
+        self, port: int, token: str, concurrency: int, seed: int, write_share: float = WRITE_SHARE
+    ) -> None:
         self.port = port
+        self.write_share = write_share
         self.token = token
         self.concurrency = concurrency
         self.rng = random.Random(seed)
@@ -175,7 +178,7 @@ class Soak:
             ack.shops[shop["id"]] = shop
 
     async def _one(self, client: Client, minute: Minute) -> None:
-        if self.rng.random() < WRITE_SHARE:
+        if self.rng.random() < self.write_share:
             kind, variables = self._write()
             query = WRITES[kind]
         else:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from server.persisted import manifest
+from server.serving.gc_tuning import YOUNG_THRESHOLD
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
@@ -142,6 +143,9 @@ class Settings:
     """Also counts requests and capacity units by tenant: a time series per tenant."""
     tracing: bool = False
     """OpenTelemetry spans per request, wave and store call (server/observability)."""
+    gc_young_threshold: int = YOUNG_THRESHOLD
+    """Allocations between collections of the young generation in a serving process
+    (server/serving/gc_tuning.py)."""
     trace_exporter: TraceExporter = "otlp"
     """Where spans go: an OTLP collector over HTTP (needs the `otlp` extra; endpoint and
     headers from OTEL_EXPORTER_OTLP_*), or standard output (`console`)."""
@@ -298,6 +302,7 @@ _ENV_FIELDS: dict[str, str] = {
     "KEYGRAPH_METRICS_HOST": "metrics_host",
     "KEYGRAPH_METRICS_TENANT_LABEL": "metrics_tenant_label",
     "KEYGRAPH_TRACING": "tracing",
+    "KEYGRAPH_GC_YOUNG_THRESHOLD": "gc_young_threshold",
     "KEYGRAPH_TRACE_EXPORTER": "trace_exporter",
     "KEYGRAPH_TRACE_SAMPLE": "trace_sample",
     "KEYGRAPH_TRACE_SERVICE": "trace_service",
@@ -363,6 +368,7 @@ def _convert(name: str, raw: str) -> Any:
         "max_ws_connections",
         "max_ws_awaiting_init",
         "stream_poll_interval",
+        "gc_young_threshold",
         *_ENV_LIMITS.values(),
     ):
         kind = float if name in _FLOATS else int

@@ -140,7 +140,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        tune_for_serving()
+        tune_for_serving(settings.gc_young_threshold)
         await _resume_cleanups(Session(served, cursors))
         if hub is not None:
             await hub.start()

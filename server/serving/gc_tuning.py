@@ -1,24 +1,25 @@
 """Garbage-collector settings for a serving process.
 
-A request allocates thousands of short-lived objects (parsed values, models, GraphQL objects)
-that reference counting frees on its own; CPython's default still runs a young-generation
-collection every 700 net allocations, several per request, each rescanning what survived.
-Collecting the young generation every 20,000 allocations instead, and freezing what start-up
-built (schema, types, caches) out of every generation, took the benchmark's Q1 from 1.66 to
-1.52 ms of CPU time and Q3 from 254 to 239 ms (same process, side by side). Cyclic garbage
-is still collected, only in larger batches.
+What start-up built (schema, types, caches) is frozen out of every generation, so that no
+collection rescans it. The young generation is collected every 700 net allocations, as
+CPython does by default: collecting it every 20,000 instead (with the freeze, Q1 1.66 → 1.52
+ms of CPU time, Q3 254 → 239 ms in process) made a server under the soak's sustained load
+grow its anonymous memory, in Python's allocator arenas, by 40 to 60 bytes a request for as
+long as the soak ran (60 minutes); at 700, 15 side by side over 30 minutes (bench/README.md,
+"The DynamoDB Local soak's memory").
+`KEYGRAPH_GC_YOUNG_THRESHOLD` sets it.
 """
 
 from __future__ import annotations
 
 import gc
 
-YOUNG_THRESHOLD = 20_000
+YOUNG_THRESHOLD = 700
 
 
-def tune_for_serving() -> None:
-    """Freeze the objects allocated so far and raise the young generation's threshold; the
-    older generations keep their thresholds."""
+def tune_for_serving(young_threshold: int = YOUNG_THRESHOLD) -> None:
+    """Freeze the objects allocated so far and collect the young generation every
+    `young_threshold` net allocations; the older generations keep their thresholds."""
     gc.freeze()
     _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+    gc.set_threshold(young_threshold, middle, old)

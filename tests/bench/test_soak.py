@@ -16,4 +16,5 @@ def test_a_short_soak_reads_back_every_acknowledged_write(tmp_path: Path) -> Non
     row = result["per_minute"][0]
     assert row["answers"] == result["answers"]
     assert row["memory_kib"]["RssAnon"] < row["memory_kib"]["VmRSS"]
+    assert 0 < row["memory_kib"]["HeapAnon"] < row["memory_kib"]["RssAnon"]
     assert row["p50_ms"] <= row["p99_ms"]

@@ -53,9 +53,11 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         "KEYGRAPH_MAX_FIELDS": "300",
         "KEYGRAPH_MAX_PAIRS": "20",
         "KEYGRAPH_MAX_VARIABLE_VALUES": "60",
+        "KEYGRAPH_GC_YOUNG_THRESHOLD": "5000",
     }
     settings = load_settings(env, port=9100)
     assert settings.dynamodb_idle_timeout == 2.5
+    assert settings.gc_young_threshold == 5000
     assert settings.keep_alive == 90
     assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
     assert settings.limits == Limits(
@@ -78,6 +80,8 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         ("KEYGRAPH_MAX_DEPTH", "0"),
         ("KEYGRAPH_DYNAMODB_IDLE_TIMEOUT", "-1"),
         ("KEYGRAPH_KEEP_ALIVE", "0"),
+        ("KEYGRAPH_GC_YOUNG_THRESHOLD", "0"),
+        ("KEYGRAPH_GC_YOUNG_THRESHOLD", "often"),
         ("KEYGRAPH_GRAPHIQL", "maybe"),
         ("KEYGRAPH_JWT_SECRET", "too-short"),
         ("KEYGRAPH_JWT_PUBLIC_KEY_FILE", "/nonexistent/key.pem"),
