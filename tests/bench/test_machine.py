@@ -6,7 +6,7 @@ import time
 
 from bench.machine import process_cpu_s
 
-CHILD = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass\n"
+CHILD = "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\n"
 PARENT = (
     "import subprocess, sys, time\n"
     f"child = subprocess.Popen([sys.executable, '-c', {CHILD + 'time.sleep(30)'!r}])\n"
