@@ -20,14 +20,32 @@ from bench.asgi import Answer, AsgiClient
 from bench.machine import machine_info
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.edge.app import create_app
+from server.edge.auth import issue_token
 from server.seed.tenant import SeedSizes, seed
-from server.settings import EXECUTOR_KINDS, ExecutorKind
+from server.settings import EXECUTOR_KINDS, ExecutorKind, Limits, Settings
 
 Send = Callable[[], Awaitable[Answer]]
 """One request of an arm, sent again at each call."""
 
 Arms = Callable[[EmbeddedStore, Path, ExecutorKind, int], Awaitable[dict[str, Any]]]
 """One executor's arms, measured over `rounds` on the seeded store (its data dir given)."""
+
+
+def clients(
+    store: EmbeddedStore, data: Path, executor: ExecutorKind, tenant: str
+) -> tuple[AsgiClient, AsgiClient]:
+    """An admin's client of the app on `executor` with no budget to run out, and one of the
+    same app preparing each text as written (literals not normalised)."""
+    limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
+    settings = Settings(
+        data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
+    ).resolved()
+    token = issue_token(settings, tenant, "bench", roles=["admin"])
+    headers = {"Authorization": f"Bearer {token}"}
+    as_written_app = create_app(settings, store)
+    as_written_app.graphql.schema.preparation.normalise = False  # type: ignore[attr-defined]
+    return AsgiClient(create_app(settings, store), headers), AsgiClient(as_written_app, headers)
 
 
 async def user_cpu(send: Send) -> float:

@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.asgi import AsgiClient
-from bench.by_executor import command_line, cycling, interleave, ratios, run_by_executor
+from bench.by_executor import clients, command_line, cycling, interleave, ratios, run_by_executor
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.persisted.manifest import sha256
 from server.seed.tenant import SeedSizes
-from server.settings import ExecutorKind, Limits, Settings
+from server.settings import ExecutorKind
 
 TENANT = "bench"
 SIZES = SeedSizes(users=1000, orders=10, groups=2, org_nodes=2, org_depth=1, shops=2)
@@ -49,16 +47,7 @@ async def _ids(client: AsgiClient) -> list[str]:
 async def _executor(
     store: EmbeddedStore, data: Path, executor: ExecutorKind, rounds: int
 ) -> dict[str, Any]:
-    limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
-    settings = Settings(
-        data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
-    ).resolved()
-    token = issue_token(settings, TENANT, "bench", roles=["admin"])
-    headers = {"Authorization": f"Bearer {token}"}
-    client = AsgiClient(create_app(settings, store), headers)
-    as_written_app = create_app(settings, store)
-    as_written_app.graphql.schema.preparation.normalise = False  # type: ignore[attr-defined]
-    as_written = AsgiClient(as_written_app, headers)
+    client, as_written = clients(store, data, executor, TENANT)
     ids = await _ids(client)
     some = ids[:DISTINCT]
     extensions = {"persistedQuery": {"version": 1, "sha256Hash": sha256(VARIABLES)}}

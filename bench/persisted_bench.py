@@ -23,6 +23,7 @@ from typing import Any
 from bench.asgi import AsgiClient
 from bench.by_executor import (
     Send,
+    clients,
     command_line,
     cycling,
     interleave,
@@ -32,11 +33,9 @@ from bench.by_executor import (
 )
 from bench.queries import Q1
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.persisted.manifest import sha256
 from server.seed.tenant import SeedSizes
-from server.settings import ExecutorKind, Limits, Settings
+from server.settings import ExecutorKind, Limits
 
 TENANT = "bench"
 SIZES = SeedSizes(users=50, orders=100, groups=5, org_nodes=5, org_depth=2, shops=5)
@@ -174,16 +173,7 @@ async def alternate(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
 async def _executor(
     store: EmbeddedStore, data: Path, executor: ExecutorKind, rounds: int
 ) -> dict[str, Any]:
-    limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
-    settings = Settings(
-        data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
-    ).resolved()
-    token = issue_token(settings, TENANT, "bench", roles=["admin"])
-    headers = {"Authorization": f"Bearer {token}"}
-    client = AsgiClient(create_app(settings, store), headers)
-    as_written_app = create_app(settings, store)
-    as_written_app.graphql.schema.preparation.normalise = False  # type: ignore[attr-defined]
-    as_written = AsgiClient(as_written_app, headers)
+    client, as_written = clients(store, data, executor, TENANT)
     users = await client.post("/graphql", json={"query": USER_IDS})
     ids = [edge["node"]["id"] for edge in users.json()["data"]["users"]["edges"]]
     variables = {"id": ids[0]}
@@ -200,7 +190,7 @@ async def _executor(
             )
         inlined = _inlined(document)
         # more texts than the document cache keeps: each is parsed and validated anew
-        unseen = limits.document_cache_entries + 100
+        unseen = Limits().document_cache_entries + 100
         result = await interleave(
             {
                 "apq_hit": _post(client, by_hash),
