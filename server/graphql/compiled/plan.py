@@ -38,6 +38,7 @@ from graphql.execution.collect_fields import (
 from graphql.execution.values import VariableValues
 from strawberry.types.field import StrawberryField
 
+from server.graphql.answers import ANSWERED_BY
 from server.graphql.compiled.fill import Fill, Plain, compile_fill
 from server.graphql.compiled.inputs import ConvertArguments, compile_arguments, plain_arguments
 
@@ -118,6 +119,9 @@ class FieldPlan:
     typename: bool = False
     attribute: str | None = None
     """A field without a resolver: the source's attribute of this name."""
+    answer_attribute: str | None = None
+    """A leaf field with a resolver: the source's attribute holding its answer, when it
+    holds a plain value (server/graphql/answers.py); the fill function reads it."""
     strawberry: StrawberryField | None = None
     resolver: Callable[..., Any] | None = None
     pass_self: bool = False
@@ -274,6 +278,8 @@ class Compiler:
             plan.literal_arguments = not any(
                 isinstance(argument.value, VariableNode) for argument in nodes[0].arguments or ()
             )
+        if plan.leaf and not plan.takes_arguments:
+            plan.answer_attribute = strawberry_field.metadata.get(ANSWERED_BY)
         plan.resolver = cast(Callable[..., Any], resolver.wrapped_func)
         plan.pass_self = resolver.self_parameter is not None
         plan.info_name = resolver.info_parameter.name if resolver.info_parameter else None
@@ -318,7 +324,7 @@ def _plain(type_: GraphQLObjectType, field: FieldPlan) -> Plain:
     fields only."""
     if field.typename:
         return Plain(field.key, typename=type_.name)
-    completion, name = field.completion, field.attribute
+    completion, name = field.completion, field.attribute or field.answer_attribute
     if name is None:
         return Plain(field.key)
     nullable = not isinstance(completion, NonNull)

@@ -27,6 +27,7 @@ from server.authz.fields import may_read_orders
 from server.domain.groups import groups_page
 from server.errors import BadUserInput
 from server.graphql import loaders
+from server.graphql.answers import UNANSWERED, Unanswered, answered_by
 from server.graphql.context import Context, Info
 from server.graphql.ids import to_global_id
 from server.graphql.types import group as group_types
@@ -53,6 +54,8 @@ class User(Node):
     caller: strawberry.Private[Caller]
     """Who the user was read for: what it may read of the user."""
     email_value: strawberry.Private[str]
+    email_answer: strawberry.Private[str | Unanswered]
+    """The email when the caller may read it (server/graphql/answers.py)."""
     default_address_id: strawberry.Private[str | None]
     group_ids: strawberry.Private[list[str] | None]
     """The user's group ids as its item keeps them; None on a user stored before it did."""
@@ -71,6 +74,9 @@ class User(Node):
             user_id=model.user_id,
             caller=caller,
             email_value=model.email,
+            email_answer=model.email
+            if authz.may_read_user_email(caller, user_id=model.user_id)
+            else UNANSWERED,
             default_address_id=model.default_address_id,
             group_ids=model.group_ids,
             read_addresses=addresses,
@@ -78,7 +84,8 @@ class User(Node):
 
     @strawberry.field(
         description="The user's email; null with FORBIDDEN for a caller who may not read it "
-        "(a member reads only its own)."
+        "(a member reads only its own).",
+        metadata=answered_by("email_answer"),
     )
     def email(self) -> str | None:
         require(

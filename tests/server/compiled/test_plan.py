@@ -11,7 +11,7 @@ from graphql import parse
 
 from bench.queries import M1, Q1, Q2, Q3, Q4, Q5, Q6
 from server.graphql.compiled.executor import CompiledExecutor
-from server.graphql.compiled.plan import OperationPlan
+from server.graphql.compiled.plan import Object, ObjectPlan, OperationPlan
 from server.graphql.schema import build_schema
 from server.settings import Limits
 from tests.server.compiled.corpus import MUTATIONS, QUERIES, Seeded
@@ -111,3 +111,25 @@ def test_a_subscription_compiles_for_its_events_whose_root_value_is_the_event() 
     assert root.resolver(event) is event  # the root field's value is the event
     user = next(f for f in root.completion.inner.plan.fields if f.key == "user")  # type: ignore[union-attr]
     assert [f.key for f in user.completion.inner.plan.fields] == ["name", "email"]  # type: ignore[union-attr]
+
+
+def _below(plan: ObjectPlan, key: str) -> ObjectPlan:
+    """The plan of the object (or of each object of the list) at `key` of `plan`."""
+    completion: Any = next(field for field in plan.fields if field.key == key).completion
+    while not isinstance(completion, Object):
+        completion = completion.inner
+    return completion.plan
+
+
+def test_a_resolver_field_with_an_answer_attribute_fills_with_its_object() -> None:
+    plan = _executor(Q4, {"id": "R3JvdXA6MQ"}).plan()
+    assert plan is not None
+    node = _below(_below(_below(_below(plan.root, "group"), "members"), "edges"), "node")
+    email = next(field for field in node.fields if field.key == "email")
+    assert email.resolver is not None
+    assert email.answer_attribute == "email_answer"
+    assert node.whole is not None  # id, name and email: one fill call a member
+    orders = _executor(Q2, {"id": "VXNlcjox"}).plan()
+    assert orders is not None
+    order = _below(_below(_below(orders.root, "user"), "orders"), "edges")
+    assert all(field.answer_attribute is None for field in order.fields)  # no metadata
