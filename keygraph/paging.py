@@ -88,9 +88,14 @@ async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[I
     """BatchGetItem for any number of keys: deduplicated, in chunks of 100 sent together,
     answered in the order asked (None where no item exists)."""
     pk, sk = table.partition_key, table.sort_key
-    wanted = list(dict.fromkeys((key[pk], key[sk]) for key in keys))
-    chunks = [wanted[i : i + BATCH_GET_LIMIT] for i in range(0, len(wanted), BATCH_GET_LIMIT)]
-    calls = [store.batch_get(BatchGet(tuple({pk: p, sk: s} for p, s in chunk))) for chunk in chunks]
+    pairs = [(key[pk], key[sk]) for key in keys]
+    wanted: Sequence[Key] = keys
+    if len(set(pairs)) != len(pairs):
+        wanted = [{pk: p, sk: s} for p, s in dict.fromkeys(pairs)]
+    calls = [
+        store.batch_get(BatchGet(tuple(wanted[i : i + BATCH_GET_LIMIT])))
+        for i in range(0, len(wanted), BATCH_GET_LIMIT)
+    ]
     # the first chunk is awaited here, the others in tasks started first: a task of its own
     # would start the first a turn of the event loop later, after loads asked for beside it
     others = [asyncio.ensure_future(call) for call in calls[1:]]
@@ -102,7 +107,7 @@ async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[I
             other.cancel()
         raise
     found = {(item[pk], item[sk]): item for result in results for item in result}
-    return [found.get((key[pk], key[sk])) for key in keys]
+    return [found.get(pair) for pair in pairs]
 
 
 async def collect(s: Session, plan: Query) -> list[Item]:

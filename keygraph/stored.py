@@ -13,7 +13,6 @@ from pydantic_core import SchemaValidator, core_schema
 
 M = TypeVar("M", bound=BaseModel)
 
-_STR = frozenset([str])
 _new = object.__new__
 _slots = BaseModel.__dict__
 _set_dict = _slots["__dict__"].__set__
@@ -31,12 +30,10 @@ def matcher(pattern: str) -> Callable[[Any], bool]:
 def are_ids(values: list[Any], longest: int) -> bool:
     """Whether every value is an Id validation keeps as it is: a str of 1 to `longest`
     characters, none a control character (printable is stricter)."""
-    return (
-        set(map(type, values)) <= _STR
-        and "" not in values
-        and max(map(len, values), default=0) <= longest
-        and "".join(values).isprintable()
-    )
+    for value in values:
+        if type(value) is not str or not 0 < len(value) <= longest:
+            return False
+    return "".join(values).isprintable()
 
 
 def is_utc(value: Any) -> bool:
