@@ -25,7 +25,7 @@ from keygraph.page import Page
 from server.authz import require
 from server.authz.fields import may_read_orders
 from server.domain.groups import groups_page
-from server.errors import BadUserInput
+from server.errors import BadUserInput, Forbidden
 from server.graphql import loaders
 from server.graphql.answers import UNANSWERED, Unanswered, answered_by
 from server.graphql.context import Context, Info
@@ -53,9 +53,8 @@ class User(Node):
     user_id: strawberry.Private[str]
     caller: strawberry.Private[Caller]
     """Who the user was read for: what it may read of the user."""
-    email_value: strawberry.Private[str]
     email_answer: strawberry.Private[str | Unanswered]
-    """The email when the caller may read it (server/graphql/answers.py)."""
+    """The email when the caller may read it, by the rule (server/graphql/answers.py)."""
     default_address_id: strawberry.Private[str | None]
     group_ids: strawberry.Private[list[str] | None]
     """The user's group ids as its item keeps them; None on a user stored before it did."""
@@ -73,7 +72,6 @@ class User(Node):
             version=model.version,
             user_id=model.user_id,
             caller=caller,
-            email_value=model.email,
             email_answer=model.email
             if authz.may_read_user_email(caller, user_id=model.user_id)
             else UNANSWERED,
@@ -88,11 +86,10 @@ class User(Node):
         metadata=answered_by("email_answer"),
     )
     def email(self) -> str | None:
-        require(
-            authz.may_read_user_email(self.caller, user_id=self.user_id),
-            "read this user's email",
-        )
-        return self.email_value
+        answer = self.email_answer  # the rule, decided when the user was built
+        if isinstance(answer, Unanswered):
+            raise Forbidden("not allowed to read this user's email")
+        return answer
 
     @strawberry.field(
         description="The user's addresses, oldest first (at most 20). Read with the user in "
