@@ -134,6 +134,8 @@ class GetIR:
     model: str
     guard: str = ""
     """The guard call deciding whether the session's caller may run it ("" without rules)."""
+    floats: str = ""
+    """The constant naming the numbers it reads as floats ("" when none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,7 @@ class BatchGetIR:
     key_call: str
     model: str
     guard: str = ""
+    floats: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ class QueryIR:
     index_partition_key: str
     merge_order: str
     guard: str = ""
+    floats: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +192,8 @@ class QueriesModuleIR:
     batch_gets: tuple[BatchGetIR, ...]
     queries: tuple[QueryIR, ...]
     sharded: tuple[QueryIR, ...]
+    floats: tuple[tuple[str, str, str], ...] = ()
+    """(constant, frozenset literal, docstring) of each set of numbers read as floats."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,12 +149,23 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
     ), params
 
 
+def float_attributes(resolved: Resolved, entities: tuple[str, ...]) -> tuple[str, ...]:
+    """The attributes a read of these entities takes as floats: those that are a float in
+    each of them that has one (plan.Floats)."""
+    kinds: dict[str, set[str]] = {}
+    for name in entities:
+        for attr in resolved.entities[name].attrs.values():
+            kinds.setdefault(attr.name, set()).add(attr.spec.type)
+    return tuple(sorted(name for name, types in kinds.items() if types == {"float"}))
+
+
 @dataclass
 class _Module:
     gets: list[GetIR] = field(default_factory=list)
     batch_gets: list[BatchGetIR] = field(default_factory=list)
     queries: list[QueryIR] = field(default_factory=list)
     sharded: list[QueryIR] = field(default_factory=list)
+    floats: list[tuple[str, str, str]] = field(default_factory=list)
     entity: str = ""
     imports: set[str] = field(default_factory=lambda: {"from keygraph.store import Session"})
 
@@ -168,20 +179,36 @@ def _guard(name: str, resolved: Resolved, params: list[KeyVar], batch: bool) -> 
     return pattern_guard(resolved, name, given, batch)
 
 
+def _floats(into: _Module, pattern: PatternSpec, resolved: Resolved) -> str:
+    """The constant of the pattern's `floats`, added to the module once ("" when none)."""
+    entities = (pattern.entity,) if pattern.entity else pattern.returns
+    names = float_attributes(resolved, entities)
+    if not names:
+        return ""
+    constant = "_".join(snake(entity).upper() for entity in entities) + "_FLOATS"
+    literal = "frozenset({" + ", ".join(f'"{n}"' for n in names) + "})"
+    read = " and ".join(entities)
+    doc = f"The numbers read as floats from {read} items, as the models take them."
+    if (constant, literal, doc) not in into.floats:
+        into.floats.append((constant, literal, doc))
+    return constant
+
+
 def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: Resolved) -> None:
     imports = into.imports
     params: list[KeyVar]
     if resolved.spec.authorization is not None:
         imports |= {"from keygraph.errors import Forbidden", "from .. import authz as _authz"}
+    floats = _floats(into, pattern, resolved)
     if pattern.operation == "get":
         get, params = _get(name, pattern, resolved)
-        get = replace(get, guard=_guard(name, resolved, params, False))
+        get = replace(get, guard=_guard(name, resolved, params, False), floats=floats)
         into.gets.append(get)
         imports |= {"from keygraph.plan import Get", f"from ..models.{module} import {get.model}"}
         imports.add(f"from ..keys import {module} as _keys_{module}")
     elif pattern.operation == "batch_get":
         batch, params = _batch_get(name, pattern, resolved)
-        batch = replace(batch, guard=_guard(name, resolved, params, True))
+        batch = replace(batch, guard=_guard(name, resolved, params, True), floats=floats)
         into.batch_gets.append(batch)
         imports |= {
             "from collections.abc import Sequence",
@@ -193,7 +220,7 @@ def _add(module: str, into: _Module, name: str, pattern: PatternSpec, resolved: 
         }
     else:
         query, params = _query(name, pattern, resolved)
-        query = replace(query, guard=_guard(name, resolved, params, False))
+        query = replace(query, guard=_guard(name, resolved, params, False), floats=floats)
         (into.sharded if pattern.shards else into.queries).append(query)
         imports |= {
             "from keygraph import paging as _paging",
@@ -232,6 +259,7 @@ def lower_queries(resolved: Resolved) -> list[QueriesModuleIR]:
             batch_gets=tuple(m.batch_gets),
             queries=tuple(m.queries),
             sharded=tuple(m.sharded),
+            floats=tuple(m.floats),
         )
         for module, m in sorted(modules.items())
     ]

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from .errors import BadArgument, InvalidCursor
 from .page import Page
-from .plan import BatchGet, Item, Key, Query, TableDef
+from .plan import BatchGet, Floats, Item, Key, Query, TableDef
 from .store import Session, Store, query_each
 
 BATCH_GET_LIMIT = 100
@@ -84,16 +84,19 @@ def page_of(
     )
 
 
-async def get_many(store: Store, table: TableDef, keys: Sequence[Key]) -> list[Item | None]:
+async def get_many(
+    store: Store, table: TableDef, keys: Sequence[Key], floats: Floats = frozenset()
+) -> list[Item | None]:
     """BatchGetItem for any number of keys: deduplicated, in chunks of 100 sent together,
-    answered in the order asked (None where no item exists)."""
+    answered in the order asked (None where no item exists), the numbers named in `floats`
+    as floats."""
     pk, sk = table.partition_key, table.sort_key
     pairs = [(key[pk], key[sk]) for key in keys]
     wanted: Sequence[Key] = keys
     if len(set(pairs)) != len(pairs):
         wanted = [{pk: p, sk: s} for p, s in dict.fromkeys(pairs)]
     calls = [
-        store.batch_get(BatchGet(tuple(wanted[i : i + BATCH_GET_LIMIT])))
+        store.batch_get(BatchGet(tuple(wanted[i : i + BATCH_GET_LIMIT]), floats))
         for i in range(0, len(wanted), BATCH_GET_LIMIT)
     ]
     # the first chunk is awaited here, the others in tasks started first: a task of its own

@@ -12,6 +12,7 @@ __all__ = [
     "Condition",
     "Conditions",
     "Delete",
+    "Floats",
     "Get",
     "IndexDef",
     "Item",
@@ -29,7 +30,13 @@ __all__ = [
 
 Item = dict[str, Any]
 """An item: attribute name to a Python value (str, int, Decimal, bool, None, bytes, list,
-dict, set of str / number / bytes). Floats are refused: numbers are int or Decimal."""
+dict, set of str / number / bytes). Floats are refused: numbers are int or Decimal, except
+where a read names them in its `floats`."""
+
+Floats = frozenset[str]
+"""Top-level number attributes a read answers as float (the nearest double) rather than int
+or Decimal: for a reader that takes them as floats anyway, such as a model's float field,
+it saves making a Decimal only to turn it back."""
 
 Key = Mapping[str, str]
 """A key: key attribute name to its string value, e.g. {"PK": ..., "SK": ...}. A query's
@@ -51,6 +58,7 @@ class SortCondition:
 class Get:
     key: Key
     consistent: bool = False
+    floats: Floats = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,7 @@ class BatchGet:
     """Up to 100 keys; the store returns the found items in any order."""
 
     keys: tuple[Key, ...]
+    floats: Floats = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +80,7 @@ class Query:
     limit: int | None = None
     start: Key | None = None
     consistent: bool = False
+    floats: Floats = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

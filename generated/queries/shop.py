@@ -20,11 +20,13 @@ from ..table import TABLE
 
 SHOPS_IN_CELL_PAGE = PageSize(1000, 5000)
 """shops_in_cell: the page size when `first` is left out, and the largest allowed."""
+SHOP_FLOATS = frozenset({"lat", "lng"})
+"""The numbers read as floats from Shop items, as the models take them."""
 
 
 def plan_get_shop(tenant: str, shop_id: str, *, consistent: bool = False) -> Get:
     """A shop by id"""
-    return Get(_keys_shop.key(tenant, shop_id), consistent=consistent)
+    return Get(_keys_shop.key(tenant, shop_id), consistent=consistent, floats=SHOP_FLOATS)
 
 
 async def get_shop(
@@ -46,7 +48,7 @@ async def get_shops(s: Session, tenant: str, refs: Sequence[str]) -> list[Shop |
     """Shops by id, for batched loads: in the order asked, None where missing."""
     if s.caller is not None and not _authz.may_run_get_shops(s.caller):
         raise Forbidden("get_shops")
-    items = await _paging.get_many(s.store, TABLE, plan_get_shops(tenant, refs))
+    items = await _paging.get_many(s.store, TABLE, plan_get_shops(tenant, refs), SHOP_FLOATS)
     return [None if item is None else Shop.from_item(item) for item in items]
 
 
@@ -75,6 +77,7 @@ def plan_shops_in_cell(
         forward=True,
         limit=limit,
         start=start,
+        floats=SHOP_FLOATS,
     )
 
 

@@ -108,3 +108,22 @@ def test_key_matching_follows_types_and_paths() -> None:
     assert not keymatch.can_start(
         _slots("ORDER", types), _slots("ORDERLINE#{id}", types), strict=True
     )
+
+
+def test_reads_name_the_top_level_floats_every_returned_entity_agrees_on() -> None:
+    text = TIMESERIES.replace(
+        'attributes.site = { type = "string", min_length = 1, max_length = 100 }',
+        'attributes.site = { type = "string", min_length = 1, max_length = 100 }\n'
+        'attributes.lat = { type = "float" }\nattributes.battery = { type = "float" }',
+    ).replace(
+        'attributes.event_id = { type = "id" }',
+        'attributes.event_id = { type = "id" }\nattributes.battery = { type = "int" }',
+    )
+    device = pipeline.generate(text, "spec.toml")["queries/device.py"]
+    assert 'DEVICE_FLOATS = frozenset({"battery", "lat"})' in device
+    assert 'DEVICE_EVENT_FLOATS = frozenset({"lat"})' in device  # an Event's battery is an int
+    assert "consistent=consistent, floats=DEVICE_FLOATS)" in device  # get_device
+    assert "plan_get_devices(tenant, refs), DEVICE_FLOATS)" in device
+    assert "floats=DEVICE_EVENT_FLOATS," in device  # device_timeline's Query
+    events = pipeline.generate(TIMESERIES, "spec.toml")["queries/event.py"]
+    assert "FLOATS" not in events  # a Reading's float is nested: read as stored

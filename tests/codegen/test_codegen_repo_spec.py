@@ -139,6 +139,7 @@ def test_plans_are_pure_data() -> None:
     assert plan.partition == "T#acme#GEO#u33"
     assert plan.sort is not None
     assert (plan.sort.op, plan.sort.value) == ("begins_with", "u33d")
+    assert plan.floats == {"lat", "lng"}
 
 
 def test_a_path_must_not_be_a_plain_string() -> None:

@@ -151,7 +151,7 @@ class DynamoDBStore:
             params["ConsistentRead"] = True
         response = await self._call("GetItem", params)
         item = response.get("Item")
-        return deserialize_item(item) if item is not None else None
+        return deserialize_item(item, plan.floats) if item is not None else None
 
     async def batch_get(self, plan: BatchGet) -> list[Item]:
         name = self.table.name
@@ -160,7 +160,8 @@ class DynamoDBStore:
         attempt = 1
         while True:
             response = await self._call("BatchGetItem", {"RequestItems": request})
-            items += (deserialize_item(i) for i in response.get("Responses", {}).get(name, ()))
+            found = response.get("Responses", {}).get(name, ())
+            items += (deserialize_item(i, plan.floats) for i in found)
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 return items
@@ -193,7 +194,7 @@ class DynamoDBStore:
         response = await self._call("Query", params)
         last = response.get("LastEvaluatedKey")
         return QueryResult(
-            [deserialize_item(i) for i in response.get("Items", ())],
+            [deserialize_item(i, plan.floats) for i in response.get("Items", ())],
             deserialize_key(last) if last else None,
         )
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from keygraph.errors import ValidationError
+from keygraph.plan import Floats
 
 AttributeValue = dict[str, Any]
 
@@ -96,7 +97,15 @@ def deserialize(value: AttributeValue) -> Any:
     raise ValidationError(f"unknown attribute value {value!r}")
 
 
-def deserialize_item(item: Mapping[str, AttributeValue]) -> dict[str, Any]:
+def deserialize_item(
+    item: Mapping[str, AttributeValue], floats: Floats = frozenset()
+) -> dict[str, Any]:
+    """The Python item, its top-level numbers named in `floats` as floats."""
+    if floats:
+        return {
+            name: float(value["N"]) if name in floats and "N" in value else deserialize(value)
+            for name, value in item.items()
+        }
     return {name: deserialize(value) for name, value in item.items()}
 
 

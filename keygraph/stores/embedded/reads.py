@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from keygraph import capacity
-from keygraph.plan import Item, Query, QueryResult, TableDef
+from keygraph.plan import Floats, Item, Query, QueryResult, TableDef
 
 from . import keyrange
 from .values import item_of
@@ -29,13 +29,16 @@ def point_reads(count: int) -> str:
     )
 
 
-def page(rows: Iterable[tuple[str, int, int]]) -> tuple[list[Item], int, bool]:
+def page(
+    rows: Iterable[tuple[str, int, int]], floats: Floats = frozenset()
+) -> tuple[list[Item], int, bool]:
     """The items of (body, size, plain) rows up to DynamoDB's 1 MB page: (items, bytes
-    read, whether the page filled before the rows ended)."""
+    read, whether the page filled before the rows ended), the numbers named in `floats` as
+    floats."""
     items: list[Item] = []
     read = 0
     for body, size, plain in rows:
-        items.append(item_of(body, plain))
+        items.append(item_of(body, plain, floats))
         read += size
         if read >= PAGE_BYTES:
             return items, read, True
@@ -78,7 +81,7 @@ def query(conn: sqlite3.Connection, table: TableDef, live: TableDef, plan: Query
     limit = plan.limit if plan.limit is not None else -1
     cursor = conn.execute(_select(sql, "body, size, plain"), [*sql.params, limit])
     try:
-        found = page(cursor)
+        found = page(cursor, plan.floats)
     finally:
         cursor.close()
     return _result(table, live, plan, sql, found)
@@ -104,7 +107,7 @@ def queries(
         try:
             for number, body, size, plain in cursor:
                 if read[number] < PAGE_BYTES:  # the page ends with the item that fills it
-                    items[number].append(item_of(body, plain))
+                    items[number].append(item_of(body, plain, chunk[number].floats))
                     read[number] += size
         finally:
             cursor.close()

@@ -155,7 +155,7 @@ class EmbeddedStore:
         key = validate.key(self.table, plan.key)
         row = self._read_sized(self._conn(), key)
         capacity.add(capacity.read_units(0 if row is None else row[2], plan.consistent))
-        return None if row is None else item_of(row[0], row[1])
+        return None if row is None else item_of(row[0], row[1], plan.floats)
 
     async def batch_get(self, plan: BatchGet) -> list[Item]:
         validate.count("BatchGetItem", len(plan.keys), validate.BATCH_GET_LIMIT)
@@ -164,6 +164,8 @@ class EmbeddedStore:
         values = [value for key in keys for value in key]
         rows = self._conn().execute(reads.point_reads(len(keys)), values).fetchall()
         capacity.add(capacity.batch_read_units((row[2] for row in rows), consistent=False))
+        if plan.floats:
+            return [item_of(body, plain, plan.floats) for body, plain, _ in rows]
         # a plain body is its item as JSON: decoded here, without a call per item
         return [
             orjson.loads(body) if plain == PLAIN else item_of(body, plain)

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from keygraph.errors import ValidationError
+from keygraph.plan import Floats
 
 ITEM_SIZE_LIMIT = 400 * 1024
 _MAX_DIGITS = 38
@@ -293,15 +294,29 @@ def stored_body(wire: Mapping[str, Wire], item: Mapping[str, Any] | None = None)
     return dumps(wire), WIRE
 
 
-def item_of(body: str | bytes, plain: int) -> dict[str, Any]:
-    """The Python item of a stored body in format `plain` (PLAIN, FRACTIONS or WIRE)."""
+def item_of(body: str | bytes, plain: int, floats: Floats = frozenset()) -> dict[str, Any]:
+    """The Python item of a stored body in format `plain` (PLAIN, FRACTIONS or WIRE), the
+    numbers named in `floats` as floats."""
     if plain == PLAIN:
         found: dict[str, Any] = orjson.loads(body)
-        return found
+        return as_floats(found, floats) if floats else found
     if plain == FRACTIONS:
         item: dict[str, Any] = orjson.loads(body)
         for name, value in item.items():
             if type(value) is float:
-                item[name] = Decimal(repr(value))
+                if name not in floats:
+                    item[name] = Decimal(repr(value))
+            elif type(value) is int and name in floats:
+                item[name] = float(value)
         return item
-    return decode_item(orjson.loads(body))
+    decoded = decode_item(orjson.loads(body))
+    return as_floats(decoded, floats) if floats else decoded
+
+
+def as_floats(item: dict[str, Any], floats: Floats) -> dict[str, Any]:
+    """The item with its numbers named in `floats` made floats, in place."""
+    for name in floats:
+        value = item.get(name)
+        if type(value) is int or type(value) is Decimal:
+            item[name] = float(value)
+    return item

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from keygraph.errors import ValidationError
-from keygraph.plan import BatchGet, Delete, Get, Put
+from keygraph.plan import BatchGet, Delete, Get, Put, Query
 from keygraph.store import Store
 
 LIMIT = 400 * 1024
@@ -118,6 +118,42 @@ async def test_item_size_counts_utf8_bytes_and_numbers(store: Store) -> None:
     await store.put(Put({**key("b", "2"), "d": body, "n": 123456}))
     with pytest.raises(ValidationError):
         await store.put(Put({**key("b", "2"), "d": body + "xx", "n": 123456}))
+
+
+FLOAT_ITEMS: list[dict[str, Any]] = [
+    # stored as plain JSON, as JSON with fractions, and as DynamoDB JSON (a nested fraction)
+    {**key("floats", "plain"), "lat": 52, "lng": -13, "n": 7},
+    {**key("floats", "fractions"), "lat": Decimal("52.5212345"), "lng": Decimal("-0.1"), "n": 7},
+    {
+        **key("floats", "wire"),
+        "lat": Decimal("0.1000000000000000000001"),  # more digits than a float holds
+        "lng": Decimal("13.4"),
+        "n": Decimal("2.5"),
+        "nested": [Decimal("0.5")],
+    },
+]
+
+
+async def test_reads_answer_the_numbers_named_in_floats_as_floats(store: Store) -> None:
+    for item in FLOAT_ITEMS:
+        await store.put(Put(item))
+    floats = frozenset({"lat", "lng", "absent"})
+    wanted = {
+        item["SK"]: {**item, "lat": float(item["lat"]), "lng": float(item["lng"])}
+        for item in FLOAT_ITEMS
+    }
+    keys = tuple(key("floats", sk) for sk in wanted)
+    got = [await store.get(Get(k, floats=floats)) for k in keys]
+    got += await store.batch_get(BatchGet(keys, floats))
+    got += (await store.query(Query("floats", floats=floats))).items
+    assert len(got) == 9
+    for found in got:
+        assert found is not None
+        assert found == wanted[found["SK"]]
+        assert type(found["lat"]) is float
+        assert type(found["lng"]) is float
+        assert type(found["n"]) is type(wanted[found["SK"]]["n"])  # not named: as stored
+    assert await store.get(Get(key("floats", "wire"))) == FLOAT_ITEMS[2]  # none named
 
 
 async def test_batch_get_returns_found_items_only(store: Store) -> None:
