@@ -60,9 +60,15 @@ def _shops_in_cell_item(item: Item) -> Shop | None:
 
 
 def plan_shops_in_cell(
-    tenant: str, geo_cell: str, geohash_prefix: str, *, limit: int, start: Key | None = None
+    tenant: str,
+    geo_cell: str,
+    geohash_from: str,
+    geohash_to: str,
+    *,
+    limit: int,
+    start: Key | None = None,
 ) -> Query:
-    """S1: shops whose geohash starts with a prefix, inside one 3-character cell"""
+    """S1: shops whose geohash lies between two bounds, inside one 3-character cell"""
     return Query(
         partition=_kc.sized(
             f"T#{_kc.escape(tenant)}#GEO#{_kc.escape(geo_cell)}",
@@ -71,8 +77,9 @@ def plan_shops_in_cell(
         ),
         index="GSI2",
         sort=SortCondition(
-            "begins_with",
-            _kc.sized(f"{_kc.escape(geohash_prefix)}", _kc.SORT_KEY_BYTES, "{geohash_prefix}"),
+            "between",
+            _kc.sized(f"{_kc.escape(geohash_from)}", _kc.SORT_KEY_BYTES, "{geohash_from}"),
+            _kc.sized(f"{_kc.escape(geohash_to)}", _kc.SORT_KEY_BYTES, "{geohash_to}"),
         ),
         forward=True,
         limit=limit,
@@ -85,22 +92,25 @@ async def shops_in_cell(
     s: Session,
     tenant: str,
     geo_cell: str,
-    geohash_prefix: str,
+    geohash_from: str,
+    geohash_to: str,
     *,
     first: int | None = None,
     after: str | None = None,
 ) -> Page[Shop]:
-    """S1: shops whose geohash starts with a prefix, inside one 3-character cell"""
+    """S1: shops whose geohash lies between two bounds, inside one 3-character cell"""
     if s.caller is not None and not _authz.may_run_shops_in_cell(s.caller):
         raise Forbidden("shops_in_cell")
     size = SHOPS_IN_CELL_PAGE.size(first)
     args: dict[str, str] = {
         "geo_cell": _kc.escape(geo_cell),
-        "geohash_prefix": _kc.escape(geohash_prefix),
+        "geohash_from": _kc.escape(geohash_from),
+        "geohash_to": _kc.escape(geohash_to),
     }
     start = _paging.start_key(s, after, tenant, "shops_in_cell", args)
     items = await _paging.collect(
-        s, plan_shops_in_cell(tenant, geo_cell, geohash_prefix, limit=size + 1, start=start)
+        s,
+        plan_shops_in_cell(tenant, geo_cell, geohash_from, geohash_to, limit=size + 1, start=start),
     )
     return _paging.page_of(
         s,

@@ -2,7 +2,8 @@
 
 Shops sit in GSI2 under their geohash's first 3 characters (the `geo_cell` partition) and
 sort by their full geohash, so the shops inside one geohash cell of precision p ≥ 3 are one
-Query: partition = its first 3 characters, begins_with = the cell. `cover_circle` picks the
+range of sort keys: partition = its first 3 characters, keys starting with the cell. Cells
+adjacent in geohash order are one range too, and one Query (`runs`). `cover_circle` picks the
 cells whose union contains every point within the radius, correct across the antimeridian
 (the longitude range is split in two) and near the poles (a circle containing a pole covers
 every longitude).
@@ -226,6 +227,31 @@ def cover_circle(
         if distance_floor_km(lat, lng, cell) <= reach:  # corner cells may miss the circle
             grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
     return Covering(precision, grouped)
+
+
+_DIGITS = {digit: value for value, digit in enumerate("0123456789bcdefghjkmnpqrstuvwxyz")}
+"""Geohash's base-32 digits, whose order is the order of their characters."""
+RUN_END = "~"
+"""Sorts after every geohash digit and after '#': a run's last cell followed by it bounds
+every sort key starting with that cell from above, and no key after it."""
+
+
+def runs(cells: list[str]) -> list[list[str]]:
+    """Sorted cells of one precision and one geo_cell in runs of cells adjacent in geohash
+    order: the sort keys within a run's cells are those between its first cell and its
+    last + RUN_END."""
+    found: list[list[str]] = []
+    previous = -2
+    for cell in cells:
+        value = 0
+        for digit in cell:
+            value = value * 32 + _DIGITS[digit]
+        if value == previous + 1 and found:
+            found[-1].append(cell)
+        else:
+            found.append([cell])
+        previous = value
+    return found
 
 
 def next_ring(ring_km: float, found: int, wanted: int, radius_km: float) -> float:

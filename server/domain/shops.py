@@ -22,10 +22,12 @@ from server.domain.geo import (
     GEO_CELL_LENGTH,
     INLINE_MAX_CELLS,
     MAX_RADIUS_KM,
+    RUN_END,
     TARGET_CELLS,
     cover_circle,
     haversine_km,
     next_ring,
+    runs,
     shop_geohash,
 )
 from server.domain.ids import new_id
@@ -65,8 +67,9 @@ async def _within(
     read: dict[str, list[Spot]],
 ) -> list[tuple[float, str, Item]]:
     """Every shop within radius_km, as (distance, id, item), nearest first (ties by id): the
-    cells covering the circle read concurrently, one Query each (more only when a cell holds
-    more than a page), then the exact haversine distance filters and orders. `read` holds the
+    cells covering the circle read concurrently, one Query a run of adjacent cells (more
+    only when a run holds more than a page), then the exact haversine distance filters and
+    orders. `read` holds the
     shops of cells read for a smaller circle: a cell inside one of them is not read again."""
     covering = cover_circle(lat, lng, radius_km, max_cells(s.store))
     cells = [
@@ -88,15 +91,23 @@ async def _within(
 
 
 async def _read_cells(s: Session, tenant: str, cells: list[tuple[str, str]]) -> list[list[Spot]]:
-    """The shops of each (geo_cell, prefix): one Query a cell (more only where a cell holds
-    more than a page), sent together. A store that answers inline reads them together (the
-    embedded store in one statement), as one wave where the store counts waves (`one_wave`,
-    server/graphql/counting.py)."""
+    """The shops of each (geo_cell, prefix): one Query a run of adjacent cells (more only
+    where a run holds more than a page), sent together. A store that answers inline reads
+    them together (the embedded store in one statement), as one wave where the store counts
+    waves (`one_wave`, server/graphql/counting.py)."""
     if s.caller is not None and not authz.may_run_shops_in_cell(s.caller):
         raise Forbidden("shops_in_cell")
+    by_geo_cell: dict[str, list[str]] = {}
+    for geo_cell, prefix in cells:
+        by_geo_cell.setdefault(geo_cell, []).append(prefix)
+    read = [
+        (geo_cell, run)
+        for geo_cell, prefixes in by_geo_cell.items()
+        for run in runs(sorted(prefixes))
+    ]
     plans = [
-        plan_shops_in_cell(tenant, geo_cell, prefix, limit=CELL_PAGE_SIZE)
-        for geo_cell, prefix in cells
+        plan_shops_in_cell(tenant, geo_cell, run[0], run[-1] + RUN_END, limit=CELL_PAGE_SIZE)
+        for geo_cell, run in read
     ]
     inline = getattr(s.store, "answers_inline", False)
     one_wave = getattr(s.store, "one_wave", None) if inline else None
@@ -104,14 +115,16 @@ async def _read_cells(s: Session, tenant: str, cells: list[tuple[str, str]]) -> 
         pages = await collect_all(s, plans)
     if inline:
         await asyncio.sleep(0)  # the wave ends as the event loop turns: a wider circle's is next
-    return [
-        [
-            (float(item["lat"]), float(item["lng"]), item["shop_id"], item["geohash"], item)
-            for item in items
-            if item.get("_type") == ShopRecord.TYPE
-        ]
-        for items in pages
-    ]
+    spots: dict[str, list[Spot]] = {}
+    for (_, run), items in zip(read, pages, strict=True):
+        spots.update((prefix, []) for prefix in run)
+        length = len(run[0])
+        for item in items:
+            if item.get("_type") == ShopRecord.TYPE:
+                geohash = item["geohash"]
+                spot = (float(item["lat"]), float(item["lng"]), item["shop_id"], geohash, item)
+                spots[geohash[:length]].append(spot)
+    return [spots[prefix] for _, prefix in cells]
 
 
 def _known(read: dict[str, list[Spot]], prefix: str) -> list[Spot] | None:

@@ -134,11 +134,11 @@ async def test_query_pages_newest_first_with_signed_cursors(
 
 
 def test_plans_are_pure_data() -> None:
-    plan = shop.plan_shops_in_cell("acme", "u33", "u33d", limit=10)
+    plan = shop.plan_shops_in_cell("acme", "u33", "u33d", "u33f~", limit=10)
     assert plan.index == "GSI2"
     assert plan.partition == "T#acme#GEO#u33"
     assert plan.sort is not None
-    assert (plan.sort.op, plan.sort.value) == ("begins_with", "u33d")
+    assert (plan.sort.op, plan.sort.value, plan.sort.high) == ("between", "u33d", "u33f~")
     assert plan.floats == {"lat", "lng"}
 
 

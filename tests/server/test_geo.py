@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pygeohash
@@ -13,6 +14,8 @@ from server.domain.geo import (
     EARTH_RADIUS_KM,
     MAX_PRECISION,
     MIN_PRECISION,
+    RUN_END,
+    SHOP_PRECISION,
     TARGET_CELLS,
     Box,
     cell_count,
@@ -22,6 +25,7 @@ from server.domain.geo import (
     destination,
     distance_floor_km,
     haversine_km,
+    runs,
     shop_geohash,
 )
 
@@ -204,3 +208,42 @@ def test_cells_the_circle_cannot_reach_are_left_out() -> None:
     for cell in set(box_cells) - kept:
         assert distance_floor_km(lat, lng, cell) > radius
     assert distance_floor_km(lat, lng, shop_geohash(lat, lng)[:5]) == 0.0
+
+
+BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 2).flatmap(
+        lambda extra: st.sets(st.text(BASE32[:4] + BASE32[-4:], min_size=extra, max_size=extra))
+    ),
+    st.lists(st.text(BASE32, min_size=SHOP_PRECISION - 3, max_size=SHOP_PRECISION - 3)),
+    st.lists(st.tuples(st.integers(0, 40), st.text(BASE32, min_size=6, max_size=6))),
+)
+def test_a_run_of_cells_is_the_range_of_the_sort_keys_in_its_cells(
+    tails: set[str], shops: list[str], near: list[tuple[int, str]]
+) -> None:
+    cells = sorted("u33" + tail for tail in tails)
+    found = runs(cells)
+    assert [cell for run in found for cell in run] == cells
+    # each sort key (geohash#id) is inside one run's range exactly when it is in one of its
+    # cells; keys next to the cells (their neighbours' geohashes) are tried too
+    geohashes = ["u33" + shop for shop in shops]
+    geohashes += [(cells[at % len(cells)] + tail)[:SHOP_PRECISION] for at, tail in near if cells]
+    for geohash in geohashes:
+        key = geohash + "#shop-1"
+        inside = [run for run in found if run[0] <= key <= run[-1] + RUN_END]
+        assert len(inside) == any(geohash.startswith(cell) for cell in cells)
+        assert all(any(geohash.startswith(cell) for cell in run) for run in inside)
+    for run, after in itertools.pairwise(found):  # runs are as long as they can be
+        assert number(after[0]) != number(run[-1]) + 1
+
+
+def number(cell: str) -> int:
+    return int("".join(f"{BASE32.index(digit):05b}" for digit in cell), 2)
+
+
+def test_adjacent_cells_carry_across_digits() -> None:
+    assert runs(["u33dz", "u33e0", "u33e1", "u33e3"]) == [["u33dz", "u33e0", "u33e1"], ["u33e3"]]
+    assert runs([]) == []

@@ -53,7 +53,7 @@ READS = {
     "org_subtree": org_node.plan_org_subtree(T, ["r", "a"], limit=5),
     "get_shop": shop.plan_get_shop(T, "s1"),
     "get_shops": BatchGet(tuple(shop.plan_get_shops(T, ["s1"]))),
-    "shops_in_cell": shop.plan_shops_in_cell(T, "u09", "u09t", limit=5),
+    "shops_in_cell": shop.plan_shops_in_cell(T, "u09", "u09t", "u09v~", limit=5),
     "user_with_addresses": user.plan_user_with_addresses(T, "u1", limit=5),
     "get_address": address.plan_get_address(T, "u1", "a1"),
     "get_idempotency_record": idempotency_record.plan_get_idempotency_record(T, "k"),
