@@ -1,10 +1,11 @@
 """glibc's malloc for a serving process: at most two arenas.
 
 glibc gives each thread that allocates under contention an arena of its own, up to eight per
-core, and a freed block stays in the arena of the thread that freed it. The DynamoDB store
-runs its calls on up to 64 threads, which parse answers into memory that the event loop's
-thread frees later: under the soak's load on DynamoDB Local the process's anonymous memory
-grew 29% in ten minutes with an arena per thread, 14% with two (bench/README.md).
+core, and a freed block stays in the arena of the thread that freed it. When the DynamoDB
+store ran its calls on a thread pool, under the soak's load on DynamoDB Local the process's
+anonymous memory grew 29% in ten minutes with an arena per thread, 14% with two
+(bench/README.md). Its calls now run on the event loop; the cap still bounds the threads a
+process keeps (the stream relay's, uvloop's resolver).
 """
 
 from __future__ import annotations
