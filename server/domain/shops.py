@@ -69,8 +69,8 @@ async def _within(
     """Every shop within radius_km, as (distance, id, item), nearest first (ties by id): the
     cells covering the circle read concurrently, one Query a run of adjacent cells (more
     only when a run holds more than a page), then the exact haversine distance filters and
-    orders. `read` holds the
-    shops of cells read for a smaller circle: a cell inside one of them is not read again."""
+    orders. `read` holds the shops of cells read for a smaller circle: a cell inside one of
+    them is not read again."""
     covering = cover_circle(lat, lng, radius_km, max_cells(s.store))
     cells = [
         (geo_cell, prefix) for geo_cell, prefixes in covering.cells.items() for prefix in prefixes
