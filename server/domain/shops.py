@@ -122,7 +122,8 @@ async def _read_cells(s: Session, tenant: str, cells: list[tuple[str, str]]) -> 
         for item in items:
             if item.get("_type") == ShopRecord.TYPE:
                 geohash = item["geohash"]
-                spot = (float(item["lat"]), float(item["lng"]), item["shop_id"], geohash, item)
+                # SHOP_FLOATS: the plan has the store answer lat and lng as floats
+                spot = (item["lat"], item["lng"], item["shop_id"], geohash, item)
                 spots[geohash[:length]].append(spot)
     return [spots[prefix] for _, prefix in cells]
 
