@@ -25,6 +25,7 @@ from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token
 from server.edge.http import GraphQLEndpoint
+from server.edge.request import REQUEST_SCOPE_KEY
 from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
 from server.observability.wiring import Observability
@@ -74,7 +75,10 @@ class App(Starlette):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == GRAPHQL_PATH:
             scope["app"] = self
-            await self.graphql(scope, receive, send)
+            try:
+                await self.graphql(scope, receive, send)
+            finally:
+                scope.pop(REQUEST_SCOPE_KEY, None)  # the request holds the scope: no cycle left
             return
         await super().__call__(scope, receive, send)
 

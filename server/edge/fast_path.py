@@ -97,7 +97,10 @@ class CompiledPath:
         if ctx is None:
             return None  # Strawberry's view answers the same refusal (nothing was charged)
         planned.executor.context_value = ctx
-        result: GraphQLResult = await await_maybe(Run(planned.executor, planned.plan).start())
+        try:
+            result: GraphQLResult = await await_maybe(Run(planned.executor, planned.plan).start())
+        finally:
+            planned.executor.release()
         if result.errors:
             log_errors(result.errors, ctx.request_id)
         return self._response(request, ctx, result)

@@ -4,7 +4,10 @@ left in reference cycles for the garbage collector to find."""
 from __future__ import annotations
 
 import gc
+import json
 from collections import Counter
+from collections.abc import MutableMapping
+from typing import Any
 
 import pytest
 
@@ -12,6 +15,8 @@ from generated.models.user_order import UserOrder
 from keygraph.page import Page
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge import response
+from server.edge.app import App, create_app
+from server.settings import Settings
 from tests.server.conftest import Api
 from tests.server.test_batching import _seed
 
@@ -59,3 +64,72 @@ async def test_what_a_request_read_is_freed_before_its_response_is_serialized(
     orders = [edge for user in data["users"]["edges"] for edge in user["node"]["orders"]["edges"]]
     assert len(orders) == 8  # the response holds what was read
     assert live == [0]
+
+
+async def _post(app: App, token: str, query: str, variables: dict[str, object] | None) -> int:
+    """The request sent to the app itself (no HTTP client, whose own objects are not the
+    app's); its status."""
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"authorization", f"Bearer {token}".encode()),
+    ]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/graphql",
+        "raw_path": b"/graphql",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+        "server": ("test", 80),
+    }
+    statuses: list[int] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    await app(scope, receive, send)
+    return statuses[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        (QUERY, None),
+        ("mutation($i: CreateGroupInput!) { createGroup(input: $i) { id } }", {"i": {"name": "G"}}),
+    ],
+)
+async def test_an_answered_request_leaves_no_reference_cycles(
+    settings: Settings,
+    store: EmbeddedStore,
+    acme_token: str,
+    query: str,
+    variables: dict[str, object] | None,
+) -> None:
+    """Everything a query or mutation answered by compiled execution made is freed by
+    reference counting when it ends: nothing waits for the cycle collector, so how often it
+    runs does not decide how much memory a worker holds (server/serving/gc_tuning.py)."""
+    await _seed(store, users=2, orders_each=1, groups=1)
+    app = create_app(settings, store)
+    assert await _post(app, acme_token, query, variables) == 200
+    gc.collect()
+    gc.disable()
+    try:
+        assert await _post(app, acme_token, query, variables) == 200
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = Counter(type(thing).__name__ for thing in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert sorted(left.items()) == []
