@@ -109,11 +109,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.edge.auth import issue_token
     from server.seed.tenant import SeedSizes, seed
     from server.serving.backends import open_backend
-    from server.serving.memory import limit_malloc_arenas
+    from server.serving.memory import tune_malloc
     from server.serving.serve import serve
 
     settings = _settings(args, host=args.host, port=args.port, workers=args.workers)
-    limit_malloc_arenas()
+    tune_malloc()
     json_logging.configure()
     with open_backend(settings) as backend:
         if args.demo:

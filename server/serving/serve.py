@@ -33,7 +33,7 @@ from server.observability import exposition
 from server.realtime.relayed import RelayedStream
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
-from server.serving.memory import limit_malloc_arenas
+from server.serving.memory import tune_malloc
 from server.serving.protocol import uvicorn_options
 from server.serving.relay_thread import relaying
 from server.settings import Settings
@@ -109,7 +109,7 @@ def _worker(
     """A worker process: serve on the supervisor's socket until told to stop, its
     subscriptions fed by the supervisor's relay (none when it has none)."""
     die_with_parent(signal.SIGTERM, supervisor)  # exits at once if it is already gone
-    limit_malloc_arenas()
+    tune_malloc()
     json_logging.configure()
     store = worker_store(settings, local_endpoint)
     server = uvicorn.Server(_config(settings, store, relay, own_stream=False))
