@@ -41,12 +41,20 @@ def is_utc(value: Any) -> bool:
     return type(value) is datetime and value.tzinfo is UTC
 
 
+_ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
+"""Each model class's field names: the fields set of every model `built` makes, shared (a
+model copied with changes gets a set of its own, as pydantic copies it first)."""
+
+
 def built(cls: type[M], values: dict[str, Any]) -> M:
     """The model `cls(**values)` would make, for values it would keep as they are (every
     field given, in the order of the fields), without validating them again."""
     model = _new(cls)
     _set_dict(model, values)  # a BaseModel's slots, set as object.__setattr__ would
-    _set_fields_set(model, set(values))
+    fields = _ALL_FIELDS.get(cls)
+    if fields is None:
+        fields = _ALL_FIELDS[cls] = set(values)
+    _set_fields_set(model, fields)
     _set_extra(model, None)
     _set_private(model, None)
     return model

@@ -125,8 +125,11 @@ def test_from_item_answers_as_validation_does(model: type[Any], item: Item) -> N
 
 
 def test_a_model_read_unvalidated_copies_and_compares_as_any() -> None:
-    read = User.from_item(USER)
-    assert read.model_copy(update={"version": 3}).version == 3
+    read, other = User.from_item(USER), User.from_item(USER)
+    changed = read.model_copy(update={"version": 3})
+    assert changed.version == 3
+    assert changed.model_fields_set is not other.model_fields_set  # read models share theirs
+    assert other.model_fields_set == set(User.model_fields)
     assert read.to_item("acme") == USER
     with pytest.raises(pydantic.ValidationError):
         read.name = "other"  # type: ignore[misc]

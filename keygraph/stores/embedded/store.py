@@ -163,7 +163,7 @@ class EmbeddedStore:
         validate.distinct(keys, "Provided list of item keys contains duplicates")
         values = [value for key in keys for value in key]
         rows = self._conn().execute(reads.point_reads(len(keys)), values).fetchall()
-        capacity.add(capacity.batch_read_units((row[2] for row in rows), consistent=False))
+        capacity.add(capacity.batch_read_units([row[2] for row in rows], consistent=False))
         if plan.floats:
             return [item_of(body, plain, plan.floats) for body, plain, _ in rows]
         # a plain body is its item as JSON: decoded here, without a call per item

@@ -9,7 +9,6 @@ says whether another item follows.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Generic, TypeVar
 
 import strawberry
@@ -33,11 +32,14 @@ class PageInfo:
 @strawberry.type(description="One node of a page.")
 class Edge(Generic[T]):
     node: T
-    cursor_of: strawberry.Private[Callable[[], str | None]]
+    cursor_after: strawberry.Private[Callable[[int], str | None]]
+    """The page's `cursor_after` (not the page, which holds every item read)."""
+    index: strawberry.Private[int]
+    """The node's item's place in the page: its cursor is made from it when asked for."""
 
     @strawberry.field(description="Continues after this node.")
     def cursor(self) -> str:
-        cursor = self.cursor_of()
+        cursor = self.cursor_after(self.index)
         if cursor is None:
             raise ValueError("this page cannot make a cursor for its edges")
         return cursor
@@ -52,8 +54,9 @@ class Connection(Generic[T]):
 def connection_from_page(page: Page[S], convert: Callable[[S], T | None]) -> Connection[T]:
     """The connection of a page, each item turned into its node by `convert`; an item whose
     node is gone (None: a membership of a deleted group) gets no edge."""
+    cursor_after = page.cursor_after
     edges = [
-        Edge(node=node, cursor_of=partial(page.cursor_after, index))
+        Edge(node=node, cursor_after=cursor_after, index=index)
         for index, item in enumerate(page.items)
         if (node := convert(item)) is not None
     ]
@@ -61,7 +64,7 @@ def connection_from_page(page: Page[S], convert: Callable[[S], T | None]) -> Con
     def end_cursor() -> str | None:
         if page.has_next:
             return page.cursor
-        return edges[-1].cursor_of() if edges else None
+        return cursor_after(edges[-1].index) if edges else None
 
     return Connection(
         edges=edges, page_info=PageInfo(has_next_page=page.has_next, end_cursor_of=end_cursor)

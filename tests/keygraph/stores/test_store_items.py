@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from keygraph import capacity
 from keygraph.errors import ValidationError
 from keygraph.plan import BatchGet, Delete, Get, Put, Query
 from keygraph.store import Store
@@ -162,6 +163,16 @@ async def test_batch_get_returns_found_items_only(store: Store) -> None:
     keys = tuple(key("bg", f"{i}") for i in range(100))
     got = await store.batch_get(BatchGet(keys))
     assert sorted(item["i"] for item in got) == [0, 1, 2, 3, 4]
+
+
+async def test_batch_get_consumes_half_a_unit_per_4_kb_begun_of_each_item(store: Store) -> None:
+    # items of about 10 B, 5 KB and 9 KB: 1, 2 and 3 units begun, halved (eventually consistent)
+    for name, filler in (("small", ""), ("five", "x" * 5000), ("nine", "x" * 9000)):
+        await store.put(Put({**key("units", name), "f": filler}))
+    keys = tuple(key("units", name) for name in ("small", "five", "nine", "missing"))
+    with capacity.metering() as meter:
+        await store.batch_get(BatchGet(keys))
+    assert meter.read_units == 3.0
 
 
 async def test_batch_get_limits(store: Store) -> None:
