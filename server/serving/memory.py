@@ -10,7 +10,8 @@ frees one it raises that threshold to the block's size (up to 32 MiB) and the th
 returning free space at the heap's top to twice that. After the demo seed, or one large
 answer, a worker then keeps megabytes of free space at its top: under the soak on DynamoDB
 Local that space grew with each request larger than any before it, and was never returned
-(bench/README.md, "The soak's memory"). Setting the thresholds turns that adjustment off.
+(bench/README.md, "The DynamoDB Local soak's memory"). Setting the thresholds turns that
+adjustment off.
 """
 
 from __future__ import annotations
