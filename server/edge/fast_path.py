@@ -187,13 +187,16 @@ def _planned(
     variables = resolved.variables
     document = resolved.prepared.document
     built = build_executor(graphql_schema, document, name, variables, requested.extensions)
-    kind = None if built is None else built.operation.operation
-    if built is None or kind is OperationType.SUBSCRIPTION:
+    if built is None:
         return None
-    if kind is not OperationType.QUERY and request.method == "GET":
-        return None  # Strawberry's view refuses it (405)
-    plan = built.plan()
+    kind = built.operation.operation
+    plan = None
+    if kind is OperationType.QUERY or (
+        kind is OperationType.MUTATION and request.method != "GET"  # else 405
+    ):
+        plan = built.plan()
     if plan is None:
+        built.release()  # left to Strawberry's view, which builds its own
         return None
     return _Planned(built, plan, name, estimate, resolved.binding)
 

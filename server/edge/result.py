@@ -15,7 +15,7 @@ from server.edge.cost_extension import CostExtension
 from server.edge.request import GraphQLRequest
 from server.edge.response import GRAPHQL_RESPONSE, wants_graphql_response
 from server.graphql.document_cache import DocumentCache
-from server.graphql.error_format import format_error
+from server.graphql.error_format import drop_tracebacks, format_error
 
 
 class Results:
@@ -49,6 +49,7 @@ class Results:
         if result.errors:
             errors = result.errors if ctx.literals is None else ctx.literals.rebase(result.errors)
             body["errors"] = [format_error(error, ctx.request_id) for error in errors]
+            drop_tracebacks(result.errors)
             request.code = body["errors"][0]["extensions"]["code"]
             codes = {error["extensions"]["code"] for error in body["errors"]}
             admission = ctx.admission  # the budget refused it: no store throttled a field

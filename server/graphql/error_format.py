@@ -78,6 +78,23 @@ def format_error(error: GraphQLError, request_id: str | None) -> dict[str, Any]:
     return formatted
 
 
+def drop_tracebacks(errors: list[GraphQLError]) -> None:
+    """Let go of the errors' tracebacks, and those of the exceptions behind them, once
+    logged: a traceback holds the frames that raised, which hold the error, a reference
+    cycle that would keep a request's objects until the cycle collector runs."""
+    pending: list[BaseException | None] = list(errors)
+    seen: set[int] = set()
+    while pending:
+        error = pending.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        error.__traceback__ = None
+        pending += (error.__cause__, error.__context__)
+        if isinstance(error, GraphQLError):
+            pending.append(error.original_error)
+
+
 EXPECTED_FAILURES = frozenset({"STORE_UNAVAILABLE", "TIMEOUT", "THROTTLED"})
 """Codes of failures that are not the client's doing but are handled, not bugs: logged as
 warnings, without a traceback."""

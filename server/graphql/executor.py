@@ -1,6 +1,7 @@
 """graphql-core's executor as every operation runs with it: errors in the variables' values
 (a wrong type, an Int out of 32 bits, an unknown enum value, an input object missing a field)
-are the client's, BAD_USER_INPUT, rather than errors wrapping an exception (INTERNAL)."""
+are the client's, BAD_USER_INPUT, rather than errors wrapping an exception (INTERNAL); and
+an executor that has run holds no reference cycle."""
 
 from __future__ import annotations
 
@@ -45,6 +46,19 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         if get_operation_ast(document, operation_name) is None:
             return built  # no such operation, or several without a name
         return [_variable_error(error) for error in built]
+
+    def build_response(self, data: dict[str, Any] | None) -> Any:
+        """The result, once the operation has run: the executor lets go of its helpers."""
+        try:
+            return super().build_response(data)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Drops the helpers graphql-core gave the executor, once it has run: they hold its
+        own bound methods, a cycle that would keep it and the request's context until the
+        cycle collector runs."""
+        self.__dict__.pop("async_helpers", None)
 
 
 def _variable_error(error: GraphQLError) -> GraphQLError:

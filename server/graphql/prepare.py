@@ -262,7 +262,8 @@ class Preparation:
         try:
             check_first(prepared.firsts(name), variables, self.limits.max_first)
         except GraphQLError as error:
-            return [error], None
+            # kept as a value: without its traceback, whose frames would hold it in a cycle
+            return [error.with_traceback(None)], None
         operation = get_operation_ast(prepared.document, name)
         if operation is None:
             return [], None  # execution reports the missing or ambiguous operation

@@ -131,3 +131,44 @@ async def test_an_answered_request_leaves_no_reference_cycles(
         assert await _post(app, acme_token, query, variables) == 200
 
     assert sorted((await _left_in_cycles(answered)).items()) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        ("query($id: ID!) { user(id: $id) { id } }", {"id": 5}),  # coerced: a bad id
+        ("query($id: ID!) { user(id: $id) { id } }", {"id": "not-an-id"}),
+        ("{ users(first: 100000) { edges { node { id } } } }", None),  # refused before running
+        ("{ user(id: 1) { id } }", None),  # invalid: Strawberry's view answers it
+        ("{ __schema { queryType { name } } }", None),  # Strawberry's view runs it
+        ("{ users { edges { node { email } } } }", None),  # the store fails: INTERNAL
+    ],
+)
+async def test_an_error_answer_leaves_no_reference_cycles(
+    settings: Settings,
+    store: EmbeddedStore,
+    acme_token: str,
+    query: str,
+    variables: dict[str, object] | None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An answer with errors, or from Strawberry's view, frees what it made too: the
+    exceptions' tracebacks, which hold the frames that raised them, go once logged (an
+    INTERNAL error is still logged with its traceback)."""
+    await _seed(store, users=2, orders_each=1, groups=1)
+    app = create_app(settings, store)
+
+    async def failing(self: EmbeddedStore, plan: object) -> object:
+        raise RuntimeError("the disk is gone")
+
+    if "email" in query:
+        monkeypatch.setattr(EmbeddedStore, "query", failing)
+
+    async def answered() -> None:
+        await _post(app, acme_token, query, variables)
+
+    assert sorted((await _left_in_cycles(answered)).items()) == []
+    if "email" in query:
+        logged = [record for record in caplog.records if record.levelname == "ERROR"]
+        assert any("Traceback" in (record.exc_text or "") for record in logged)

@@ -37,12 +37,6 @@ class CompiledExecutor(Executor):
             return super().execute_operation(serially)
         return Run(self, plan).start()
 
-    def release(self) -> None:
-        """Drops the helpers graphql-core gave the executor, once it has run: they hold its
-        own bound methods, a cycle that would keep it and the request's context until the
-        cycle collector runs."""
-        del self.async_helpers
-
     def _has_middleware(self) -> bool:
         manager = self.middleware_manager
         return manager is not None and bool(manager.middlewares)
