@@ -55,6 +55,17 @@ def sort_condition(sort: SortCondition) -> None:
 
 def key(table: TableDef, key: Mapping[str, Any]) -> tuple[str, str]:
     """The (partition, sort) values of a key naming exactly the table's key attributes."""
+    partition, sort = key.get(table.partition_key), key.get(table.sort_key)
+    if (
+        len(key) == 2
+        and type(partition) is str
+        and type(sort) is str
+        and 0 < len(partition) <= _PARTITION_KEY_BYTES
+        and 0 < len(sort) <= _SORT_KEY_BYTES
+        and partition.isascii()  # then its UTF-8 takes a byte a character
+        and sort.isascii()
+    ):
+        return partition, sort  # nothing to refuse: spared the checks below
     if set(key) != {table.partition_key, table.sort_key}:
         raise ValidationError("The provided key element does not match the schema")
     return (
