@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import random
+import string
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from server.domain.ids import new_id, ulid
 from server.errors import BadUserInput
@@ -75,3 +78,19 @@ def test_an_error_quotes_only_the_start_of_a_long_id() -> None:
         from_global_id("x" * 100_000)
     assert len(str(raised.value)) < 200
     assert "100000 characters" in str(raised.value)
+
+
+@given(st.text(alphabet=st.characters(exclude_characters=":"), min_size=1), st.text(min_size=1))
+def test_every_global_id_round_trips(type_name: str, local: str) -> None:
+    assume(not any(0xD800 <= ord(c) <= 0xDFFF for c in type_name + local))
+    assert from_global_id(to_global_id(type_name, local)) == (type_name, local)
+
+
+@given(st.text(alphabet=string.ascii_letters + string.digits + "-_+/= \n.:", max_size=40))
+def test_a_global_id_is_read_only_when_it_is_one_to_global_id_writes(text: str) -> None:
+    """Any text is refused as the client's mistake, or is the very id of what it names."""
+    try:
+        parts = from_global_id(text)
+    except BadUserInput:
+        return
+    assert to_global_id(*parts) == text
