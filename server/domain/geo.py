@@ -9,11 +9,11 @@ cells whose union contains every point within the radius, correct across the ant
 every longitude).
 
 Cells are enumerated on the geohash grid by index: at precision p the grid has
-2 ** (5p // 2) rows of latitude and 2 ** ((5p + 1) // 2) columns of longitude. Each cell is
-named by pygeohash's encoding of its centre, which lies far from any cell edge, so the name
-is exact; the box is padded by a hair so that a point on a cell edge, wherever the encoder
-puts it, is covered. Cells of the box that the circle cannot reach (its corners, mostly) are
-then dropped, by a lower bound of the distance to each cell.
+2 ** (5p // 2) rows of latitude and 2 ** ((5p + 1) // 2) columns of longitude. A cell's
+geohash is its column's and row's bits interleaved (`cell_name`); the box is padded by a hair
+so that a point on a cell edge, wherever the encoder puts it, is covered. Cells of the box
+that the circle cannot reach (its corners, mostly) are then dropped, by a lower bound of the
+distance to each cell (`CellFloors`).
 
 The nearest shops are searched in widening circles: `next_ring` sizes each from the density
 the one before found (server/domain/shops.py reads them).
@@ -22,6 +22,7 @@ the one before found (server/domain/shops.py reads them).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pygeohash
@@ -56,11 +57,21 @@ _PAD_DEGREES = 1e-9
 
 def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
     """The great-circle distance in km between two points given in degrees."""
-    phi1, phi2 = math.radians(lat1), math.radians(lat2)
-    dphi = phi2 - phi1
-    dlmb = math.radians(lng2 - lng1)
-    h = math.sin(dphi / 2) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(dlmb / 2) ** 2
-    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+    return distances_from(lat1, lng1)(lat2, lng2)
+
+
+def distances_from(lat: float, lng: float) -> Callable[[float, float], float]:
+    """haversine_km from one point to others, the point's own terms worked out once."""
+    phi1 = math.radians(lat)
+    cos_phi1 = math.cos(phi1)
+    sin, cos, radians = math.sin, math.cos, math.radians
+
+    def distance(lat2: float, lng2: float) -> float:
+        phi2 = radians(lat2)
+        h = sin((phi2 - phi1) / 2) ** 2 + cos_phi1 * cos(phi2) * sin(radians(lng2 - lng) / 2) ** 2
+        return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+
+    return distance
 
 
 def destination(lat: float, lng: float, bearing_deg: float, km: float) -> tuple[float, float]:
@@ -156,22 +167,44 @@ def cell_count(box: Box, precision: int) -> int:
     return len(row_span) * sum(len(span) for span in col_spans)
 
 
-def cells_in_box(box: Box, precision: int) -> list[str]:
-    """Every cell of the precision that the box touches, sorted."""
-    rows, cols = _grid(precision)
-    lat_size, lng_size = 180.0 / rows, 360.0 / cols
+def grid_cells(box: Box, precision: int) -> tuple[range, list[int]]:
+    """The rows and the columns of the cells of the precision that the box touches: it
+    touches each row's cell in every one of the columns (which a box across 180° takes from
+    both ends of the grid)."""
     row_span, col_spans = _spans(box, precision)
-    cells = {
-        str(
-            pygeohash.encode(
-                -90.0 + (row + 0.5) * lat_size, -180.0 + (col + 0.5) * lng_size, precision
-            )
-        )
-        for row in row_span
-        for span in col_spans
-        for col in span
-    }
-    return sorted(cells)
+    return row_span, [col for span in col_spans for col in span]
+
+
+_BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
+
+
+def _spread(value: int) -> int:
+    """The bits of `value` (below 2 ** 32) with a zero bit between each two."""
+    value = (value | (value << 16)) & 0x0000FFFF0000FFFF
+    value = (value | (value << 8)) & 0x00FF00FF00FF00FF
+    value = (value | (value << 4)) & 0x0F0F0F0F0F0F0F0F
+    value = (value | (value << 2)) & 0x3333333333333333
+    return (value | (value << 1)) & 0x5555555555555555
+
+
+def _names(precision: int) -> tuple[Callable[[int], int], Callable[[int], int], int]:
+    """How a cell's bits come from its row and its column at a precision, as cell_name puts
+    them: (the row's bits, the column's bits, how many), to be or-ed together."""
+    bits = 5 * precision
+    if bits % 2:  # longitude takes the first bit and the last
+        return (lambda row: _spread(row) << 1), _spread, bits
+    return _spread, (lambda col: _spread(col) << 1), bits
+
+
+def _geohash(value: int, bits: int) -> str:
+    return "".join([_BASE32[(value >> shift) & 31] for shift in range(bits - 5, -1, -5)])
+
+
+def cell_name(row: int, col: int, precision: int) -> str:
+    """The geohash of the grid cell at (row, col): its column's bits and its row's
+    interleaved, longitude first, five bits a character."""
+    row_bits, col_bits, bits = _names(precision)
+    return _geohash(row_bits(row) | col_bits(col), bits)
 
 
 def _longitude_gap(lng: float, west: float, east: float) -> float:
@@ -182,24 +215,42 @@ def _longitude_gap(lng: float, west: float, east: float) -> float:
     return min(min(gap, 360.0 - gap) for gap in gaps)
 
 
-def distance_floor_km(lat: float, lng: float, cell: str) -> float:
-    """A lower bound of the distance from (lat, lng) to every point of a cell.
+class CellFloors:
+    """Lower bounds of the distance from a point to every point of a cell, by the cell's
+    grid index at one precision.
 
     The haversine formula hav θ = hav Δφ + cos φ₁ cos φ₂ hav Δλ is a sum of terms that each
     only grow with |Δφ|, |Δλ| and the cosines; taking each at its least over the cell (the
     latitude gap, the smaller cosine of the cell's edges, the longitude gap) bounds θ from
-    below, so a cell whose floor exceeds the radius holds no point of the circle.
+    below, so a cell whose floor exceeds the radius holds no point of the circle. The
+    latitude terms are a row's, the longitude term a column's (`floor_km` adds them up).
     """
-    bounds = pygeohash.get_bounding_box(cell)
-    lat_gap = max(0.0, bounds.min_lat - lat, lat - bounds.max_lat)
-    lng_gap = _longitude_gap(lng, bounds.min_lon, bounds.max_lon)
-    cos_edge = max(
-        0.0, min(math.cos(math.radians(bounds.min_lat)), math.cos(math.radians(bounds.max_lat)))
-    )
-    h = math.sin(math.radians(lat_gap) / 2) ** 2 + math.cos(math.radians(lat)) * cos_edge * (
-        math.sin(math.radians(lng_gap) / 2) ** 2
-    )
-    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+
+    def __init__(self, lat: float, lng: float, precision: int) -> None:
+        rows, cols = _grid(precision)
+        self._lat, self._lng = lat, lng
+        self._lat_size, self._lng_size = 180.0 / rows, 360.0 / cols
+        self._cos_lat = math.cos(math.radians(lat))
+
+    def row(self, row: int) -> tuple[float, float]:
+        """hav of the row's latitude gap, and cos φ₁ times the smaller cosine of its edges."""
+        south = -90.0 + row * self._lat_size
+        north = south + self._lat_size
+        lat_gap = max(0.0, south - self._lat, self._lat - north)
+        cos_edge = max(0.0, min(math.cos(math.radians(south)), math.cos(math.radians(north))))
+        return math.sin(math.radians(lat_gap) / 2) ** 2, self._cos_lat * cos_edge
+
+    def column(self, col: int) -> float:
+        """hav of the column's longitude gap."""
+        west = -180.0 + col * self._lng_size
+        lng_gap = _longitude_gap(self._lng, west, west + self._lng_size)
+        return math.sin(math.radians(lng_gap) / 2) ** 2
+
+
+def floor_km(row: tuple[float, float], column: float) -> float:
+    """The floor of a cell from its row's terms and its column's (CellFloors)."""
+    hav_lat, scale = row
+    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(hav_lat + scale * column)))
 
 
 def choose_precision(box: Box, max_cells: int = TARGET_CELLS) -> int:
@@ -221,11 +272,22 @@ def cover_circle(
         raise ValueError(f"radius must be in (0, {MAX_RADIUS_KM:g}] km, got {radius_km}")
     box = circle_box(lat, lng, radius_km)
     precision = choose_precision(box, max_cells)
-    grouped: dict[str, list[str]] = {}
+    floors = CellFloors(lat, lng, precision)
     reach = radius_km * (1 + 1e-9) + 1e-9
-    for cell in cells_in_box(box, precision):
-        if distance_floor_km(lat, lng, cell) <= reach:  # corner cells may miss the circle
-            grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
+    row_bits, col_bits, bits = _names(precision)
+    rows, cols = grid_cells(box, precision)
+    columns = [(floors.column(col), col_bits(col)) for col in cols]
+    kept: list[str] = []
+    for row in rows:
+        terms, named = floors.row(row), row_bits(row)
+        kept += [  # corner cells may miss the circle
+            _geohash(named | col_named, bits)
+            for column, col_named in columns
+            if floor_km(terms, column) <= reach
+        ]
+    grouped: dict[str, list[str]] = {}
+    for cell in sorted(kept):
+        grouped.setdefault(cell[:GEO_CELL_LENGTH], []).append(cell)
     return Covering(precision, grouped)
 
 

@@ -25,7 +25,7 @@ from server.domain.geo import (
     RUN_END,
     TARGET_CELLS,
     cover_circle,
-    haversine_km,
+    distances_from,
     next_ring,
     runs,
     shop_geohash,
@@ -80,10 +80,11 @@ async def _within(
     batches = await _read_cells(s, tenant, wanted)
     read.update((prefix, batch) for (_, prefix), batch in zip(wanted, batches, strict=True))
     near: list[tuple[float, str, Item]] = []
+    distance_to = distances_from(lat, lng)
     for _, prefix in cells:
         spots = known[prefix]
         for shop_lat, shop_lng, shop_id, _, item in read[prefix] if spots is None else spots:
-            distance = haversine_km(lat, lng, shop_lat, shop_lng)
+            distance = distance_to(shop_lat, shop_lng)
             if distance <= radius_km:
                 near.append((distance, shop_id, item))
     near.sort(key=lambda entry: (entry[0], entry[1]))

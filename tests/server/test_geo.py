@@ -18,12 +18,15 @@ from server.domain.geo import (
     SHOP_PRECISION,
     TARGET_CELLS,
     Box,
+    CellFloors,
     cell_count,
-    cells_in_box,
+    cell_name,
     circle_box,
     cover_circle,
     destination,
-    distance_floor_km,
+    distances_from,
+    floor_km,
+    grid_cells,
     haversine_km,
     runs,
     shop_geohash,
@@ -124,7 +127,8 @@ def test_cells_in_box_include_pygeohash_enumeration(
     east = min(180.0, lng + width / 10)
     box = Box(lat, lat + height / 10, ((lng, east),))
     assume(cell_count(box, precision) <= 300)
-    ours = set(cells_in_box(box, precision))
+    rows, cols = grid_cells(box, precision)
+    ours = {cell_name(row, col, precision) for row in rows for col in cols}
     assert len(ours) == cell_count(box, precision)
     hair = 1e-7
     inner = pygeohash.BoundingBox(lat + hair, lng + hair, box.max_lat - hair, east - hair)
@@ -195,19 +199,52 @@ def test_distance_floor_never_exceeds_a_real_distance(
 ) -> None:
     lat, lng = center
     plat, plng = destination(lat, lng, bearing, km)
-    cell = shop_geohash(plat, plng)[:precision]
-    assert distance_floor_km(lat, lng, cell) <= haversine_km(lat, lng, plat, plng) + 1e-9
+    (row,), (col,) = grid_cells(Box(plat, plat, ((plng, plng),)), precision)  # the point's cell
+    floors = CellFloors(lat, lng, precision)
+    assert (
+        floor_km(floors.row(row), floors.column(col)) <= haversine_km(lat, lng, plat, plng) + 1e-9
+    )
+
+
+@given(
+    st.integers(1, SHOP_PRECISION),
+    st.floats(0.0, 1.0, exclude_max=True),
+    st.floats(0.0, 1.0, exclude_max=True),
+)
+@GEO_SETTINGS
+def test_a_cell_is_named_by_the_geohash_of_its_centre(
+    precision: int, down: float, across: float
+) -> None:
+    rows, cols = 1 << (5 * precision // 2), 1 << ((5 * precision + 1) // 2)
+    row, col = int(down * rows), int(across * cols)
+    centre = (-90.0 + (row + 0.5) * 180.0 / rows, -180.0 + (col + 0.5) * 360.0 / cols)
+    assert cell_name(row, col, precision) == pygeohash.encode(*centre, precision)
+
+
+def test_distances_from_a_point_are_its_haversine_distances() -> None:
+    distance = distances_from(52.52, 13.405)
+    for lat, lng in [(48.8566, 2.3522), (52.52, 13.405), (-33.9, 151.2), (52.52, -166.595)]:
+        assert distance(lat, lng) == haversine_km(52.52, 13.405, lat, lng)
 
 
 def test_cells_the_circle_cannot_reach_are_left_out() -> None:
     lat, lng, radius = 52.52, 13.405, 1.0
     covering = cover_circle(lat, lng, radius)
-    box_cells = cells_in_box(circle_box(lat, lng, radius), covering.precision)
+    rows, cols = grid_cells(circle_box(lat, lng, radius), covering.precision)
+    floors = CellFloors(lat, lng, covering.precision)
+    box_cells = {
+        cell_name(row, col, covering.precision): floor_km(floors.row(row), floors.column(col))
+        for row in rows
+        for col in cols
+    }
     kept = {cell for cells in covering.cells.values() for cell in cells}
     assert kept < set(box_cells)
     for cell in set(box_cells) - kept:
-        assert distance_floor_km(lat, lng, cell) > radius
-    assert distance_floor_km(lat, lng, shop_geohash(lat, lng)[:5]) == 0.0
+        assert box_cells[cell] > radius
+    (row,), (col,) = grid_cells(Box(lat, lat, ((lng, lng),)), 5)
+    assert cell_name(row, col, 5) == shop_geohash(lat, lng)[:5]
+    floors = CellFloors(lat, lng, 5)
+    assert floor_km(floors.row(row), floors.column(col)) == 0.0
 
 
 BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
