@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from .errors import BadArgument, InvalidCursor
@@ -47,6 +48,14 @@ def start_key(
     return key
 
 
+def _key_getter(names: Sequence[str]) -> Callable[[Item], tuple[Any, ...]]:
+    """The values of `names` in an item, as a tuple (itemgetter's, one C call an item)."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda item: (item[name],)
+    return itemgetter(*names)
+
+
 def page_of(
     s: Session,
     items: list[Item],
@@ -62,13 +71,10 @@ def page_of(
     cursors (after the page, after each item) are signed only when asked for, from the key
     values the page keeps of each item: not the items, which a page held until the end of
     its request would keep alive."""
-    kept = [
-        (entry, tuple([item[name] for name in key_attributes]))
-        for item in items[:limit]
-        if (entry := convert(item)) is not None
-    ]
+    key_of = _key_getter(key_attributes)
+    kept = [(entry, key_of(item)) for item in items[:limit] if (entry := convert(item)) is not None]
     last = items[limit - 1] if 0 < limit <= len(items) else None
-    after_last = None if last is None else tuple([last[name] for name in key_attributes])
+    after_last = None if last is None else key_of(last)
 
     def cursor_of(values: tuple[Any, ...] | None) -> str:
         if values is None:

@@ -33,7 +33,9 @@ def are_ids(values: list[Any], longest: int) -> bool:
     for value in values:
         if type(value) is not str or not 0 < len(value) <= longest:
             return False
-    return "".join(values).isprintable()
+    joined = "".join(values)
+    # ASCII letters and digits, as most ids are, are printable: its bytes tell in half the time
+    return (joined.isascii() and joined.encode().isalnum()) or joined.isprintable()
 
 
 def is_utc(value: Any) -> bool:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generated.models.membership import Membership
 from generated.models.shop import Shop
@@ -91,6 +93,9 @@ CASES: list[tuple[type[Any], Item]] = [
     (User, {**USER, "group_ids": []}),
     (User, {**USER, "group_ids": ["g1", ""]}),
     (User, {**USER, "group_ids": ["g1", "g\x07"]}),
+    (User, {**USER, "group_ids": ["g1", "g\x7f"]}),
+    (User, {**USER, "group_ids": ["g1", "g-1 x"]}),  # printable ASCII, not letters or digits
+    (User, {**USER, "group_ids": ["g1", "gé"]}),
     (User, {**USER, "group_ids": ["g1", "g\x85"]}),
     (User, {**USER, "group_ids": ["g1", "g" * 129]}),
     (User, {**USER, "group_ids": ["g1", None]}),
@@ -122,6 +127,16 @@ def test_from_item_answers_as_validation_does(model: type[Any], item: Item) -> N
     assert list(found.__dict__) == list(expected.__dict__)
     assert found.model_fields_set == expected.model_fields_set
     assert found.model_dump() == expected.model_dump()
+
+
+_ASCII = st.text(st.characters(max_codepoint=127), max_size=130)
+_ALNUM = st.text("abcXYZ019", min_size=1, max_size=130)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_ALNUM, _ASCII, st.text(max_size=130), st.integers()), max_size=102))
+def test_any_list_of_group_ids_reads_as_validation_does(group_ids: list[Any]) -> None:
+    test_from_item_answers_as_validation_does(User, {**USER, "group_ids": group_ids})
 
 
 def test_a_model_read_unvalidated_copies_and_compares_as_any() -> None:
