@@ -357,26 +357,27 @@ def cost_variables(
 
 
 def count_objects(data: Any, shape: Shape) -> int:
-    """The counted objects a response's data holds, by its shape. An object whose shape
-    has no fields below is counted where it stands, without a call of its own."""
-    if isinstance(data, list):
-        total = 0
-        bare = not shape.fields
-        for entry in data:
-            if bare and type(entry) is dict:
-                total += shape.counts
-            elif entry is not None:
-                total += count_objects(entry, shape)
-        return total
-    if not isinstance(data, dict):
+    """The counted objects a response's data holds, by its shape: an object, or each of a
+    list's in one loop. An object whose shape has no fields below is counted where it
+    stands, without a call of its own."""
+    if isinstance(data, dict):
+        data = [data]
+    elif not isinstance(data, list):
         return 0
-    found = 1 if shape.counts else 0
-    for key, inner in shape.fields.items():
-        value = data.get(key)
-        if value is None:
-            continue
-        if not inner.fields and type(value) is dict:
-            found += inner.counts
-        else:
-            found += count_objects(value, inner)
-    return found
+    counts = 1 if shape.counts else 0
+    fields = shape.fields.items()
+    total = 0
+    for entry in data:
+        if isinstance(entry, dict):
+            total += counts
+            for key, inner in fields:
+                value = entry.get(key)
+                if value is None:
+                    continue
+                if not inner.fields and type(value) is dict:
+                    total += inner.counts
+                else:
+                    total += count_objects(value, inner)
+        elif entry is not None:
+            total += count_objects(entry, shape)  # a list in a list
+    return total
