@@ -19,9 +19,10 @@ from typing import Any
 
 from bench.machine import machine_info
 from keygraph.plan import Delete, Put
+from keygraph.stores import stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import TEST_TABLE
-from keygraph.streams import Position, stream_of
+from keygraph.streams import Position
 
 OPERATIONS = ("insert", "modify", "delete")
 

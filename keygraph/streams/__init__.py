@@ -2,18 +2,19 @@
 (and DynamoDB Local), a change log kept in the same SQLite transaction as each write on the
 embedded store. A stream is shards of records in sequence order; a shard may close and
 leave children (its lineage), and records older than the retention (24 hours) are trimmed.
+A store's stream: `keygraph.stores.stream_of`.
 """
 
 from .records import (
     RETENTION_SECONDS,
     Batch,
     ChangeStream,
+    NoStream,
     Position,
     Shard,
     StreamRecord,
     Trimmed,
 )
-from .source import NoStream, stream_of
 
 __all__ = [
     "RETENTION_SECONDS",
@@ -24,5 +25,4 @@ __all__ = [
     "Shard",
     "StreamRecord",
     "Trimmed",
-    "stream_of",
 ]

@@ -57,6 +57,10 @@ class Batch:
     ended: bool
 
 
+class NoStream(StoreError):
+    """The store's table has no change stream to read."""
+
+
 class Trimmed(StoreError):
     """A position older than the retention: its records are gone."""
 

@@ -20,7 +20,8 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.store import Session, Store
-from keygraph.streams import ChangeStream, NoStream, stream_of
+from keygraph.stores import stream_of
+from keygraph.streams import ChangeStream, NoStream
 from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token

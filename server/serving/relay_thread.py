@@ -12,7 +12,8 @@ from pathlib import Path
 
 from keygraph.errors import StoreError
 from keygraph.store import Store
-from keygraph.streams import NoStream, stream_of
+from keygraph.stores import stream_of
+from keygraph.streams import NoStream
 from server.realtime.relay import StreamRelay
 
 log = logging.getLogger("keygraph.serve")

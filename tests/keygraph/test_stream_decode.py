@@ -11,8 +11,9 @@ from generated.entities import decode_change
 from generated.models.group import Group
 from generated.table import TABLE
 from keygraph.plan import Delete, Put
+from keygraph.stores import stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.streams import StreamRecord, stream_of
+from keygraph.streams import StreamRecord
 from tests.keygraph.stores.test_store_streams import everything
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

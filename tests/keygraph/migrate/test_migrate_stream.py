@@ -12,9 +12,8 @@ from keygraph.migrate.plan import IndexStep, SettingStep, make_plan
 from keygraph.migrate.run import migrate
 from keygraph.plan import Put, StreamView
 from keygraph.store import Store
-from keygraph.stores import admin_of
+from keygraph.stores import admin_of, stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.streams import stream_of
 from tests.conftest import StoreFactory
 from tests.keygraph.migrate.test_migrate import BOOKS, library, reopen, short, target_of
 from tests.keygraph.stores.test_store_streams import everything

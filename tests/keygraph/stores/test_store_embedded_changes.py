@@ -18,12 +18,12 @@ import pytest
 
 from keygraph import capacity
 from keygraph.plan import Delete, Get, Put
-from keygraph.stores import admin_of
+from keygraph.stores import admin_of, stream_of
 from keygraph.stores.embedded.changes import ROTATE_SECONDS
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import TEST_TABLE
 from keygraph.stores.view import StoreView
-from keygraph.streams import RETENTION_SECONDS, NoStream, Position, Trimmed, stream_of
+from keygraph.streams import RETENTION_SECONDS, NoStream, Position, Trimmed
 from tests.keygraph.stores.test_store_streams import everything, key, summary
 
 STREAMED = dataclasses.replace(TEST_TABLE, stream="NEW_AND_OLD_IMAGES")
@@ -129,7 +129,8 @@ from dataclasses import replace
 from keygraph.plan import BatchGet, Delete, Put
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import TEST_TABLE
-from keygraph.streams import Position, stream_of
+from keygraph.stores import stream_of
+from keygraph.streams import Position
 
 async def main(path, what):
     store = EmbeddedStore(replace(TEST_TABLE, stream="NEW_AND_OLD_IMAGES"), path=path)

@@ -14,8 +14,9 @@ import pytest
 from keygraph.errors import ConditionFailed, TransactionCanceled, ValidationError
 from keygraph.plan import Check, Condition, Delete, Put, StreamView, Update
 from keygraph.store import Store
+from keygraph.stores import stream_of
 from keygraph.stores.testing import TEST_TABLE
-from keygraph.streams import ChangeStream, Position, StreamRecord, stream_of
+from keygraph.streams import ChangeStream, Position, StreamRecord
 from tests.conftest import StoreFactory
 
 KINDS = ("embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local))

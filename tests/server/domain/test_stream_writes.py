@@ -9,7 +9,8 @@ import pytest
 from generated.entities import ENTITIES, decode_change
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session
-from keygraph.streams import Position, stream_of
+from keygraph.stores import stream_of
+from keygraph.streams import Position
 from server.domain import cleanup, users
 from server.graphql.ids import local_id
 from tests.keygraph.stores.test_store_streams import everything

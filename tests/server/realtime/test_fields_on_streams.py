@@ -26,7 +26,7 @@ from generated.queries.user import get_user
 from generated.table import TABLE
 from keygraph.plan import Put, Update
 from keygraph.store import Store
-from keygraph.streams import stream_of
+from keygraph.stores import stream_of
 from server.domain.ids import new_id
 from server.domain.org import COUNT, org_node_record
 from server.domain.tx import write_in_chunks
