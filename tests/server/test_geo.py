@@ -24,7 +24,6 @@ from server.domain.geo import (
     circle_box,
     cover_circle,
     destination,
-    distances_from,
     floor_km,
     grid_cells,
     haversine_km,
@@ -219,12 +218,6 @@ def test_a_cell_is_named_by_the_geohash_of_its_centre(
     row, col = int(down * rows), int(across * cols)
     centre = (-90.0 + (row + 0.5) * 180.0 / rows, -180.0 + (col + 0.5) * 360.0 / cols)
     assert cell_name(row, col, precision) == pygeohash.encode(*centre, precision)
-
-
-def test_distances_from_a_point_are_its_haversine_distances() -> None:
-    distance = distances_from(52.52, 13.405)
-    for lat, lng in [(48.8566, 2.3522), (52.52, 13.405), (-33.9, 151.2), (52.52, -166.595)]:
-        assert distance(lat, lng) == haversine_km(52.52, 13.405, lat, lng)
 
 
 def test_cells_the_circle_cannot_reach_are_left_out() -> None:
