@@ -78,7 +78,8 @@ class CompiledPath:
         self.limits = limits
 
     async def answer(self, request: GraphQLRequest) -> Response | None:
-        """The response to a request compiled execution serves; None for Strawberry's view."""
+        """The response to a request compiled execution serves; None for Strawberry's view.
+        Once admitted, the operation runs when its context's `before_run` allows it."""
         schema = self.schema
         if (
             not isinstance(schema, KeygraphSchema)
@@ -96,11 +97,15 @@ class CompiledPath:
         ctx = self._context(request, planned)
         if ctx is None:
             return None  # Strawberry's view answers the same refusal (nothing was charged)
-        planned.executor.context_value = ctx
+        executor = planned.executor
+        executor.context_value = ctx
         try:
-            result: GraphQLResult = await await_maybe(Run(planned.executor, planned.plan).start())
+            if ctx.before_run is not None and not await ctx.may_run(executor.operation.operation):
+                result = GraphQLResult(data=None)  # the endpoint answers instead (edge/keyed.py)
+            else:
+                result = await await_maybe(Run(executor, planned.plan).start())
         finally:
-            planned.executor.release()
+            executor.release()
         if result.errors:
             log_errors(result.errors, ctx.request_id)
         return self._response(request, ctx, result)
@@ -116,7 +121,6 @@ class CompiledPath:
         limits = self.limits
         if (
             planned.executor.operation.operation is OperationType.QUERY
-            and request.idempotency_key is None  # its answer is kept whole
             and ctx.estimate is not None
             and ctx.estimate.cost > limits.stream_cost
         ):

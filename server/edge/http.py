@@ -17,8 +17,9 @@ Every response's `extensions.cost` gives the requested and actual cost and the t
 remaining budget; in dev mode `extensions` also reports the request's store calls and
 waves, and the worker's document cache (`documentCache`: how this request's document was
 found, hits, misses, hit rate).
-A POST with an Idempotency-Key runs once within the key's window; retries get its first
-answer (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py);
+A mutation POSTed with an Idempotency-Key runs once within the key's window; retries by the
+same caller get its first answer, and a request refused before it runs writes nothing for
+its key (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py);
 a GET answer says how long caches may keep it. Each request logs one line: a warning with
 its code when it was refused or any error came back, else info.
 """
@@ -40,12 +41,13 @@ from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
-from server.edge import graphiql, idempotency, persisted, request_body
+from server.edge import graphiql, idempotency, idempotency_key, persisted, request_body
 from server.edge.auth import Claims, Verifier
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
 from server.edge.guard import BodyTooLarge, Guard, Refusal
+from server.edge.keyed import Keyed
 from server.edge.request import REQUEST_SCOPE_KEY, GraphQLRequest, posts_json
 from server.edge.request_context import RequestContexts
 from server.edge.response import refused
@@ -204,7 +206,7 @@ class GraphQLEndpoint:
         refused = await self._resolve_persisted(request)
         if refused is not None:
             return self._refused(request, refused)
-        key = request.header(idempotency.HEADER)
+        key = request.header(idempotency_key.HEADER)
         if key is not None and request.method == "POST":
             return await self._run_once(request, claims, key)
         return await self._execute(request)
@@ -236,14 +238,30 @@ class GraphQLEndpoint:
         return None
 
     async def _run_once(self, request: GraphQLRequest, claims: Claims, given: str) -> Response:
-        """A request with an Idempotency-Key: its first answer, once, to the same caller
-        (edge/idempotency.py)."""
-        if not idempotency.valid_key(given):
+        """A request with an Idempotency-Key: a mutation's first answer, once, to the same
+        caller; nothing is written for the key unless a mutation is admitted to run
+        (edge/keyed.py, edge/idempotency.py)."""
+        if not idempotency_key.valid_key(given):
             message = "Idempotency-Key must be 1 to 255 printable ASCII characters"
             return self._refused(request, Refusal(400, "BAD_REQUEST", message))
-        key = idempotency.caller_key(claims.subject, given)
-        body = idempotency.digest(await request.body())
-        outcome = await self.ledger.claim(claims.tenant, key, body)
+        name = idempotency_key.record_name(claims.tenant, claims.caller, given)
+        digest = idempotency_key.digest(await request.body())
+        keyed = request.keyed = Keyed(self.ledger, claims.tenant, name, digest)
+        try:
+            response = await self._execute(request)
+        except BaseException:
+            claim = keyed.claimed
+            if claim is not None:
+                # cancelled (timeout, shutdown) or failed: a retry runs again, unless it wrote
+                release = asyncio.ensure_future(
+                    work_deadline.unbounded(self.ledger.fail(claim, keyed.writes))
+                )
+                self._releasing.add(release)
+                release.add_done_callback(self._releasing.discard)
+            raise
+        outcome = keyed.outcome
+        if outcome is None:  # no mutation ran: a query, or a request refused before
+            return response
         if isinstance(outcome, idempotency.Refused):
             refusal = Refusal(outcome.status, outcome.code, outcome.message, outcome.retry_after)
             return self._refused(request, refusal)
@@ -251,22 +269,9 @@ class GraphQLEndpoint:
             request.code = _REPLAYED
             headers = {idempotency.REPLAYED: "true"}
             return Response(outcome.body, outcome.status, headers, outcome.media_type)
-        request.idempotency_key = key
-        writes = request.idempotency_writes = idempotency.Writes()
-        try:
-            response = await self._execute(request)
-        except BaseException:
-            # cancelled (timeout, shutdown) or failed: a retry runs again, unless it wrote
-            release = asyncio.ensure_future(
-                work_deadline.unbounded(self.ledger.fail(outcome, writes))
-            )
-            self._releasing.add(release)
-            release.add_done_callback(self._releasing.discard)
-            raise
         media = response.media_type or "application/json"
-        await self.ledger.keep(
-            outcome, idempotency.Answer(response.status_code, media, bytes(response.body)), writes
-        )
+        answer = idempotency.Answer(response.status_code, media, bytes(response.body))
+        await self.ledger.keep(outcome, answer, keyed.writes)
         return response
 
     async def _execute(self, request: GraphQLRequest) -> Response:

@@ -1,15 +1,22 @@
 """Idempotency-Key: a retried mutation gets its first answer, and nothing is written again.
 
-A key is the caller's own: the record is kept under a digest of the token's `sub` and the
-key (`caller_key`), so another caller using the same key neither gets the answer nor is
-refused. A POST carrying the header first claims that record in the tenant's partition
-(RUNNING, with a digest of the request), then runs, then keeps its answer in the record
-(DONE) for the window (`Limits.idempotency_window`, ten minutes by default). Within it:
+A key covers mutations only (as Stripe ignores one on a GET): a query carrying one runs as
+if it had none, and nothing is kept for it. A key is the caller's own: its record is named
+by a digest of the key and the whole caller (idempotency_key.py). Nothing is written for a
+key until its request is admitted and about to run (keyed.py): a request refused before
+(authentication, size, parse, validation, variables, limits, cost, the tenant's budget)
+leaves no record. An admitted mutation then claims the record in the tenant's partition
+(RUNNING, with a digest of the request), runs, then keeps its answer in the record (DONE)
+for the window (`Limits.idempotency_window`, ten minutes by default). Within it:
 
 - the same key and request: the kept answer, with `Idempotent-Replayed: true`;
 - the same key with another request: 422, IDEMPOTENCY_KEY_REUSED;
 - the same key while the first request still runs: the retry waits for its answer up to
   WAIT_SECONDS, then gets 409, IN_PROGRESS, with Retry-After.
+
+A retry is admitted like any request (a tenant over its budget gets 429, and the kept answer
+once it sends the retry again within its budget); answered from the record, it does not run,
+and the points it was charged go back to its tenant.
 
 An answer that asks the client to retry (429, 5xx, or a field error THROTTLED,
 STORE_UNAVAILABLE or TIMEOUT in a 200) is not kept when the request wrote nothing: the
@@ -43,7 +50,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -61,7 +67,6 @@ from keygraph.store import Store
 from keygraph.stores.view import StoreView
 from server.edge import owners
 
-HEADER = "idempotency-key"
 REPLAYED = "Idempotent-Replayed"
 WAIT_SECONDS = 5.0
 POLL_SECONDS = 0.05
@@ -73,35 +78,12 @@ MAX_KEPT_BYTES = 300_000
 """The largest answer kept (a DynamoDB item holds 400 KB); a larger one is kept as a
 CONFLICT error saying the first request succeeded."""
 log = logging.getLogger("keygraph.idempotency")
-_VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 _ABSENT = (Condition("not_exists", "PK"),)
 RETRY_CODES = frozenset({"THROTTLED", "STORE_UNAVAILABLE", "TIMEOUT"})
 """Codes of errors that ask the client to send the request again."""
 UNKNOWN = "IDEMPOTENCY_OUTCOME_UNKNOWN"
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
 R = TypeVar("R")
-
-
-def valid_key(key: str) -> bool:
-    """1 to 255 printable ASCII characters, no spaces."""
-    return bool(_VALID_KEY.match(key))
-
-
-def caller_key(subject: str | None, key: str) -> str:
-    """The ledger's key for a caller's Idempotency-Key: one per (sub, key), so a keyed
-    answer is never replayed to another caller, nor another caller's request refused as a
-    reuse of the key."""
-    caller = "\1" if subject is None else f"\0{subject}"
-    return hashlib.sha256(f"{caller}\0{key}".encode()).hexdigest()
-
-
-def digest(body: bytes) -> str:
-    """What makes two requests the same: their JSON (keys sorted), else their bytes."""
-    try:
-        canonical = orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONDecodeError:
-        canonical = body
-    return hashlib.sha256(canonical).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

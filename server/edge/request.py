@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope
 from keygraph import capacity
 from server.domain.ids import new_id
 from server.edge.auth import Claims
-from server.edge.idempotency import Writes
+from server.edge.keyed import Keyed
 from server.graphql.context import RequestContext
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -59,9 +59,9 @@ class GraphQLRequest(Request):
         self.claims: Claims | None = None
         self.ctx: RequestContext | None = None
         self.sub_response: Response | None = None
-        self.idempotency_key: str | None = None
-        self.idempotency_writes: Writes | None = None
-        """Whether the keyed request's writes may have been applied (edge/idempotency.py)."""
+        self.keyed: Keyed | None = None
+        """The request's Idempotency-Key, claimed only by a mutation about to run
+        (edge/keyed.py)."""
         self.document: str | None = None
         self.document_cache: str | None = None
         """How compiled execution found the request's document (Preparation.resolve)."""

@@ -1,6 +1,7 @@
 """The per-request context of a verified request, the same on both execution paths: the
 caller's tenant and sessions over the store (through the Idempotency-Key's tokens when the
-request has one), counted, with the caller's own cursor codec."""
+request has one, whose claim it asks for before the operation runs), counted, with the
+caller's own cursor codec."""
 
 from __future__ import annotations
 
@@ -34,13 +35,11 @@ class RequestContexts:
         claims = request.claims
         if claims is None:
             raise RuntimeError("a GraphQL context is built only for a verified request")
-        key = request.idempotency_key
+        keyed = request.keyed
         store = (
             self.store
-            if key is None
-            else idempotency.TokenedStore(
-                self.store, claims.tenant, key, request.idempotency_writes
-            )
+            if keyed is None
+            else idempotency.TokenedStore(self.store, claims.tenant, keyed.name, keyed.writes)
         )
         counter = CountingStore(store)
         cursors = self._cursors_of(claims.subject)
@@ -57,6 +56,8 @@ class RequestContexts:
             budget=self.budget,
             document_cache=request.document_cache,
         )
+        if keyed is not None:
+            ctx.before_run = keyed.before_run
         request.ctx = ctx
         return ctx
 

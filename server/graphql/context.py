@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import strawberry
+from graphql import OperationType
 from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_current_batch
 
 from keygraph.caller import Caller
@@ -193,6 +194,21 @@ class RequestContext(Context):
     errors are located in the request's own text through it."""
     document_cache: str | None = None
     """How the document was found: under its text, its shape, or prepared now."""
+    before_run: Callable[[OperationType], Awaitable[bool]] | None = None
+    """Asked once the operation is admitted and about to run (an Idempotency-Key's claim,
+    server/edge/keyed.py), through `may_run`."""
+
+    async def may_run(self, operation: OperationType) -> bool:
+        """Whether the admitted operation runs, as `before_run` says: one that does not
+        gives the points it took back to its tenant, and the request is charged nothing."""
+        if self.before_run is None or await self.before_run(operation):
+            return True
+        admission, estimate, budget = self.admission, self.estimate, self.budget
+        self.admission = None
+        taken = admission is not None and admission.admitted
+        if taken and estimate is not None and budget is not None:
+            budget.refund(self.tenant, estimate.cost)
+        return False
 
 
 Info = strawberry.Info[Context, None]

@@ -1,14 +1,24 @@
 """graphql-core's executor as every operation runs with it: errors in the variables' values
 (a wrong type, an Int out of 32 bits, an unknown enum value, an input object missing a field)
-are the client's, BAD_USER_INPUT, rather than errors wrapping an exception (INTERNAL); and
-an executor that has run holds no reference cycle."""
+are the client's, BAD_USER_INPUT, rather than errors wrapping an exception (INTERNAL); an
+operation runs only once its context allows it (`RequestContext.before_run`); and an
+executor that has run holds no reference cycle."""
 
 from __future__ import annotations
 
+from inspect import isawaitable
 from typing import Any
 
-from graphql import DocumentNode, GraphQLError, GraphQLSchema, get_operation_ast
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    GraphQLError,
+    GraphQLSchema,
+    get_operation_ast,
+)
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from server.graphql.context import RequestContext
 
 _BAD_USER_INPUT = "BAD_USER_INPUT"
 
@@ -46,6 +56,26 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         if get_operation_ast(document, operation_name) is None:
             return built  # no such operation, or several without a name
         return [_variable_error(error) for error in built]
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        """The operation's result, once its context's `before_run` allows it to run (an
+        Idempotency-Key's claim, asked here when its variables are coerced): an empty
+        result when it does not."""
+        context = self.context_value
+        if isinstance(context, RequestContext) and context.before_run is not None:
+            return self._run_if_allowed(context, serially)
+        return self.run_operation(serially)
+
+    def run_operation(self, serially: bool | None) -> Any:
+        """Runs the operation: graphql-core's execute_operation."""
+        return super().execute_operation(serially)
+
+    async def _run_if_allowed(self, context: RequestContext, serially: bool | None) -> Any:
+        if not await context.may_run(self.operation.operation):
+            self.release()
+            return ExecutionResult(data=None)
+        result = self.run_operation(serially)
+        return await result if isawaitable(result) else result
 
     def build_response(self, data: dict[str, Any] | None) -> Any:
         """The result, once the operation has run: the executor lets go of its helpers."""

@@ -361,7 +361,8 @@ async def test_a_keyed_write_whose_answer_was_lost_is_not_run_again(
 
 
 async def test_a_keyed_read_that_failed_runs_again(api: Api, proxy: FaultProxy) -> None:
-    """Nothing written: a STORE_UNAVAILABLE answer releases the key."""
+    """A query's Idempotency-Key is ignored: nothing is kept of its STORE_UNAVAILABLE, and
+    the retry runs afresh."""
     failing = proxy.add(RESET_BEFORE, operations={"Query"})
     first = await keyed(api, USERS, "k-read")
     assert error_of(first.json())["extensions"]["code"] == "STORE_UNAVAILABLE"

@@ -29,12 +29,12 @@ _compiled: OrderedDict[int, CompiledOperation] = OrderedDict()
 
 
 class CompiledExecutor(Executor):
-    def execute_operation(self, serially: bool | None = None) -> Any:
+    def run_operation(self, serially: bool | None) -> Any:
         plan = None
         if serially is None and self.abort_signal is None and not self._has_middleware():
             plan = self.plan()
         if plan is None:
-            return super().execute_operation(serially)
+            return super().run_operation(serially)
         return Run(self, plan).start()
 
     def _has_middleware(self) -> bool:

@@ -15,13 +15,14 @@ import orjson
 import pytest
 
 from generated.table import TABLE
+from keygraph.caller import Caller
 from keygraph.errors import IdempotentParameterMismatch, StoreThrottled, StoreUnavailable
 from keygraph.plan import Get, Put, Update
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import Forwarding
 from server.domain import cleanup
-from server.edge import idempotency, owners
+from server.edge import idempotency, idempotency_key, owners
 from server.edge.app import create_app
 from server.edge.auth import issue_token
 from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore, Writes
@@ -146,8 +147,8 @@ def ended() -> str:
 async def test_a_retry_takes_over_at_once_from_a_worker_that_died(world: World) -> None:
     body = {"query": CREATE, "variables": {"i": {"email": "max@example.org", "name": "N"}}}
     died = Ledger(world.store, window=600, request_timeout=30, owner=ended())
-    key = idempotency.caller_key("alice", "k-3")
-    claim = await died.claim("acme", key, idempotency.digest(orjson.dumps(body)))
+    key = idempotency_key.record_name("acme", Caller("alice", frozenset({"admin"})), "k-3")
+    claim = await died.claim("acme", key, idempotency_key.digest(orjson.dumps(body)))
     assert isinstance(claim, Claimed)
     started = time.monotonic()
     retry = await post(world, world.acme.token, "k-3", "max@example.org")
