@@ -1,9 +1,12 @@
 """Server settings: defaults, then KEYGRAPH_* environment variables, then explicit overrides.
 
-Dev mode (the default) needs no configuration: with no JWT secret set, a random one is created
-once and kept in the data directory, so tokens survive restarts. Production mode
-(KEYGRAPH_ENV=production) refuses to start without a configured secret or public key, and
-turns GraphiQL off unless asked for.
+Dev mode needs no configuration: with no JWT secret set, a random one is created once and kept
+in the data directory, so tokens survive restarts, and GraphiQL comes with an admin token of
+it. Dev mode is what an unset KEYGRAPH_ENV means only while no secret or public key is
+configured: with one, the server is in production mode unless KEYGRAPH_ENV=dev asks for dev
+mode, so a real secret never signs a token for whoever opens the page. Production mode
+refuses to start without a configured secret or public key, and turns GraphiQL off unless
+asked for (KEYGRAPH_GRAPHIQL=1 serves it with no token: the user pastes one).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import importlib.util
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,7 +83,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Settings:
-    env: Literal["dev", "production"] = "dev"
+    env: Literal["dev", "production"] | None = None
+    """Unset: dev while no JWT secret or public key is configured, else production;
+    resolved() sets it."""
     data_dir: Path = Path(".keygraph")
     store: StoreKind = "embedded"
     table: str = "keygraph"
@@ -127,6 +132,9 @@ class Settings:
     max_subscriptions_per_worker: int = 20_000
     max_ws_connections: int = 10_000
     """WebSocket connections one worker holds open; more are closed 1013 at once."""
+    max_ws_connections_per_tenant: int = 1_000
+    """Of those, the initialised ones of one tenant: past it a new one is closed 1013 once
+    its token names the tenant, so no tenant takes every place of a worker."""
     max_ws_awaiting_init: int = 256
     """Of those, the ones yet to send `connection_init`: past it the oldest is closed 1013."""
     stream_poll_interval: float | None = None
@@ -163,6 +171,9 @@ class Settings:
 
     @property
     def dev(self) -> bool:
+        """Dev mode: GraphiQL and `serve` hand out admin tokens, answers report store calls."""
+        if self.env is None:
+            return not self.jwt_secret and self.jwt_public_key_file is None
         return self.env == "dev"
 
     @property
@@ -191,7 +202,7 @@ class Settings:
 
     def resolved(self) -> Settings:
         """Checked settings with every secret in place; SettingsError when they cannot work."""
-        if self.env not in ("dev", "production"):
+        if self.env not in (None, "dev", "production"):
             raise SettingsError(f"KEYGRAPH_ENV must be dev or production, not {self.env!r}")
         if self.store not in STORE_KINDS:
             kinds = ", ".join(STORE_KINDS)
@@ -199,7 +210,7 @@ class Settings:
         if self.executor not in EXECUTOR_KINDS:
             kinds = ", ".join(EXECUTOR_KINDS)
             raise SettingsError(f"KEYGRAPH_EXECUTOR must be one of {kinds}, not {self.executor!r}")
-        settings = self
+        settings = replace(self, env="dev" if self.dev else "production")
         if settings.jwt_public_key_file is None and not settings.jwt_secret:
             if not settings.dev:
                 raise SettingsError(
@@ -267,113 +278,40 @@ def dev_secret(data_dir: Path) -> str:
     return secret
 
 
-_ENV_FIELDS: dict[str, str] = {
-    "KEYGRAPH_ENV": "env",
-    "KEYGRAPH_DATA_DIR": "data_dir",
-    "KEYGRAPH_STORE": "store",
-    "KEYGRAPH_TABLE": "table",
-    "KEYGRAPH_DYNAMODB_ENDPOINT": "dynamodb_endpoint",
-    "KEYGRAPH_REGION": "region",
-    "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "dynamodb_idle_timeout",
-    "KEYGRAPH_JWT_SECRET": "jwt_secret",
-    "KEYGRAPH_JWT_PUBLIC_KEY_FILE": "jwt_public_key_file",
-    "KEYGRAPH_CURSOR_SECRET": "cursor_secret",
-    "KEYGRAPH_GRAPHIQL": "graphiql",
-    "KEYGRAPH_DEV_TENANT": "dev_tenant",
-    "KEYGRAPH_ROLES_CLAIM": "roles_claim",
-    "KEYGRAPH_DEFAULT_ROLES": "default_roles",
-    "KEYGRAPH_HOST": "host",
-    "KEYGRAPH_PORT": "port",
-    "KEYGRAPH_WORKERS": "workers",
-    "KEYGRAPH_SHUTDOWN_TIMEOUT": "shutdown_timeout",
-    "KEYGRAPH_KEEP_ALIVE": "keep_alive",
-    "KEYGRAPH_EXECUTOR": "executor",
-    "KEYGRAPH_TRUSTED_DOCUMENTS": "trusted_documents",
-    "KEYGRAPH_GET_MAX_AGE": "get_max_age",
-    "KEYGRAPH_WS_INIT_TIMEOUT": "ws_init_timeout",
-    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION": "max_subscriptions_per_connection",
-    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": "max_subscriptions_per_tenant",
-    "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER": "max_subscriptions_per_worker",
-    "KEYGRAPH_MAX_WS_CONNECTIONS": "max_ws_connections",
-    "KEYGRAPH_MAX_WS_AWAITING_INIT": "max_ws_awaiting_init",
-    "KEYGRAPH_STREAM_POLL_INTERVAL": "stream_poll_interval",
-    "KEYGRAPH_METRICS_TOKEN": "metrics_token",
-    "KEYGRAPH_METRICS_PORT": "metrics_port",
-    "KEYGRAPH_METRICS_HOST": "metrics_host",
-    "KEYGRAPH_METRICS_TENANT_LABEL": "metrics_tenant_label",
-    "KEYGRAPH_TRACING": "tracing",
-    "KEYGRAPH_GC_YOUNG_THRESHOLD": "gc_young_threshold",
-    "KEYGRAPH_TRACE_EXPORTER": "trace_exporter",
-    "KEYGRAPH_TRACE_SAMPLE": "trace_sample",
-    "KEYGRAPH_TRACE_SERVICE": "trace_service",
-}
-_BOOLEANS = ("graphiql", "metrics_tenant_label", "tracing")
-_ENV_LIMITS: dict[str, str] = {
-    "KEYGRAPH_MAX_DEPTH": "max_depth",
-    "KEYGRAPH_MAX_ALIASES": "max_aliases",
-    "KEYGRAPH_MAX_DOCUMENT": "max_document",
-    "KEYGRAPH_MAX_TOKENS": "max_tokens",
-    "KEYGRAPH_MAX_FIELDS": "max_fields",
-    "KEYGRAPH_MAX_PAIRS": "max_pairs",
-    "KEYGRAPH_MAX_FIRST": "max_first",
-    "KEYGRAPH_MAX_VARIABLE_VALUES": "max_variable_values",
-    "KEYGRAPH_MAX_COST": "max_cost",
-    "KEYGRAPH_STREAM_COST": "stream_cost",
-    "KEYGRAPH_PART_OBJECTS": "part_objects",
-    "KEYGRAPH_TENANT_BUDGET": "tenant_budget",
-    "KEYGRAPH_TENANT_REFILL": "tenant_refill",
-    "KEYGRAPH_MAX_BODY_BYTES": "max_body_bytes",
-    "KEYGRAPH_MAX_QUERY_STRING": "max_query_string",
-    "KEYGRAPH_REQUEST_TIMEOUT": "request_timeout",
-    "KEYGRAPH_MAX_IN_FLIGHT": "max_in_flight",
-    "KEYGRAPH_IDEMPOTENCY_WINDOW": "idempotency_window",
-    "KEYGRAPH_DOCUMENT_CACHE_ENTRIES": "document_cache_entries",
-    "KEYGRAPH_DOCUMENT_CACHE_CHARS": "document_cache_chars",
-}
-_FLOATS = (
-    "request_timeout",
-    "shutdown_timeout",
-    "keep_alive",
-    "tenant_refill",
-    "idempotency_window",
-    "dynamodb_idle_timeout",
-    "ws_init_timeout",
-    "stream_poll_interval",
-    "trace_sample",
-)
+_NOT_FROM_ENV = frozenset({"limits", "batching"})
+"""Fields no environment variable sets: every other field of Settings and Limits is set by
+KEYGRAPH_ and its name in capitals, converted by its type."""
+
+
+def _env_names(kind: type) -> dict[str, str]:
+    """The environment variable of each field of a settings dataclass that has one."""
+    return {
+        f"KEYGRAPH_{f.name.upper()}": f.name for f in fields(kind) if f.name not in _NOT_FROM_ENV
+    }
+
+
+def _types(kind: type) -> dict[str, str]:
+    return {f.name: str(f.type) for f in fields(kind)}
+
+
+_TYPES = {**_types(Settings), **_types(Limits)}
+"""Each field's annotation, as written: what a value from the environment converts to."""
 
 
 def _convert(name: str, raw: str) -> Any:
-    if name in ("data_dir", "jwt_public_key_file", "trusted_documents"):
+    kind = _TYPES.get(name, "str")
+    if kind.startswith("Path"):
         return Path(raw)
-    if name == "default_roles":
+    if kind.startswith("tuple[str"):
         return tuple(role for role in raw.replace(",", " ").split() if role)
-    if name in _BOOLEANS:
+    if kind.startswith("bool"):
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
             raise SettingsError(f"KEYGRAPH_{name.upper()} must be true or false, not {raw!r}")
         return raw.lower() in ("1", "true", "yes")
-    if name in (
-        "port",
-        "metrics_port",
-        "trace_sample",
-        "workers",
-        "get_max_age",
-        "shutdown_timeout",
-        "keep_alive",
-        "dynamodb_idle_timeout",
-        "ws_init_timeout",
-        "max_subscriptions_per_connection",
-        "max_subscriptions_per_tenant",
-        "max_subscriptions_per_worker",
-        "max_ws_connections",
-        "max_ws_awaiting_init",
-        "stream_poll_interval",
-        "gc_young_threshold",
-        *_ENV_LIMITS.values(),
-    ):
-        kind = float if name in _FLOATS else int
+    if kind.startswith(("int", "float")):
+        number = float if kind.startswith("float") else int
         try:
-            value: float = kind(raw)
+            value: float = number(raw)
         except ValueError as exc:
             raise SettingsError(f"{name} must be a number, not {raw!r}") from exc
         if not value > 0:
@@ -386,9 +324,11 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     """Settings from the environment (KEYGRAPH_*), with `overrides` (None means unset) last."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {
-        name: _convert(name, env[var]) for var, name in _ENV_FIELDS.items() if env.get(var)
+        name: _convert(name, env[var]) for var, name in _env_names(Settings).items() if env.get(var)
     }
-    limits = {name: _convert(name, env[var]) for var, name in _ENV_LIMITS.items() if env.get(var)}
+    limits = {
+        name: _convert(name, env[var]) for var, name in _env_names(Limits).items() if env.get(var)
+    }
     values["limits"] = Limits(**limits)
     values.update(
         {

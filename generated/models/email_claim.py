@@ -20,7 +20,7 @@ class EmailClaim(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     TYPE: ClassVar[str] = "EMAIL"
 
-    email_key: Annotated[str, Field(min_length=3, max_length=254)]
+    email_key: Annotated[str, Field(min_length=3, max_length=381)]
     user_id: Id
 
     def to_item(self, tenant: str) -> Item:
@@ -41,7 +41,7 @@ class EmailClaim(BaseModel):
         v_user_id = item["user_id"]
         if (
             type(v_email_key) is str
-            and 3 <= len(v_email_key) <= 254
+            and 3 <= len(v_email_key) <= 381
             and type(v_user_id) is str
             and 0 < len(v_user_id) <= 128
             and v_user_id.isprintable()

@@ -63,7 +63,11 @@ def parser() -> argparse.ArgumentParser:
     _store_options(seed)
     _seed_options(seed)
 
-    token = commands.add_parser("token", help="print a dev JWT (HS256) for a tenant")
+    token = commands.add_parser(
+        "token",
+        help="print a JWT (HS256) for a tenant, signed with KEYGRAPH_JWT_SECRET or, when none "
+        "is set, the dev secret of the data directory",
+    )
     token.add_argument("--tenant", required=True)
     token.add_argument("--sub")
     token.add_argument(

@@ -19,15 +19,10 @@ from keygraph.plan import Condition, Delete, Item, Put, WriteAction
 from keygraph.store import Session
 from server.domain import cleanup
 from server.domain.collection import delete_of, first_page
+from server.domain.emails import email_key, held_key
 from server.domain.ids import new_id
 from server.domain.tx import ABSENT, MAX_ACTIONS, stale, transact, version_is, write_in_chunks
 from server.errors import BadUserInput, Conflict, NotFound
-
-
-def email_key(email: str) -> str:
-    """The claim key of an email: lower-cased, so claims ignore case; the user keeps the
-    email as given."""
-    return email.lower()
 
 
 def new_user(
@@ -98,11 +93,12 @@ async def update_user(
     actions: list[WriteAction] = [
         Put(item=updated.to_item(tenant), conditions=version_is(expected_version))
     ]
-    if email_key(updated.email) != email_key(current.email):
-        old_claim = email_claim_keys.key(tenant, email_key(current.email))
-        owned = (Condition(op="equals", attribute="user_id", value=user_id),)
-        actions.append(Delete(key=old_claim, conditions=owned))
-        actions.append(Put(item=claim_of(updated).to_item(tenant), conditions=ABSENT))
+    if email is not None:
+        key, held = email_key(email), await held_key(s, tenant, current)
+        if key != held:
+            owned = (Condition(op="equals", attribute="user_id", value=user_id),)
+            actions.append(Delete(key=email_claim_keys.key(tenant, held), conditions=owned))
+            actions.append(Put(item=claim_of(updated).to_item(tenant), conditions=ABSENT))
     taken = Conflict(f"the email {updated.email!r} is already in use")
     await transact(s.store, actions, {0: stale, 1: stale, 2: taken})
     return updated
@@ -116,11 +112,12 @@ async def delete_user(s: Session, tenant: str, user_id: str, expected_version: i
         raise NotFound("no such user")
     if current.version != expected_version:
         raise stale("user", current.version, expected_version)
+    held = await held_key(s, tenant, current)
     task = cleanup.new_task(tenant, CleanupTaskKind.USER, user_id)
     owned = (Condition(op="equals", attribute="user_id", value=user_id),)
     actions: list[WriteAction] = [
         Delete(key=user_keys.key(tenant, user_id), conditions=version_is(expected_version)),
-        Delete(key=email_claim_keys.key(tenant, email_key(current.email)), conditions=owned),
+        Delete(key=email_claim_keys.key(tenant, held), conditions=owned),
         cleanup.put_task(task),
     ]
     conflict = stale("user", current.version + 1, expected_version)

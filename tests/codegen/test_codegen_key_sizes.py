@@ -64,7 +64,7 @@ def test_builders_take_the_longest_values_the_spec_allows() -> None:
     tenant, any_id = WIDE * 128, WIDE * 128
     user.key(tenant, any_id)
     user.gsi1_key(tenant, T0, any_id)
-    email_claim.key(tenant, WIDE * 254)
+    email_claim.key(tenant, WIDE * 381)
     membership.gsi1_key(tenant, any_id, any_id)
     deepest = ["N" * 26] * 32
     assert len(org_node.key(tenant, deepest)["SK"]) == len("NODE#") + 32 * 27 - 1

@@ -45,7 +45,9 @@ def store_counts(body: dict[str, Any]) -> dict[str, int]:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
+    """Dev mode, asked for (a configured secret alone means production): answers report
+    their store calls and GraphiQL comes with a token."""
+    return Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET).resolved()
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ def test_the_budget_must_hold_the_costliest_operation(tmp_path: Path) -> None:
 @pytest.fixture
 async def tight(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     limits = Limits(max_cost=5, tenant_budget=5, tenant_refill=0.001)
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
+    settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
     store = EmbeddedStore(TABLE, path=tmp_path / "tight.sqlite3")
     session = Session(store, CursorCodec(settings.cursor_key()))
     for index in range(3):

@@ -120,7 +120,7 @@ async def test_introspection_is_not_limited_by_depth(acme: Api) -> None:
 @pytest.fixture
 async def strict(tmp_path: Path, store: EmbeddedStore) -> AsyncIterator[Api]:
     limits = Limits(max_depth=4, max_aliases=1, max_tokens=50, max_first=5)
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
+    settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Api(client, issue_token(settings, "acme", roles=["admin"]))

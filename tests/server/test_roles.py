@@ -93,7 +93,7 @@ def test_issued_tokens_carry_the_roles_asked_for(settings: Settings) -> None:
 
 
 async def test_the_graphiql_token_is_an_admin(tmp_path: Path, store: EmbeddedStore) -> None:
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
+    settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         page = await client.get("/graphql", headers={"accept": "text/html"})

@@ -25,6 +25,7 @@ from keygraph.page import Page
 from keygraph.plan import Delete, Put, TableDef
 from keygraph.store import Session, Store
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.domain.emails import email_key
 from server.domain.geo import haversine_km
 from server.graphql.counting import CountingStore
 from server.seed import data as seed_data
@@ -68,7 +69,7 @@ async def test_seed_writes_every_kind_consistently(store: EmbeddedStore) -> None
     users = await drain(list_users, s, "acme")
     assert len(users) == 6
     for user in users:
-        claim = await get_email_claim(s, "acme", user.email.lower())
+        claim = await get_email_claim(s, "acme", email_key(user.email))
         assert claim is not None
         assert claim.user_id == user.user_id
     user_side = [o for u in users for o in await drain(user_orders, s, "acme", u.user_id)]

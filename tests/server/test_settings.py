@@ -1,5 +1,6 @@
-"""Settings: environment variables, the dev-mode secret kept in the data directory, and
-production mode refusing to start without a key."""
+"""Settings: environment variables, the dev-mode secret kept in the data directory, dev mode
+only when asked for or when no key is configured, and production mode refusing to start
+without a key."""
 
 from __future__ import annotations
 
@@ -21,6 +22,27 @@ def test_dev_mode_creates_a_secret_once_and_keeps_it(tmp_path: Path) -> None:
     assert secret_file.stat().st_mode & 0o077 == 0
     other = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path / "elsewhere")})
     assert other.jwt_secret != first.jwt_secret
+
+
+def test_dev_mode_is_the_default_only_without_a_configured_key(tmp_path: Path) -> None:
+    """An unset KEYGRAPH_ENV is dev mode (with the secret of the data directory) while no
+    secret or public key is configured; with one it is production unless dev is asked for."""
+    unset = load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path)})
+    assert (unset.env, unset.dev, unset.graphiql_enabled) == ("dev", True, True)
+    secret = {"KEYGRAPH_DATA_DIR": str(tmp_path / "s"), "KEYGRAPH_JWT_SECRET": "s" * 40}
+    configured = load_settings(secret)
+    assert configured.env == "production"
+    assert not configured.dev
+    assert not configured.graphiql_enabled
+    assert not (tmp_path / "s" / "dev-jwt-secret").exists()
+    asked = load_settings({**secret, "KEYGRAPH_ENV": "dev"})
+    assert (asked.env, asked.dev, asked.jwt_secret) == ("dev", True, "s" * 40)
+    key = tmp_path / "key.pem"
+    key.write_text("-----BEGIN PUBLIC KEY-----\n")
+    public = {"KEYGRAPH_JWT_PUBLIC_KEY_FILE": str(key), "KEYGRAPH_CURSOR_SECRET": "c" * 32}
+    assert not load_settings(public).dev
+    assert load_settings({**public, "KEYGRAPH_ENV": "dev"}).dev
+    assert configured.resolved() == configured
 
 
 def test_production_refuses_to_start_without_a_key(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ QUERY = """{ users(first: 10) { edges { node { email
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=PARTS).resolved()
+    return Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=PARTS).resolved()
 
 
 async def test_a_large_query_is_read_and_sent_in_parts(acme: Api, store: EmbeddedStore) -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import strawberry
 
 from generated import authz
-from generated.queries.email_claim import get_email_claim
 from generated.queries.user import get_user, list_users
 from server.authz import require
-from server.domain import users
+from server.domain import emails, users
 from server.domain.addresses import user_and_addresses
 from server.errors import NotFound
 from server.graphql import lookahead, prefetch
@@ -48,13 +47,11 @@ class UserQuery:
         model, addresses = await user_and_addresses(ctx.session, ctx.tenant, user_id)
         return None if model is None else User.from_model(model, ctx.caller, addresses)
 
-    @strawberry.field(description="The user holding an email (compared without case).")
+    @strawberry.field(description="The user holding an email (compared case-folded and in NFC).")
     async def user_by_email(self, info: Info, email: str) -> User | None:
         ctx = info.context
         require(authz.may_run_get_email_claim(ctx.caller), "look users up by email")
-        claim = await get_email_claim(
-            ctx.session, ctx.tenant, users.email_key(email), consistent=True
-        )
+        claim = await emails.claim_of_email(ctx.session, ctx.tenant, email)
         if claim is None:
             return None
         model = await get_user(ctx.session, ctx.tenant, claim.user_id, consistent=True)

@@ -72,7 +72,7 @@ class Reads(NamedTuple):
 
 
 def _settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=BUDGET).resolved()
+    return Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=BUDGET).resolved()
 
 
 def _client(settings: Settings, store: Store) -> httpx.AsyncClient:

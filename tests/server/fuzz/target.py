@@ -169,7 +169,7 @@ async def open_app(store: Store, tmp_path: Path, *, seeded: bool = True) -> Asyn
     """The app over `store` (an empty one), both tenants seeded unless not `seeded`."""
     for tenant in ("acme", "globex") if seeded else ():
         await seed(store, tenant, SIZES, progress=False)
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
+    settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Target(client, settings, store)

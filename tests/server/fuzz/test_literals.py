@@ -73,7 +73,9 @@ async def apps(
     store = await store_factory("embedded", TABLE)
     for tenant in ("acme", "globex"):
         await seed(store, tenant, SIZES, progress=False)
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=UNLIMITED).resolved()
+    settings = Settings(
+        env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=UNLIMITED
+    ).resolved()
     clients = []
     sides = {}
     for executor in ("compiled", "strawberry"):

@@ -29,7 +29,7 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 def settings_for(tmp_path: Path, **changes: Any) -> Settings:
     limits = changes.pop("limits", Limits())
-    base = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits)
+    base = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=limits)
     return replace(base, **changes).resolved()
 
 
