@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from keygraph.errors import StoreError
+from keygraph.keycodec import DELIMITER
 from keygraph.plan import Item
 
 RETENTION_SECONDS = 24 * 3600
@@ -48,13 +49,37 @@ class Position:
 
 
 @dataclass(frozen=True, slots=True)
+class Partitions:
+    """Which items' records a read keeps: those whose partition key (the attribute
+    `attribute`) is one of `keys` or lies below one (it, then the key delimiter), as every
+    item of a tenant lies below its tenant's prefix."""
+
+    attribute: str
+    keys: tuple[str, ...]
+
+    def holds(self, partition_key: object) -> bool:
+        if not isinstance(partition_key, str):
+            return False
+        return any(
+            partition_key == key or partition_key.startswith(key + DELIMITER) for key in self.keys
+        )
+
+    def kept(self, records: list[StreamRecord]) -> list[StreamRecord]:
+        """The records of `records` within these partitions."""
+        return [record for record in records if self.holds(record.keys.get(self.attribute))]
+
+
+@dataclass(frozen=True, slots=True)
 class Batch:
     """What one read found: the records, where to read next, and whether the shard has
-    ended (closed and read to its end: go on with its children)."""
+    ended (closed and read to its end: go on with its children). A read kept to some
+    partitions counts in `skipped` the records it decoded and left out; `next` is past
+    them too."""
 
     records: list[StreamRecord]
     next: Position
     ended: bool
+    skipped: int = 0
 
 
 class NoStream(StoreError):
@@ -72,7 +97,10 @@ class ChangeStream(Protocol):
         """Every shard kept, parents before their children."""
         ...
 
-    async def read(self, position: Position, limit: int = 1000) -> Batch:
-        """Up to `limit` records from `position`, in sequence order; raises Trimmed for a
-        position past the retention."""
+    async def read(
+        self, position: Position, limit: int = 1000, *, within: Partitions | None = None
+    ) -> Batch:
+        """Up to `limit` records from `position`, in sequence order, only those `within`
+        the partitions when given; raises Trimmed for a position past the retention. A read
+        that finds no record and stays at `position` has reached the shard's end for now."""
         ...

@@ -176,7 +176,11 @@ def create_app(
             SubscriptionLimits(
                 settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
             ),
-            ConnectionLimits(settings.max_ws_connections, settings.max_ws_awaiting_init),
+            ConnectionLimits(
+                settings.max_ws_connections,
+                settings.max_ws_awaiting_init,
+                settings.max_ws_connections_per_tenant,
+            ),
             budget,
             init_timeout=settings.ws_init_timeout,
             per_connection=settings.max_subscriptions_per_connection,

@@ -9,9 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from generated.entities import ENTITIES
+from generated.entities import ENTITIES, TENANT_PREFIXES
+from generated.table import TABLE
 from keygraph.errors import BadArgument
-from keygraph.streams import StreamRecord
+from keygraph.keycodec import escape
+from keygraph.streams import Partitions, StreamRecord
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -75,6 +77,12 @@ def change_of(
 
 
 _PUBLISHED = frozenset({"ORDER", "USER", "MEMBER", "ORG_NODE"})
+
+
+def tenant_partitions(tenant: str) -> Partitions:
+    """Where a tenant's items lie in the table: a replay reads only those."""
+    heads = tuple(head + escape(tenant) for head in TENANT_PREFIXES)
+    return Partitions(TABLE.partition_key, heads)
 
 
 def topics_of(entity: str, model: Any) -> list[Topic]:

@@ -1,15 +1,16 @@
-"""One WebSocket connection speaking graphql-transport-ws (the protocol of graphql-ws,
-Apollo and urql; the legacy `graphql-ws` subprotocol is refused).
+"""One WebSocket connection speaking graphql-transport-ws (the protocol of graphql-ws, Apollo
+and urql; the legacy `graphql-ws` subprotocol is refused).
 
-A worker holds at most so many connections (past it a new one is closed 1013), and of
-those at most so many awaiting `connection_init` (past it the oldest of those is closed
-1013). A client must send `connection_init` with its token within the init timeout (else
-close 4408); a bad token closes 4403, any other message before the ack closes 4401, a second
-init 4429, a subscribe reusing a running id 4409, a message that is no protocol message
-4400. `ping` gets `pong`. Each `subscribe` is prepared like an HTTP operation (size limits,
-validation, cost) and must be a subscription; it is refused with an `error` message when a
-limit on subscriptions (per connection, tenant, worker) is reached. The connection closes
-4403 when its token expires.
+A worker holds at most so many connections (past it a new one is closed 1013), of those at
+most so many awaiting `connection_init` (past it the oldest of those is closed 1013), and at
+most so many initialised ones of one tenant (past it the new one is closed 1013). A client
+must send `connection_init` with its token within the init timeout (else close 4408); a bad
+token closes 4403, any other message before the ack closes 4401, a second init 4429, a
+subscribe reusing a running id 4409, a message that is no protocol message 4400. `ping` gets
+`pong`. Each `subscribe` is prepared like an HTTP operation (size limits, validation, cost)
+and must be a subscription; it is refused with an `error` message when a limit on
+subscriptions (per connection, tenant, worker) is reached. The connection closes 4403 when
+its token expires.
 """
 
 from __future__ import annotations
@@ -173,6 +174,11 @@ class Connection:
             log.warning("websocket connection refused: %s", exc)
             await self._close(FORBIDDEN, "Forbidden")
             return None
+        if not self.realtime.connections.admit(self, self.claims.tenant):
+            limit = self.realtime.connections.per_tenant
+            log.warning("websocket connection closed: its tenant holds %d connections", limit)
+            await self._close(TRY_AGAIN_LATER, "Too many connections for the tenant")
+            return None
         await self._send({"type": "connection_ack"})
         return expires
 
@@ -248,6 +254,14 @@ class Connection:
             return
         task = asyncio.create_task(self._run(op_id, payload, claims))
         self.running[op_id] = task
+        task.add_done_callback(lambda done: self._ended(op_id, done, claims.tenant))
+
+    def _ended(self, op_id: str, task: asyncio.Task[None], tenant: str) -> None:
+        """Gives a subscription's place back however its task ended, cancelled before its
+        first step too (a `complete` in the same read as its `subscribe`)."""
+        self.realtime.limits.release(tenant)
+        if self.running.get(op_id) is task:
+            del self.running[op_id]
 
     async def _run(self, op_id: str, payload: dict[str, Any], claims: Claims) -> None:
         """One subscription, from its preparation to its last event."""
@@ -280,9 +294,6 @@ class Connection:
         except WebSocketDisconnect:
             pass
         finally:
-            self.realtime.limits.release(claims.tenant)
-            if self.running.get(op_id) is asyncio.current_task():
-                del self.running[op_id]
             if streaming:
                 fields = _fields(request_id, claims, operation)
                 fields.update(events=sent, duration_s=round(time.perf_counter() - started, 1))
@@ -317,7 +328,7 @@ class Connection:
             if not admission.admitted:
                 return self._formatted([throttled(admission, found.cost)], request_id), None
             meter = Meter(realtime.budget, claims.tenant, found)
-        ctx = self._context(op_id, claims, request_id)
+        ctx = self._context(op_id, claims, request_id, meter)
         opened = await open_events(schema, query, prepared.document, name, variables, ctx, meter)
         if isinstance(opened, list):  # refused when subscribing: nothing to pay
             if found is not None:
@@ -325,7 +336,9 @@ class Connection:
             return self._formatted(opened, request_id), None
         return [], opened
 
-    def _context(self, op_id: str, claims: Claims, request_id: str) -> SubscriptionContext:
+    def _context(
+        self, op_id: str, claims: Claims, request_id: str, meter: Meter | None
+    ) -> SubscriptionContext:
         realtime = self.realtime
         cursors = realtime.cursors.bound_to(claims.subject)
 
@@ -342,6 +355,7 @@ class Connection:
             hub=realtime.hub,
             cursors=realtime.events,
             notify=notify,
+            meter=meter,
         )
 
     def _formatted(self, errors: list[GraphQLError], request_id: str) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """The context a subscription's resolvers see: a query's Context (tenant, caller, sessions,
-loaders) plus the hub that feeds it, the event cursors, and how to tell the client of a
-notice that is no event (events trimmed past its cursor), and the change of the event being
-resolved."""
+loaders) plus the hub that feeds it, the event cursors, how to tell the client of a notice
+that is no event (events trimmed past its cursor), the change of the event being resolved,
+and the meter its work is charged to."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from server.graphql.context import Context
 from server.realtime.changes import Change
 from server.realtime.cursors import EventCursors
 from server.realtime.hub import Hub
+from server.realtime.metered import Meter
 
 
 async def _ignore(_error: dict[str, Any]) -> None:
@@ -27,3 +28,5 @@ class SubscriptionContext(Context):
     """Sends the client a `next` message carrying this GraphQL error, and no data."""
     change: Change | None = None
     """The change of the event being resolved."""
+    meter: Meter | None = None
+    """Charges the subscription's work (its events, its replay) to its tenant's budget."""

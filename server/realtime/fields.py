@@ -23,7 +23,7 @@ from server.graphql.types.node import lookup_id
 from server.graphql.types.order import Order
 from server.graphql.types.org import OrgNode, node_path
 from server.graphql.types.user import User
-from server.realtime.changes import ORG_PATH_SEPARATOR, Change, Topic
+from server.realtime.changes import ORG_PATH_SEPARATOR, Change, Topic, tenant_partitions
 from server.realtime.context import SubscriptionContext
 from server.realtime.frontier import Plan, Sequences, merged, plan
 
@@ -167,7 +167,9 @@ async def _replay(ctx: SubscriptionContext, resumed: Plan) -> AsyncGenerator[Cha
 
     if resumed.lost:
         await trimmed()
-    async for change in ctx.hub.replay(resumed.positions, trimmed):
+    assert ctx.meter is not None  # a subscription whose variables coerce is metered
+    within = tenant_partitions(ctx.tenant)
+    async for change in ctx.hub.replay(resumed.positions, trimmed, within, ctx.meter.charge):
         yield change
 
 

@@ -8,7 +8,9 @@ record kept. Each change carries the reader's frontier when it was read (every s
 follows, and each shard read to its end whose children it does not follow yet, at the
 sequence read up to), which event cursors carry. A subscription resuming after a cursor
 replays what the stream still holds after it (`replay`), its feed registered first so
-nothing between falls in a gap.
+nothing between falls in a gap. A replay reads only its tenant's records where the stream
+can skip the others, pays for every record read and every read, and lets the loop run
+between reads: resuming from an old cursor is bounded by the subscriber's own budget.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from keygraph.errors import StoreError
-from keygraph.streams import ChangeStream, Position, Shard, Trimmed
+from keygraph.streams import ChangeStream, Partitions, Position, Shard, Trimmed
 from server.realtime.changes import Change, Topic, change_of
 from server.realtime.feed import Feed
 
@@ -27,6 +29,8 @@ log = logging.getLogger("keygraph.realtime")
 
 _CATCH_UP_PASSES = 100
 """Reads through every shard at start, at most, before live delivery begins."""
+REPLAY_READ = 200
+"""Records one read of a replay asks for: what it decodes between two turns of the loop."""
 
 
 class Hub:
@@ -62,6 +66,11 @@ class Hub:
         close = getattr(self.stream, "close", None)
         if close is not None:
             await close()
+
+    @property
+    def open_feeds(self) -> int:
+        """The feeds of running subscriptions the reader delivers to."""
+        return sum(len(feeds) for feeds in self._feeds.values())
 
     def open(self, tenant: str, topic: Topic) -> Feed:
         feed = Feed(tenant, topic)
@@ -145,26 +154,34 @@ class Hub:
                 self.delivered += 1
 
     async def replay(
-        self, positions: list[Position], trimmed: Callable[[], Awaitable[None]]
+        self,
+        positions: list[Position],
+        trimmed: Callable[[], Awaitable[None]],
+        within: Partitions,
+        pay: Callable[[int], None],
     ) -> AsyncIterator[Change]:
-        """The changes the stream holds after each of `positions` (in lineage order), each
-        shard up to its end now. A position no longer held calls `trimmed`, then its shard
-        is read from the oldest record kept (or skipped, when the shard is gone)."""
+        """The changes the stream holds after each of `positions` (in lineage order) on
+        items `within` the partitions, each shard up to its end now. Each read costs `pay`
+        a point, and one for each record it decoded (kept or skipped); `pay` raises to end
+        the replay. A position no longer held calls `trimmed`, then its shard is read from
+        the oldest record kept (or skipped, when the shard is gone)."""
         for start in positions:
             position = start
             while True:
                 try:
-                    batch = await self.stream.read(position)
+                    batch = await self.stream.read(position, REPLAY_READ, within=within)
                 except Trimmed:
                     await trimmed()
                     if position.after is None:
                         break
                     position = Position(position.shard_id)
                     continue
+                pay(1 + len(batch.records) + batch.skipped)
                 for record in batch.records:
                     change = change_of(record, position.shard_id)
                     if change is not None:
                         yield change
-                position = batch.next
-                if batch.ended or not batch.records:
+                if batch.ended or batch.next == position:
                     break
+                position = batch.next
+                await asyncio.sleep(0)  # other requests run between two reads

@@ -1,7 +1,7 @@
 """How many subscriptions a tenant and a worker hold at once (a connection's own count is
 the connection's): a subscribe over a limit is refused with an `error` message. And how
-many WebSocket connections a worker holds open, and of those how many have yet to send
-`connection_init`."""
+many WebSocket connections a worker holds open, of those how many have yet to send
+`connection_init`, and how many of the initialised ones one tenant holds."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ class SubscriptionLimits:
         self._total += 1
         return None
 
+    def held(self) -> tuple[int, dict[str, int]]:
+        """The subscriptions held in all, and by each tenant that holds any."""
+        return self._total, dict(self._tenants)
+
     def release(self, tenant: str) -> None:
         self._total -= 1
         self._tenants[tenant] -= 1
@@ -41,13 +45,17 @@ class ConnectionLimits:
     """The open WebSocket connections of one worker, and those of them awaiting
     `connection_init`, oldest first. A connection awaiting init can be closed to make room:
     a flood of connections that never init pushes out its own oldest, and a client that
-    inits at once gets its place."""
+    inits at once gets its place. Once initialised, a connection counts against its tenant's
+    share (`per_tenant`), so one tenant cannot hold every place."""
 
-    def __init__(self, max_open: int, max_awaiting_init: int) -> None:
+    def __init__(self, max_open: int, max_awaiting_init: int, per_tenant: int) -> None:
         self.max_open = max_open
         self.max_awaiting_init = max_awaiting_init
+        self.per_tenant = per_tenant
         self._open: set[object] = set()
         self._awaiting: dict[object, Callable[[], None]] = {}
+        self._tenant_of: dict[object, str] = {}
+        self._tenants: Counter[str] = Counter()
 
     @property
     def open(self) -> int:
@@ -72,11 +80,28 @@ class ConnectionLimits:
         self._awaiting[connection] = evict
         return True
 
+    def held_by(self, tenant: str) -> int:
+        """The initialised connections of `tenant`."""
+        return self._tenants[tenant]
+
     def initialised(self, connection: object) -> None:
         """The connection sent `connection_init`: it can no longer be evicted."""
         self._awaiting.pop(connection, None)
+
+    def admit(self, connection: object, tenant: str) -> bool:
+        """Counts the open connection as `tenant`'s, unless the tenant holds its share."""
+        if connection not in self._open or self._tenants[tenant] >= self.per_tenant:
+            return False
+        self._tenant_of[connection] = tenant
+        self._tenants[tenant] += 1
+        return True
 
     def release(self, connection: object) -> None:
         """The connection ended, however (a no-op once done, or once evicted)."""
         self._open.discard(connection)
         self._awaiting.pop(connection, None)
+        tenant = self._tenant_of.pop(connection, None)
+        if tenant is not None:
+            self._tenants[tenant] -= 1
+            if not self._tenants[tenant]:
+                del self._tenants[tenant]

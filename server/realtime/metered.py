@@ -31,10 +31,14 @@ class Meter:
 
     def take(self) -> None:
         """Takes an event's estimated cost; raises Throttled when the budget lacks it."""
-        cost = self.estimate.cost
-        admission = self.budget.take(self.tenant, cost)
+        self.charge(self.estimate.cost)
+
+    def charge(self, points: int) -> None:
+        """Takes `points` for work done (a replay's reads); raises Throttled when the
+        budget lacks them."""
+        admission = self.budget.take(self.tenant, points)
         if not admission.admitted:
-            refused = throttled(admission, cost)
+            refused = throttled(admission, points)
             raise Throttled(refused.message, retryAfter=admission.retry_after)
 
     def objects(self, data: Any) -> int:

@@ -23,7 +23,15 @@ from typing import Any
 
 from keygraph.errors import StoreError
 from keygraph.stores.dynamodb.wire import deserialize_item, serialize_item
-from keygraph.streams import Batch, ChangeStream, Position, Shard, StreamRecord, Trimmed
+from keygraph.streams import (
+    Batch,
+    ChangeStream,
+    Partitions,
+    Position,
+    Shard,
+    StreamRecord,
+    Trimmed,
+)
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -150,7 +158,10 @@ class StreamRelay:
                 shards = await self.shards()
                 return {"shards": [[s.shard_id, s.parent_id, s.closed] for s in shards]}
             position = Position(request["shard"], request["after"])
-            batch = await self.read(position, int(request["limit"]))
+            within = request.get("within")
+            if within is not None:
+                within = Partitions(str(within["attribute"]), tuple(map(str, within["keys"])))
+            batch = await self.read(position, int(request["limit"]), within=within)
         except Trimmed as exc:
             return {"error": "trimmed", "message": str(exc)}
         except (StoreError, OSError) as exc:
@@ -159,6 +170,7 @@ class StreamRelay:
             "records": [record_to_wire(r) for r in batch.records],
             "after": batch.next.after,
             "ended": batch.ended,
+            "skipped": batch.skipped,
         }
 
     async def shards(self) -> list[Shard]:
@@ -172,10 +184,14 @@ class StreamRelay:
                     del self._kept[gone]
             return self._shards
 
-    async def read(self, position: Position, limit: int = READ_LIMIT) -> Batch:
+    async def read(
+        self, position: Position, limit: int = READ_LIMIT, *, within: Partitions | None = None
+    ) -> Batch:
         kept = self._kept.get(position.shard_id)
         if kept is None or not kept.holds(position.after):
             self.reads += 1
+            if within is not None:  # a resume's read: the store skips other partitions
+                return await self.stream.read(position, limit, within=within)
             batch = await self.stream.read(position, limit)
             if kept is None:
                 kept = _Kept(position.after, batch.next, batch.ended)
@@ -185,7 +201,11 @@ class StreamRelay:
             return batch
         if kept.at_tail(position.after):
             await self._refresh(kept)
-        return kept.answer(position, limit)
+        batch = kept.answer(position, limit)
+        if within is None:
+            return batch
+        records = within.kept(batch.records)
+        return Batch(records, batch.next, batch.ended, len(batch.records) - len(records))
 
     async def _refresh(self, kept: _Kept) -> None:
         """Reads the shard on from where memory ends, unless that was done just now."""

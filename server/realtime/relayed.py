@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from keygraph.errors import StoreError
-from keygraph.streams import Batch, Position, Shard, Trimmed
+from keygraph.streams import Batch, Partitions, Position, Shard, Trimmed
 from server.realtime.relay import READ_LIMIT, record_of_wire
 
 CONNECT_TRIES = 5
@@ -39,12 +39,21 @@ class RelayedStream:
         answer = await self._ask({"op": "shards"})
         return [Shard(shard_id, parent, closed) for shard_id, parent, closed in answer["shards"]]
 
-    async def read(self, position: Position, limit: int = READ_LIMIT) -> Batch:
-        answer = await self._ask(
-            {"op": "read", "shard": position.shard_id, "after": position.after, "limit": limit}
-        )
+    async def read(
+        self, position: Position, limit: int = READ_LIMIT, *, within: Partitions | None = None
+    ) -> Batch:
+        request: dict[str, Any] = {
+            "op": "read",
+            "shard": position.shard_id,
+            "after": position.after,
+            "limit": limit,
+        }
+        if within is not None:
+            request["within"] = {"attribute": within.attribute, "keys": list(within.keys)}
+        answer = await self._ask(request)
         records = [record_of_wire(r) for r in answer["records"]]
-        return Batch(records, Position(position.shard_id, answer["after"]), answer["ended"])
+        following = Position(position.shard_id, answer["after"])
+        return Batch(records, following, answer["ended"], int(answer.get("skipped", 0)))
 
     async def close(self) -> None:
         if self._connection is not None:

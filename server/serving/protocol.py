@@ -130,5 +130,7 @@ class Protocol(HttpToolsProtocol):
 
 def uvicorn_options() -> dict[str, Any]:
     """The `uvicorn.Config` arguments that choose this protocol, its event loop, and wsproto
-    for the WebSocket upgrades of subscriptions (server/realtime)."""
-    return {"http": Protocol, "loop": "uvloop", "ws": "wsproto"}
+    for the WebSocket upgrades of subscriptions (server/realtime), without permessage-deflate:
+    wsproto inflates a compressed message whole before its size is checked, so one small
+    frame could inflate to hundreds of megabytes."""
+    return {"http": Protocol, "loop": "uvloop", "ws": "wsproto", "ws_per_message_deflate": False}

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 from keygraph.errors import StoreUnavailable, ValidationError
-from keygraph.streams import Batch, NoStream, Position, Shard, StreamRecord, Trimmed
+from keygraph.streams import Batch, NoStream, Partitions, Position, Shard, StreamRecord, Trimmed
 
 from .errors import map_error, retryable
 from .retry import Attempts, RetryBudget, RetryPolicy
@@ -95,6 +95,12 @@ def decode_record(record: dict[str, Any]) -> StreamRecord:
         new=deserialize_item(new) if new is not None else None,
         at=datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC),
     )
+
+
+def _partition_key(record: dict[str, Any], within: Partitions) -> object:
+    """A Streams record's partition key, read from its wire form (a string key, else None)."""
+    value = record["dynamodb"]["Keys"].get(within.attribute)
+    return value.get("S") if isinstance(value, dict) else None
 
 
 class DynamoDBChangeStream:
@@ -224,8 +230,11 @@ class DynamoDBChangeStream:
             return Trimmed(f"{shard_id} is past the stream's retention")
         return ValidationError(f"the stream has no shard {shard_id}")
 
-    async def read(self, position: Position, limit: int = MAX_LIMIT) -> Batch:
-        """Up to `limit` (1 to 1000) records from `position`, in sequence order. The
+    async def read(
+        self, position: Position, limit: int = MAX_LIMIT, *, within: Partitions | None = None
+    ) -> Batch:
+        """Up to `limit` (1 to 1000) records from `position`, in sequence order (those
+        `within` the partitions, when given: the others' images are never decoded). The
         iterator of the previous read of this shard is used when it read up to `position`;
         an expired one is obtained again from `position`."""
         if not 1 <= limit <= MAX_LIMIT:
@@ -249,15 +258,19 @@ class DynamoDBChangeStream:
                     continue
                 self._iterators.pop(position.shard_id, None)
                 raise _mapped(exc) from exc
-        records = [decode_record(record) for record in answer.get("Records", ())]
-        after = records[-1].sequence if records else position.after
+        raw = answer.get("Records", ())
+        after = raw[-1]["dynamodb"]["SequenceNumber"] if raw else position.after
+        if within is not None:
+            raw = [record for record in raw if within.holds(_partition_key(record, within))]
+        records = [decode_record(record) for record in raw]
+        skipped = len(answer.get("Records", ())) - len(records)
         following = Position(position.shard_id, after)
         next_iterator = answer.get("NextShardIterator")
         if next_iterator is None:
             self._iterators.pop(position.shard_id, None)
         else:
             self._iterators[position.shard_id] = (following, str(next_iterator))
-        return Batch(records, following, ended=next_iterator is None)
+        return Batch(records, following, ended=next_iterator is None, skipped=skipped)
 
     async def close(self) -> None:
         """Closes the reader's own connections to the Streams host (the store's stay open)."""

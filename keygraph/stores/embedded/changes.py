@@ -20,8 +20,17 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from keygraph.errors import ValidationError
+from keygraph.keycodec import DELIMITER
 from keygraph.plan import StreamView
-from keygraph.streams import RETENTION_SECONDS, Batch, Position, Shard, StreamRecord, Trimmed
+from keygraph.streams import (
+    RETENTION_SECONDS,
+    Batch,
+    Partitions,
+    Position,
+    Shard,
+    StreamRecord,
+    Trimmed,
+)
 
 from .values import item_of
 
@@ -29,6 +38,9 @@ ROTATE_SECONDS = 4 * 3600
 """A shard's life before a write opens its child, as DynamoDB Streams rotates shards."""
 READ_LIMIT = 1000
 """The most records one read returns, as GetRecords."""
+SCAN_WINDOW = 5000
+"""The most records one read kept to some partitions passes over, in SQL, without decoding
+them: its time is bounded however many other partitions' records lie between."""
 _SHARD_PREFIX = "shardId-"
 _LAST = (1 << 63) - 1
 _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
@@ -178,7 +190,9 @@ class ChangeLog:
             for number, closed_at in rows
         ]
 
-    async def read(self, position: Position, limit: int = READ_LIMIT) -> Batch:
+    async def read(
+        self, position: Position, limit: int = READ_LIMIT, *, within: Partitions | None = None
+    ) -> Batch:
         if not 1 <= limit <= READ_LIMIT:
             raise ValidationError(f"limit must be between 1 and {READ_LIMIT}, not {limit}")
         number = _shard_number(position.shard_id)
@@ -199,19 +213,69 @@ class ChangeLog:
                 "SELECT first_seq FROM stream_shards WHERE id > ? ORDER BY id LIMIT 1", (number,)
             ).fetchone()
             end = _LAST if child is None else child[0]
-            rows = self._records(conn, position, first - 1 if after is None else after, end, limit)
+            start = first - 1 if after is None else after
+            if within is None:
+                rows = self._records(conn, position, start, end, limit)
+                more = len(rows) > limit
+                last = rows[limit - 1 if more else -1][0] if rows else None
+            else:
+                rows, more, last = self._kept(conn, position, start, end, limit, within)
         finally:
             conn.execute("COMMIT")
-        more = len(rows) > limit
         records = [self._record(row) for row in rows[:limit]]
-        following = Position(position.shard_id, records[-1].sequence) if records else position
+        following = position if last is None else Position(position.shard_id, str(last))
         closed = closed_at is not None or child is not None
         return Batch(records, following, ended=closed and not more)
 
+    def _kept(
+        self,
+        conn: sqlite3.Connection,
+        position: Position,
+        start: int,
+        end: int,
+        limit: int,
+        within: Partitions,
+    ) -> tuple[list[tuple[Any, ...]], bool, int | None]:
+        """The records within the partitions among the next SCAN_WINDOW after `start`:
+        up to limit + 1 of them, whether the shard holds more after those read, and the
+        last sequence read (None: none)."""
+        window_end = min(end, start + SCAN_WINDOW + 1)
+        clauses, values = [], []
+        for key in within.keys:
+            clauses.append("pk = ? OR (pk > ? AND pk < ?)")
+            values += [key, key + DELIMITER, key + chr(ord(DELIMITER) + 1)]
+        rows = self._records(
+            conn, position, start, window_end, limit, f" AND ({' OR '.join(clauses)})", values
+        )
+        if len(rows) > limit:
+            return rows, True, rows[limit - 1][0]
+        scanned = conn.execute(
+            "SELECT max(seq) FROM stream_changes WHERE seq > ? AND seq < ?", (start, window_end)
+        ).fetchone()[0]
+        more = (
+            window_end < end
+            and conn.execute(
+                "SELECT 1 FROM stream_changes WHERE seq >= ? AND seq < ? LIMIT 1",
+                (window_end, end),
+            ).fetchone()
+            is not None
+        )
+        if scanned is None and more:  # a gap wider than the window: step over it
+            scanned = window_end - 1
+        return rows, more, scanned
+
     def _records(
-        self, conn: sqlite3.Connection, position: Position, after: int, end: int, limit: int
+        self,
+        conn: sqlite3.Connection,
+        position: Position,
+        after: int,
+        end: int,
+        limit: int,
+        where: str = "",
+        values: list[str] | None = None,
     ) -> list[tuple[Any, ...]]:
-        """Up to limit + 1 records after `after` and before `end` within the retention."""
+        """Up to limit + 1 records after `after` and before `end` within the retention (and
+        the condition `where` on its `values`)."""
         cutoff = time.time() - RETENTION_SECONDS
         if position.after is not None:
             oldest = conn.execute(
@@ -225,8 +289,9 @@ class ChangeLog:
                 )
         rows: list[tuple[Any, ...]] = conn.execute(
             "SELECT seq, at, event, pk, sk, old_body, old_plain, new_body, new_plain"
-            " FROM stream_changes WHERE seq > ? AND seq < ? AND at >= ? ORDER BY seq LIMIT ?",
-            (after, end, cutoff, limit + 1),
+            f" FROM stream_changes WHERE seq > ? AND seq < ? AND at >= ?{where}"
+            " ORDER BY seq LIMIT ?",
+            (after, end, cutoff, *(values or ()), limit + 1),
         ).fetchall()
         return rows
 

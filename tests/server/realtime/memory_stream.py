@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from keygraph.plan import Item
-from keygraph.streams import Batch, Position, Shard, StreamRecord, Trimmed
+from keygraph.streams import Batch, Partitions, Position, Shard, StreamRecord, Trimmed
 
 KEY_NAMES = ("PK", "SK")
 
@@ -37,7 +37,9 @@ class MemoryStream:
     async def shards(self) -> list[Shard]:
         return [s.shard for s in self._shards]
 
-    async def read(self, position: Position, limit: int = 1000) -> Batch:
+    async def read(
+        self, position: Position, limit: int = 1000, *, within: Partitions | None = None
+    ) -> Batch:
         found = next((s for s in self._shards if s.shard.shard_id == position.shard_id), None)
         if found is None:
             raise Trimmed(f"no shard {position.shard_id}")
@@ -48,7 +50,10 @@ class MemoryStream:
         last = records[-1].sequence if records else position.after
         rest = [r for r in found.records if int(r.sequence) > after][limit:]
         ended = found.shard.closed and not rest
-        return Batch(records, Position(position.shard_id, last), ended)
+        if within is None:
+            return Batch(records, Position(position.shard_id, last), ended)
+        kept = within.kept(records)
+        return Batch(kept, Position(position.shard_id, last), ended, len(records) - len(kept))
 
     def append(
         self,

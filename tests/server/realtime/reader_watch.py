@@ -11,7 +11,7 @@ import itertools
 
 from keygraph.plan import Put
 from keygraph.store import Store
-from keygraph.streams import Batch, ChangeStream, Position, Shard
+from keygraph.streams import Batch, ChangeStream, Partitions, Position, Shard
 
 READER_TASK = "keygraph-stream-reader"
 """The name of the hub's reader task (server/realtime/hub.py); replays run in others."""
@@ -35,13 +35,15 @@ class ReaderWatch:
     async def shards(self) -> list[Shard]:
         return await self.stream.shards()
 
-    async def read(self, position: Position, limit: int = 1000) -> Batch:
+    async def read(
+        self, position: Position, limit: int = 1000, *, within: Partitions | None = None
+    ) -> Batch:
         task = asyncio.current_task()
         reader = task is not None and task.get_name() == READER_TASK
         if reader and not self._open.is_set():
             self._parked.set()
             await self._open.wait()
-        batch = await self.stream.read(position, limit)
+        batch = await self.stream.read(position, limit, within=within)
         if reader:
             for record in batch.records:
                 key = record.keys.get("PK")
