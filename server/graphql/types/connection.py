@@ -1,9 +1,10 @@
 """Generic Relay connections built from a generated `Page`.
 
-Every edge carries the cursor that continues after its node, and `pageInfo` the page's end
-cursor, each signed only when a client asks for it. `pageInfo.endCursor` is the last edge's
-cursor, on the last page too (so a client can later ask what has come since); `hasNextPage`
-says whether another item follows.
+Every edge carries the cursor that continues after its node, and `pageInfo` the page's start
+and end cursors, each signed only when a client asks for it. `pageInfo.endCursor` is the last
+edge's cursor, on the last page too (so a client can later ask what has come since);
+`hasNextPage` says whether another item follows. Pages go forward only (`first`, `after`), so
+`hasPreviousPage` is false, as the Relay connection spec allows.
 """
 
 from __future__ import annotations
@@ -19,12 +20,21 @@ T = TypeVar("T")
 S = TypeVar("S")
 
 
-@strawberry.type(description="Where a page ends and whether another follows.")
+@strawberry.type(description="Where a page starts and ends, and whether another follows.")
 class PageInfo:
     has_next_page: bool
     end_cursor_of: strawberry.Private[Callable[[], str | None]]
+    start_cursor_of: strawberry.Private[Callable[[], str | None]]
+    has_previous_page: bool = strawberry.field(
+        default=False,
+        description="Always false: pages go forward, with `first` and `after`.",
+    )
 
-    @strawberry.field
+    @strawberry.field(description="The first edge's cursor; null on an empty page.")
+    def start_cursor(self) -> str | None:
+        return self.start_cursor_of()
+
+    @strawberry.field(description="Continues after this page; null on an empty last page.")
     def end_cursor(self) -> str | None:
         return self.end_cursor_of()
 
@@ -66,6 +76,10 @@ def connection_from_page(page: Page[S], convert: Callable[[S], T | None]) -> Con
             return page.cursor
         return cursor_after(edges[-1].index) if edges else None
 
-    return Connection(
-        edges=edges, page_info=PageInfo(has_next_page=page.has_next, end_cursor_of=end_cursor)
+    def start_cursor() -> str | None:
+        return cursor_after(edges[0].index) if edges else None
+
+    info = PageInfo(
+        has_next_page=page.has_next, end_cursor_of=end_cursor, start_cursor_of=start_cursor
     )
+    return Connection(edges=edges, page_info=info)
