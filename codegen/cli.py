@@ -21,6 +21,8 @@ Compile an access-pattern spec (TOML) into a typed data layer.
   lint      only check the spec: its shape, its references and the key design (patterns
             served by a key or index, no colliding or overlapping keys, prefixes ending at
             a delimiter, keys that sort as strings, projections holding what is returned)
+  schema    print the GraphQL API the spec gives (the package's api.graphql): an object
+            type per entity a pattern returns, a root field per pattern
 
 Every problem is reported at once as <spec>:<line>: <toml path>: <what and how to fix>,
 followed, where one edit keeps the spec's meaning, by "fix:" and that edit as TOML lines;
@@ -34,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("command", choices=("generate", "check", "lint"))
+    parser.add_argument("command", choices=("generate", "check", "lint", "schema"))
     parser.add_argument(
         "--spec", type=Path, default=Path("access_patterns.toml"), help="the spec file"
     )
@@ -64,6 +66,13 @@ def run(command: str, spec: Path, out: Path) -> int:
     except FormatError as exc:
         print(f"formatting the generated code failed: {exc}", file=sys.stderr)
         return 1
+    if command == "schema":
+        sdl = files.get("api.graphql")
+        if sdl is None:
+            print(f"{spec}: names no access pattern, so it gives no API", file=sys.stderr)
+            return 1
+        sys.stdout.write(sdl)
+        return 0
     if command == "check":
         difference = output.diff(files, out)
         if difference:

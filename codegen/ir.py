@@ -258,6 +258,7 @@ class ProgramIR:
     entity_rows: tuple[EntityRowIR, ...]
     fingerprint: str
     tenant_prefixes: str
+    api: ApiIR
     authorization: AuthorizationIR | None = None
 
 
@@ -287,3 +288,33 @@ class AuthorizationIR:
     named: tuple[tuple[str, str], ...]
     guards: tuple[GuardIR, ...]
     rows: tuple[AccessRowIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GqlFieldIR:
+    """A field of a GraphQL type (or an input's), with its arguments as SDL."""
+
+    name: str
+    type: str
+    description: str
+    args: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GqlTypeIR:
+    """One definition of the API's SDL: a scalar, interface, type, input, enum or union."""
+
+    kind: str
+    name: str
+    description: str
+    implements: str = ""
+    fields: tuple[GqlFieldIR, ...] = ()
+    values: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApiIR:
+    """The GraphQL API the spec's defaults give, its definitions in the order printed."""
+
+    definitions: tuple[GqlTypeIR, ...]

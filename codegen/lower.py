@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from .authz import collect
 from .ir import AuthorizationIR, EntityRowIR, IndexIR, ProgramIR
+from .lower_api import lower_api
 from .lower_authz import lower_authorization
 from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct, lower_summaries
@@ -56,6 +57,7 @@ def lower(resolved: Resolved) -> ProgramIR:
         ),
         fingerprint=fingerprint(resolved),
         tenant_prefixes=repr(tenant_prefixes(resolved)),
+        api=lower_api(resolved),
         authorization=_authorization(resolved),
     )
 

@@ -62,6 +62,8 @@ def render(program: ProgramIR, table: TableSpec, package: str | None = None) -> 
         notice=NOTICE,
         package=package or "<package>",
     )
+    if program.api.definitions:
+        put("api.graphql", "api.graphql.j2", api=program.api)
     if program.authorization is not None:
         put("authz.py", "authz.py.j2", a=program.authorization)
         put("AUTHORIZATION.md", "authorization.md.j2", p=program, notice=NOTICE)

@@ -23,6 +23,7 @@ with it.
   generate  lint the spec, then write the package to --out
   check     exit 1 with a unified diff when --out differs from what the spec gives
   lint      only check the spec
+  schema    print the GraphQL API the spec gives (SDL)
   table     create, describe, plan or migrate the table of a generated package
 
 `keygraph <command> --help` says more.
@@ -36,6 +37,7 @@ def _codegen_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "longer produces are removed)",
         "check": "exit 1 and print a unified diff when the package is not what the spec gives",
         "lint": "only check the spec: its shape, its references and the key design",
+        "schema": "print the GraphQL API the spec gives: a type per entity, a field per pattern",
     }
     for name, help_text in helps.items():
         command = commands.add_parser(name, help=help_text, description=help_text)
