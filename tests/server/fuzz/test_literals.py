@@ -37,7 +37,9 @@ from tests.server.fuzz.values import WRONG_TYPES, Hostile, own_type
 EXAMPLES = 160
 """Random cases per run in CI, besides every place's own edges."""
 SHARE_BY_SHAPE = 0.3
-"""The least share of documents the normalised side must answer from a shape."""
+"""The least share of documents the normalised side must answer from a shape, of those
+with each place's own edges and wrong types (random values, which a hunt draws many of,
+mostly fail validation, and a document that fails is never kept by its shape)."""
 UNLIMITED = Limits(tenant_budget=10**12, tenant_refill=10**12)
 """A budget no run drains, so that `extensions.cost.budget` reads the same on both sides."""
 TAIL = ' tail: user(id: "nope") { id } }'
@@ -96,16 +98,17 @@ async def apps(
             await client.aclose()
 
 
-def cases(baseline: Baseline) -> list[tuple[Position, Hostile]]:
-    """Every query place's own edges and wrong types, then random values at random places."""
+def cases(baseline: Baseline) -> list[tuple[Position, Hostile, bool]]:
+    """Every query place's own edges and wrong types, then random values at random places
+    (each with whether it was drawn at random)."""
     places = [position for position in positions() if position.operation == "query"]
     fixed = [
-        (position, hostile)
+        (position, hostile, False)
         for position in places
         for hostile in own_type(position.type, "User") + WRONG_TYPES
     ]
     drawn = generate(st.tuples(st.sampled_from(places), VALUES), budget(EXAMPLES))
-    return fixed + [(place, Hostile(repr(value)[:60], value)) for place, value in drawn]
+    return fixed + [(place, Hostile(repr(value)[:60], value), True) for place, value in drawn]
 
 
 def _answer(response: httpx.Response) -> tuple[int, str, bytes, str | None]:
@@ -124,7 +127,7 @@ async def test_normalised_literals_answer_as_written(
     headers = {**HEADERS, **auth}
     failures = Failures()
     by_shape = sent = 0
-    for position, hostile in cases(baseline):
+    for position, hostile, random in cases(baseline):
         primer, document = (
             operation(position, baseline, value, False)[0][:-1] + TAIL
             for value in (lambda valid: valid, hostile)
@@ -140,7 +143,7 @@ async def test_normalised_literals_answer_as_written(
                     answers.append(_answer(response))
                 if answers[0][:3] != answers[1][:3]:
                     failures.add(f"{executor}: normalised answer differs", f"{case}\n{answers}")
-                if text is document:
+                if text is document and not random:
                     sent += 1
                     by_shape += answers[0][3] == "shape"
     assert not failures, "\n" + failures.report()
