@@ -259,6 +259,7 @@ class ProgramIR:
     fingerprint: str
     tenant_prefixes: str
     api: ApiIR
+    bindings: BindingsIR
     authorization: AuthorizationIR | None = None
 
 
@@ -318,3 +319,55 @@ class ApiIR:
     """The GraphQL API the spec's defaults give, its definitions in the order printed."""
 
     definitions: tuple[GqlTypeIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgBindingIR:
+    """A key argument's GraphQL name, the function's parameter, its GraphQL named type."""
+
+    name: str
+    param: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class RootBindingIR:
+    """A root field and the generated function (module alias and name) that answers it."""
+
+    field: str
+    operation: str
+    function: str
+    args: tuple[ArgBindingIR, ...]
+    scoped: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TypeBindingIR:
+    """An object type, its model class, each field's attribute, and its Node key parts and
+    get (none: not a Node)."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...]
+    node: tuple[ArgBindingIR, ...]
+    get: str
+    scoped: bool
+    guards: tuple[GuardBindingIR, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GuardBindingIR:
+    """A field's read guard and the attributes its owner conditions read."""
+
+    field: str
+    function: str
+    owners: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BindingsIR:
+    """The api.py of a package: what answers each field of its api.graphql."""
+
+    imports: tuple[str, ...]
+    roots: tuple[RootBindingIR, ...]
+    types: tuple[TypeBindingIR, ...]
+    enums: tuple[str, ...]

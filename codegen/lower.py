@@ -12,6 +12,7 @@ from .authz import collect
 from .ir import AuthorizationIR, EntityRowIR, IndexIR, ProgramIR
 from .lower_api import lower_api
 from .lower_authz import lower_authorization
+from .lower_bindings import lower_bindings
 from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct, lower_summaries
 from .lower_queries import lower_queries
@@ -22,6 +23,7 @@ from .worksheet import entity_keys, worksheet
 def lower(resolved: Resolved) -> ProgramIR:
     spec = resolved.spec
     table = spec.table
+    api = lower_api(resolved)
     return ProgramIR(
         source=resolved.source,
         table_name=table.name,
@@ -57,7 +59,8 @@ def lower(resolved: Resolved) -> ProgramIR:
         ),
         fingerprint=fingerprint(resolved),
         tenant_prefixes=repr(tenant_prefixes(resolved)),
-        api=lower_api(resolved),
+        api=api,
+        bindings=lower_bindings(resolved, api),
         authorization=_authorization(resolved),
     )
 

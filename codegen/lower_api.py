@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass, replace
 
 from . import keytemplate
+from .field_guards import field_guards
 from .ir import ApiIR, GqlFieldIR, GqlTypeIR
 from .lower_keys import params_of
 from .lower_queries import pattern_lookup, returned_classes, sort_templates
-from .pytypes import KeyVar, camel
+from .pytypes import KeyVar, camel, member_name
 from .resolve import Attr, Entity, Resolved
 from .summaries import Summary, summary_of
 
@@ -104,10 +105,12 @@ class _Collected:
 
     types: dict[str, GqlTypeIR]
     roots: list[GqlFieldIR]
+    guarded: frozenset[tuple[str, str]]
+    """(entity, attribute) of each attribute with a read rule of its own."""
 
 
 def lower_api(resolved: Resolved) -> ApiIR:
-    found = _Collected({}, [])
+    found = _Collected({}, [], frozenset(field_guards(resolved)))
     refetchable = {
         str(pattern.entity)
         for pattern in resolved.spec.patterns.values()
@@ -119,7 +122,7 @@ def lower_api(resolved: Resolved) -> ApiIR:
             continue
         entity = str(pattern.entity)
         _object(found, resolved, entity, entity in refetchable)
-        params = _key_params(resolved, entity)
+        params = key_params(resolved, entity)
         field, description = field_name(name), pattern.description
         if pattern.operation == "get":
             args = ", ".join(f"{field_name(p.name)}: {argument_type(p)}" for p in params)
@@ -142,12 +145,12 @@ def _query_root(
         attrs = entity.attrs if summary is None else _summary_attrs(summary, entity)
         node = summary is None and entity_name in refetchable
         about = None if summary is None else f"What {pattern.index} holds of {entity_name}."
-        _object(found, resolved, class_name, node, attrs, about)
+        _object(found, resolved, class_name, node, attrs, about, entity_name)
     item = classes[0] if len(classes) == 1 else camel(name) + "Item"
     if len(classes) > 1:
         found.types[item] = GqlTypeIR("union", item, f"What {field} returns.", members=classes)
     _connection(found, item)
-    args = [f"{field_name(p.name)}: {argument_type(p)}" for p in _query_params(resolved, name)]
+    args = [f"{field_name(p.name)}: {argument_type(p)}" for p in query_params(resolved, name)]
     args += ["first: Int", "after: String"]
     return GqlFieldIR(field, f"{item}Connection!", pattern.description, ", ".join(args))
 
@@ -167,7 +170,7 @@ def _batch_root(
     return GqlFieldIR(field, f"[{entity}]!", description, args)
 
 
-def _key_params(resolved: Resolved, entity_name: str) -> list[KeyVar]:
+def key_params(resolved: Resolved, entity_name: str) -> list[KeyVar]:
     """The values an entity's primary key is built from, the tenant aside."""
     entity = resolved.entities[entity_name]
     table = resolved.spec.table
@@ -175,7 +178,7 @@ def _key_params(resolved: Resolved, entity_name: str) -> list[KeyVar]:
     return [p for p in params_of(templates, entity.var) if p.name != "tenant"]
 
 
-def _query_params(resolved: Resolved, name: str) -> list[KeyVar]:
+def query_params(resolved: Resolved, name: str) -> list[KeyVar]:
     """A query pattern's key arguments: its partition's and sort condition's values."""
     pattern = resolved.spec.patterns[name]
     shard = pattern.shards.placeholder if pattern.shards else ""
@@ -198,19 +201,25 @@ def _object(
     node: bool,
     attrs: dict[str, Attr] | None = None,
     about: str | None = None,
+    owner: str | None = None,
 ) -> None:
-    """Declares an entity's (or a summary's) object type with what its attributes name."""
+    """Declares an entity's (or a summary's, of `owner`) object type with what its
+    attributes name; an attribute with a read rule of its own is nullable."""
     if name in found.types:
         return
     entity = resolved.entities.get(name)
+    owner = owner or name
     own = attrs if attrs is not None else (entity.attrs if entity else {})
     description = about if about is not None else (entity.spec.description if entity else "")
     node = node and "id" not in own
     fields = [GqlFieldIR("id", "ID!", "Its global id.")] if node else []
     for attr in own.values():
-        fields.append(
-            GqlFieldIR(field_name(attr.name), attribute_type(attr), attr.spec.description)
-        )
+        field = _attribute_field(attr)
+        if (owner, attr.name) in found.guarded:
+            refused = "Null with FORBIDDEN for a caller who may not read it."
+            text = f"{field.description} {refused}".strip()
+            field = GqlFieldIR(field.name, field.type.removesuffix("!"), text)
+        fields.append(field)
         _referenced(found, resolved, attr)
     found.types[name] = GqlTypeIR(
         "type", name, description, "Node" if node else "", fields=tuple(fields)
@@ -225,7 +234,7 @@ def _referenced(found: _Collected, resolved: Resolved, attr: Attr) -> None:
     """Declares the enum or struct an attribute's type names."""
     spec = attr.spec
     if attr.enum_class and attr.enum_class not in found.types:
-        values = tuple(spec.values or ())
+        values = tuple(member_name(value) for value in spec.values or ())
         description = spec.description or f"Values of {attr.name}."
         found.types[attr.enum_class] = GqlTypeIR(
             "enum", attr.enum_class, description, values=values

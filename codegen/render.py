@@ -64,6 +64,7 @@ def render(program: ProgramIR, table: TableSpec, package: str | None = None) -> 
     )
     if program.api.definitions:
         put("api.graphql", "api.graphql.j2", api=program.api)
+        put("api.py", "api.py.j2", b=program.bindings)
     if program.authorization is not None:
         put("authz.py", "authz.py.j2", a=program.authorization)
         put("AUTHORIZATION.md", "authorization.md.j2", p=program, notice=NOTICE)

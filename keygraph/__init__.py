@@ -2,9 +2,11 @@
 
 Plans (`keygraph.plan`), the `Store` protocol and per-request `Session` (`keygraph.store`),
 errors, cursors, the key codec, pages and paging. The stores that run plans live in
-`keygraph.stores`: one package generated from any spec runs on each of them.
+`keygraph.stores`: one package generated from any spec runs on each of them, and a
+package's GraphQL API runs on `keygraph.api`.
 """
 
+from .caller import Caller
 from .cursor import CursorCodec
 from .errors import (
     BadArgument,
@@ -24,6 +26,7 @@ from .store import Session, Store
 
 __all__ = [
     "BadArgument",
+    "Caller",
     "ConditionFailed",
     "CursorCodec",
     "InvalidCursor",

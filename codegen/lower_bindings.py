@@ -1,0 +1,90 @@
+"""Lowering of the spec to its API's bindings (api.py): the generated function answering each
+root field of api.graphql with its arguments, the attribute each object field reads, and
+each Node's key parts and get. Derived from the same declarations as the SDL (lower_api.py),
+so a field and what answers it cannot drift apart."""
+
+from __future__ import annotations
+
+from . import keytemplate
+from .field_guards import field_guards
+from .imports import sort_imports
+from .ir import ApiIR, ArgBindingIR, BindingsIR, GuardBindingIR, RootBindingIR, TypeBindingIR
+from .lower_api import argument_type, field_name, key_params, query_params
+from .lower_queries import module_of
+from .pytypes import KeyVar, snake
+from .resolve import Resolved
+from .summaries import summary_of
+
+
+def _arg(var: KeyVar, name: str | None = None) -> ArgBindingIR:
+    kind = "Path" if var.type == "path" else argument_type(var).rstrip("!")
+    return ArgBindingIR(name or field_name(var.name), var.param, kind)
+
+
+def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
+    spec = resolved.spec
+    gets = {str(p.entity): name for name, p in spec.patterns.items() if p.operation == "get"}
+    roots: list[RootBindingIR] = []
+    functions: dict[str, set[str]] = {}
+    for name, pattern in sorted(spec.patterns.items()):
+        functions.setdefault(module_of(pattern), set()).add(name)
+        if pattern.operation == "query":
+            args = tuple(_arg(p) for p in query_params(resolved, name))
+            scoped = "tenant" in keytemplate.parse(str(pattern.partition)).placeholders
+        else:
+            args = tuple(_arg(p) for p in key_params(resolved, str(pattern.entity)))
+            scoped = resolved.entities[str(pattern.entity)].tenant_scoped
+        roots.append(RootBindingIR(field_name(name), pattern.operation, name, args, scoped))
+    shown = {d.name: d for d in api.definitions if d.kind == "type"}
+    types: list[TypeBindingIR] = []
+    classes: set[str] = set()
+    guards = field_guards(resolved)
+    for type_name, (attrs, owner) in sorted(_models(resolved).items()):
+        definition = shown.get(type_name)
+        if definition is None:
+            continue
+        classes.add(type_name)
+        fields = {f.name for f in definition.fields}
+        mapping = tuple((field_name(a), a) for a in attrs if field_name(a) in fields)
+        guarded = tuple(
+            GuardBindingIR(field_name(a), f"_authz.{guard.function}", guard.owners)
+            for a in attrs
+            if field_name(a) in fields and (guard := guards.get((owner, a))) is not None
+        )
+        node: tuple[ArgBindingIR, ...] = ()
+        get = ""
+        entity = resolved.entities.get(type_name)
+        if entity is not None and "id" in fields and type_name in gets:
+            node = tuple(_arg(p) for p in key_params(resolved, type_name))
+            get = gets[type_name]
+        scoped = entity.tenant_scoped if entity is not None else True
+        types.append(TypeBindingIR(type_name, mapping, node, get, scoped, guarded))
+    enums = tuple(sorted(d.name for d in api.definitions if d.kind == "enum"))
+    runtime = ["Api", "Arg", "Root", "Type", *(["Guard"] if any(t.guards for t in types) else [])]
+    imports = ["from pathlib import Path", f"from keygraph.api import {', '.join(runtime)}"]
+    imports += [f"from .models.{snake(c)} import {c}" for c in sorted(classes)]
+    if enums:
+        imports.append(f"from .models.enums import {', '.join(enums)}")
+    imports += [
+        f"from .queries.{module} import {', '.join(sorted(names))}"
+        for module, names in sorted(functions.items())
+    ]
+    if any(t.guards for t in types):
+        imports.append("from . import authz as _authz")
+    return BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums)
+
+
+def _models(resolved: Resolved) -> dict[str, tuple[list[str], str]]:
+    """Every class a type may show (entities, their summaries, structs): its attributes,
+    and whose they are (the entity's, or the struct's own name)."""
+    found: dict[str, tuple[list[str], str]] = {}
+    for name, entity in resolved.entities.items():
+        found[name] = list(entity.attrs), name
+        for index in resolved.all_indexes():
+            summary = summary_of(resolved, entity, index)
+            if summary is not None:
+                held = set(summary.from_keys) | set(summary.included)
+                found[summary.class_name] = [a for a in entity.attrs if a in held], name
+    for name, attrs in resolved.struct_attrs.items():
+        found[name] = list(attrs), name
+    return found

@@ -1,0 +1,181 @@
+"""A generated package's API made executable: its api.graphql built with graphql-core, and a
+resolver on each field its `api.py` binds. A root field calls its generated function with
+the caller's tenant (never an argument) and session, so the function's guard decides before
+any store call; a query answers a Relay connection of its page; `node` reads the type its
+global id names with that type's get."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    GraphQLEnumType,
+    GraphQLInterfaceType,
+    GraphQLObjectType,
+    GraphQLResolveInfo,
+    GraphQLSchema,
+    GraphQLUnionType,
+    build_schema,
+)
+
+from keygraph.errors import Forbidden
+from keygraph.page import Page
+from keygraph.store import Session
+
+from . import scalars
+from .bindings import Api, Arg, Guard, Root, Type
+from .ids import global_id, key_values, parse_global_id
+
+Info = GraphQLResolveInfo[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiContext:
+    """What every resolver reads: the caller's session and tenant (from its token)."""
+
+    session: Session
+    tenant: str
+
+
+def executable(api: Api) -> GraphQLSchema:
+    """The package's schema with every bound field resolved; ValueError, at once, for a
+    root field or an object field nothing answers."""
+    schema = build_schema(api.sdl)
+    scalars.install(schema)
+    for name, enum in api.enums.items():
+        gql = schema.type_map[name]
+        assert isinstance(gql, GraphQLEnumType)
+        for member in enum:
+            gql.values[member.name].value = member
+    for name, binding in api.types.items():
+        _bind_type(schema, name, binding)
+    query = schema.query_type
+    assert query is not None
+    unbound = sorted(set(query.fields) - set(api.roots) - {"node"})
+    if unbound:
+        raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
+    for field, root in api.roots.items():
+        query.fields[field].resolve = _root(root)
+    if "node" in query.fields:
+        query.fields["node"].resolve = _node(api)
+    for gql in schema.type_map.values():
+        if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
+            gql.resolve_type = _type_name
+    return schema
+
+
+def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
+    gql = schema.type_map[name]
+    assert isinstance(gql, GraphQLObjectType)
+    node = binding.get is not None
+    unbound = sorted(set(gql.fields) - set(binding.fields) - ({"id"} if node else set()))
+    if unbound:
+        raise ValueError(f"fields of {name} with nothing to answer them: {', '.join(unbound)}")
+    for field, attribute in binding.fields.items():
+        guard = binding.guards.get(field)
+        gql.fields[field].resolve = (
+            _attribute(attribute) if guard is None else _guarded(attribute, guard)
+        )
+    if node:
+        gql.fields["id"].resolve = _id_of(name, binding.node)
+
+
+def _type_name(value: Any, _info: Info, _type: Any) -> str:
+    return type(value).__name__
+
+
+def _attribute(attribute: str) -> Callable[..., Any]:
+    def resolve(source: Any, _info: Info) -> Any:
+        return getattr(source, attribute)
+
+    return resolve
+
+
+def _guarded(attribute: str, guard: Guard) -> Callable[..., Any]:
+    """The attribute, once its guard lets the caller read it: else null with FORBIDDEN."""
+
+    def resolve(source: Any, info: Info) -> Any:
+        caller = info.context.session.caller
+        if caller is not None:
+            owners = {owner: getattr(source, owner) for owner in guard.owners}
+            if not guard.function(caller, **owners):
+                raise Forbidden(f"not allowed to read {attribute}")
+        return getattr(source, attribute)
+
+    return resolve
+
+
+def _id_of(name: str, parts: tuple[Arg, ...]) -> Callable[..., Any]:
+    def resolve(source: Any, _info: Info) -> str:
+        return global_id(name, [getattr(source, part.param) for part in parts])
+
+    return resolve
+
+
+def _values(args: tuple[Arg, ...], given: dict[str, Any]) -> dict[str, Any]:
+    """The function's keyword arguments from the field's (a path as a tuple)."""
+    return {arg.param: _converted(arg, given[arg.name]) for arg in args}
+
+
+def _converted(arg: Arg, value: Any) -> Any:
+    return tuple(value) if arg.kind == "Path" else value
+
+
+def _root(root: Root) -> Callable[..., Any]:
+    async def resolve(_source: Any, info: Info, **given: Any) -> Any:
+        ctx: ApiContext = info.context
+        scope = (ctx.tenant,) if root.scoped else ()
+        if root.operation == "get":
+            return await root.function(ctx.session, *scope, **_values(root.args, given))
+        if root.operation == "batch_get":
+            return await root.function(ctx.session, *scope, _refs(root.args, given))
+        page = await root.function(
+            ctx.session,
+            *scope,
+            **_values(root.args, given),
+            first=given.get("first"),
+            after=given.get("after"),
+        )
+        return connection(page)
+
+    return resolve
+
+
+def _refs(parts: tuple[Arg, ...], given: dict[str, Any]) -> list[Any]:
+    """A batch get's keys: values of its one part, or tuples of a compound key's parts."""
+    if len(parts) == 1:
+        (part,) = parts
+        return [_converted(part, value) for value in given[part.name + "s"]]
+    return [tuple(_converted(p, key[p.name]) for p in parts) for key in given["keys"]]
+
+
+def connection(page: Page[Any]) -> dict[str, Any]:
+    """A page as a Relay connection: each edge's cursor continues after its node."""
+    items, after = page.items, page.cursor_after
+    edges = [{"node": item, "cursor": after(index)} for index, item in enumerate(items)]
+    end = page.cursor if page.has_next else (after(len(items) - 1) if items else None)
+    return {
+        "edges": edges,
+        "pageInfo": {
+            "hasNextPage": page.has_next,
+            "hasPreviousPage": False,
+            "startCursor": edges[0]["cursor"] if edges else None,
+            "endCursor": end,
+        },
+    }
+
+
+def _node(api: Api) -> Callable[..., Any]:
+    async def resolve(_source: Any, info: Info, id: str) -> Any:
+        ctx: ApiContext = info.context
+        type_name, parts = parse_global_id(id)
+        binding = api.types.get(type_name)
+        if binding is None or binding.get is None:
+            return None
+        values = key_values(binding.node, parts, api.enums)
+        scope = (ctx.tenant,) if binding.scoped else ()
+        return await binding.get(ctx.session, *scope, *values)
+
+    return resolve

@@ -1,0 +1,74 @@
+"""Global ids: a type's name and the parts of its key, as base64url of `Type:[parts]` (each
+part as GraphQL shows it), so `node(id:)` knows which type to read and with what."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import date, datetime
+from enum import Enum
+from typing import Any
+
+from keygraph.errors import BadArgument
+
+from .bindings import Arg
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def global_id(type_name: str, parts: list[Any]) -> str:
+    text = type_name + ":" + json.dumps([_shown(p) for p in parts], separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def parse_global_id(value: str) -> tuple[str, list[Any]]:
+    """The type name and raw parts of a global id; BadArgument for one that is no id."""
+    try:
+        text = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
+        type_name, _, raw = text.partition(":")
+        parts = json.loads(raw)
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise BadArgument(f"not a global id: {value!r}") from exc
+    if not isinstance(parts, list):
+        raise BadArgument(f"not a global id: {value!r}")
+    return type_name, parts
+
+
+def key_values(args: tuple[Arg, ...], parts: list[Any], enums: dict[str, type[Enum]]) -> list[Any]:
+    """A global id's parts as the key's values; BadArgument when they do not fit."""
+    if len(parts) != len(args):
+        raise BadArgument("a global id of another key")
+    values = []
+    for arg, part in zip(args, parts, strict=True):
+        try:
+            values.append(_value(arg.kind, part, enums))
+        except (TypeError, ValueError) as exc:
+            raise BadArgument(f"a global id whose {arg.name} does not fit") from exc
+    return values
+
+
+def _value(kind: str, part: Any, enums: dict[str, type[Enum]]) -> Any:
+    if kind == "DateTime":
+        return datetime.fromisoformat(part)
+    if kind == "Date":
+        return date.fromisoformat(part)
+    if kind in ("Int", "Long"):
+        if isinstance(part, bool) or not isinstance(part, int):
+            raise TypeError(part)
+        return part
+    if kind == "Path":
+        return tuple(str(p) for p in part)
+    if kind in enums:
+        return enums[kind](part)
+    if not isinstance(part, str):
+        raise TypeError(part)
+    return part
