@@ -25,6 +25,7 @@ from keygraph.streams import ChangeStream, NoStream
 from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.auth import Verifier, issue_token
+from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
 from server.edge.request import REQUEST_SCOPE_KEY
 from server.graphql.budget import TenantBudget, share
@@ -34,7 +35,6 @@ from server.persisted import manifest
 from server.realtime.connection import Realtime
 from server.realtime.hub import Hub
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
-from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
 _PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}
