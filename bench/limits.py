@@ -25,7 +25,7 @@ from graphql import OperationDefinitionNode, parse
 from bench.machine import machine_info
 from bench.soak import memory_kib
 from keygraph.stores.dynamodb.local import free_port
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.graphql.cost import estimate
 from server.graphql.schema import build_schema
 from server.settings import Limits, Settings

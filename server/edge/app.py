@@ -22,9 +22,9 @@ from keygraph.plan import Get
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
+from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
 from server.edge import graphiql, persisted
-from server.edge.auth import Verifier, issue_token
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
 from server.edge.request import REQUEST_SCOPE_KEY

@@ -41,8 +41,8 @@ from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
+from server.auth.tokens import Claims, Verifier
 from server.edge import graphiql, idempotency, idempotency_key, persisted, request_body
-from server.edge.auth import Claims, Verifier
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
