@@ -27,9 +27,9 @@ from server.domain import cleanup
 from server.edge import graphiql, persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
-from server.edge.request import REQUEST_SCOPE_KEY
 from server.graphql.budget import TenantBudget, share
 from server.graphql.schema import build_schema
+from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest
 from server.realtime.connection import Realtime

@@ -41,11 +41,6 @@ class _RequestIds:
 _request_ids = _RequestIds()
 
 
-REQUEST_SCOPE_KEY = "keygraph.request"
-"""Where the ASGI scope holds the request, for what wraps the endpoint to read once it
-answered (server/observability/requests.py)."""
-
-
 class GraphQLRequest(Request):
     """A request with what the endpoint learns about it on the way, as plain attributes
     (Starlette's `request.state` costs a property, a dict and a lookup on every use)."""
