@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from graphql import parse, validate
 
-from server.graphql.schema import build_schema
+from server.api import build_schema
 from server.settings import Limits
 from tests.doc_blocks import PAGES, ROOT, blocks, languages
 

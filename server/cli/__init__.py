@@ -193,7 +193,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(_args: argparse.Namespace) -> int:
-    from server.graphql.schema import sdl
+    from server.api import sdl
 
     sys.stdout.write(sdl())
     return 0
