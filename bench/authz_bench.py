@@ -27,8 +27,8 @@ from bench.queries import Q1, Q3
 from generated import authz
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import from_global_id
 from server.seed.tenant import SeedSizes, seed
 from server.settings import Limits, Settings

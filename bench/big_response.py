@@ -34,7 +34,7 @@ from bench.machine import peak_rss_mib, rss_mib
 from bench.overhttp import HOST, ROOT, free_port
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.seed.tenant import SeedSizes, seed
 from server.serving.backends import open_backend
 from server.settings import load_settings

@@ -20,8 +20,8 @@ from bench.asgi import Answer, AsgiClient
 from bench.machine import machine_info
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.seed.tenant import SeedSizes, seed
 from server.settings import EXECUTOR_KINDS, ExecutorKind, Limits, Settings
 

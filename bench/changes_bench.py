@@ -27,9 +27,9 @@ from keygraph.store import Session, Store
 from keygraph.stores import admin_of
 from keygraph.stores.dynamodb.local import DynamoDBLocal
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.domain import addresses, cleanup, groups, orders, org, org_changes, users
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Settings
 
 TENANT = "bench"

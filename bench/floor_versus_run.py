@@ -23,8 +23,8 @@ from bench.inprocess import execute
 from bench.queries import operations
 from bench.stores import store_environment
 from bench.targets import auth_headers, bench_settings, floor_app, keygraph_app, open_store
+from server.edge.gc_tuning import tune_for_serving
 from server.serving.datastack import run_with_headroom
-from server.serving.gc_tuning import tune_for_serving
 
 
 async def _measure(

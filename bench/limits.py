@@ -25,9 +25,9 @@ from graphql import OperationDefinitionNode, parse
 from bench.machine import machine_info
 from bench.soak import memory_kib
 from keygraph.stores.dynamodb.local import free_port
-from server.edge.auth import issue_token
+from server.api import build_schema
+from server.auth.tokens import issue_token
 from server.graphql.cost import estimate
-from server.graphql.schema import build_schema
 from server.settings import Limits, Settings
 
 ROOT = Path(__file__).resolve().parents[1]

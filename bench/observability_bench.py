@@ -30,8 +30,8 @@ from bench.asgi import AsgiClient
 from bench.by_executor import command_line, run_by_executor
 from bench.queries import Q1, Q3
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.seed.tenant import SeedSizes
 from server.settings import ExecutorKind, Limits, Settings
 

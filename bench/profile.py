@@ -28,8 +28,8 @@ from bench.queries import operations
 from bench.run import profile_for
 from bench.stores import store_environment
 from bench.targets import Variant, auth_headers, bench_settings, keygraph_app, open_store
+from server.edge.gc_tuning import tune_for_serving
 from server.serving.datastack import run_with_headroom
-from server.serving.gc_tuning import tune_for_serving
 
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("serialize", ("orjson", "json/", "_json")),

@@ -32,8 +32,8 @@ from generated.table import TABLE
 from keygraph.plan import Put
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import drop_store, open_store
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import to_global_id
 from server.settings import Settings
 

@@ -44,7 +44,7 @@ from keygraph.stores.dynamodb.local import (
 from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.testing import unique_table
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.graphql.ids import to_global_id
 from server.settings import Settings
 

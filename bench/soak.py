@@ -46,7 +46,7 @@ from keygraph.stores.dynamodb.local import (
     LOCAL_SECRET,
     free_port,
 )
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

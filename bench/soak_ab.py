@@ -40,7 +40,7 @@ from keygraph.stores.dynamodb.local import (
     free_port,
 )
 from keygraph.stores.dynamodb.store import make_client
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.settings import Settings
 
 

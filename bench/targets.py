@@ -19,8 +19,8 @@ from keygraph.stores.dynamodb.admin import create_table
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
 from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Limits, Settings, load_settings
 
 StoreName = Literal["embedded", "dynamodb-local"]

@@ -1,4 +1,4 @@
-"""`python -m codegen`: see codegen.cli."""
+"""`python -m codegen`: the `keygraph` command (codegen.cli)."""
 
 import sys
 

@@ -1,4 +1,6 @@
-"""Command line: python -m codegen generate | check | lint [--spec PATH] [--out DIR]."""
+"""The `keygraph` command (also `python -m codegen`): compile a spec into a package
+(generate, check, lint), and keep a live table in step with a generated package (table,
+the runtime's command: keygraph.cli)."""
 
 from __future__ import annotations
 
@@ -7,15 +9,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from keygraph import cli as runtime_cli
+
 from . import output, pipeline
 from .diagnostics import SpecErrors
 from .formatter import FormatError
 
 _DESCRIPTION = """\
-Compile an access-pattern spec (TOML) into a typed data layer.
+Compile an access-pattern spec (TOML) into a typed Python package, and keep a table in step
+with it.
 
-  generate  lint the spec, then write the generated package to --out (files the spec no
-            longer produces are removed)
+  generate  lint the spec, then write the package to --out (files the spec no longer
+            produces are removed)
   check     exit 1 and print a unified diff when --out differs from what the spec gives
             (also for a file the spec no longer produces); exit 0 when up to date
   lint      only check the spec: its shape, its references and the key design (patterns
@@ -23,27 +28,42 @@ Compile an access-pattern spec (TOML) into a typed data layer.
             a delimiter, keys that sort as strings, projections holding what is returned)
   schema    print the GraphQL API the spec gives (the package's api.graphql): an object
             type per entity a pattern returns, a root field per pattern
+  table     create, describe, plan or migrate the table of a generated package
 
-Every problem is reported at once as <spec>:<line>: <toml path>: <what and how to fix>,
-followed, where one edit keeps the spec's meaning, by "fix:" and that edit as TOML lines;
-the exit status is 1. docs/spec.md, "Lint", lists the findings.
+Every problem of a spec is reported at once as <spec>:<line>: <toml path>: <what and how to
+fix>, followed, where one edit keeps the spec's meaning, by "fix:" and that edit as TOML
+lines; the exit status is 1. docs/spec.md, "Lint", lists the findings.
+`keygraph <command> --help` says more.
 """
+_HELPS = {
+    "generate": "lint the spec, then write the generated package (files the spec no longer "
+    "produces are removed)",
+    "check": "exit 1 and print a unified diff when the package is not what the spec gives",
+    "lint": "only check the spec: its shape, its references and the key design",
+    "schema": "print the GraphQL API the spec gives: a type per entity, a field per pattern",
+}
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m codegen",
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="keygraph",
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("command", choices=("generate", "check", "lint", "schema"))
-    parser.add_argument(
-        "--spec", type=Path, default=Path("access_patterns.toml"), help="the spec file"
-    )
-    parser.add_argument(
-        "--out", type=Path, default=Path("generated"), help="the generated package directory"
-    )
-    return parser
+    commands = root.add_subparsers(dest="command", required=True)
+    for name, help_text in _HELPS.items():
+        command = commands.add_parser(name, help=help_text, description=help_text)
+        command.add_argument(
+            "--spec", type=Path, default=Path("access_patterns.toml"), help="the spec file"
+        )
+        command.add_argument(
+            "--out",
+            type=Path,
+            default=Path("generated"),
+            help="the generated package's directory (its name is the package's import name)",
+        )
+    runtime_cli.add_parser(commands)
+    return root
 
 
 def run(command: str, spec: Path, out: Path) -> int:
@@ -95,5 +115,7 @@ def run(command: str, spec: Path, out: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
+    if args.command == "table":
+        return runtime_cli.run(args)
     return run(args.command, args.spec, args.out)

@@ -1,4 +1,5 @@
-"""`python -m keygraph`: the `keygraph` command (keygraph.cli)."""
+"""`python -m keygraph table ...`: the runtime's table command (keygraph.cli); the whole
+`keygraph` command is `python -m codegen`."""
 
 import sys
 

@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from server.persisted import manifest
-from server.serving.gc_tuning import YOUNG_THRESHOLD
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
@@ -32,6 +31,9 @@ EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "strawberry")
 TraceExporter = Literal["otlp", "console"]
 TRACE_EXPORTERS: tuple[TraceExporter, ...] = ("otlp", "console")
 OTLP_EXPORTER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
+GC_YOUNG_THRESHOLD = 5000
+"""Net allocations between collections of the young generation in a serving process, by
+default (CPython's is 700; server/edge/gc_tuning.py says why)."""
 
 
 class SettingsError(ValueError):
@@ -151,9 +153,9 @@ class Settings:
     """Also counts requests and capacity units by tenant: a time series per tenant."""
     tracing: bool = False
     """OpenTelemetry spans per request, wave and store call (server/observability)."""
-    gc_young_threshold: int = YOUNG_THRESHOLD
+    gc_young_threshold: int = GC_YOUNG_THRESHOLD
     """Allocations between collections of the young generation in a serving process
-    (server/serving/gc_tuning.py)."""
+    (server/edge/gc_tuning.py)."""
     trace_exporter: TraceExporter = "otlp"
     """Where spans go: an OTLP collector over HTTP (needs the `otlp` extra; endpoint and
     headers from OTEL_EXPORTER_OTLP_*), or standard output (`console`)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from graphql import parse, validate
 
-from server.graphql.schema import build_schema
+from server.api import build_schema
 from server.settings import Limits
 from tests.doc_blocks import PAGES, ROOT, blocks, languages
 
@@ -134,11 +134,11 @@ def _subcommands(words: list[str]) -> list[str]:
 
 def _python(words: list[str]) -> list[str] | None:
     """A command line as `python -m <module> ...` words, or None when it runs no module of
-    ours (`keygraph` is `python -m keygraph`)."""
+    ours (`keygraph` is `python -m codegen`)."""
     if words[:2] == [".venv/bin/python", "-m"]:
         return words
     if words[0] == "keygraph":
-        return [".venv/bin/python", "-m", *words]
+        return [".venv/bin/python", "-m", "codegen", *words[1:]]
     return None
 
 

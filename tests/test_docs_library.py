@@ -20,7 +20,7 @@ def test_the_library_example_runs(tmp_path: Path) -> None:
     assert program is not None
     argv = command.group(1).split()
     assert argv[0] == "keygraph"
-    run = [sys.executable, "-m", "keygraph", *argv[1:]]
+    run = [sys.executable, "-m", "codegen", *argv[1:]]
     subprocess.run(run, cwd=ROOT, check=True, capture_output=True)
     done = subprocess.run(
         [sys.executable, "-c", program.group(1)],

@@ -1,19 +1,25 @@
-"""The shape of the code: no import cycle among the project's modules, and no module of
-more than 400 lines (generated/ aside: its size follows the spec).
+"""The shape of the code: imports run down the layers, no import cycle among the
+project's modules, and no module of more than 400 lines (generated/ aside: its size follows
+the spec).
 
 The import graph is read from the source with `ast`, not by importing anything. An edge
 is an import that runs when the module is loaded: at module level, in a class body, under
 `try:` or `if` — and under `if TYPE_CHECKING:` too, so an annotation-only import counts as
 much as any other (a type that needs one from a module importing it back is a string
 annotation or a Strawberry lazy type, not a hidden cycle). An import inside a function
-runs when the function is called, and is not an edge. `from package import name` is an
-edge to `package.name` when that is a module, else to `package`.
+runs when the function is called, and is not an edge of a cycle. `from package import
+name` is an edge to `package.name` when that is a module, else to `package`.
+
+Layers count every import, a function's too: a module imports only from its own layer's
+modules and from the layers below it (LAYERS, and SERVER_LAYERS inside server/). Two
+layers on one row are peers: neither imports the other.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
@@ -21,11 +27,39 @@ PACKAGES = ("codegen", "keygraph", "server", "bench", "generated")
 UNSIZED = ("generated",)
 MAX_LINES = 400
 
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("keygraph",),
+    ("codegen", "generated"),
+    ("server",),
+    ("bench",),
+    ("tests",),
+)
+"""The packages, lowest first: the runtime; the compiler (which uses the runtime's key
+codec) and the package it generates (which runs on the runtime); the app; its benchmarks;
+the tests."""
 
-def _modules() -> dict[str, Path]:
+SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("__init__", "errors", "persisted"),
+    ("settings",),
+    ("authz", "domain", "observability"),
+    ("auth", "graphql"),
+    ("realtime",),
+    ("api",),
+    ("edge",),
+    ("seed", "serving"),
+    ("cli",),
+    ("__main__",),
+)
+"""server/'s folders and top-level modules, lowest first: errors and the persisted
+documents' manifest; settings; the guards, the domain's writes, metrics and traces; tokens,
+and the GraphQL layer; subscriptions; the schema of both (api.py); the HTTP edge; serving
+and demo data; the commands."""
+
+
+def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     """Every module of the project's packages, by dotted name."""
     found: dict[str, Path] = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             if parts[-1] == "__init__":
@@ -48,11 +82,23 @@ def _load_time_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.Import
                 yield from _load_time_imports(part.body)
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The project modules `name` imports when it is loaded."""
+def _every_import(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of a module, those in function bodies too."""
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield node
+
+
+def _imports(
+    name: str, path: Path, modules: dict[str, Path], *, in_functions: bool = False
+) -> set[str]:
+    """The project modules `name` imports when it is loaded (with `in_functions`, also
+    those its functions import when they run)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
-    for node in _load_time_imports(ast.parse(path.read_text(encoding="utf-8")).body):
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    for node in _every_import(body) if in_functions else _load_time_imports(body):
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
             continue
@@ -68,6 +114,55 @@ def import_graph() -> dict[str, set[str]]:
     """Each project module and the project modules it imports when loaded."""
     modules = _modules()
     return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+@functools.cache
+def full_import_graph() -> dict[str, set[str]]:
+    """Each module of the packages and of the tests, and the modules it imports, when
+    loaded or in a function."""
+    modules = _modules((*PACKAGES, "tests"))
+    return {
+        name: _imports(name, path, modules, in_functions=True) for name, path in modules.items()
+    }
+
+
+def _package(module: str) -> str:
+    return module.partition(".")[0]
+
+
+def _server_part(module: str) -> str | None:
+    """The folder or top-level module of server/ that `module` is in (`__init__` for the
+    package's own); None outside server/."""
+    parts = module.split(".")
+    if parts[0] != "server":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def upward_imports(
+    graph: dict[str, set[str]],
+    layers: tuple[tuple[str, ...], ...],
+    layer_of: Callable[[str], str | None],
+) -> list[str]:
+    """Each import of a module from another layer of its own row or of a row above, as
+    `module -> module (layer imports layer, ...)`; and each module in no layer."""
+    rank = {layer: row for row, names in enumerate(layers) for layer in names}
+    found = []
+    for module in sorted(graph):
+        here = layer_of(module)
+        if here is None:
+            continue
+        if here not in rank:
+            found.append(f"{module}: {here} is in no layer")
+            continue
+        for target in sorted(graph[module]):
+            there = layer_of(target)
+            if there is None or there == here or there not in rank:
+                continue  # a module in no layer is named as such
+            if rank[there] >= rank[here]:
+                where = "a peer" if rank[there] == rank[here] else "a higher layer"
+                found.append(f"{module} -> {target} ({here} imports {there}, {where})")
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -139,6 +234,31 @@ def test_no_module_imports_itself_back() -> None:
     assert not found, "import cycles:\n" + "\n".join(found)
 
 
+def test_packages_import_only_the_layers_below() -> None:
+    found = upward_imports(full_import_graph(), LAYERS, _package)
+    order = " < ".join(", ".join(row) for row in LAYERS)
+    assert not found, f"imports against the layers ({order}):\n" + "\n".join(found)
+
+
+def test_server_folders_import_only_the_layers_below() -> None:
+    found = upward_imports(full_import_graph(), SERVER_LAYERS, _server_part)
+    order = " < ".join(", ".join(row) for row in SERVER_LAYERS)
+    assert not found, f"imports against server's layers ({order}):\n" + "\n".join(found)
+
+
+def test_an_upward_import_is_named() -> None:
+    graph = {"low.a": set(), "mid.b": {"low.a"}, "top.c": {"mid.b"}, "peer.d": {"low.a"}}
+    layers = (("low",), ("mid", "peer"), ("top",))
+    assert upward_imports(graph, layers, _package) == []
+    graph["low.a"] = {"top.c"}
+    graph["peer.d"] = {"mid.b"}
+    assert upward_imports(graph, layers, _package) == [
+        "low.a -> top.c (low imports top, a higher layer)",
+        "peer.d -> mid.b (peer imports mid, a peer)",
+    ]
+    assert upward_imports({"odd.x": set()}, layers, _package) == ["odd.x: odd is in no layer"]
+
+
 def test_a_cycle_is_found_and_named() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"d"}}
     assert cycles(graph) == [["a", "b", "c", "a"]]
@@ -164,6 +284,8 @@ def test_type_checking_and_relative_imports_are_edges(tmp_path: Path) -> None:
         "pkg.three": source / "three.py",
     }
     assert _imports("pkg.one", modules["pkg.one"], modules) == {"pkg.two"}
+    every = _imports("pkg.one", modules["pkg.one"], modules, in_functions=True)
+    assert every == {"pkg.two", "pkg.three"}
     assert _imports("pkg.two", modules["pkg.two"], modules) == {"pkg.one", "pkg.three"}
 
 

@@ -1,6 +1,7 @@
-"""The `keygraph` command (also `python -m keygraph`): compile a spec into a package
-(generate, check, lint) and keep a live table in step with a generated package (table),
-on the embedded store or DynamoDB."""
+"""The runtime's command line, `python -m keygraph table ...`: keep a live table in step
+with a generated package, on the embedded store or DynamoDB. The `keygraph` command is
+this `table` with the compiler's generate, check and lint (codegen/cli.py): the runtime
+does not import the compiler."""
 
 from __future__ import annotations
 
@@ -16,43 +17,11 @@ from keygraph.store import Store
 
 from . import table
 
-_DESCRIPTION = """\
-Compile an access-pattern spec into a typed Python package, and keep a table in step
-with it.
-
-  generate  lint the spec, then write the package to --out
-  check     exit 1 with a unified diff when --out differs from what the spec gives
-  lint      only check the spec
-  schema    print the GraphQL API the spec gives (SDL)
-  table     create, describe, plan or migrate the table of a generated package
-
-`keygraph <command> --help` says more.
-"""
 DEFAULT_EMBEDDED = Path(".keygraph") / "keygraph.sqlite3"
 
 
-def _codegen_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    helps = {
-        "generate": "lint the spec, then write the generated package (files the spec no "
-        "longer produces are removed)",
-        "check": "exit 1 and print a unified diff when the package is not what the spec gives",
-        "lint": "only check the spec: its shape, its references and the key design",
-        "schema": "print the GraphQL API the spec gives: a type per entity, a field per pattern",
-    }
-    for name, help_text in helps.items():
-        command = commands.add_parser(name, help=help_text, description=help_text)
-        command.add_argument(
-            "--spec", type=Path, default=Path("access_patterns.toml"), help="the spec file"
-        )
-        command.add_argument(
-            "--out",
-            type=Path,
-            default=Path("generated"),
-            help="the generated package's directory (its name is the package's import name)",
-        )
-
-
-def _table_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `table` command and its options, added to a command line's `commands`."""
     parser = commands.add_parser(
         "table",
         help="create, describe, plan or migrate the table of a generated package",
@@ -89,13 +58,12 @@ def _table_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
-        prog="keygraph",
-        description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m keygraph",
+        description="Keep a table in step with a generated package (`keygraph table`; the "
+        "`keygraph` command also compiles specs).",
     )
     commands = root.add_subparsers(dest="command", required=True)
-    _codegen_parser(commands)
-    _table_parser(commands)
+    add_parser(commands)
     return root
 
 
@@ -123,7 +91,8 @@ def _store(args: argparse.Namespace, target: Target) -> Store:
     return DynamoDBStore(target.table, endpoint_url=args.endpoint_url, region=args.region)
 
 
-def _table(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """The `table` command, as `add_parser`'s options gave it."""
     try:
         target = _target(args.package, args.table_name)
     except ImportError as exc:
@@ -142,9 +111,4 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command == "table":
-        return _table(args)
-    from codegen.cli import run
-
-    return run(args.command, args.spec, args.out)
+    return run(parser().parse_args(argv))

@@ -109,8 +109,8 @@ def _sizes(args: argparse.Namespace) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from server.auth.tokens import issue_token
     from server.edge import logging as json_logging
-    from server.edge.auth import issue_token
     from server.seed.tenant import SeedSizes, seed
     from server.serving.backends import open_backend
     from server.serving.memory import tune_malloc
@@ -182,7 +182,7 @@ def cmd_backfill_groups(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from server.edge.auth import issue_token
+    from server.auth.tokens import issue_token
 
     print(issue_token(_settings(args), args.tenant, args.sub, args.ttl, args.roles))
     return 0
@@ -193,7 +193,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(_args: argparse.Namespace) -> int:
-    from server.graphql.schema import sdl
+    from server.api import sdl
 
     sys.stdout.write(sdl())
     return 0

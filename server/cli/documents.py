@@ -47,7 +47,7 @@ def add_parser(commands: Any) -> None:
 
 
 def _schema() -> GraphQLSchema:
-    from server.graphql.schema import build_schema
+    from server.api import build_schema
     from server.settings import Limits
 
     return build_schema(Limits(), "strawberry")._schema

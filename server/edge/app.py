@@ -22,19 +22,19 @@ from keygraph.plan import Get
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
+from server.api import build_schema
+from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
 from server.edge import graphiql, persisted
-from server.edge.auth import Verifier, issue_token
+from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
-from server.edge.request import REQUEST_SCOPE_KEY
 from server.graphql.budget import TenantBudget, share
-from server.graphql.schema import build_schema
+from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest
 from server.realtime.connection import Realtime
 from server.realtime.hub import Hub
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
-from server.serving.gc_tuning import tune_for_serving
 from server.settings import Settings
 
 _PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}

@@ -41,14 +41,14 @@ from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
+from server.auth.tokens import Claims, Verifier
 from server.edge import graphiql, idempotency, idempotency_key, persisted, request_body
-from server.edge.auth import Claims, Verifier
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
 from server.edge.guard import BodyTooLarge, Guard, Refusal
 from server.edge.keyed import Keyed
-from server.edge.request import REQUEST_SCOPE_KEY, GraphQLRequest, posts_json
+from server.edge.request import GraphQLRequest, posts_json
 from server.edge.request_context import RequestContexts
 from server.edge.response import refused
 from server.edge.result import Results
@@ -56,6 +56,7 @@ from server.edge.strawberry_view import StrawberryView
 from server.errors import Unauthenticated
 from server.graphql.budget import TenantBudget
 from server.graphql.schema import KeygraphSchema
+from server.observability.requests import REQUEST_SCOPE_KEY
 from server.settings import Limits
 
 log = logging.getLogger("keygraph.request")

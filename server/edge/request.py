@@ -15,8 +15,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope
 
 from keygraph import capacity
+from server.auth.tokens import Claims
 from server.domain.ids import new_id
-from server.edge.auth import Claims
 from server.edge.keyed import Keyed
 from server.graphql.context import RequestContext
 
@@ -39,11 +39,6 @@ class _RequestIds:
 
 
 _request_ids = _RequestIds()
-
-
-REQUEST_SCOPE_KEY = "keygraph.request"
-"""Where the ASGI scope holds the request, for what wraps the endpoint to read once it
-answered (server/observability/requests.py)."""
 
 
 class GraphQLRequest(Request):

@@ -1,6 +1,6 @@
-"""The GraphQL schema: every domain's root fields merged into Query and Mutation, the
-Subscription type (server/realtime), with the
-operation preparation (caches and limits) and error logging."""
+"""The GraphQL schema: every domain's root fields merged into Query and Mutation, with the
+operation preparation (caches and limits) and error logging. The Subscription type is
+realtime's, a layer above: the schema is assembled with it by server/api.py."""
 
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ from server.graphql.types.order import Order
 from server.graphql.types.org import OrgNode
 from server.graphql.types.shop import Shop
 from server.graphql.types.user import User
-from server.realtime.fields import Subscription
 from server.settings import ExecutorKind, Limits
 
 Query = merge_types("Query", (NodeQuery, UserQuery, OrderQuery, GroupQuery, OrgQuery, ShopQuery))
@@ -54,21 +53,19 @@ class KeygraphSchema(strawberry.Schema):
         log_errors(errors, getattr(context, "request_id", None))
 
 
-def build_schema(limits: Limits, executor: ExecutorKind = "compiled") -> KeygraphSchema:
+def assemble(
+    subscription: type, limits: Limits, executor: ExecutorKind = "compiled"
+) -> KeygraphSchema:
+    """The schema of Query, Mutation and the given Subscription root type."""
     preparation = Preparation(limits)
     compiled = executor == "compiled"
     return KeygraphSchema(
         query=Query,
         mutation=Mutation,
-        subscription=Subscription,
+        subscription=subscription,
         types=NODE_TYPES,
         extensions=[prepare_extension(preparation)],
         execution_context_class=CompiledExecutor if compiled else Executor,
         preparation=preparation,
         compiled=compiled,
     )
-
-
-def sdl() -> str:
-    """The schema in SDL, as exported to schema.graphql."""
-    return str(build_schema(Limits())) + "\n"

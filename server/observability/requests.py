@@ -3,20 +3,20 @@ operation name and outcome code, refusals, requests in flight, per-tenant counts
 allowed, and its span, continuing the caller's W3C trace (`traceparent`).
 
 What the endpoint learnt about the request (its operation, code, tenant, store calls and
-units) is read, once it answered, from the request object it leaves in the ASGI scope
-(server/edge/http.py, REQUEST_SCOPE_KEY)."""
+units) is read, once it answered, from the request object it leaves in the ASGI scope under
+REQUEST_SCOPE_KEY: any object with ObservedRequest's attributes (the edge's GraphQLRequest)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.edge.request import REQUEST_SCOPE_KEY, GraphQLRequest
+from keygraph.capacity import Meter
 from server.observability import metrics
 from server.observability.tracing import CURRENT, RequestTrace
 
@@ -26,6 +26,53 @@ MAX_OPERATIONS = 500
 """Distinct operation names a worker labels its metrics with; later ones are `(other)`:
 clients choose the names, and every label value is a time series kept forever."""
 _PROPAGATOR = TraceContextTextMapPropagator()
+
+REQUEST_SCOPE_KEY = "keygraph.request"
+"""Where the ASGI scope holds the request, an ObservedRequest, for ObservedEndpoint to read
+once the endpoint answered."""
+
+
+class _Tenanted(Protocol):
+    @property
+    def tenant(self) -> str: ...
+
+
+class _Counted(Protocol):
+    @property
+    def calls(self) -> int: ...
+    @property
+    def waves(self) -> int: ...
+
+
+class _Estimated(Protocol):
+    @property
+    def cost(self) -> int: ...
+
+
+class _Learnt(Protocol):
+    @property
+    def operation_name(self) -> str | None: ...
+    @property
+    def counter(self) -> _Counted | None: ...
+    @property
+    def estimate(self) -> _Estimated | None: ...
+
+
+class ObservedRequest(Protocol):
+    """What the endpoint learnt about a request, as observability reads it: its id, the
+    code that decided its response, its tenant, its capacity units, and its operation's
+    name, store calls, waves and cost."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def code(self) -> str | None: ...
+    @property
+    def claims(self) -> _Tenanted | None: ...
+    @property
+    def meter(self) -> Meter: ...
+    @property
+    def ctx(self) -> _Learnt | None: ...
 
 
 class OperationNames:
@@ -83,15 +130,14 @@ class ObservedEndpoint:
         try:
             await self.endpoint(scope, receive, sending)
         finally:
-            request = scope.get(REQUEST_SCOPE_KEY)
-            own = request if isinstance(request, GraphQLRequest) else None
+            own: ObservedRequest | None = scope.get(REQUEST_SCOPE_KEY)
             if self.metered:
                 metrics.IN_FLIGHT.dec()
                 self._record(own, status, time.perf_counter() - started)
             if traced is not None:
                 self._end_trace(traced, own, status)
 
-    def _record(self, request: GraphQLRequest | None, status: int, elapsed: float) -> None:
+    def _record(self, request: ObservedRequest | None, status: int, elapsed: float) -> None:
         code = _code(request, status)
         operation = self.operations.label(_operation(request))
         metrics.REQUESTS_BY(operation, code).observe(elapsed)
@@ -129,7 +175,7 @@ class ObservedEndpoint:
     def _end_trace(
         self,
         traced: tuple[RequestTrace, Any, Any],
-        request: GraphQLRequest | None,
+        request: ObservedRequest | None,
         status: int,
     ) -> None:
         trace_of, current_token, context_token = traced
@@ -166,18 +212,18 @@ class ObservedEndpoint:
 
 def _waves_counted(scope: Scope) -> int | None:
     """The waves the request's counted store has seen (None before it has one)."""
-    request = scope.get(REQUEST_SCOPE_KEY)
-    ctx = request.ctx if isinstance(request, GraphQLRequest) else None
+    request: ObservedRequest | None = scope.get(REQUEST_SCOPE_KEY)
+    ctx = request.ctx if request is not None else None
     counter = ctx.counter if ctx is not None else None
     return counter.waves if counter is not None else None
 
 
-def _operation(request: GraphQLRequest | None) -> str | None:
+def _operation(request: ObservedRequest | None) -> str | None:
     ctx = request.ctx if request is not None else None
     return ctx.operation_name if ctx is not None else None
 
 
-def _code(request: GraphQLRequest | None, status: int) -> str:
+def _code(request: ObservedRequest | None, status: int) -> str:
     """OK, or the code that decided the response (an answer replayed for an Idempotency-Key:
     REPLAYED); a response the endpoint never finished: HTTP_<status> (0: none sent)."""
     if request is not None and request.code is not None:

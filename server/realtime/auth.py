@@ -1,6 +1,6 @@
 """A WebSocket connection's authentication: the `connection_init` payload carries the same
 bearer JWT as an HTTP request (`{"Authorization": "Bearer …"}`, as Apollo's and urql's
-connectionParams send it), verified by the HTTP edge's Verifier."""
+connectionParams send it), verified by the same Verifier (server/auth/tokens.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import jwt
 
-from server.edge.auth import Claims, Verifier
+from server.auth.tokens import Claims, Verifier
 from server.errors import Unauthenticated
 
 

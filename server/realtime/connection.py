@@ -31,7 +31,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.store import Session, Store
-from server.edge.auth import Claims, Verifier
+from server.auth.tokens import Claims, Verifier
 from server.errors import ApiError, StoreUnavailableError, Unauthenticated
 from server.graphql.budget import TenantBudget, throttled
 from server.graphql.error_format import format_error

@@ -72,7 +72,12 @@ def test_help_explains_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
-    assert all(word in text for word in ("generate", "check", "lint", "--spec", "--out"))
+    assert all(word in text for word in ("generate", "check", "lint", "table", "--out"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["generate", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert all(word in text for word in ("--spec", "--out"))
 
 
 def test_lint_prints_each_fix_below_its_problem(capsys: pytest.CaptureFixture[str]) -> None:

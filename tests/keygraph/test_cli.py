@@ -1,6 +1,7 @@
 """The `keygraph` command in process: codegen's commands on a spec of its own, the table
-command on a package given by directory, and bad input said in a line, exit 2, without a
-traceback (no package there; DynamoDB without a region or credentials)."""
+command on a package given by directory (also the runtime's own, `python -m keygraph`),
+and bad input said in a line, exit 2, without a traceback (no package there; DynamoDB
+without a region or credentials)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from keygraph.cli import main
+from codegen.cli import main
+from keygraph import cli as runtime_cli
 
 SPEC = Path(__file__).parents[1] / "codegen" / "cases" / "webshop" / "spec.toml"
 
@@ -45,6 +47,8 @@ def test_table_plan_and_describe_on_the_embedded_store(
     assert "nothing to do" in capsys.readouterr().out
     assert main(["table", "describe", "--package", str(package), "--path", path]) == 0
     assert '"ByStatus"' in capsys.readouterr().out
+    assert runtime_cli.main(["table", "plan", "--package", str(package), "--path", path]) == 0
+    assert "nothing to do" in capsys.readouterr().out
 
 
 def test_a_package_not_there(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

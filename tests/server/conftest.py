@@ -13,8 +13,8 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Settings
 
 SECRET = "test-secret-" + "x" * 40

@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import Verifier
 from server.edge.app import create_app
-from server.edge.auth import Verifier
 from server.errors import Unauthenticated
 from server.settings import Settings
 from tests.server.conftest import SECRET

@@ -196,8 +196,8 @@ async def test_calls_made_in_turn_inside_one_wave_count_once(store: EmbeddedStor
 async def test_counts_are_not_shown_in_production(store: EmbeddedStore, tmp_path: object) -> None:
     import httpx
 
+    from server.auth.tokens import issue_token
     from server.edge.app import create_app
-    from server.edge.auth import issue_token
     from server.settings import Settings
     from tests.server.conftest import SECRET, gql
 

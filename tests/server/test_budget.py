@@ -13,9 +13,9 @@ from generated.table import TABLE
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.domain.users import create_user
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.budget import FORGET_AFTER, TenantBudget, share
 from server.settings import Limits, Settings, SettingsError, load_settings
 from tests.server.conftest import SECRET

@@ -18,8 +18,8 @@ from keygraph.cursor import CursorCodec
 from keygraph.plan import Update
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.api import sdl
 from server.cli import main
-from server.graphql.schema import sdl
 
 
 @pytest.fixture(autouse=True)

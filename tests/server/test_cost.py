@@ -19,6 +19,7 @@ from graphql import (
 
 from bench import queries as bench_queries
 from bench.limits import ATTACK, readme_query
+from server.api import build_schema
 from server.graphql.cost import (
     CONNECTION_PAGES,
     FIRST_LISTS,
@@ -28,7 +29,6 @@ from server.graphql.cost import (
     estimate,
 )
 from server.graphql.prepare import prepare
-from server.graphql.schema import build_schema
 from server.settings import Limits
 from tests.server.conftest import Api
 

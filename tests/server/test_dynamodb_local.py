@@ -16,9 +16,9 @@ from keygraph.plan import TableDef
 from keygraph.store import Store
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from server.auth.tokens import issue_token
 from server.cli import main
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Settings
 from tests.server.conftest import Api, store_counts
 

@@ -15,9 +15,9 @@ from generated.models.email_claim import EmailClaim
 from generated.table import TABLE
 from keygraph.plan import Delete, Get, Put, TableDef
 from keygraph.store import Store
+from server.auth.tokens import issue_token
 from server.domain.emails import KEY_MAX_LENGTH
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import from_global_id
 from server.settings import Settings
 from tests.server.conftest import Api

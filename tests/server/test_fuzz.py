@@ -13,7 +13,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, from_schema, nodes
 
-from server.graphql.schema import sdl
+from server.api import sdl
 from tests.conftest import StoreFactory
 from tests.server.fuzz.target import HUNT, STORES, Target, check_answer, generate, open_target
 

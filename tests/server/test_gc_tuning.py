@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.serving.gc_tuning import YOUNG_THRESHOLD
+from server.settings import GC_YOUNG_THRESHOLD
 
 STARTS_AN_APP = """
 import asyncio, gc, json, sys
@@ -49,7 +49,7 @@ def test_an_app_starting_up_freezes_its_heap_and_sets_the_young_threshold(
     tmp_path: Path,
 ) -> None:
     seen = _start_an_app(tmp_path)
-    assert seen["after"] == [YOUNG_THRESHOLD, *seen["before"][1:]]
+    assert seen["after"] == [GC_YOUNG_THRESHOLD, *seen["before"][1:]]
     assert seen["frozen"] > 10_000  # modules, the schema and the app, built before serving
 
 

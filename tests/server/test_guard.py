@@ -18,9 +18,9 @@ from keygraph.plan import BatchGet, Get, Item, QueryResult, TableDef, WriteActio
 from keygraph.plan import Query as QueryPlan
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.domain.groups import create_group
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import to_global_id
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET

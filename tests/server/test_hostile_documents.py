@@ -15,10 +15,10 @@ from graphql.execution.collect_fields import FragmentDetails
 from graphql.execution.values import VariableValues
 
 from generated.queries.user_order import USER_ORDERS_PAGE
+from server.api import build_schema
 from server.graphql import lookahead, prepare
 from server.graphql.compiled.plan import Compiler, Object
 from server.graphql.cost import estimate
-from server.graphql.schema import build_schema
 from server.graphql.size import Sizes, check_size, same_key_pairs
 from server.settings import Limits
 from tests.server.conftest import Api, store_counts

@@ -17,8 +17,8 @@ from generated.table import TABLE
 from keygraph.errors import StoreUnavailable
 from keygraph.plan import Get, Item, TableDef
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.edge.logging import JsonFormatter
 from server.settings import Settings
 from tests.server.conftest import SECRET

@@ -13,8 +13,8 @@ import pytest
 from generated.table import TABLE
 from keygraph.plan import Item, Scan, TableDef
 from keygraph.store import Store
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import to_global_id
 from server.graphql.types.org import node_global_id
 from server.settings import Settings

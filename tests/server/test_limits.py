@@ -11,8 +11,8 @@ import pytest
 from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
 
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.limits import parse_limited
 from server.graphql.prepare import Prepared
 from server.settings import Limits, Settings

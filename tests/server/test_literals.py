@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.document_cache import DocumentCache
 from server.graphql.ids import from_global_id
 from server.graphql.literals import split

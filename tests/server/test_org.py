@@ -13,9 +13,9 @@ import pytest
 from generated.table import TABLE
 from keygraph.plan import TableDef
 from keygraph.store import Store
+from server.auth.tokens import issue_token
 from server.domain import org as org_domain
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import from_global_id, to_global_id
 from server.graphql.types import org as org_types
 from server.settings import Settings

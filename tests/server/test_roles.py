@@ -13,8 +13,8 @@ import jwt
 import pytest
 
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import Verifier, issue_token
 from server.edge.app import create_app
-from server.edge.auth import Verifier, issue_token
 from server.errors import Unauthenticated
 from server.settings import Settings, load_settings
 from tests.server.conftest import SECRET

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from graphql import build_schema
 
-from server.graphql.schema import sdl
+from server.api import sdl
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.graphql"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from keygraph.stores.dynamodb.local import LocalUnavailable, find_jar, find_java, free_port
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.settings import Settings
 
 ROOT = Path(__file__).parents[2]

@@ -18,6 +18,7 @@ from generated.table import TABLE
 from keygraph.plan import Put, TableDef
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.domain import shops as shop_resolvers
 from server.domain.geo import (
     FIRST_RING_KM,
@@ -32,7 +33,6 @@ from server.domain.geo import (
 from server.domain.ids import new_id
 from server.domain.shops import shop_record
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql.ids import from_global_id, to_global_id
 from server.settings import Settings
 

@@ -34,9 +34,9 @@ from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SEC
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.testing import unique_table
+from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api
 

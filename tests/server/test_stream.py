@@ -18,8 +18,8 @@ from generated.models.user_order import UserOrder
 from generated.queries.user_order import user_orders as generated_user_orders
 from keygraph.page import Page
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.graphql import loaders
 from server.graphql.stream import Part
 from server.settings import Limits, Settings

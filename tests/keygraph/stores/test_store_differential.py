@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from keygraph.errors import ConditionFailed, StoreError, TransactionCanceled
@@ -167,6 +167,15 @@ def namespaced(op: Any, ns: str) -> Any:
     return Query(f"{ns}{op.partition}", op.index, op.sort, op.forward, op.limit)
 
 
+def _without_empty_end(pages: list[Any]) -> list[Any]:
+    """The pages, a full last page's LastEvaluatedKey dropped when the page it led to was
+    empty: DynamoDB may return one on a page that turns out to be the last (DynamoDB Local
+    sometimes looks ahead and does not), and either way the client reads the same items."""
+    while len(pages) > 1 and pages[-1] == ([], None):
+        pages = [*pages[:-2], (pages[-2][0], None)]
+    return pages
+
+
 async def outcome(store: Store, op: Any) -> Any:
     try:
         if isinstance(op, list):
@@ -190,7 +199,7 @@ async def outcome(store: Store, op: Any) -> Any:
             )
             pages.append((result.items, result.last_key))
             if result.last_key is None or len(pages) > 10:
-                return pages
+                return _without_empty_end(pages)
             start = result.last_key
     except ConditionFailed as exc:
         return ("ConditionFailed", exc.item)
@@ -218,6 +227,13 @@ def both_stores(
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # each step names its plan
 )
 @given(operations=st.lists(OPERATIONS, min_size=1, max_size=6))
+@example(  # a full last page: DynamoDB Local answers it without a LastEvaluatedKey
+    operations=[
+        Put(item={"PK": "a", "SK": "2"}),
+        Query(partition="a", index=None, sort=SortCondition("between", "2", "z"), limit=1),
+        Query("a", None, SortCondition("between", "2", "z"), forward=False, limit=1),
+    ]
+)
 def test_both_stores_agree(both_stores: tuple[Store, Store], operations: list[Any]) -> None:
     embedded, dynamodb = both_stores
     ns = f"{next(NAMESPACES)}|"

@@ -12,9 +12,9 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.store import Store
+from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import ExecutorKind, Settings
 from tests.server.conftest import Api
 

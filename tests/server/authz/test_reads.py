@@ -9,7 +9,7 @@ from typing import Any
 import graphql
 import pytest
 
-from server.graphql.schema import sdl
+from server.api import sdl
 from tests.server.authz.conftest import CALLERS, Tenant, local_id
 from tests.server.conftest import store_counts
 from tests.server.reachable import reachable

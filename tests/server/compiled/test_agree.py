@@ -27,9 +27,9 @@ from hypothesis_graphql import Mode, nodes, queries
 from bench.queries import Q1, Q2, Q3, Q4, Q5, Q6
 from generated.table import TABLE
 from keygraph.store import Store
+from server.api import sdl
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
-from server.graphql.schema import sdl
 from server.seed.tenant import SeedSizes, seed
 from server.settings import Limits, Settings
 from tests.conftest import StoreFactory

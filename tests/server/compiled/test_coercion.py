@@ -17,8 +17,8 @@ from graphql.pyutils import Undefined
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from server.api import build_schema
 from server.graphql.compiled.coercion import compile_coercion
-from server.graphql.schema import build_schema
 from server.settings import Limits
 
 SCHEMA = build_ast_schema(

@@ -10,8 +10,8 @@ from typing import Any
 import strawberry
 from strawberry.types.arguments import convert_arguments
 
+from server.api import build_schema
 from server.graphql.compiled.inputs import compile_arguments
-from server.graphql.schema import build_schema
 from server.settings import Limits
 
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from graphql import build_ast_schema, parse
 
+from server.api import build_schema
 from server.graphql.compiled import operation
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.operation import build_executor
-from server.graphql.schema import build_schema
 from server.settings import Limits
 
 SCHEMA = build_schema(Limits())._schema

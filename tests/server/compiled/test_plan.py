@@ -10,9 +10,9 @@ from typing import Any
 from graphql import parse
 
 from bench.queries import M1, Q1, Q2, Q3, Q4, Q5, Q6
+from server.api import build_schema
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.plan import Object, ObjectPlan, OperationPlan
-from server.graphql.schema import build_schema
 from server.settings import Limits
 from tests.server.compiled.corpus import MUTATIONS, QUERIES, Seeded
 from tests.server.compiled.test_agree import _docs_queries

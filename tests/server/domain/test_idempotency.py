@@ -21,10 +21,10 @@ from keygraph.plan import Get, Put, Update
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import Forwarding
+from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge import idempotency, idempotency_key, owners
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore, Writes
 from server.settings import Settings
 from tests.server.conftest import Api

@@ -17,9 +17,9 @@ from generated.table import TABLE
 from keygraph.plan import Delete, Put, TableDef, Update
 from keygraph.store import Store
 from keygraph.stores.view import Forwarding
+from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET
 

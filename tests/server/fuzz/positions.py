@@ -28,8 +28,8 @@ from graphql import (
     is_leaf_type,
 )
 
+from server.api import build_schema
 from server.graphql.ids import from_global_id
-from server.graphql.schema import build_schema
 from server.settings import Limits
 
 SCHEMA: GraphQLSchema = build_schema(Limits())._schema

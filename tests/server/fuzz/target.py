@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from generated.table import TABLE
 from keygraph.plan import Item, Scan
 from keygraph.store import Store
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.seed.tenant import SeedSizes, seed
 from server.settings import Settings
 from tests.conftest import StoreFactory

@@ -23,8 +23,8 @@ import pytest
 from hypothesis import strategies as st
 
 from generated.table import TABLE
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.seed.tenant import seed
 from server.settings import Limits, Settings
 from tests.conftest import StoreFactory

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET
 from tests.server.fuzz.target import HUNT, generate

@@ -17,8 +17,8 @@ from generated.table import TABLE
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import StoreView
+from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.auth import issue_token
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET
 

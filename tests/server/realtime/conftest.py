@@ -17,8 +17,8 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from starlette.types import ASGIApp
 
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.edge.app import App, create_app
-from server.edge.auth import issue_token
 from server.realtime.connection import Realtime
 from server.settings import Settings
 from tests.server.conftest import SECRET

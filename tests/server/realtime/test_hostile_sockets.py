@@ -13,7 +13,7 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.settings import Settings
 from tests.server.conftest import SECRET
 from tests.server.realtime.conftest import bearer, realtime_of

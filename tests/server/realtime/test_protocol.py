@@ -7,7 +7,7 @@ import orjson
 import pytest
 from httpx_ws import WebSocketDisconnect
 
-from server.edge.auth import issue_token
+from server.auth.tokens import issue_token
 from server.settings import Settings
 from tests.server.realtime.conftest import Connect, Sockets, bearer, receive, settle, subscribe
 

@@ -1,4 +1,4 @@
-"""Garbage-collector settings for a serving process.
+"""Garbage-collector settings for a serving process, made as the app starts.
 
 What start-up built (schema, types, caches) is frozen out of every generation, so that no
 collection rescans it. The young generation is collected every 5,000 net allocations, not
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import gc
 
-YOUNG_THRESHOLD = 5000
+from server.settings import GC_YOUNG_THRESHOLD
 
 
-def tune_for_serving(young_threshold: int = YOUNG_THRESHOLD) -> None:
+def tune_for_serving(young_threshold: int = GC_YOUNG_THRESHOLD) -> None:
     """Freeze the objects allocated so far and collect the young generation every
     `young_threshold` net allocations; the older generations keep their thresholds."""
     gc.freeze()
