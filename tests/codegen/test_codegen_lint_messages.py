@@ -205,6 +205,11 @@ CASES = [
         ),
     ),
     Case(
+        "partition_with_no_value_of_its_enum",
+        "store.toml",
+        (('partition = "T#{tenant}#STATUS#{status}"', 'partition = "T#{tenant}#STATUS#PAYED"'),),
+    ),
+    Case(
         "partition_of_another_index",
         "store.toml",
         (('index = "ByStatus"\n', ""),),
