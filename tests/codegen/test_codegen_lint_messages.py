@@ -247,6 +247,16 @@ CASES = [
         (GLOBAL, ('keys.TopicSK = "{year}#{paper_id}"', 'keys.TopicSK = "{year}#{title}"')),
     ),
     Case(
+        "key_too_long_for_an_id_of_several_entities",
+        "store.toml",
+        (
+            (
+                'keys.StatusSK = "{placed_on}#{order_id}"',
+                'keys.StatusSK = "{customer_id}#{order_id}"',
+            ),
+        ),
+    ),
+    Case(
         "unknown_placeholder",
         "store.toml",
         (
