@@ -180,6 +180,38 @@ CASES = [
         (('sort = { begins_with = "ORDER#" }', 'sort = { gt = "ORDER#{placed_on}" }'),),
     ),
     Case(
+        "between_reads_more",
+        "store.toml",
+        (
+            (
+                'sort = { begins_with = "ORDER#" }\ndirection = "descending"\n'
+                'returns = ["Order", "OrderLine"]',
+                'sort = { between = ["ORDER#{from}", "ORDER#{to}"] }\n'
+                'args = { from = { type = "date" }, to = { type = "date" } }\n'
+                'direction = "descending"\nreturns = ["Order"]',
+            ),
+        ),
+    ),
+    Case(
+        "between_over_keys_without_a_literal",
+        "store.toml",
+        (
+            (
+                'keys.SK = "ORDER#{placed_on}#{order_id}#LINE#{line}"',
+                'keys.SK = "ORDER#{placed_on}#{order_id}#LINE#{line}"\n'
+                'attributes.status = { type = "enum", values = ["OPEN", "PAID", "SHIPPED"] }\n'
+                'keys.StatusPK = "T#{tenant}#STATUS#{status}"\n'
+                'keys.StatusSK = "LINE#{placed_on}#{order_id}#{line}"',
+            ),
+            (
+                'partition = "T#{tenant}#STATUS#{status}"\n',
+                'partition = "T#{tenant}#STATUS#{status}"\n'
+                'sort = { between = ["{from}", "{to}"] }\n'
+                'args = { from = { type = "date" }, to = { type = "date" } }\n',
+            ),
+        ),
+    ),
+    Case(
         "collection_without_its_head",
         "store.toml",
         (
