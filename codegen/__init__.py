@@ -36,6 +36,9 @@ The spec language (see access_patterns.toml for a full example):
   character takes up to 4 bytes, 1 under a pattern of one ASCII character class without
   "#" and "%" (^[0-9A-Za-z]+$); a string or path in a key needs its bounds. The builders
   measure every key they make and refuse a longer one (KeyTooLong) before any store call.
+  A pattern's template may write one of an enum's values where its entities' key has that
+  enum's placeholder (STATUS#OPEN over STATUS#{status}): the query reads that value, and
+  takes no argument for it.
 - [patterns.<name>]: operation get | batch_get (entity = "<Entity>") or query (index,
   partition template, sort = { eq | begins_with | between = [low, high] | lt | le | gt | ge
   | collection }, where collection = "<template>" reads the item keyed there and every item

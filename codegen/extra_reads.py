@@ -73,6 +73,16 @@ def _others_read(
     return found
 
 
+def _common_start(templates: list[Template]) -> list[str]:
+    """The literal segments every template starts with."""
+    common: list[str] = []
+    for segments in zip(*(t.segments for t in templates), strict=False):
+        if segments[0].literal is None or any(s != segments[0] for s in segments):
+            break
+        common.append(str(segments[0].literal))
+    return common
+
+
 def _narrowed(pattern: PatternSpec, resolved: Resolved) -> Template | None:
     """For a pattern without a sort condition: a begins_with over the literal segments its
     entities' sort keys start with, when that leaves every other entity out."""
@@ -83,11 +93,7 @@ def _narrowed(pattern: PatternSpec, resolved: Resolved) -> Template | None:
     templates = [e.keys[sk] for r in pattern.returns if sk in (e := resolved.entities[r]).keys]
     if not templates:
         return None
-    common: list[str] = []
-    for segments in zip(*(t.segments for t in templates), strict=False):
-        if segments[0].literal is None or any(s != segments[0] for s in segments):
-            break
-        common.append(str(segments[0].literal))
+    common = _common_start(templates)
     if not common or any(len(t.segments) == len(common) for t in templates):
         return None
     cond = keytemplate.parse("#".join(common) + "#", condition=True)
@@ -122,6 +128,51 @@ def check_extra_reads(path: str, pattern: PatternSpec, resolved: Resolved) -> It
     yield Problem(
         f"{path}.returns",
         f"the {op} range runs on past the returned entities' keys into {listed} items "
-        f"(their keys on {pattern.index} sort within it), which it does not return: bound "
-        "it with between, or add them to returns to read them",
+        f"(their keys on {pattern.index} sort within it), which it does not return: "
+        + _bound(op, pattern, resolved, listed),
+    )
+
+
+def _bound(op: str, pattern: PatternSpec, resolved: Resolved, listed: str) -> str:
+    """How to keep a range among the returned entities' keys: both its ends within the
+    literal start those keys share and the others' do not; else no bounds can, and the
+    keys must set them apart."""
+    prefix = _narrowed(pattern, resolved)
+    if prefix is not None:
+        ends = "start both of its bounds with"
+        if op != "between":
+            ends = "bound it with between, both ends starting with"
+        return (
+            f"{ends} {prefix.source!r}, which every key it returns starts with and no "
+            f"{listed} key does, so that the range stays among them; or add them to returns "
+            "to read them"
+        )
+    keys = resolved.index_keys(pattern.index)
+    sk = keys[1] if keys else None
+    entities = [e for r in pattern.returns if sk in (e := resolved.entities[r]).keys]
+    common = _common_start([e.keys[str(sk)] for e in entities])
+    if common:
+        start = keytemplate.parse("#".join(common) + "#", condition=True)
+        under = _others_read(pattern, resolved, "begins_with", [start])
+        if under:
+            return (
+                f"{', '.join(under)} keys start with {start.source!r} as the returned "
+                "entities' do, so no bounds leave them out: add them to returns to read them, "
+                f"or give the returned entities' sort keys a literal segment after "
+                f"{start.source!r} that those keys do not have, and start both ends of the "
+                "range with it"
+            )
+    example = ""
+    if len(entities) == 1 and not common:
+        entity = entities[0]
+        own = f"{entity.spec.type}#{entity.keys[str(sk)].source}"
+        example = (
+            f" ({entity.name}'s as {own!r}, both ends then starting with "
+            f"{entity.spec.type + '#'!r})"
+        )
+    return (
+        f"the returned entities' sort keys share no literal start that {listed} keys lack, "
+        "so no bounds leave them out: give them one and start both ends of the range with it"
+        + example
+        + ", or add them to returns to read them"
     )

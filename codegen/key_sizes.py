@@ -27,6 +27,7 @@ _ONE_BYTE = (
     "give it a pattern of one ASCII character class without # and % (each character then "
     "takes one byte, as with ^[0-9A-Za-z]+$)"
 )
+_ONE_BYTE_ALL = _ONE_BYTE.replace("give it", "give them all", 1)
 _FEWER_IDS = (
     f"take placeholders out of the template (an id, as the tenant, takes up to {ID_MAX_LENGTH} "
     f"characters of up to {ANY_CHARACTER_BYTES} bytes)"
@@ -41,7 +42,7 @@ class Size:
 
     bytes: int | None
     fix: str
-    fit: Callable[[int], Edit | None] | None = None
+    fit: Callable[[int], tuple[Edit, ...]] | None = None
 
 
 def character_bytes(pattern: str | None) -> tuple[int, int | None]:
@@ -70,29 +71,77 @@ def _declared_in(entity: Entity, name: str) -> str:
     return f"entities.{owner}.attributes.{name}"
 
 
-def _fit_length(entity: Entity, name: str, each: int) -> Callable[[int], Edit | None]:
-    """max_length so that the value takes at most the given bytes."""
+def same_id(resolved: Resolved, name: str) -> list[Entity]:
+    """The entities declaring an id attribute `name` (each declaration once: an entity taking
+    its attributes_from another shares that one's): one id, which every entity holding it
+    must allow the same values of."""
+    found: dict[str, Entity] = {}
+    for entity in resolved.entities.values():
+        attr = entity.attrs.get(name)
+        if attr is not None and attr.spec.type == "id":
+            found.setdefault(_declared_in(entity, name), entity)
+    return list(found.values())
 
-    def fit(budget: int) -> Edit | None:
+
+def _characters(entity: Entity, name: str) -> int | None:
+    """The most characters of `entity`'s id or string `name`; None when nothing bounds it."""
+    spec = entity.attrs[name].spec
+    most = ID_MAX_LENGTH if spec.type == "id" else None
+    bounds = [n for n in (most, spec.max_length, character_bytes(spec.pattern)[1]) if n is not None]
+    return min(bounds) if bounds else None
+
+
+def _fit_length(entities: list[Entity], name: str, each: int) -> Callable[[int], tuple[Edit, ...]]:
+    """max_length so that the value takes at most the given bytes, in each of `entities`
+    that allows a longer one (an id narrowed everywhere it is the same id)."""
+
+    def fit(budget: int) -> tuple[Edit, ...]:
         length = budget // each
-        return fixes.attribute(entity, name, max_length=length) if length >= 1 else None
+        if length < 1:
+            return ()
+        return tuple(
+            fixes.attribute(entity, name, max_length=length)
+            for entity in entities
+            if (most := _characters(entity, name)) is None or most > length
+        )
 
     return fit
 
 
-def _fit_path(entity: Entity, name: str, each: int, items: int) -> Callable[[int], Edit | None]:
+def _fit_path(
+    entity: Entity, name: str, each: int, items: int
+) -> Callable[[int], tuple[Edit, ...]]:
     """max_items (as set, else 8) and a part's max_length so that the path fits."""
 
-    def fit(budget: int) -> Edit | None:
+    def fit(budget: int) -> tuple[Edit, ...]:
         length = ((budget + 1) // items - 1) // each
         if length < 1:
-            return None
-        return fixes.attribute(entity, name, max_items=items, max_length=length)
+            return ()
+        return (fixes.attribute(entity, name, max_items=items, max_length=length),)
 
     return fit
 
 
-def placeholder_size(name: str, entity: Entity) -> Size:
+def _id_size(name: str, entity: Entity, resolved: Resolved) -> Size:
+    """An id's worst case; the fix narrows it everywhere it is the same id, not in one
+    entity alone (whose key would then refuse ids the others take)."""
+    each = character_bytes(entity.attrs[name].spec.pattern)[0]
+    most = _characters(entity, name) or ID_MAX_LENGTH
+    where = _declared_in(entity, name)
+    copies = same_id(resolved, name)
+    if len(copies) < 2:
+        fix = f"lower max_length of {where}, or {_ONE_BYTE}"
+        return Size(most * each, fix, _fit_length([entity], name, each))
+    listed = ", ".join(_declared_in(e, name) for e in copies)
+    fix = (
+        f"lower max_length of {{{name}}} everywhere it is the same id ({listed}): narrowed "
+        f"in {entity.name} alone, it would let the others take ids that no {entity.name} "
+        f"can hold; or {_ONE_BYTE_ALL}"
+    )
+    return Size(most * each, fix, _fit_length(copies, name, each))
+
+
+def placeholder_size(name: str, entity: Entity, resolved: Resolved) -> Size:
     """The worst case of one placeholder of `entity`'s keys."""
     attr = entity.attrs.get(name)
     if attr is None:  # the tenant, an id from the token
@@ -101,9 +150,7 @@ def placeholder_size(name: str, entity: Entity) -> Size:
     spec = attr.spec
     each, quantified = character_bytes(spec.pattern)
     if spec.type == "id":
-        most = min(n for n in (ID_MAX_LENGTH, spec.max_length, quantified) if n is not None)
-        fix = f"lower max_length of {where}, or {_ONE_BYTE}"
-        return Size(most * each, fix, _fit_length(entity, name, each))
+        return _id_size(name, entity, resolved)
     if spec.type == "enum":
         values = spec.values or ("",)
         return Size(max(len(v.encode()) for v in values), f"shorten the values of {where}")
@@ -124,7 +171,7 @@ def placeholder_size(name: str, entity: Entity) -> Size:
             )
         fix = f"lower max_items or max_length of {where}, or {_ONE_BYTE}"
         return Size(spec.max_items * (length * each + 1) - 1, fix, fit)
-    fit = _fit_length(entity, name, each)
+    fit = _fit_length([entity], name, each)
     if length is None:
         return Size(
             None,
@@ -144,7 +191,7 @@ def check_key_sizes(resolved: Resolved) -> Iterator[Problem]:
         for attribute, template in entity.keys.items():
             limit = PARTITION_KEY_BYTES if attribute in partitions else SORT_KEY_BYTES
             path = f"entities.{name}.keys.{attribute}"
-            sizes, total = _sizes(template, entity)
+            sizes, total = _sizes(template, entity, resolved)
             open_ = [(n, size) for n, size in sizes if size.bytes is None]
             if open_:
                 share = (limit - total) // len(open_)
@@ -156,18 +203,20 @@ def check_key_sizes(resolved: Resolved) -> Iterator[Problem]:
     for where, entries in unbounded.items():
         first_path, _, size, _ = entries[0]
         budget = min(share for *_, share in entries)
-        edit = size.fit(budget) if size.fit else None
+        edits = size.fit(budget) if size.fit else ()
         listed = ", ".join(f"{path.rsplit('.', 1)[1]} {t.source!r}" for path, t, _, _ in entries)
         yield Problem(
             first_path,
             f"{{{where.split(':')[1]}}} has no length limit, so {listed} can outgrow what "
             f"DynamoDB allows a key ({PARTITION_KEY_BYTES:,} bytes for a partition key, "
             f"{SORT_KEY_BYTES:,} for a sort key): " + size.fix,
-            fix=(edit,) if edit else (),
+            fix=edits,
         )
 
 
-def _sizes(template: Template, entity: Entity) -> tuple[list[tuple[str, Size]], int]:
+def _sizes(
+    template: Template, entity: Entity, resolved: Resolved
+) -> tuple[list[tuple[str, Size]], int]:
     """Each placeholder's size, and the bytes of the rest: literals, delimiters and the
     placeholders that have a bound."""
     total = len(template.segments) - 1
@@ -176,7 +225,7 @@ def _sizes(template: Template, entity: Entity) -> tuple[list[tuple[str, Size]], 
         if segment.literal is not None:
             total += len(segment.literal)
             continue
-        size = placeholder_size(str(segment.placeholder), entity)
+        size = placeholder_size(str(segment.placeholder), entity, resolved)
         total += size.bytes or 0
         sizes.append((str(segment.placeholder), size))
     return sizes, total
@@ -190,15 +239,16 @@ def _too_long(
     kind = "partition" if limit == PARTITION_KEY_BYTES else "sort"
     shares = ", ".join(f"{{{n}}} {s.bytes:,}" for n, s in sizes)
     ranked = sorted((size for _, size in sizes), key=lambda size: -(size.bytes or 0))
-    cause, edit = ranked[0], None
+    cause = ranked[0]
+    edits: tuple[Edit, ...] = ()
     for size in ranked:
-        edit = size.fit(limit - (total - (size.bytes or 0))) if size.fit else None
-        if edit is not None:
+        edits = size.fit(limit - (total - (size.bytes or 0))) if size.fit else ()
+        if edits:
             cause = size
             break
     yield Problem(
         path,
         f"{template.source!r} can take {total:,} bytes with the longest values its attributes "
         f"allow ({shares}), more than the {limit:,} DynamoDB allows a {kind} key; " + cause.fix,
-        fix=(edit,) if edit else (),
+        fix=edits,
     )

@@ -6,6 +6,7 @@ does not return) and key_sizes.py (keys within DynamoDB's limits)."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator, Sequence
 
 from . import fixes, keymatch, keytemplate
@@ -17,7 +18,7 @@ from .lower_queries import sort_templates
 from .resolve import Entity, Resolved
 from .sort_shape import check_sort_shape, collection_heads
 from .spec import PatternSpec
-from .structural import lookup_in, same_kind, structural
+from .structural import enum_values, lookup_in, same_kind, structural
 from .summaries import summary_of
 from .tenancy import check_missing_tenant, check_mixed_scopes, served_partition
 
@@ -62,19 +63,63 @@ def _served(path: str, pattern: PatternSpec, resolved: Resolved) -> Iterator[Pro
             yield from _sort_served(where, op, pattern, condition, (sk, sort_key), entity)
     if unserved:
         name, why, entity = unserved[0]
-        yield Problem(
-            f"{path}.partition",
-            f"no key serves this pattern: the partition {partition.source!r} {why}"
-            + _nor(unserved)
-            + f"; make it match {name}'s keys.{pk} or use the index whose key it is",
-            fix=_partition_fix(path, pattern, entity, resolved),
-        )
+        misfit = _not_a_value(path, pattern, pk, entity)
+        if misfit is not None:
+            yield misfit
+        else:
+            yield _unserved(path, pattern, partition, unserved, pk, resolved)
     if unsorted:
         name, why, condition = unsorted[0]
         yield Problem(
             f"{path}.sort.{op}",
             f"no key serves this condition: {condition.source!r} {why}" + _nor(unsorted),
         )
+
+
+def _unserved(
+    path: str,
+    pattern: PatternSpec,
+    partition: Template,
+    unserved: list[tuple[str, str, Entity]],
+    pk: str,
+    resolved: Resolved,
+) -> Problem:
+    name, why, entity = unserved[0]
+    return Problem(
+        f"{path}.partition",
+        f"no key serves this pattern: the partition {partition.source!r} {why}"
+        + _nor(unserved)
+        + f"; make it match {name}'s keys.{pk} or use the index whose key it is",
+        fix=_partition_fix(path, pattern, entity, resolved),
+    )
+
+
+def _not_a_value(path: str, pattern: PatternSpec, pk: str, entity: Entity) -> Problem | None:
+    """A literal of the partition where the entity's key has an enum placeholder, though it
+    is none of the enum's values; with the closest value as the fix."""
+    have = entity.keys[pk]
+    want = served_partition(pattern, have)
+    at, _ = structural(pattern, want, have, entity)
+    if at >= min(len(want.segments), len(have.segments)):
+        return None
+    literal, placeholder = want.segments[at].literal, have.segments[at].placeholder
+    values = enum_values(entity, str(placeholder))
+    if literal is None or not values:
+        return None
+    own = keytemplate.parse(str(pattern.partition))
+    texts = [s.text for s in own.segments]
+    close = difflib.get_close_matches(literal, values, n=1)
+    fix: tuple[Edit, ...] = ()
+    if close:
+        texts[at - (len(want.segments) - len(own.segments))] = close[0]
+        fix = (Edit(path, "partition", toml_string("#".join(texts))),)
+    return Problem(
+        f"{path}.partition",
+        f"{literal!r} in the partition {own.source!r} is not a value of {{{placeholder}}}, "
+        f"the enum {entity.name}'s keys.{pk} {have.source!r} has there: write one of its "
+        f"values ({', '.join(values)}), or {{{placeholder}}} to take it as an argument",
+        fix=fix,
+    )
 
 
 def _nor(misses: Sequence[tuple[str, str, object]]) -> str:

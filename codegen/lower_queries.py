@@ -119,6 +119,10 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
     if op == "collection":
         head = render_template(sort[0], lookup, _SORT)
         sort_expr = f'SortCondition("between", *_kc.collection({head}))'
+    elif op == "between":  # a reversed range refused before any store call (DynamoDB would)
+        low, high = (render_template(t, lookup, _SORT) for t in sort)
+        bounds = f"{low}, {high}, {sort[0].source!r}, {sort[1].source!r}"
+        sort_expr = f'SortCondition("between", *_kc.between({bounds}))'
     elif op:
         values = ", ".join(render_template(t, lookup, _SORT) for t in sort)
         sort_expr = f'SortCondition("{op}", {values})'

@@ -1,6 +1,7 @@
 """How far a pattern's key template follows an entity's: segment by segment, literals equal,
-placeholders the same or of one kind (an arg standing for an attribute), a prefix_of arg
-only last."""
+placeholders the same or of one kind (an arg standing for an attribute), a literal only
+where the key has an enum of which it is a value (the pattern fixes it), a prefix_of arg only
+last."""
 
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ def same_kind(a: KeyVar, b: KeyVar) -> bool:
     return (a.type in text and b.type in text) or (a.type == b.type and a.width == b.width)
 
 
+def enum_values(entity: Entity, name: str) -> tuple[str, ...]:
+    """The values of `entity`'s enum attribute `name`; none for another placeholder."""
+    var = entity.var(name)
+    return var.values if var is not None and var.type == "enum" else ()
+
+
 def structural(
     pattern: PatternSpec, want: Template, have: Template, entity: Entity
 ) -> tuple[int, str | None]:
@@ -39,6 +46,15 @@ def structural(
         if i >= len(have.segments):
             return i, f"is longer than {entity.name}'s {have.source!r}"
         target = have.segments[i]
+        if segment.literal is not None and target.literal is None:
+            values = enum_values(entity, str(target.placeholder))
+            if segment.literal in values:  # the enum's value, fixed by the pattern
+                continue
+            if values:
+                return i, (
+                    f"has {segment.text!r} where {entity.name}'s {have.source!r} has "
+                    f"{target.text}, an enum whose values are {', '.join(values)}"
+                )
         if segment.literal is not None or target.literal is not None:
             if segment.literal != target.literal:
                 return i, (

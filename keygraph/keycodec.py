@@ -94,6 +94,26 @@ def collection(head: str) -> tuple[str, str]:
     return head, head + DELIMITER + LAST_CHARACTER
 
 
+def between(low: str, high: str, low_template: str, high_template: str) -> tuple[str, str]:
+    """The bounds of a between sort condition, built from the two templates, when `low` does
+    not sort after `high` (keys compare as DynamoDB compares them: by their UTF-8 bytes, which
+    is the order of their code points); BadArgument naming the arguments of each bound
+    otherwise, a range DynamoDB refuses (and no item could be in)."""
+    if low <= high:
+        return low, high
+    raise BadArgument(
+        f"{_arguments(low_template)} ({low!r}, the lower bound {low_template}) sorts after "
+        f"{_arguments(high_template)} ({high!r}, the upper bound {high_template}): a range "
+        "must not end before it starts"
+    )
+
+
+def _arguments(template: str) -> str:
+    """The placeholders of a template, by name: the arguments that fill it in."""
+    names = [p[1:-1] for p in template.split(DELIMITER) if p.startswith("{")]
+    return " and ".join(names) if names else repr(template)
+
+
 def split(key: str, expected: int) -> list[str]:
     """Split a key into its raw segments, checking the count."""
     parts = key.split(DELIMITER)

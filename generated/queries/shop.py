@@ -78,8 +78,12 @@ def plan_shops_in_cell(
         index="GSI2",
         sort=SortCondition(
             "between",
-            _kc.sized(f"{_kc.escape(geohash_from)}", _kc.SORT_KEY_BYTES, "{geohash_from}"),
-            _kc.sized(f"{_kc.escape(geohash_to)}", _kc.SORT_KEY_BYTES, "{geohash_to}"),
+            *_kc.between(
+                _kc.sized(f"{_kc.escape(geohash_from)}", _kc.SORT_KEY_BYTES, "{geohash_from}"),
+                _kc.sized(f"{_kc.escape(geohash_to)}", _kc.SORT_KEY_BYTES, "{geohash_to}"),
+                "{geohash_from}",
+                "{geohash_to}",
+            ),
         ),
         forward=True,
         limit=limit,

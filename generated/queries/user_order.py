@@ -85,7 +85,13 @@ def plan_user_orders_between(
         ),
         index=None,
         sort=SortCondition(
-            "between", f"ORDER#{_kc.format_datetime(from_)}", f"ORDER#{_kc.format_datetime(to)}"
+            "between",
+            *_kc.between(
+                f"ORDER#{_kc.format_datetime(from_)}",
+                f"ORDER#{_kc.format_datetime(to)}",
+                "ORDER#{from}",
+                "ORDER#{to}",
+            ),
         ),
         forward=False,
         limit=limit,

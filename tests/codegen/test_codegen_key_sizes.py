@@ -10,12 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codegen import pipeline
+from codegen.diagnostics import Edit, SpecErrors
 from codegen.key_sizes import character_bytes
 from generated.keys import email_claim, membership, order, org_node, shop, user
 from generated.queries import org_node as org_node_queries
 from generated.queries import user_order as user_order_queries
 from keygraph import keycodec
 from keygraph.errors import BadArgument, KeyTooLong
+from tests.codegen.spec_edits import apply
 
 T0 = datetime(2024, 1, 2, tzinfo=UTC)
 WIDE = "\U0001f600"
@@ -96,3 +99,56 @@ def test_lint_counts_one_byte_for_a_plain_ascii_class() -> None:
     assert character_bytes("^[a-zé]+$") == (4, None)
     assert character_bytes("^[^@]+@x$") == (4, None)
     assert character_bytes(None) == (4, None)
+
+
+SHARED_ID = """
+[table]
+name = "shared"
+partition_key = "PK"
+sort_key = "SK"
+tenancy = "global"
+
+[entities.User]
+type = "USER"
+attributes.user_id = { type = "id" }
+keys.PK = "USER#{user_id}"
+keys.SK = "PROFILE"
+
+[entities.Badge]
+type = "BADGE"
+attributes.user_id = { type = "id", max_length = 40 }
+keys.PK = "BADGE#{user_id}"
+keys.SK = "BADGE"
+
+[entities.Order]
+type = "ORDER"
+attributes.user_id = { type = "id" }
+attributes.order_id = { type = "id" }
+keys.PK = "ORDER#{order_id}"
+keys.SK = "{user_id}#{order_id}"
+
+[entities.OrderCopy]
+type = "ORDER_COPY"
+attributes_from = "Order"
+keys.PK = "USER#{user_id}"
+keys.SK = "ORDER#{order_id}"
+"""
+
+
+def test_an_id_too_long_for_a_key_is_narrowed_wherever_it_is_the_same_id() -> None:
+    """Narrowing Order's user_id alone would leave users whose ids no order can hold: the fix
+    narrows every declaration of the id (once for an entity taking attributes_from another;
+    not one already as narrow), and the message lists them all."""
+    with pytest.raises(SpecErrors) as caught:
+        pipeline.analyse(SHARED_ID, "spec.toml")
+    (problem,) = caught.value.problems
+    assert problem.path == "entities.Order.keys.SK"
+    assert "everywhere it is the same id (entities.User.attributes.user_id, " in problem.message
+    assert (
+        "entities.Badge.attributes.user_id, entities.Order.attributes.user_id)" in problem.message
+    )
+    assert problem.fix == (
+        Edit("entities.User", "attributes.user_id", '{ type = "id", max_length = 127 }'),
+        Edit("entities.Order", "attributes.user_id", '{ type = "id", max_length = 127 }'),
+    )
+    pipeline.analyse(apply(SHARED_ID, problem.fix), "spec.toml")

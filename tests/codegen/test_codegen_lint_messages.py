@@ -180,6 +180,38 @@ CASES = [
         (('sort = { begins_with = "ORDER#" }', 'sort = { gt = "ORDER#{placed_on}" }'),),
     ),
     Case(
+        "between_reads_more",
+        "store.toml",
+        (
+            (
+                'sort = { begins_with = "ORDER#" }\ndirection = "descending"\n'
+                'returns = ["Order", "OrderLine"]',
+                'sort = { between = ["ORDER#{from}", "ORDER#{to}"] }\n'
+                'args = { from = { type = "date" }, to = { type = "date" } }\n'
+                'direction = "descending"\nreturns = ["Order"]',
+            ),
+        ),
+    ),
+    Case(
+        "between_over_keys_without_a_literal",
+        "store.toml",
+        (
+            (
+                'keys.SK = "ORDER#{placed_on}#{order_id}#LINE#{line}"',
+                'keys.SK = "ORDER#{placed_on}#{order_id}#LINE#{line}"\n'
+                'attributes.status = { type = "enum", values = ["OPEN", "PAID", "SHIPPED"] }\n'
+                'keys.StatusPK = "T#{tenant}#STATUS#{status}"\n'
+                'keys.StatusSK = "LINE#{placed_on}#{order_id}#{line}"',
+            ),
+            (
+                'partition = "T#{tenant}#STATUS#{status}"\n',
+                'partition = "T#{tenant}#STATUS#{status}"\n'
+                'sort = { between = ["{from}", "{to}"] }\n'
+                'args = { from = { type = "date" }, to = { type = "date" } }\n',
+            ),
+        ),
+    ),
+    Case(
         "collection_without_its_head",
         "store.toml",
         (
@@ -203,6 +235,11 @@ CASES = [
                 'operation = "query"\npartition = "T#{tenant}#CUSTOMR#',
             ),
         ),
+    ),
+    Case(
+        "partition_with_no_value_of_its_enum",
+        "store.toml",
+        (('partition = "T#{tenant}#STATUS#{status}"', 'partition = "T#{tenant}#STATUS#PAYED"'),),
     ),
     Case(
         "partition_of_another_index",
@@ -240,6 +277,16 @@ CASES = [
         "key_too_long",
         "paper_catalog.toml",
         (GLOBAL, ('keys.TopicSK = "{year}#{paper_id}"', 'keys.TopicSK = "{year}#{title}"')),
+    ),
+    Case(
+        "key_too_long_for_an_id_of_several_entities",
+        "store.toml",
+        (
+            (
+                'keys.StatusSK = "{placed_on}#{order_id}"',
+                'keys.StatusSK = "{customer_id}#{order_id}"',
+            ),
+        ),
     ),
     Case(
         "unknown_placeholder",

@@ -133,6 +133,22 @@ async def test_query_pages_newest_first_with_signed_cursors(
     assert [o.order_id for o in paid.items] == ["o4", "o3", "o2", "o1", "o0"]
 
 
+async def test_a_reversed_range_is_a_bad_argument_before_any_store_call(
+    store_factory: StoreFactory, kind: str
+) -> None:
+    store = Recording(await store_factory(kind, TABLE))
+    s = _session(store)
+    later, earlier = T0 + timedelta(days=3), T0 + timedelta(days=1)
+    reversed_range = r"^from \('ORDER#2024-05-04T12:00:00\.000000Z'.*\) sorts after to \("
+    with pytest.raises(BadArgument, match=reversed_range):
+        await user_order.user_orders_between(s, "acme", "u1", later, earlier)
+    with pytest.raises(BadArgument, match=r"^geohash_from \('u33f'.*sorts after geohash_to"):
+        shop.plan_shops_in_cell("acme", "u33", "u33f", "u33d", limit=10)
+    assert store.queries == []
+    assert (await user_order.user_orders_between(s, "acme", "u1", later, later)).items == []
+    assert len(store.queries) == 1
+
+
 def test_plans_are_pure_data() -> None:
     plan = shop.plan_shops_in_cell("acme", "u33", "u33d", "u33f~", limit=10)
     assert plan.index == "GSI2"

@@ -57,6 +57,17 @@ def test_empty_key_values_and_ints_out_of_width_are_refused() -> None:
     assert keycodec.format_int(7, 3) == "007"
 
 
+def test_a_range_must_not_end_before_it_starts() -> None:
+    assert keycodec.between("A#1", "A#2", "A#{x}", "A#{y}") == ("A#1", "A#2")
+    assert keycodec.between("A#1", "A#1", "A#{x}", "A#{y}") == ("A#1", "A#1")
+    # as DynamoDB compares keys: by UTF-8 bytes, the order of code points ("\uffff" first)
+    assert keycodec.between("\uffff", "\U0001f600", "{x}", "{y}") == ("\uffff", "\U0001f600")
+    with pytest.raises(BadArgument, match=r"^x and n \('A#2#1'.*\) sorts after y \('A#1'"):
+        keycodec.between("A#2#1", "A#1", "A#{x}#{n}", "A#{y}")
+    with pytest.raises(BadArgument, match=r"^'B' \('B'.*\) sorts after y"):
+        keycodec.between("B", "A#1", "B", "A#{y}")
+
+
 def test_cursor_verifies_only_for_its_tenant_pattern_and_args() -> None:
     codec = CursorCodec(b"0123456789abcdef0123456789abcdef")
     position = {"k": {"PK": "T#acme#USER#1", "SK": "ORDER#x"}}

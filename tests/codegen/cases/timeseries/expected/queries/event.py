@@ -87,7 +87,13 @@ def plan_device_events_between(
         ),
         index=None,
         sort=SortCondition(
-            "between", f"EVT#{_kc.format_datetime(from_)}", f"EVT#{_kc.format_datetime(to)}"
+            "between",
+            *_kc.between(
+                f"EVT#{_kc.format_datetime(from_)}",
+                f"EVT#{_kc.format_datetime(to)}",
+                "EVT#{from}",
+                "EVT#{to}",
+            ),
         ),
         forward=False,
         limit=limit,

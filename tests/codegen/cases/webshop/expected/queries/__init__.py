@@ -4,14 +4,23 @@
 `from <package>.queries import <pattern>`. Each is defined in the module of the entity it
 returns first (`queries/<entity>.py`)."""
 
-from .order import order_with_items, orders_by_status, plan_order_with_items, plan_orders_by_status
+from .order import (
+    open_orders,
+    order_with_items,
+    orders_by_status,
+    plan_open_orders,
+    plan_order_with_items,
+    plan_orders_by_status,
+)
 from .product import catalog, plan_catalog, plan_product, product
 
 __all__ = [
     "catalog",
+    "open_orders",
     "order_with_items",
     "orders_by_status",
     "plan_catalog",
+    "plan_open_orders",
     "plan_order_with_items",
     "plan_orders_by_status",
     "plan_product",

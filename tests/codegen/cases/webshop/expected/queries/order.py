@@ -21,6 +21,8 @@ ORDER_WITH_ITEMS_PAGE = PageSize(100, 1000)
 """order_with_items: the page size when `first` is left out, and the largest allowed."""
 ORDERS_BY_STATUS_PAGE = PageSize(20, 100)
 """orders_by_status: the page size when `first` is left out, and the largest allowed."""
+OPEN_ORDERS_PAGE = PageSize(20, 100)
+"""open_orders: the page size when `first` is left out, and the largest allowed."""
 
 
 def _order_with_items_item(item: Item) -> Order | OrderItem | None:
@@ -33,6 +35,10 @@ def _order_with_items_item(item: Item) -> Order | OrderItem | None:
 
 
 def _orders_by_status_item(item: Item) -> OrderByStatusSummary | None:
+    return OrderByStatusSummary.from_item(item)  # the index holds no _type: one entity
+
+
+def _open_orders_item(item: Item) -> OrderByStatusSummary | None:
     return OrderByStatusSummary.from_item(item)  # the index holds no _type: one entity
 
 
@@ -139,5 +145,39 @@ async def orders_by_status(
         ("PK", "SK", "StatusPK", "StatusSK"),
         tenant,
         "orders_by_status",
+        args,
+    )
+
+
+def plan_open_orders(tenant: str, *, limit: int, start: Key | None = None) -> Query:
+    """A tenant's open orders, newest first: the status is fixed, so no argument"""
+    return Query(
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#STATUS#OPEN", _kc.PARTITION_KEY_BYTES, "T#{tenant}#STATUS#OPEN"
+        ),
+        index="ByStatus",
+        sort=None,
+        forward=False,
+        limit=limit,
+        start=start,
+    )
+
+
+async def open_orders(
+    s: Session, tenant: str, *, first: int | None = None, after: str | None = None
+) -> Page[OrderByStatusSummary]:
+    """A tenant's open orders, newest first: the status is fixed, so no argument"""
+    size = OPEN_ORDERS_PAGE.size(first)
+    args: dict[str, str] = {}
+    start = _paging.start_key(s, after, tenant, "open_orders", args)
+    items = await _paging.collect(s, plan_open_orders(tenant, limit=size + 1, start=start))
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _open_orders_item,
+        ("PK", "SK", "StatusPK", "StatusSK"),
+        tenant,
+        "open_orders",
         args,
     )
