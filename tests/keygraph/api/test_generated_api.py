@@ -180,3 +180,15 @@ async def test_a_datetime_without_its_zone_is_refused_before_any_read(
     typed += "from: $from, to: $to) { edges { cursor } } }"
     answer = await ask(package.schema, store, "acme", typed, variables)
     assert [e["extensions"]["code"] for e in answer["errors"]] == ["BAD_USER_INPUT"]
+
+
+async def test_a_reversed_range_is_bad_user_input_before_any_read(
+    store_factory: StoreFactory, compiled: Compile
+) -> None:
+    package = compiled(ROOT / "access_patterns.toml")
+    store = await store_factory("embedded", package.table)
+    reversed_range = '{ userOrdersBetween(userId: "u", from: "2026-02-01T00:00:00Z", '
+    reversed_range += 'to: "2026-01-01T00:00:00Z") { edges { cursor } } }'
+    answer = await ask(package.schema, store, "acme", reversed_range)
+    assert [e["extensions"]["code"] for e in answer["errors"]] == ["BAD_USER_INPUT"]
+    assert "sorts after" in answer["errors"][0]["message"]

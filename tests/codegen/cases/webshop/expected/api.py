@@ -13,13 +13,14 @@ from .models.order import Order
 from .models.order_by_status_summary import OrderByStatusSummary
 from .models.order_item import OrderItem
 from .models.product import Product
-from .queries.order import order_with_items, orders_by_status
+from .queries.order import open_orders, order_with_items, orders_by_status
 from .queries.product import catalog, product
 
 API = Api(
     sdl=Path(__file__).with_name("api.graphql").read_text(encoding="utf-8"),
     roots={
         "catalog": Root("query", catalog, (), scoped=False),
+        "openOrders": Root("query", open_orders, (), scoped=True),
         "orderWithItems": Root(
             "query",
             order_with_items,
