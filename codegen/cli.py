@@ -1,6 +1,7 @@
 """The `keygraph` command (also `python -m codegen`): compile a spec into a package
-(generate, check, lint), and keep a live table in step with a generated package (table,
-the runtime's command: keygraph.cli)."""
+(generate, check, lint, schema), keep a live table in step with a generated package (table,
+the runtime's command: keygraph.cli), and serve a package's API (serve, token: the
+runtime's keygraph.serve)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from keygraph import cli as runtime_cli
+from keygraph.serve import cli as serve_cli
 
 from . import output, pipeline
 from .diagnostics import SpecErrors
@@ -28,6 +30,9 @@ with it.
             a delimiter, keys that sort as strings, projections holding what is returned)
   schema    print the GraphQL API the spec gives (the package's api.graphql): an object
             type per entity a pattern returns, a root field per pattern
+  serve     serve a spec's (or a generated package's) API over HTTP on a SQLite file or
+            DynamoDB; callers send a token signed with KEYGRAPH_JWT_SECRET
+  token     print a development token for it
   table     create, describe, plan or migrate the table of a generated package
 
 Every problem of a spec is reported at once as <spec>:<line>: <toml path>: <what and how to
@@ -63,6 +68,7 @@ def parser() -> argparse.ArgumentParser:
             help="the generated package's directory (its name is the package's import name)",
         )
     runtime_cli.add_parser(commands)
+    serve_cli.add_parsers(commands)
     return root
 
 
@@ -118,4 +124,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "table":
         return runtime_cli.run(args)
+    if args.command == "token":
+        return serve_cli.token(args)
+    if args.command == "serve":
+        package = _compiled(args.spec) if args.spec else runtime_cli.importable(args.package)
+        return 1 if package is None else serve_cli.serve(args, package)
     return run(args.command, args.spec, args.out)
+
+
+SERVED = Path(".keygraph") / "served"
+"""Where `serve --spec` writes the package it compiles (one directory per spec)."""
+
+
+def _compiled(spec: Path) -> str | None:
+    """The import name of the package compiled from `spec` for serving (under SERVED);
+    None, with every problem printed, when it does not compile."""
+    words = [spec.resolve().parent.name, spec.stem] if spec.stem == "spec" else [spec.stem]
+    name = "served_" + "".join(c if c.isalnum() else "_" for c in "_".join(words).lower())
+    status = run("generate", spec, SERVED / name)
+    return None if status else runtime_cli.importable(str(SERVED / name))

@@ -9,12 +9,15 @@ from the dev environment's site-packages through a .pth file."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ from typing import Any
 import pytest
 
 from keygraph.stores.dynamodb import admin
-from keygraph.stores.dynamodb.local import DynamoDBLocal
+from keygraph.stores.dynamodb.local import DynamoDBLocal, free_port
 
 ROOT = Path(__file__).parents[1]
 SPEC = ROOT / "tests" / "codegen" / "cases" / "webshop" / "spec.toml"
@@ -178,3 +181,50 @@ def test_the_library_example_runs_on_the_installed_package(
     finally:
         if client is not None and admin.describe(client, "webshop"):
             admin.delete_table(client, "webshop")
+
+
+def _answer(port: int, token: str, query: str) -> Any:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def test_keygraph_serves_what_the_library_wrote(installed: Installed) -> None:
+    _ok(installed.keygraph("generate", "--spec", "spec.toml", "--out", "webshop"))
+    script = installed.project / "example_served.py"
+    store = f'EmbeddedStore(TABLE, path="{installed.project}/served.sqlite3")'
+    script.write_text(_library_example(installed.project, store))
+    _ok(installed.run(installed.bin / "python", script))
+    secret = {"KEYGRAPH_JWT_SECRET": "wheel-serve-secret-" + "s" * 32}
+    token = _ok(installed.keygraph("token", "--tenant", "acme", "--role", "admin", **secret))
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHON"))}
+    command = [str(installed.bin / "keygraph"), "serve", "--package", "webshop"]
+    command += ["--db", "served.sqlite3", "--port", str(port)]
+    process = subprocess.Popen(command, cwd=installed.project, env={**clean, **secret})
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, "keygraph serve exited"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "keygraph serve did not come up"
+                time.sleep(0.1)
+        query = '{ product(sku: "TEA") { title } ordersByStatus(status: PAID) '
+        query += "{ edges { node { orderId } } } }"
+        answer = _answer(port, token.strip(), query)
+        assert answer == {
+            "data": {
+                "product": {"title": "Green tea"},
+                "ordersByStatus": {"edges": [{"node": {"orderId": "O1"}}]},
+            }
+        }
+    finally:
+        process.terminate()
+        process.wait(30)

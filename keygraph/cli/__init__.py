@@ -67,9 +67,10 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def _target(package: str, table_name: str | None) -> Target:
-    """The generated package named by `package` (a directory or an import name), importable
-    from where it lies: a console script has no current directory on sys.path."""
+def importable(package: str) -> str:
+    """The import name of the generated package named by `package` (a directory or an
+    import name), made importable from where it lies: a console script has no current
+    directory on sys.path."""
     directory = Path(package)
     if directory.is_dir():
         directory = directory.resolve()
@@ -78,7 +79,11 @@ def _target(package: str, table_name: str | None) -> Target:
     else:
         sys.path.insert(0, str(Path.cwd()))
     importlib.invalidate_caches()
-    return load_target(package, table_name)
+    return package
+
+
+def _target(package: str, table_name: str | None) -> Target:
+    return load_target(importable(package), table_name)
 
 
 def _store(args: argparse.Namespace, target: Target) -> Store:

@@ -1,0 +1,173 @@
+"""Any generated package's API over HTTP, as GraphQL-over-HTTP asks: POST JSON, or GET for a
+query, answered `application/graphql-response+json`. The tenant and caller come only from
+the bearer token (401 UNAUTHENTICATED without a valid one); a body is capped before it is
+read (413); a document that does not parse or validate is 400; an operation selects at most
+`max_root_fields` root fields (aliases and fragments counted), which bounds what it reads:
+every list is a page of at most its pattern's largest size."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from inspect import isawaitable
+from typing import Any
+
+import orjson
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLSchema,
+    InlineFragmentNode,
+    OperationType,
+    SelectionSetNode,
+    execute,
+    get_operation_ast,
+    parse,
+    validate,
+)
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from keygraph.api import ApiContext
+from keygraph.api.run import formatted
+from keygraph.cursor import CursorCodec
+from keygraph.store import Session, Store
+from keygraph.tokens import TokenError, TokenKey, bearer, verify
+
+MEDIA = "application/graphql-response+json"
+MAX_BODY_BYTES = 1024 * 1024
+MAX_ROOT_FIELDS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What the app answers with: the package's schema, its store, how tokens are checked,
+    the key cursors are signed with, and the limits."""
+
+    schema: GraphQLSchema
+    store: Store
+    tokens: TokenKey
+    cursors: CursorCodec
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_root_fields: int = MAX_ROOT_FIELDS
+
+
+def _answer(body: Mapping[str, Any], status: int = 200) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type=MEDIA)
+
+
+def _refused(status: int, code: str, message: str) -> Response:
+    return _answer({"errors": [{"message": message, "extensions": {"code": code}}]}, status)
+
+
+def create_app(served: Served) -> Starlette:
+    """The app: /graphql and /healthz."""
+
+    async def graphql(request: Request) -> Response:
+        try:
+            token = verify(bearer(request.headers.get("authorization")), served.tokens)
+        except TokenError as exc:
+            return _refused(401, "UNAUTHENTICATED", str(exc))
+        params = await _params(request, served.max_body_bytes)
+        if isinstance(params, Response):
+            return params
+        query, variables, name = params
+        try:
+            document = parse(query)
+        except GraphQLError as exc:
+            return _answer({"errors": [formatted(exc)]}, 400)
+        invalid = validate(served.schema, document)
+        operation = get_operation_ast(document, name)
+        if not invalid and operation is None:
+            invalid = [GraphQLError("no operation of that name, or several without one")]
+        if invalid:
+            return _answer({"errors": [formatted(e) for e in invalid]}, 400)
+        assert operation is not None
+        if request.method == "GET" and operation.operation is not OperationType.QUERY:
+            return _refused(405, "BAD_REQUEST", "only queries are sent with GET")
+        roots = _root_fields(document, operation.selection_set, set())
+        if roots > served.max_root_fields:
+            message = f"{roots} root fields; at most {served.max_root_fields} an operation"
+            return _refused(400, "QUERY_TOO_COMPLEX", message)
+        session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
+        result = execute(
+            served.schema,
+            document,
+            context_value=ApiContext(session, token.tenant),
+            variable_values=variables,
+            operation_name=name,
+        )
+        if isawaitable(result):
+            result = await result
+        errors = [formatted(error) for error in result.errors or ()]
+        if result.data is None and all(error.path is None for error in result.errors or ()):
+            return _answer({"errors": errors}, 400)  # its variables did not coerce
+        body: dict[str, Any] = {"data": result.data}
+        if errors:
+            body["errors"] = errors
+        return _answer(body)
+
+    async def healthz(_request: Request) -> Response:
+        return Response("ok")
+
+    routes = [Route("/graphql", graphql, methods=["GET", "POST"]), Route("/healthz", healthz)]
+    return Starlette(routes=routes)
+
+
+async def _params(
+    request: Request, limit: int
+) -> tuple[str, dict[str, Any] | None, str | None] | Response:
+    """The request's query, variables and operation name, or the answer refusing it."""
+    if request.method == "GET":
+        raw: Any = dict(request.query_params)
+        if "variables" in raw:
+            try:
+                raw["variables"] = orjson.loads(raw["variables"])
+            except orjson.JSONDecodeError:
+                return _refused(400, "BAD_REQUEST", "variables must be a JSON object")
+    else:
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            return _refused(413, "REQUEST_TOO_LARGE", f"a body is at most {limit} bytes")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                return _refused(413, "REQUEST_TOO_LARGE", f"a body is at most {limit} bytes")
+        try:
+            raw = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return _refused(400, "BAD_REQUEST", "the body must be a JSON object")
+    if not isinstance(raw, dict) or not isinstance(raw.get("query"), str):
+        return _refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
+    variables, name = raw.get("variables"), raw.get("operationName")
+    if variables is not None and not isinstance(variables, dict):
+        return _refused(400, "BAD_REQUEST", "variables must be a JSON object")
+    if name is not None and not isinstance(name, str):
+        return _refused(400, "BAD_REQUEST", "operationName must be a string")
+    return raw["query"], variables, name
+
+
+def _root_fields(document: DocumentNode, selection: SelectionSetNode, seen: set[str]) -> int:
+    """The root fields an operation selects, each alias and each fragment's counted (a
+    fragment spread twice at the root counts once: its fields merge)."""
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    count = 0
+    for node in selection.selections:
+        if isinstance(node, FieldNode):
+            count += 1
+        elif isinstance(node, InlineFragmentNode):
+            count += _root_fields(document, node.selection_set, seen)
+        elif isinstance(node, FragmentSpreadNode) and node.name.value not in seen:
+            seen.add(node.name.value)
+            fragment = fragments.get(node.name.value)
+            if fragment is not None:
+                count += _root_fields(document, fragment.selection_set, seen)
+    return count

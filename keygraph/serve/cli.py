@@ -1,0 +1,112 @@
+"""`keygraph serve` and `keygraph token`: a generated package's API over HTTP on the embedded
+store (a SQLite file) or DynamoDB, and development tokens for it, both with the secret of
+KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks). What serving needs
+(Starlette, uvicorn, PyJWT) is imported only to serve: compiling a spec needs none of it."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import importlib
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from keygraph.cursor import CursorCodec
+from keygraph.errors import KeygraphError
+from keygraph.plan import TableDef
+from keygraph.store import Store
+
+SECRET_ENV = "KEYGRAPH_JWT_SECRET"
+MIN_SECRET = 32
+DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
+EXIT_BAD_INPUT = 2
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `serve` and `token` commands, added to a command line's `commands`."""
+    about = (
+        "serve a generated package's GraphQL API (its api.graphql) over HTTP at /graphql; "
+        f"callers send a bearer token signed with {SECRET_ENV} (`keygraph token` makes one)"
+    )
+    serve = commands.add_parser("serve", help=about, description=about)
+    source = serve.add_mutually_exclusive_group(required=True)
+    source.add_argument("--spec", type=Path, help="a spec, compiled as the server starts")
+    source.add_argument("--package", help="a generated package: its directory or import name")
+    serve.add_argument(
+        "--db", type=Path, default=DEFAULT_DB, help=f"the SQLite file served (default {DEFAULT_DB})"
+    )
+    serve.add_argument("--endpoint-url", help="serve a DynamoDB table at this endpoint instead")
+    serve.add_argument("--region", help="DynamoDB's region (default: AWS_REGION or the config)")
+    serve.add_argument("--table-name", help="the table's name when not the spec's")
+    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    about = f"print a development token signed with {SECRET_ENV}"
+    token = commands.add_parser("token", help=about, description=about)
+    token.add_argument("--tenant", required=True)
+    token.add_argument("--sub", help="the caller's subject (what owner rules compare)")
+    token.add_argument("--role", action="append", help="a role (repeat for several)")
+    token.add_argument("--ttl", type=int, default=86400, help="seconds it is valid (a day)")
+
+
+def _secret() -> str:
+    secret = os.environ.get(SECRET_ENV, "")
+    if len(secret) < MIN_SECRET:
+        raise ValueError(f"set {SECRET_ENV} to a secret of at least {MIN_SECRET} characters")
+    return secret
+
+
+def token(args: argparse.Namespace) -> int:
+    from keygraph.tokens import issue
+
+    try:
+        print(issue(_secret(), args.tenant, args.sub, args.ttl, args.role))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def serve(args: argparse.Namespace, package: str) -> int:
+    """Serves the imported `package` until stopped."""
+    import uvicorn
+
+    from keygraph.api import executable
+    from keygraph.tokens import TokenKey
+
+    from .app import Served, create_app
+
+    try:
+        secret = _secret()
+        api = importlib.import_module(f"{package}.api").API
+        table = importlib.import_module(f"{package}.table").TABLE
+        store = _store(args, table)
+    except (ValueError, KeygraphError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ImportError as exc:
+        print(f"error: {package} has no API to serve ({exc}); generate it again", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
+    claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
+    key = TokenKey(secret, "HS256", claim, frozenset(roles))
+    cursors = CursorCodec(hmac.new(secret.encode(), b"keygraph cursors", hashlib.sha256).digest())
+    app = create_app(Served(executable(api), store, key, cursors))
+    print(f"serving {package} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _store(args: argparse.Namespace, table: TableDef) -> Store:
+    if args.table_name:
+        table = replace(table, name=args.table_name)
+    if args.endpoint_url is None and args.region is None:
+        from keygraph.stores.embedded.store import EmbeddedStore
+
+        args.db.parent.mkdir(parents=True, exist_ok=True)
+        return EmbeddedStore(table, path=args.db)
+    from keygraph.stores.dynamodb.store import DynamoDBStore
+
+    return DynamoDBStore(table, endpoint_url=args.endpoint_url, region=args.region)

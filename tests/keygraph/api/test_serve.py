@@ -1,0 +1,132 @@
+"""A generated package's API over HTTP (keygraph.serve), in process on both stores: the
+caller and tenant only from a valid bearer token, another tenant's items never answered,
+a cursor bound to its caller, GraphQL-over-HTTP statuses and media type, the body capped
+and the root fields counted before anything runs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from keygraph.plan import Put
+from keygraph.serve import Served, create_app
+from keygraph.store import Store
+from keygraph.tokens import TokenKey, issue
+from tests.conftest import StoreFactory
+from tests.keygraph.api.conftest import CASES, CODEC, Compiled
+
+SECRET = "serve-test-secret-" + "s" * 32
+Compile = Callable[[Path], Compiled]
+
+
+@pytest.fixture
+async def shop(compiled: Compile, store_factory: StoreFactory, kind: str) -> tuple[Compiled, Store]:
+    package = compiled(CASES / "webshop" / "spec.toml")
+    store = await store_factory(kind, package.table)
+    models = package.module("models.product")
+    money = package.module("models.money").Money(amount=450, currency="EUR")
+    for sku in ("TEA", "MATE", "COFFEE"):
+        product = models.Product(sku=sku, title=f"{sku.title()}", price=money)
+        await store.put(Put(product.to_item()))
+    return package, store
+
+
+@pytest.fixture
+async def client(shop: tuple[Compiled, Store]) -> AsyncIterator[httpx.AsyncClient]:
+    package, store = shop
+    served = Served(package.schema, store, TokenKey(SECRET), CODEC, max_body_bytes=4096)
+    transport = httpx.ASGITransport(app=create_app(served))
+    async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as c:
+        yield c
+
+
+def bearer(tenant: str = "acme", subject: str | None = "u1") -> dict[str, str]:
+    return {"authorization": f"Bearer {issue(SECRET, tenant, subject, roles=['member'])}"}
+
+
+async def post(client: httpx.AsyncClient, body: Any, **headers: str) -> httpx.Response:
+    return await client.post("/graphql", json=body, headers=headers)
+
+
+CATALOG = "query($after: String) { catalog(first: 2, after: $after) { edges { node { sku } } "
+CATALOG += "pageInfo { hasNextPage endCursor } } }"
+
+
+async def test_a_token_names_the_caller_and_pages_continue(client: httpx.AsyncClient) -> None:
+    refused = await post(client, {"query": CATALOG})
+    assert refused.status_code == 401
+    assert refused.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    forged = issue("another-secret-" + "x" * 32, "acme", "u1")
+    wrong = await post(client, {"query": CATALOG}, authorization=f"Bearer {forged}")
+    assert wrong.status_code == 401
+    first = await post(client, {"query": CATALOG}, **bearer())
+    assert first.status_code == 200
+    assert first.headers["content-type"].startswith("application/graphql-response+json")
+    page = first.json()["data"]["catalog"]
+    after = page["pageInfo"]["endCursor"]
+    rest = await post(client, {"query": CATALOG, "variables": {"after": after}}, **bearer())
+    skus = [e["node"]["sku"] for e in page["edges"] + rest.json()["data"]["catalog"]["edges"]]
+    assert sorted(skus) == ["COFFEE", "MATE", "TEA"]
+    stolen = await post(
+        client, {"query": CATALOG, "variables": {"after": after}}, **bearer(subject="u2")
+    )
+    assert stolen.json()["errors"][0]["extensions"]["code"] == "INVALID_CURSOR"
+
+
+async def test_a_tenant_reads_only_its_own_items(
+    client: httpx.AsyncClient, shop: tuple[Compiled, Store]
+) -> None:
+    package, store = shop
+    orders = package.module("models.order")
+    day = "2026-04-18"
+    money = package.module("models.money").Money(amount=900, currency="EUR")
+    status = package.module("models.enums").OrderStatus.PAID
+    order = orders.Order(customer_id="c1", order_id="O1", placed_on=day, status=status, total=money)
+    await store.put(Put(order.to_item("acme")))
+    query = '{ orderWithItems(customerId: "c1", placedOn: "2026-04-18", orderId: "O1") '
+    query += "{ edges { node { __typename ... on Order { orderId status } } } } }"
+    mine = (await post(client, {"query": query}, **bearer("acme"))).json()
+    assert mine["data"]["orderWithItems"]["edges"] == [
+        {"node": {"__typename": "Order", "orderId": "O1", "status": "PAID"}}
+    ]
+    theirs = (await post(client, {"query": query}, **bearer("globex"))).json()
+    assert theirs["data"]["orderWithItems"]["edges"] == []
+
+
+async def test_what_is_refused_before_anything_runs(client: httpx.AsyncClient) -> None:
+    huge = await post(client, {"query": "{ catalog { edges { cursor } } }", "pad": "x" * 5000})
+    assert huge.status_code == 401  # no token: refused before the body is read
+    huge = await post(
+        client, {"query": "{ catalog { edges { cursor } } }", "pad": "x" * 5000}, **bearer()
+    )
+    assert (huge.status_code, huge.json()["errors"][0]["extensions"]["code"]) == (
+        413,
+        "REQUEST_TOO_LARGE",
+    )
+    broken = await post(client, {"query": "{ catalog {"}, **bearer())
+    assert broken.status_code == 400
+    unknown = await post(client, {"query": "{ nothing }"}, **bearer())
+    assert unknown.status_code == 400
+    wide = "{ " + " ".join(f"a{n}: catalog(first: 1) {{ edges {{ cursor }} }}" for n in range(31))
+    many = await post(client, {"query": wide + " }"}, **bearer())
+    assert (many.status_code, many.json()["errors"][0]["extensions"]["code"]) == (
+        400,
+        "QUERY_TOO_COMPLEX",
+    )
+    spread = "query { ...A ...A } fragment A on Query { " + wide[2:] + " }"
+    hidden = await post(client, {"query": spread}, **bearer())
+    assert hidden.json()["errors"][0]["extensions"]["code"] == "QUERY_TOO_COMPLEX"
+    not_json = await client.post("/graphql", content=b"[1, 2]", headers=bearer())
+    assert not_json.status_code == 400
+    typed = "query($s: ID!) { product(sku: $s) { title } }"
+    bad = await post(client, {"query": typed, "variables": {"s": {"x": 1}}}, **bearer())
+    assert bad.status_code == 400
+    assert "data" not in bad.json()
+    got = await client.get(
+        "/graphql", params={"query": '{ product(sku: "TEA") { title } }'}, headers=bearer()
+    )
+    assert got.json() == {"data": {"product": {"title": "Tea"}}}
