@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from graphql import parse, validate
 
+from keygraph.stores.dynamodb.local import free_port
 from server.api import build_schema
 from server.settings import Limits
 from tests.doc_blocks import PAGES, ROOT, blocks, languages
@@ -35,11 +40,12 @@ def _compile_and_run(page: Path, heading: str, scratch: str, tmp_path: Path) -> 
     if spec is not None:
         (tmp_path / "spec.toml").write_text(spec.group(1))
     command = next(
-        b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "-m codegen generate" in b
+        b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "keygraph generate" in b
     )
     argv = shlex.split(command)
-    assert argv[0] == ".venv/bin/python"
-    subprocess.run([sys.executable, *argv[1:]], cwd=ROOT, check=True, capture_output=True)
+    assert argv[0] == ".venv/bin/keygraph"
+    generate = [sys.executable, "-m", "codegen", *argv[1:]]
+    subprocess.run(generate, cwd=ROOT, check=True, capture_output=True)
     program = re.search(r"```python\n(.*?)```", text, re.S)
     assert program is not None
     done = subprocess.run(
@@ -55,6 +61,55 @@ def _compile_and_run(page: Path, heading: str, scratch: str, tmp_path: Path) -> 
 def test_the_first_spec_runs(tmp_path: Path) -> None:
     lines = _compile_and_run(README, "## A first spec", "/tmp/first", tmp_path)
     assert lines == ["author_id='ada' note_id='n1' text='note n1'", "['n1', 'n2']"]
+
+
+def test_the_first_spec_is_served_as_the_readme_says(tmp_path: Path) -> None:
+    _compile_and_run(README, "## A first spec", "/tmp/first", tmp_path)
+    section = README.read_text().split("## A first spec", 1)[1].split("\n## ", 1)[0]
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "serve" in b)
+    port = str(free_port())
+    lines = block.replace("/tmp/first", str(tmp_path)).replace("8001", port).splitlines()
+    secret = lines[0].removeprefix("export KEYGRAPH_JWT_SECRET=")
+    env = {**os.environ, "KEYGRAPH_JWT_SECRET": secret}
+    serve = shlex.split(lines[1].removesuffix("&"))
+    assert serve[:2] == [".venv/bin/keygraph", "serve"]
+    token_argv = shlex.split(lines[2].split("$(", 1)[1].rstrip(")"))
+    payload = json.loads(shlex.split(lines[4].strip().removesuffix("\\"))[1])
+    with subprocess.Popen([sys.executable, "-m", "codegen", *serve[1:]], cwd=ROOT, env=env) as p:
+        try:
+            token = subprocess.run(
+                [sys.executable, "-m", "codegen", *token_argv[1:]],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            answer = _post_when_up(f"http://127.0.0.1:{port}/graphql", token, payload, p)
+        finally:
+            p.terminate()
+    edges = answer["data"]["notesByAuthor"]["edges"]
+    assert [edge["node"] for edge in edges] == [
+        {"noteId": "n1", "text": "note n1"},
+        {"noteId": "n2", "text": "note n2"},
+    ]
+
+
+def _post_when_up(url: str, token: str, payload: object, process: subprocess.Popen[bytes]) -> Any:
+    """The answer to `payload` once the server answers at all."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        assert process.poll() is None, "keygraph serve exited"
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return json.loads(response.read())
+        except OSError:
+            assert time.monotonic() < deadline, "keygraph serve did not come up"
+            time.sleep(0.1)
 
 
 def test_the_any_spec_example_runs(tmp_path: Path) -> None:
