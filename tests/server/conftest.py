@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 from generated.table import TABLE
+from keygraph.plan import TableDef
+from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
@@ -156,3 +158,24 @@ def acme(client: httpx.AsyncClient, acme_token: str) -> Api:
 @pytest.fixture
 def globex(client: httpx.AsyncClient, globex_token: str) -> Api:
     return Api(client, globex_token)
+
+
+@pytest.fixture
+async def store_and_api(
+    kind: str, store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
+) -> AsyncIterator[tuple[Store, Api]]:
+    """A store of `kind` over this repository's table, and an admin of acme's client of the
+    app on it."""
+    store = await store_factory(kind, TABLE)
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield store, Api(client, issue_token(settings, "acme", roles=["admin"]))
+
+
+async def refusal(api: Api, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    """The one error of a request that must fail."""
+    body = await api(query, variables)
+    assert body["data"] is None or not any(body["data"].values()), body
+    [error] = body["errors"]
+    result: dict[str, Any] = error
+    return result

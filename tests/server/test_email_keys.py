@@ -4,23 +4,13 @@ naming `email`. Run on both stores."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
-
-import httpx
-import pytest
-
 from generated.keys import email_claim as email_claim_keys
 from generated.models.email_claim import EmailClaim
-from generated.table import TABLE
-from keygraph.plan import Delete, Get, Put, TableDef
+from keygraph.plan import Delete, Get, Put
 from keygraph.store import Store
-from server.auth.tokens import issue_token
 from server.domain.emails import KEY_MAX_LENGTH
-from server.edge.app import create_app
 from server.graphql.ids import from_global_id
-from server.settings import Settings
-from tests.server.conftest import Api
+from tests.server.conftest import Api, refusal
 
 BY_EMAIL = "query($e: String!) { userByEmail(email: $e) { id email } }"
 CREATE = 'mutation($e: String!) { createUser(input: {email: $e, name: "N"}) { id } }'
@@ -38,25 +28,6 @@ SPELLINGS = [
     ("\u212bngstr\u00f6m@x.example", "\u00e5ngstro\u0308m@x.example"),  # Angstrom sign, å
 ]
 """Pairs of spellings of one email: the first claimed, the second refused and found."""
-
-
-@pytest.fixture
-async def store_and_api(
-    kind: str, store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
-) -> AsyncIterator[tuple[Store, Api]]:
-    store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield store, Api(client, issue_token(settings, "acme", roles=["admin"]))
-
-
-async def refusal(api: Api, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-    """The one error of a request that must fail."""
-    body = await api(query, variables)
-    assert body["data"] is None or not any(body["data"].values()), body
-    [error] = body["errors"]
-    result: dict[str, Any] = error
-    return result
 
 
 async def test_another_spelling_of_a_claimed_email_conflicts_and_finds_its_user(

@@ -4,20 +4,12 @@ Run on both stores."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import httpx
-import pytest
-
-from generated.table import TABLE
-from keygraph.plan import Item, Scan, TableDef
+from keygraph.plan import Item, Scan
 from keygraph.store import Store
-from server.auth.tokens import issue_token
-from server.edge.app import create_app
 from server.graphql.ids import to_global_id
 from server.graphql.types.org import node_global_id
-from server.settings import Settings
 from tests.server.conftest import Api
 
 LONG_USER = to_global_id("User", "u" * 5000)
@@ -26,16 +18,6 @@ LONG_ORDER = to_global_id("Order", "#" * 2000)
 """Escaping makes each "#" three bytes: 6,000 in the key."""
 LONG_NODE = node_global_id(["N" * 60] * 31)
 LONG_EMAIL = "e" * 2990 + "@example.org"
-
-
-@pytest.fixture
-async def store_and_api(
-    kind: str, store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
-) -> AsyncIterator[tuple[Store, Api]]:
-    store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield store, Api(client, issue_token(settings, "acme", roles=["admin"]))
 
 
 async def everything(store: Store) -> list[Item]:
