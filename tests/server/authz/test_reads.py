@@ -22,7 +22,8 @@ ORDER = "id status totalCents currency createdAt version items { sku name quanti
 ADDRESS = "id label line1 line2 city postalCode country createdAt version isDefault"
 ORG = "id name depth version parent { id } children { id } ancestors { id }"
 ORG_MORE = (
-    "descendants(first: 5) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } }"
+    "descendants(first: 5) { edges { cursor node { id } } "
+    "pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }"
 )
 
 # name -> (query, refused): `refused` maps each caller to the paths answered null with
