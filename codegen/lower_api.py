@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from . import keytemplate
 from .field_guards import field_guards
-from .ir import ApiIR, GqlFieldIR, GqlTypeIR
-from .lower_keys import params_of
-from .lower_queries import pattern_lookup, returned_classes, sort_templates
+from .ir_api import ApiIR, GqlFieldIR, GqlTypeIR
+from .lower_queries import returned_classes
+from .pattern_params import key_params, query_params
 from .pytypes import KeyVar, camel, member_name
 from .resolve import Attr, Entity, Resolved
 from .summaries import Summary, summary_of
@@ -168,24 +167,6 @@ def _batch_root(
         found.types[key] = GqlTypeIR("input", key, f"The key of one {entity}.", fields=fields)
         args = f"keys: [{key}!]!"
     return GqlFieldIR(field, f"[{entity}]!", description, args)
-
-
-def key_params(resolved: Resolved, entity_name: str) -> list[KeyVar]:
-    """The values an entity's primary key is built from, the tenant aside."""
-    entity = resolved.entities[entity_name]
-    table = resolved.spec.table
-    templates = [entity.keys[table.partition_key], entity.keys[table.sort_key]]
-    return [p for p in params_of(templates, entity.var) if p.name != "tenant"]
-
-
-def query_params(resolved: Resolved, name: str) -> list[KeyVar]:
-    """A query pattern's key arguments: its partition's and sort condition's values."""
-    pattern = resolved.spec.patterns[name]
-    shard = pattern.shards.placeholder if pattern.shards else ""
-    partition = keytemplate.parse(str(pattern.partition))
-    _, sort = sort_templates(pattern.sort)
-    lookup = pattern_lookup(pattern, resolved)
-    return [p for p in params_of([partition, *sort], lookup) if p.name not in ("tenant", shard)]
 
 
 def _summary_attrs(summary: Summary, entity: Entity) -> dict[str, Attr]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from . import keytemplate
 from .field_guards import field_guards
 from .imports import sort_imports
-from .ir import ApiIR, ArgBindingIR, BindingsIR, GuardBindingIR, RootBindingIR, TypeBindingIR
-from .lower_api import argument_type, field_name, key_params, query_params
+from .ir_api import ApiIR, ArgBindingIR, BindingsIR, GuardBindingIR, RootBindingIR, TypeBindingIR
+from .lower_api import argument_type, field_name
 from .lower_queries import module_of
+from .pattern_params import key_params, query_params
 from .pytypes import KeyVar, snake
 from .resolve import Resolved
 from .summaries import summary_of
