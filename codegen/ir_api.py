@@ -54,6 +54,37 @@ class RootBindingIR:
     function: str
     args: tuple[ArgBindingIR, ...]
     scoped: bool
+    page: str = ""
+    """A query's page sizes (the constant of its module), "" for a get."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundIR:
+    """A key argument a relation gives from its parent: its name in the pattern's rule,
+    the function's parameter, the parent's attribute."""
+
+    name: str
+    param: str
+    attribute: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelationBindingIR:
+    """A relation's field and what answers it: the pattern's function, the key arguments
+    from the parent and from the field, the pattern's guard with its owners ("": no rule),
+    the batch get loading a get's items, a query's page sizes, a list's most items."""
+
+    field: str
+    operation: str
+    function: str
+    bound: tuple[BoundIR, ...]
+    args: tuple[ArgBindingIR, ...]
+    scoped: bool
+    guard: str = ""
+    owners: tuple[str, ...] = ()
+    batch: str = ""
+    page: str = ""
+    most: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +98,7 @@ class TypeBindingIR:
     get: str
     scoped: bool
     guards: tuple[GuardBindingIR, ...] = ()
+    relations: tuple[RelationBindingIR, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
