@@ -6,7 +6,7 @@ follows (keygraph.api)."""
 
 from pathlib import Path
 
-from keygraph.api import Api, Arg, Guard, Root, Type
+from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type
 
 from . import authz as _authz
 from .models.address import Address
@@ -232,6 +232,15 @@ API = Api(
             },
             node=(Arg("groupId", "group_id", "ID"),),
             get=get_group,
+            relations={
+                "members": Relation(
+                    "query",
+                    group_members,
+                    (Bound("group_id", "group_id", "group_id"),),
+                    scoped=True,
+                    page=GROUP_MEMBERS_PAGE,
+                ),
+            },
             scoped=True,
         ),
         "IdempotencyRecord": Type(
@@ -262,6 +271,24 @@ API = Api(
                 Arg("groupId", "group_id", "ID"),
             ),
             get=get_membership,
+            relations={
+                "user": Relation(
+                    "get",
+                    get_user,
+                    (Bound("user_id", "user_id", "user_id"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_user, ()),
+                    batch=get_users,
+                ),
+                "group": Relation(
+                    "get",
+                    get_group,
+                    (Bound("group_id", "group_id", "group_id"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_group, ()),
+                    batch=get_groups,
+                ),
+            },
             scoped=True,
         ),
         "Order": Type(
@@ -278,6 +305,16 @@ API = Api(
             },
             node=(Arg("orderId", "order_id", "ID"),),
             get=get_order,
+            relations={
+                "user": Relation(
+                    "get",
+                    get_user,
+                    (Bound("user_id", "user_id", "user_id"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_user, ()),
+                    batch=get_users,
+                ),
+            },
             scoped=True,
         ),
         "OrderLine": Type(
@@ -305,6 +342,22 @@ API = Api(
             },
             node=(Arg("path", "path", "Path"),),
             get=get_org_node,
+            relations={
+                "children": Relation(
+                    "query",
+                    org_children,
+                    (Bound("parent_ref", "parent_ref", "node_id"),),
+                    scoped=True,
+                    page=ORG_CHILDREN_PAGE,
+                ),
+                "descendants": Relation(
+                    "query",
+                    org_subtree,
+                    (Bound("path", "path", "path"),),
+                    scoped=True,
+                    page=ORG_SUBTREE_PAGE,
+                ),
+            },
             scoped=True,
         ),
         "OrgRoots": Type(
@@ -349,6 +402,40 @@ API = Api(
                 "email": Guard(_authz.may_read_user_email, ("user_id",)),
                 "defaultAddressId": Guard(_authz.may_read_user_default_address_id, ("user_id",)),
             },
+            relations={
+                "orders": Relation(
+                    "query",
+                    user_orders,
+                    (Bound("user_id", "user_id", "user_id"),),
+                    scoped=True,
+                    page=USER_ORDERS_PAGE,
+                ),
+                "memberships": Relation(
+                    "query",
+                    user_groups,
+                    (Bound("user_id", "user_id", "user_id"),),
+                    scoped=True,
+                    page=USER_GROUPS_PAGE,
+                ),
+                "groups": Relation(
+                    "batch_get",
+                    get_groups,
+                    (Bound("group_id", "group_id", "group_ids"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_groups, ()),
+                    most=100,
+                ),
+                "defaultAddress": Relation(
+                    "get",
+                    get_address,
+                    (
+                        Bound("user_id", "user_id", "user_id"),
+                        Bound("address_id", "address_id", "default_address_id"),
+                    ),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_address, ("user_id",)),
+                ),
+            },
             scoped=True,
         ),
         "UserOrder": Type(
@@ -362,6 +449,24 @@ API = Api(
                 "createdAt": "created_at",
                 "version": "version",
                 "items": "items",
+            },
+            relations={
+                "user": Relation(
+                    "get",
+                    get_user,
+                    (Bound("user_id", "user_id", "user_id"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_user, ()),
+                    batch=get_users,
+                ),
+                "order": Relation(
+                    "get",
+                    get_order,
+                    (Bound("order_id", "order_id", "order_id"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_order, ()),
+                    batch=get_orders,
+                ),
             },
             scoped=True,
         ),

@@ -14,6 +14,7 @@ from codegen import pipeline
 from codegen.lower import fingerprint
 from codegen.resolve import resolve
 
+ROOT = Path(__file__).parents[2]
 TIMESERIES = Path(__file__).with_name("cases") / "timeseries" / "spec.toml"
 
 
@@ -28,6 +29,10 @@ def _fields(spec: Path, type_name: str) -> dict[str, str]:
 
 
 def test_relations_are_fields_of_their_operations_shape() -> None:
+    user = _fields(ROOT / "access_patterns.toml", "User")
+    assert user["orders"] == "(first: Int, after: String) UserOrderConnection"  # rule: nullable
+    assert user["groups"] == "() [Group!]"  # a batch get over group_ids
+    assert user["defaultAddress"] == "() Address"
     device = _fields(TIMESERIES, "Device")
     assert device["events"] == (
         "(from: DateTime!, to: DateTime!, first: Int, after: String) EventConnection!"
