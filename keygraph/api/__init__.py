@@ -3,6 +3,7 @@ they make executable over any store (`executable`, `execute`)."""
 
 from .answers import connection
 from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type
+from .cost import estimate
 from .executable import ApiContext, executable
 from .run import error_code, execute
 
@@ -18,6 +19,7 @@ __all__ = [
     "Type",
     "connection",
     "error_code",
+    "estimate",
     "executable",
     "execute",
 ]

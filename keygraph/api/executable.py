@@ -13,6 +13,7 @@ from typing import Any
 
 from graphql import (
     GraphQLEnumType,
+    GraphQLField,
     GraphQLInterfaceType,
     GraphQLObjectType,
     GraphQLResolveInfo,
@@ -27,6 +28,7 @@ from keygraph.store import Session
 from . import scalars
 from .answers import arguments, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
+from .cost import READ, Read
 from .ids import global_id, key_values, parse_global_id
 from .relations import Loads, resolver
 
@@ -61,9 +63,9 @@ def executable(api: Api) -> GraphQLSchema:
     if unbound:
         raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
     for name, root in api.roots.items():
-        query.fields[name].resolve = _root(root)
+        _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root)
     if "node" in query.fields:
-        query.fields["node"].resolve = _node(api)
+        _read(query.fields["node"], Read("get")).resolve = _node(api)
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
             gql.resolve_type = _type_name
@@ -84,9 +86,16 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
             _attribute(attribute) if guard is None else _guarded(attribute, guard)
         )
     for field_name, relation in binding.relations.items():
-        gql.fields[field_name].resolve = resolver(relation)
+        read = Read(relation.operation, relation.page, relation.most)
+        _read(gql.fields[field_name], read).resolve = resolver(relation)
     if node:
         gql.fields["id"].resolve = _id_of(name, binding.node)
+
+
+def _read(field: GraphQLField, read: Read) -> GraphQLField:
+    """The field, what it reads noted in its extensions for the cost (cost.py)."""
+    field.extensions = {**(field.extensions or {}), READ: read}
+    return field
 
 
 def _type_name(value: Any, _info: Info, _type: Any) -> str:
