@@ -2,17 +2,21 @@
 pattern's operation gives (an object, a list, a connection taking the pattern's other
 arguments), nullable where its pattern's rule may refuse the caller; each binds what answers
 it; they store nothing, so the spec's fingerprint ignores them; one on an entity no pattern
-returns compiles to nothing. (Their lint messages: cases/bad_relations.)"""
+returns compiles to nothing. Their lint messages are cases/bad_relations/'s, and the fixes
+of misspelt names fix them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from graphql import GraphQLObjectType, build_schema
 
 from codegen import pipeline
+from codegen.diagnostics import SpecErrors
 from codegen.lower import fingerprint
 from codegen.resolve import resolve
+from tests.codegen.spec_edits import apply
 
 ROOT = Path(__file__).parents[2]
 TIMESERIES = Path(__file__).with_name("cases") / "timeseries" / "spec.toml"
@@ -89,3 +93,20 @@ entity = "Author"
     files = pipeline.generate(spec, "spec.toml")
     assert "type Note" not in files["api.graphql"]
     assert "Relation(" not in files["api.py"]
+
+
+def test_the_fixes_of_misspelt_relations_fix_them() -> None:
+    text = (Path(__file__).with_name("cases") / "bad_relations" / "spec.toml").read_text()
+    with pytest.raises(SpecErrors) as refused:
+        pipeline.analyse(text, "spec.toml")
+    fixed = [p for p in refused.value.problems if p.fix]
+    assert {p.path for p in fixed} == {
+        "entities.Team.relations.lead.pattern",
+        "entities.Team.relations.leader.args.user_id",
+    }
+    text = apply(text, [edit for problem in fixed for edit in problem.fix])
+    with pytest.raises(SpecErrors) as still:
+        pipeline.analyse(text, "spec.toml")
+    left = {p.path for p in still.value.problems}
+    assert len(left) == len(refused.value.problems) - len(fixed)
+    assert not left & {p.path for p in fixed}
