@@ -27,6 +27,11 @@ The spec language (see access_patterns.toml for a full example):
   pattern; a path takes max_items (its most parts) and max_length and pattern (each part's)
   }, attributes_from = "<Entity>" to share another entity's attributes, and
   keys.<ATTR> = "<template>" for the table's and each index's key attributes.
+  [entities.<Name>.relations.<name>]: pattern, args = { <key argument> = "<attribute>" },
+  description: a field of the entity's GraphQL type following the pattern from its item (a
+  get's every key argument from its attributes; a batch_get's one from a list attribute
+  with max_items; a query's others are the field's arguments); checked in
+  relation_checks.py, answered batched by keygraph.api.
 - Key templates: segments joined by "#"; each segment literal text or one {placeholder}
   naming tenant, an attribute, or a pattern arg. Values are escaped ("%" -> "%25",
   "#" -> "%23"), datetimes fixed-width UTC, ints zero-padded to `width`, paths escaped part by

@@ -96,12 +96,14 @@ def _dump(model: BaseModel, exclude: frozenset[str] = frozenset()) -> Any:
 
 def fingerprint(resolved: Resolved) -> str:
     """A digest of how the spec stores items (the table and every entity): a migration's
-    checkpoint belongs to one. Access rules store nothing and are left out."""
+    checkpoint belongs to one. Access rules and relations store nothing and are left out."""
     spec = resolved.spec
     stored = {
         "table": _dump(spec.table),
         "structs": {n: _dump(s) for n, s in spec.structs.items()},
-        "entities": {n: _dump(e, frozenset({"access"})) for n, e in spec.entities.items()},
+        "entities": {
+            n: _dump(e, frozenset({"access", "relations"})) for n, e in spec.entities.items()
+        },
     }
     text = json.dumps(stored, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

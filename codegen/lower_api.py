@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from . import keytemplate
 from .field_guards import field_guards
-from .ir import ApiIR, GqlFieldIR, GqlTypeIR
-from .lower_keys import params_of
-from .lower_queries import pattern_lookup, returned_classes, sort_templates
+from .ir_api import ApiIR, GqlFieldIR, GqlTypeIR
+from .lower_queries import returned_classes
+from .pattern_params import key_params, query_params
 from .pytypes import KeyVar, camel, member_name
+from .relations import Relation, pattern_rules, refusable, relations_of
 from .resolve import Attr, Entity, Resolved
+from .rules import Rule
 from .summaries import Summary, summary_of
 
 INT_MAX = 2**31 - 1
@@ -107,10 +108,12 @@ class _Collected:
     roots: list[GqlFieldIR]
     guarded: frozenset[tuple[str, str]]
     """(entity, attribute) of each attribute with a read rule of its own."""
+    rules: dict[str, Rule]
+    """Each pattern's rule (none without authorization)."""
 
 
 def lower_api(resolved: Resolved) -> ApiIR:
-    found = _Collected({}, [], frozenset(field_guards(resolved)))
+    found = _Collected({}, [], frozenset(field_guards(resolved)), pattern_rules(resolved))
     refetchable = {
         str(pattern.entity)
         for pattern in resolved.spec.patterns.values()
@@ -146,13 +149,41 @@ def _query_root(
         node = summary is None and entity_name in refetchable
         about = None if summary is None else f"What {pattern.index} holds of {entity_name}."
         _object(found, resolved, class_name, node, attrs, about, entity_name)
-    item = classes[0] if len(classes) == 1 else camel(name) + "Item"
+    item = connection_item(resolved, name)
     if len(classes) > 1:
         found.types[item] = GqlTypeIR("union", item, f"What {field} returns.", members=classes)
     _connection(found, item)
     args = [f"{field_name(p.name)}: {argument_type(p)}" for p in query_params(resolved, name)]
     args += ["first: Int", "after: String"]
     return GqlFieldIR(field, f"{item}Connection!", pattern.description, ", ".join(args))
+
+
+def connection_item(resolved: Resolved, name: str) -> str:
+    """What a query's connection holds: its one class, or the union of its classes."""
+    classes = returned_classes(resolved.spec.patterns[name], resolved)
+    return classes[0] if len(classes) == 1 else camel(name) + "Item"
+
+
+def _relation_field(found: _Collected, resolved: Resolved, relation: Relation) -> GqlFieldIR:
+    """A relation's field: what its pattern answers, nullable where its rule may refuse
+    the caller or a parent may lack a bound attribute."""
+    pattern = resolved.spec.patterns[relation.pattern]
+    guarded = refusable(found.rules.get(relation.pattern))
+    nullable = guarded or relation.optional
+    args = ""
+    if relation.operation == "get":
+        kind, nullable = str(pattern.entity), True
+    elif relation.operation == "batch_get":
+        kind = f"[{pattern.entity}!]"
+    else:
+        kind = f"{connection_item(resolved, relation.pattern)}Connection"
+        free = [f"{field_name(p.name)}: {argument_type(p)}" for p in relation.free]
+        args = ", ".join([*free, "first: Int", "after: String"])
+    text = relation.description
+    if guarded:
+        stop = "" if not text or text.endswith((".", "!", "?")) else "."
+        text = f"{text}{stop} Null with FORBIDDEN for a caller its pattern's rule refuses."
+    return GqlFieldIR(field_name(relation.name), kind if nullable else kind + "!", text, args)
 
 
 def _batch_root(
@@ -168,24 +199,6 @@ def _batch_root(
         found.types[key] = GqlTypeIR("input", key, f"The key of one {entity}.", fields=fields)
         args = f"keys: [{key}!]!"
     return GqlFieldIR(field, f"[{entity}]!", description, args)
-
-
-def key_params(resolved: Resolved, entity_name: str) -> list[KeyVar]:
-    """The values an entity's primary key is built from, the tenant aside."""
-    entity = resolved.entities[entity_name]
-    table = resolved.spec.table
-    templates = [entity.keys[table.partition_key], entity.keys[table.sort_key]]
-    return [p for p in params_of(templates, entity.var) if p.name != "tenant"]
-
-
-def query_params(resolved: Resolved, name: str) -> list[KeyVar]:
-    """A query pattern's key arguments: its partition's and sort condition's values."""
-    pattern = resolved.spec.patterns[name]
-    shard = pattern.shards.placeholder if pattern.shards else ""
-    partition = keytemplate.parse(str(pattern.partition))
-    _, sort = sort_templates(pattern.sort)
-    lookup = pattern_lookup(pattern, resolved)
-    return [p for p in params_of([partition, *sort], lookup) if p.name not in ("tenant", shard)]
 
 
 def _summary_attrs(summary: Summary, entity: Entity) -> dict[str, Attr]:
@@ -221,6 +234,8 @@ def _object(
             field = GqlFieldIR(field.name, field.type.removesuffix("!"), text)
         fields.append(field)
         _referenced(found, resolved, attr)
+    if entity is not None:
+        fields += [_relation_field(found, resolved, r) for r in relations_of(resolved, name)]
     found.types[name] = GqlTypeIR(
         "type", name, description, "Node" if node else "", fields=tuple(fields)
     )

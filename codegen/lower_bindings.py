@@ -5,14 +5,29 @@ so a field and what answers it cannot drift apart."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+
 from . import keytemplate
 from .field_guards import field_guards
 from .imports import sort_imports
-from .ir import ApiIR, ArgBindingIR, BindingsIR, GuardBindingIR, RootBindingIR, TypeBindingIR
-from .lower_api import argument_type, field_name, key_params, query_params
+from .ir_api import (
+    ApiIR,
+    ArgBindingIR,
+    BindingsIR,
+    BoundIR,
+    GuardBindingIR,
+    RelationBindingIR,
+    RootBindingIR,
+    TypeBindingIR,
+)
+from .lower_api import argument_type, field_name
 from .lower_queries import module_of
+from .pattern_params import key_params, query_params
 from .pytypes import KeyVar, snake
+from .relations import batch_for, pattern_rules, relations_of
 from .resolve import Resolved
+from .rules import owners as rule_owners
 from .summaries import summary_of
 
 
@@ -27,14 +42,16 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     roots: list[RootBindingIR] = []
     functions: dict[str, set[str]] = {}
     for name, pattern in sorted(spec.patterns.items()):
-        functions.setdefault(module_of(pattern), set()).add(name)
+        page = _page(name) if pattern.operation == "query" else ""
+        functions.setdefault(module_of(pattern), set()).update({name, page} - {""})
         if pattern.operation == "query":
             args = tuple(_arg(p) for p in query_params(resolved, name))
-            scoped = "tenant" in keytemplate.parse(str(pattern.partition)).placeholders
         else:
             args = tuple(_arg(p) for p in key_params(resolved, str(pattern.entity)))
-            scoped = resolved.entities[str(pattern.entity)].tenant_scoped
-        roots.append(RootBindingIR(field_name(name), pattern.operation, name, args, scoped))
+        root = RootBindingIR(
+            field_name(name), pattern.operation, name, args, _scoped(resolved, name)
+        )
+        roots.append(replace(root, page=page))
     shown = {d.name: d for d in api.definitions if d.kind == "type"}
     types: list[TypeBindingIR] = []
     classes: set[str] = set()
@@ -58,9 +75,13 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
             node = tuple(_arg(p) for p in key_params(resolved, type_name))
             get = gets[type_name]
         scoped = entity.tenant_scoped if entity is not None else True
-        types.append(TypeBindingIR(type_name, mapping, node, get, scoped, guarded))
+        related = tuple(_relations(resolved, type_name)) if entity is not None else ()
+        types.append(TypeBindingIR(type_name, mapping, node, get, scoped, guarded, related))
     enums = tuple(sorted(d.name for d in api.definitions if d.kind == "enum"))
-    runtime = ["Api", "Arg", "Root", "Type", *(["Guard"] if any(t.guards for t in types) else [])]
+    relations = [r for t in types for r in t.relations]
+    runtime = ["Api", "Arg", "Root", "Type"]
+    runtime += ["Guard"] if any(t.guards for t in types) or any(r.guard for r in relations) else []
+    runtime += ["Bound", "Relation"] if relations else []
     imports = ["from pathlib import Path", f"from keygraph.api import {', '.join(runtime)}"]
     imports += [f"from .models.{snake(c)} import {c}" for c in sorted(classes)]
     if enums:
@@ -69,9 +90,45 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         f"from .queries.{module} import {', '.join(sorted(names))}"
         for module, names in sorted(functions.items())
     ]
-    if any(t.guards for t in types):
+    if any(t.guards for t in types) or any(r.guard for r in relations):
         imports.append("from . import authz as _authz")
     return BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums)
+
+
+def _page(pattern: str) -> str:
+    """The constant of a query's page sizes in its module."""
+    return f"{pattern.upper()}_PAGE"
+
+
+def _scoped(resolved: Resolved, name: str) -> bool:
+    """Whether a pattern's function takes the caller's tenant first."""
+    pattern = resolved.spec.patterns[name]
+    if pattern.operation == "query":
+        return "tenant" in keytemplate.parse(str(pattern.partition)).placeholders
+    return resolved.entities[str(pattern.entity)].tenant_scoped
+
+
+def _relations(resolved: Resolved, entity: str) -> Iterator[RelationBindingIR]:
+    rules = pattern_rules(resolved)
+    for relation in relations_of(resolved, entity):
+        name, operation = relation.pattern, relation.operation
+        bound = tuple(BoundIR(var.name, var.param, attr.name) for var, attr in relation.bound)
+        args = tuple(_arg(p) for p in relation.free)
+        binding = RelationBindingIR(
+            field_name(relation.name), operation, name, bound, args, _scoped(resolved, name)
+        )
+        rule = rules.get(name)
+        if operation == "query":
+            yield replace(binding, page=_page(name))
+            continue
+        if rule is not None:
+            owners = tuple(rule_owners(rule))
+            binding = replace(binding, guard=f"_authz.may_run_{name}", owners=owners)
+        if operation == "batch_get":
+            ((_, attr),) = relation.bound
+            yield replace(binding, most=attr.spec.max_items)
+        else:
+            yield replace(binding, batch=batch_for(resolved, name) or "")
 
 
 def _models(resolved: Resolved) -> dict[str, tuple[list[str], str]]:

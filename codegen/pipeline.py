@@ -11,6 +11,7 @@ from .lint import lint
 from .loader import parse_text
 from .lower import lower
 from .pattern_checks import check_patterns
+from .relation_checks import check_relations
 from .render import render
 from .resolve import Resolved, resolve
 from .tenancy import check_global_keys
@@ -23,7 +24,8 @@ def analyse(text: str, source: str) -> Resolved:
     spec, problems = parse_text(text)
     resolved = resolve(spec, source)
     problems += resolved.problems
-    for check in (check_table, check_types, check_keys, check_patterns, check_global_keys):
+    checks = (check_table, check_types, check_keys, check_patterns, check_relations)
+    for check in (*checks, check_global_keys):
         problems.extend(check(resolved))
     sound = _without(resolved, problems)
     if sound is not None:

@@ -98,6 +98,17 @@ class AuthorizationSpec(_Strict):
     """Named rules, used by name in other rules."""
 
 
+class RelationSpec(_Strict):
+    """A field of the entity's GraphQL type answered by a pattern: `args` gives the
+    pattern's key arguments from the entity's attributes (argument = "attribute"), a batch
+    get's one from a list attribute; a query's other arguments are the field's."""
+
+    pattern: str
+    args: dict[str, str] = {}
+    description: str = ""
+    """The field's description; the pattern's when left out."""
+
+
 class EntitySpec(_Strict):
     type: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
     description: str = ""
@@ -107,6 +118,8 @@ class EntitySpec(_Strict):
     attributes_from: str | None = None
     keys: dict[str, str]
     access: AccessSpec | None = None
+    relations: dict[str, RelationSpec] = {}
+    """Fields of its GraphQL type that follow a pattern from one of its items."""
 
 
 class ArgSpec(_Strict):

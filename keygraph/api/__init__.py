@@ -1,20 +1,25 @@
 """A generated package's GraphQL API: the bindings its `api.py` declares, and the schema
 they make executable over any store (`executable`, `execute`)."""
 
-from .bindings import Api, Arg, Guard, Operation, Root, Type
-from .executable import ApiContext, connection, executable
+from .answers import connection
+from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type
+from .cost import estimate
+from .executable import ApiContext, executable
 from .run import error_code, execute
 
 __all__ = [
     "Api",
     "ApiContext",
     "Arg",
+    "Bound",
     "Guard",
     "Operation",
+    "Relation",
     "Root",
     "Type",
     "connection",
     "error_code",
+    "estimate",
     "executable",
     "execute",
 ]

@@ -1,6 +1,7 @@
 """What a generated package's `api.py` declares of its API (api.graphql): the function that
 answers each root field with its arguments, the attribute each field of a type reads, how a
-type's global id is made, and the enum classes. Codegen writes it; `executable` reads it."""
+type's global id is made, the pattern each relation follows, and the enum classes. Codegen
+writes it; `executable` reads it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
+
+from keygraph.paging import PageSize
 
 Operation = Literal["get", "batch_get", "query"]
 
@@ -25,12 +28,24 @@ class Arg:
 @dataclass(frozen=True, slots=True)
 class Root:
     """A root field and the generated function that answers it; `scoped`: whether it takes
-    the caller's tenant first. A batch get's `args` are the parts of one key."""
+    the caller's tenant first. A batch get's `args` are the parts of one key; a query's
+    `page` its page sizes."""
 
     operation: Operation
     function: Callable[..., Awaitable[Any]]
     args: tuple[Arg, ...]
     scoped: bool = True
+    page: PageSize | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A key argument a relation gives from its parent: its name (as the pattern's rule
+    names an owner), the function's parameter, and the parent's attribute."""
+
+    name: str
+    param: str
+    attribute: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +58,30 @@ class Guard:
 
 
 @dataclass(frozen=True, slots=True)
+class Relation:
+    """A field answered by a pattern from its parent: `bound` are the key arguments the
+    parent's attributes give (a batch get's one from a list attribute), `args` a query's
+    others, which the field takes. A get or batch get asks `guard` (its pattern's rule,
+    owners by name) for each key before loading it with the others of its turn: a get's by
+    `batch`, a batch get of the same entity, when there is one. `page`: a query's page
+    sizes; `most`: the most items a batch get's list attribute holds."""
+
+    operation: Operation
+    function: Callable[..., Awaitable[Any]]
+    bound: tuple[Bound, ...]
+    args: tuple[Arg, ...] = ()
+    scoped: bool = True
+    guard: Guard | None = None
+    batch: Callable[..., Awaitable[Any]] | None = None
+    page: PageSize | None = None
+    most: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Type:
     """An object type and the model it shows: each GraphQL field's attribute; with a `get`,
     a Node whose global id holds the `node` parts of its key (none for a type with one item
-    a tenant); the fields a rule guards."""
+    a tenant); the fields a rule guards; its relations."""
 
     model: type
     fields: dict[str, str]
@@ -54,6 +89,7 @@ class Type:
     get: Callable[..., Awaitable[Any]] | None = None
     scoped: bool = True
     guards: dict[str, Guard] = field(default_factory=dict)
+    relations: dict[str, Relation] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,19 @@
 """A generated package's API made executable: its api.graphql built with graphql-core, and a
 resolver on each field its `api.py` binds. A root field calls its generated function with
 the caller's tenant (never an argument) and session, so the function's guard decides before
-any store call; a query answers a Relay connection of its page; `node` reads the type its
-global id names with that type's get."""
+any store call; a query answers a Relay connection of its page; a relation follows its
+pattern from the parent, batched (relations.py); `node` reads the type its global id names
+with that type's get."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
     GraphQLEnumType,
+    GraphQLField,
     GraphQLInterfaceType,
     GraphQLObjectType,
     GraphQLResolveInfo,
@@ -21,22 +23,26 @@ from graphql import (
 )
 
 from keygraph.errors import Forbidden
-from keygraph.page import Page
 from keygraph.store import Session
 
 from . import scalars
+from .answers import arguments, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
+from .cost import READ, Read
 from .ids import global_id, key_values, parse_global_id
+from .relations import Loads, resolver
 
 Info = GraphQLResolveInfo[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class ApiContext:
-    """What every resolver reads: the caller's session and tenant (from its token)."""
+    """What every resolver reads: the caller's session and tenant (from its token), and
+    the request's batched loads."""
 
     session: Session
     tenant: str
+    loads: Loads = field(default_factory=Loads, compare=False, repr=False)
 
 
 def executable(api: Api) -> GraphQLSchema:
@@ -56,10 +62,10 @@ def executable(api: Api) -> GraphQLSchema:
     unbound = sorted(set(query.fields) - set(api.roots) - {"node"})
     if unbound:
         raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
-    for field, root in api.roots.items():
-        query.fields[field].resolve = _root(root)
+    for name, root in api.roots.items():
+        _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root)
     if "node" in query.fields:
-        query.fields["node"].resolve = _node(api)
+        _read(query.fields["node"], Read("get")).resolve = _node(api)
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
             gql.resolve_type = _type_name
@@ -70,16 +76,26 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
     gql = schema.type_map[name]
     assert isinstance(gql, GraphQLObjectType)
     node = binding.get is not None
-    unbound = sorted(set(gql.fields) - set(binding.fields) - ({"id"} if node else set()))
+    bound = set(binding.fields) | set(binding.relations) | ({"id"} if node else set())
+    unbound = sorted(set(gql.fields) - bound)
     if unbound:
         raise ValueError(f"fields of {name} with nothing to answer them: {', '.join(unbound)}")
-    for field, attribute in binding.fields.items():
-        guard = binding.guards.get(field)
-        gql.fields[field].resolve = (
+    for field_name, attribute in binding.fields.items():
+        guard = binding.guards.get(field_name)
+        gql.fields[field_name].resolve = (
             _attribute(attribute) if guard is None else _guarded(attribute, guard)
         )
+    for field_name, relation in binding.relations.items():
+        read = Read(relation.operation, relation.page, relation.most)
+        _read(gql.fields[field_name], read).resolve = resolver(relation)
     if node:
         gql.fields["id"].resolve = _id_of(name, binding.node)
+
+
+def _read(field: GraphQLField, read: Read) -> GraphQLField:
+    """The field, what it reads noted in its extensions for the cost (cost.py)."""
+    field.extensions = {**(field.extensions or {}), READ: read}
+    return field
 
 
 def _type_name(value: Any, _info: Info, _type: Any) -> str:
@@ -114,31 +130,26 @@ def _id_of(name: str, parts: tuple[Arg, ...]) -> Callable[..., Any]:
     return resolve
 
 
-def _values(args: tuple[Arg, ...], given: dict[str, Any]) -> dict[str, Any]:
-    """The function's keyword arguments from the field's (a path as a tuple)."""
-    return {arg.param: _converted(arg, given[arg.name]) for arg in args}
-
-
-def _converted(arg: Arg, value: Any) -> Any:
-    return tuple(value) if arg.kind == "Path" else value
-
-
 def _root(root: Root) -> Callable[..., Any]:
+    """A root field's resolver: its function's read, which loads asked meanwhile wait for."""
+
     async def resolve(_source: Any, info: Info, **given: Any) -> Any:
         ctx: ApiContext = info.context
         scope = (ctx.tenant,) if root.scoped else ()
         if root.operation == "get":
-            return await root.function(ctx.session, *scope, **_values(root.args, given))
+            call = root.function(ctx.session, *scope, **arguments(root.args, given))
+            return await ctx.loads.read(call)
         if root.operation == "batch_get":
-            return await root.function(ctx.session, *scope, _refs(root.args, given))
-        page = await root.function(
+            call = root.function(ctx.session, *scope, _refs(root.args, given))
+            return await ctx.loads.read(call)
+        call = root.function(
             ctx.session,
             *scope,
-            **_values(root.args, given),
+            **arguments(root.args, given),
             first=given.get("first"),
             after=given.get("after"),
         )
-        return connection(page)
+        return connection(await ctx.loads.read(call))
 
     return resolve
 
@@ -147,24 +158,8 @@ def _refs(parts: tuple[Arg, ...], given: dict[str, Any]) -> list[Any]:
     """A batch get's keys: values of its one part, or tuples of a compound key's parts."""
     if len(parts) == 1:
         (part,) = parts
-        return [_converted(part, value) for value in given[part.name + "s"]]
-    return [tuple(_converted(p, key[p.name]) for p in parts) for key in given["keys"]]
-
-
-def connection(page: Page[Any]) -> dict[str, Any]:
-    """A page as a Relay connection: each edge's cursor continues after its node."""
-    items, after = page.items, page.cursor_after
-    edges = [{"node": item, "cursor": after(index)} for index, item in enumerate(items)]
-    end = page.cursor if page.has_next else (after(len(items) - 1) if items else None)
-    return {
-        "edges": edges,
-        "pageInfo": {
-            "hasNextPage": page.has_next,
-            "hasPreviousPage": False,
-            "startCursor": edges[0]["cursor"] if edges else None,
-            "endCursor": end,
-        },
-    }
+        return [converted(part, value) for value in given[part.name + "s"]]
+    return [tuple(converted(p, key[p.name]) for p in parts) for key in given["keys"]]
 
 
 def _node(api: Api) -> Callable[..., Any]:
@@ -176,6 +171,6 @@ def _node(api: Api) -> Callable[..., Any]:
             return None
         values = key_values(binding.node, parts, api.enums)
         scope = (ctx.tenant,) if binding.scoped else ()
-        return await binding.get(ctx.session, *scope, *values)
+        return await ctx.loads.read(binding.get(ctx.session, *scope, *values))
 
     return resolve

@@ -2,8 +2,9 @@
 query, answered `application/graphql-response+json`. The tenant and caller come only from
 the bearer token (401 UNAUTHENTICATED without a valid one); a body is capped before it is
 read (413); a document that does not parse or validate is 400; an operation selects at most
-`max_root_fields` root fields (aliases and fragments counted), which bounds what it reads:
-every list is a page of at most its pattern's largest size."""
+`max_root_fields` root fields (aliases and fragments counted) and costs at most `max_cost`,
+the most items its answer can hold (keygraph.api.cost: pages of relations multiply), else
+400 QUERY_TOO_COMPLEX before anything is read."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from keygraph.api import ApiContext
+from keygraph.api import ApiContext, estimate
 from keygraph.api.run import formatted
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
@@ -42,6 +43,7 @@ from keygraph.tokens import TokenError, TokenKey, bearer, verify
 MEDIA = "application/graphql-response+json"
 MAX_BODY_BYTES = 1024 * 1024
 MAX_ROOT_FIELDS = 30
+MAX_COST = 25_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +57,17 @@ class Served:
     cursors: CursorCodec
     max_body_bytes: int = MAX_BODY_BYTES
     max_root_fields: int = MAX_ROOT_FIELDS
+    max_cost: int = MAX_COST
+    """The most items an operation's answer may hold (keygraph.api.cost)."""
 
 
 def _answer(body: Mapping[str, Any], status: int = 200) -> Response:
     return Response(orjson.dumps(body), status_code=status, media_type=MEDIA)
 
 
-def _refused(status: int, code: str, message: str) -> Response:
-    return _answer({"errors": [{"message": message, "extensions": {"code": code}}]}, status)
+def _refused(status: int, code: str, message: str, **extensions: Any) -> Response:
+    shown = {"code": code, **extensions}
+    return _answer({"errors": [{"message": message, "extensions": shown}]}, status)
 
 
 def create_app(served: Served) -> Starlette:
@@ -94,6 +99,15 @@ def create_app(served: Served) -> Starlette:
         if roots > served.max_root_fields:
             message = f"{roots} root fields; at most {served.max_root_fields} an operation"
             return _refused(400, "QUERY_TOO_COMPLEX", message)
+        fragments = {
+            d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+        }
+        cost = estimate(served.schema, operation, fragments, variables)
+        if cost is not None and cost > served.max_cost:
+            message = (
+                f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
+            )
+            return _refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
         session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
         result = execute(
             served.schema,

@@ -1,0 +1,120 @@
+"""The intermediate representation of a package's GraphQL API: the SDL's definitions
+(api.graphql) and what answers each of their fields (api.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GqlFieldIR:
+    """A field of a GraphQL type (or an input's), with its arguments as SDL."""
+
+    name: str
+    type: str
+    description: str
+    args: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GqlTypeIR:
+    """One definition of the API's SDL: a scalar, interface, type, input, enum or union."""
+
+    kind: str
+    name: str
+    description: str
+    implements: str = ""
+    fields: tuple[GqlFieldIR, ...] = ()
+    values: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApiIR:
+    """The GraphQL API the spec's defaults give, its definitions in the order printed."""
+
+    definitions: tuple[GqlTypeIR, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgBindingIR:
+    """A key argument's GraphQL name, the function's parameter, its GraphQL named type."""
+
+    name: str
+    param: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class RootBindingIR:
+    """A root field and the generated function (module alias and name) that answers it."""
+
+    field: str
+    operation: str
+    function: str
+    args: tuple[ArgBindingIR, ...]
+    scoped: bool
+    page: str = ""
+    """A query's page sizes (the constant of its module), "" for a get."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundIR:
+    """A key argument a relation gives from its parent: its name in the pattern's rule,
+    the function's parameter, the parent's attribute."""
+
+    name: str
+    param: str
+    attribute: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelationBindingIR:
+    """A relation's field and what answers it: the pattern's function, the key arguments
+    from the parent and from the field, the pattern's guard with its owners ("": no rule),
+    the batch get loading a get's items, a query's page sizes, a list's most items."""
+
+    field: str
+    operation: str
+    function: str
+    bound: tuple[BoundIR, ...]
+    args: tuple[ArgBindingIR, ...]
+    scoped: bool
+    guard: str = ""
+    owners: tuple[str, ...] = ()
+    batch: str = ""
+    page: str = ""
+    most: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TypeBindingIR:
+    """An object type, its model class, each field's attribute, and its Node key parts and
+    get (none: not a Node)."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...]
+    node: tuple[ArgBindingIR, ...]
+    get: str
+    scoped: bool
+    guards: tuple[GuardBindingIR, ...] = ()
+    relations: tuple[RelationBindingIR, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GuardBindingIR:
+    """A field's read guard and the attributes its owner conditions read."""
+
+    field: str
+    function: str
+    owners: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BindingsIR:
+    """The api.py of a package: what answers each field of its api.graphql."""
+
+    imports: tuple[str, ...]
+    roots: tuple[RootBindingIR, ...]
+    types: tuple[TypeBindingIR, ...]
+    enums: tuple[str, ...]

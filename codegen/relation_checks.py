@@ -1,0 +1,135 @@
+"""Checks of relations: the pattern each names, the key arguments it gives from the
+entity's attributes, and its field's name. A pattern with problems of its own is reported
+by pattern_checks.py; its relations are not checked further."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from . import keytemplate
+from .checks import SNAKE
+from .diagnostics import Edit, Problem, toml_string
+from .lower_api import field_name
+from .pattern_params import pattern_params
+from .pytypes import KeyVar, snake
+from .relations import misfit
+from .resolve import Entity, Resolved
+from .spec import RelationSpec
+
+
+def check_relations(resolved: Resolved) -> Iterator[Problem]:
+    for entity in resolved.entities.values():
+        fields = {field_name(a): a for a in entity.attrs} | {"id": "id (its global id)"}
+        for name, relation in entity.spec.relations.items():
+            path = f"entities.{entity.name}.relations.{name}"
+            if not SNAKE.match(name):
+                yield Problem(path, f"relation names are snake_case: rename it {snake(name)}")
+            elif field_name(name) in fields:
+                yield Problem(
+                    path,
+                    f"its field {field_name(name)} is already {entity.name}'s field of "
+                    f"attribute {fields[field_name(name)]}: rename the relation",
+                )
+            yield from _relation(path, entity, relation, resolved)
+
+
+def _relation(
+    path: str, entity: Entity, relation: RelationSpec, resolved: Resolved
+) -> Iterator[Problem]:
+    patterns = resolved.spec.patterns
+    pattern = patterns.get(relation.pattern)
+    if pattern is None:
+        close = difflib.get_close_matches(relation.pattern, list(patterns), n=1)
+        yield Problem(
+            f"{path}.pattern",
+            f"{relation.pattern!r} is not a pattern; "
+            + (f"did you mean {close[0]!r}?" if close else "name one of [patterns]"),
+            fix=(Edit(path, "pattern", toml_string(close[0])),) if close else (),
+        )
+        return
+    params = _params(resolved, relation.pattern)
+    if params is None:
+        return  # the pattern's own problems are reported
+    by_name = {p.name: p for p in params}
+    listed = pattern.operation == "batch_get"
+    for arg, attribute in relation.args.items():
+        where = f"{path}.args.{arg}"
+        var = by_name.get(arg)
+        if var is None:
+            yield Problem(
+                where,
+                f"{arg!r} is not a key argument of {relation.pattern} (its key arguments: "
+                + (", ".join(by_name) or "none")
+                + ")",
+            )
+            continue
+        attr = entity.attrs.get(attribute)
+        if attr is None:
+            yield _unknown_attribute(path, where, entity, relation, arg)
+            continue
+        why = misfit(attr, var, listed)
+        if why is not None:
+            yield Problem(
+                where,
+                f"{entity.name}.{attribute} does not fit {relation.pattern}'s argument "
+                f"{arg}: {why}",
+            )
+        elif listed and attr.spec.max_items is None:
+            yield Problem(
+                where,
+                f"{entity.name}.{attribute} has no max_items: give it one, the most items "
+                "the relation reads (an operation's cost counts them)",
+            )
+    unbound = [p.name for p in params if p.name not in relation.args]
+    if listed and len(params) != 1:
+        yield Problem(
+            f"{path}.pattern",
+            f"a batch_get relation reads an entity keyed by one value, from a list "
+            f"attribute; {pattern.entity}'s key takes {', '.join(by_name)}: relate it "
+            "with a get",
+        )
+    elif pattern.operation != "query" and unbound:
+        yield Problem(
+            f"{path}.args",
+            f"a {pattern.operation} relation gives every key argument of "
+            f"{relation.pattern} from {entity.name}'s attributes; give "
+            + ", ".join(unbound)
+            + " (a query's arguments not given are the field's)",
+        )
+
+
+def _params(resolved: Resolved, name: str) -> list[KeyVar] | None:
+    """The pattern's key arguments; None for a pattern too broken to have them."""
+    pattern = resolved.spec.patterns[name]
+    if pattern.operation == "query":
+        known = pattern.partition is not None and pattern.returns
+        if not known or not all(r in resolved.entities for r in pattern.returns):
+            return None
+    else:
+        entity = resolved.entities.get(pattern.entity or "")
+        table = resolved.spec.table
+        if entity is None or not {table.partition_key, table.sort_key} <= set(entity.keys):
+            return None
+    try:
+        return pattern_params(resolved, name)
+    except keytemplate.TemplateError:
+        return None
+
+
+def _unknown_attribute(
+    path: str, where: str, entity: Entity, relation: RelationSpec, arg: str
+) -> Problem:
+    attribute = relation.args[arg]
+    close = difflib.get_close_matches(attribute, list(entity.attrs), n=1)
+    fix: tuple[Edit, ...] = ()
+    if close:
+        args = {**relation.args, arg: close[0]}
+        written = ", ".join(f"{k} = {toml_string(v)}" for k, v in args.items())
+        fix = (Edit(path, "args", f"{{ {written} }}"),)
+    return Problem(
+        where,
+        f"{attribute!r} is not an attribute of {entity.name}; "
+        + (f"did you mean {close[0]!r}?" if close else "name one of: " + ", ".join(entity.attrs)),
+        fix=fix,
+    )

@@ -1,0 +1,158 @@
+"""What an operation costs, known before it runs: the most items its answer can hold.
+
+Each field that reads (a root field, a relation: `Read`, which `executable` puts in the
+field's extensions) counts its items times one plus what each item's selection costs: a
+get one item; a batch get the keys it is given, or for a relation the most items its list
+attribute holds; a query `first`, or its pattern's default page when `first` is left out,
+for each `edges { node }` selected (the connection, its edges and pageInfo are free). A
+struct is part of its item and costs nothing more. Fields are collected as the executor
+collects them: each alias counts, fragments are followed, @skip and @include honoured, and
+fields merged under one response key count once; a field of an abstract type counts as its
+costliest possible type."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    FragmentDefinitionNode,
+    GraphQLField,
+    GraphQLNamedType,
+    GraphQLObjectType,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    get_named_type,
+    is_abstract_type,
+    is_leaf_type,
+)
+from graphql.execution.collect_fields import (
+    FieldDetails,
+    FragmentDetails,
+    collect_fields,
+    collect_subfields,
+)
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
+
+from keygraph.paging import PageSize
+
+from .bindings import Operation
+
+READ = "keygraph.read"
+"""The key of a field's extensions that holds its `Read`."""
+
+Grouped = dict[str, list[FieldDetails]]
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """How many items a field reads: a query's `page` sizes; a list relation's `most`."""
+
+    operation: Operation
+    page: PageSize | None = None
+    most: int | None = None
+
+
+class _Walk:
+    """One operation's walk: the schema, fragments and coerced variables it runs with."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        operation: OperationDefinitionNode,
+        fragments: dict[str, FragmentDetails],
+        variables: VariableValues,
+    ) -> None:
+        self.schema = schema
+        self.operation = operation
+        self.fragments = fragments
+        self.variables = variables
+
+    def fields_of(self, type_: GraphQLObjectType, details: list[FieldDetails]) -> Grouped:
+        return collect_subfields(
+            self.schema, self.fragments, self.variables, self.operation, type_, details
+        ).grouped_field_set
+
+    def object_cost(self, type_: GraphQLNamedType, details: list[FieldDetails]) -> int:
+        """What one object of `type_` costs below itself: its costliest possible type's."""
+        if is_abstract_type(type_):
+            runtime = list(self.schema.get_possible_types(type_))
+        elif isinstance(type_, GraphQLObjectType):
+            runtime = [type_]
+        else:
+            return 0
+        return max((self.selection_cost(t, self.fields_of(t, details)) for t in runtime), default=0)
+
+    def selection_cost(self, type_: GraphQLObjectType, grouped: Grouped) -> int:
+        total = 0
+        for details in grouped.values():
+            definition = type_.fields.get(details[0].node.name.value)
+            if definition is not None:
+                total += self.field_cost(definition, details)
+        return total
+
+    def field_cost(self, definition: GraphQLField, details: list[FieldDetails]) -> int:
+        named = get_named_type(definition.type)
+        if is_leaf_type(named):
+            return 0
+        read: Read | None = (definition.extensions or {}).get(READ)
+        if read is None:
+            return self.object_cost(named, details)  # a struct: part of its item
+        args = get_argument_values(definition, details[0].node, self.variables)
+        if read.operation == "query":
+            assert isinstance(named, GraphQLObjectType)
+            assert read.page is not None
+            return _size(read.page, args.get("first")) * self.per_node(named, details)
+        count = 1
+        if read.operation == "batch_get":
+            count = read.most if read.most is not None else _keys(args)
+        return count * (1 + self.object_cost(named, details))
+
+    def per_node(self, connection: GraphQLObjectType, details: list[FieldDetails]) -> int:
+        """What one node of a page costs: one and its selection, for each `edges { node }`
+        selected, at least one."""
+        edge_type = get_named_type(connection.fields["edges"].type)
+        assert isinstance(edge_type, GraphQLObjectType)
+        node_type = get_named_type(edge_type.fields["node"].type)
+        total = 0
+        for edges in self.fields_of(connection, details).values():
+            if edges[0].node.name.value != "edges":
+                continue
+            for nodes in self.fields_of(edge_type, edges).values():
+                if nodes[0].node.name.value == "node":
+                    total += 1 + self.object_cost(node_type, nodes)
+        return max(1, total)
+
+
+def _size(page: PageSize, first: Any) -> int:
+    """The nodes a page holds: `first` (at most the largest page), else the default."""
+    return page.default if first is None else max(0, min(int(first), page.maximum))
+
+
+def _keys(args: dict[str, Any]) -> int:
+    """The keys a batch get is given: its one argument's items."""
+    given = next(iter(args.values()), None)
+    return len(given) if isinstance(given, list | tuple) else 1
+
+
+def estimate(
+    schema: GraphQLSchema,
+    operation: OperationDefinitionNode,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    raw_variables: Mapping[str, Any] | None,
+) -> int | None:
+    """The operation's cost; None when its variables do not coerce (execution then reports
+    them and reads nothing)."""
+    variables = get_variable_values(
+        schema, operation.variable_definitions or (), dict(raw_variables or {})
+    )
+    if not isinstance(variables, VariableValues):
+        return None
+    root = schema.get_root_type(operation.operation)
+    if root is None:
+        return None
+    found = {name: FragmentDetails(definition) for name, definition in fragments.items()}
+    walk = _Walk(schema, operation, found, variables)
+    grouped = collect_fields(schema, found, variables, root, operation).grouped_field_set
+    return walk.selection_cost(root, grouped)

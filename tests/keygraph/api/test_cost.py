@@ -1,0 +1,102 @@
+"""The cost of an operation on a generated API (keygraph.api.cost), on this repository's
+spec: the most items its answer can hold, pages of relations multiplied, aliases and
+fragments counted, a union at its costliest member; and `keygraph serve` refusing an
+operation over its limit before anything is read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from graphql import FragmentDefinitionNode, get_operation_ast, parse
+
+from keygraph.api import estimate
+from keygraph.serve import Served, create_app
+from keygraph.tokens import TokenKey, issue
+from tests.conftest import StoreFactory
+from tests.keygraph.api.conftest import CODEC, ROOT, Compiled
+
+Compile = Callable[[Path], Compiled]
+
+
+def page(field: str, inner: str) -> str:
+    """A connection field selecting `inner` of each node."""
+    return f"{field} {{ edges {{ node {{ {inner} }} }} }}"
+
+
+def query(*fields: str, head: str = "") -> str:
+    """A selection of `fields` (an operation's, with `head`)."""
+    return f"{head}{{ {' '.join(fields)} }}"
+
+
+ORDERS = "user " + query(page("orders(first: 100)", "orderId"))
+DEEP = query(page("listUsers(first: 100)", page("orders(first: 100)", ORDERS)))
+UNION = "... on User " + query(page("orders(first: 10)", "orderId")) + " ... on Address { city }"
+FRAGMENT = " fragment F on User " + query(page("orders(first: 3)", "orderId"))
+SKIPPED = "orders @skip(if: $no) { edges { cursor } }"
+NODE = 'node(id: "x") { ... on User ' + query(page("orders(first: 7)", "orderId")) + " }"
+COSTS = [
+    (query(page("listUsers", "name")), None, 20),  # the default page
+    (query(page("listUsers(first: 1000)", "name")), None, 100),  # at most the max
+    (query(page("listUsers(first: 5)", page("orders", "user { name }"))), None, 5 * 41),
+    (query(page("listUsers(first: 2)", "groups { name }")), None, 2 * (1 + 100)),
+    (query(page("a: listUsers(first: 2)", "id"), page("b: listUsers(first: 3)", "id")), None, 5),
+    ("{ listUsers(first: 2) { a: edges { node { id } } b: edges { node { id } } } }", None, 4),
+    (query(page("listUsers(first: 2)", "...F")) + FRAGMENT, None, 2 * 4),
+    (query(page("listUsers(first: 2)", SKIPPED), head="query($no: Boolean!) "), {"no": True}, 2),
+    ('{ getUsers(userIds: ["a", "b", "c"]) { name } }', None, 3),
+    (
+        "query($ids: [ID!]!) { getUsers(userIds: $ids) { groups { name } } }",
+        {"ids": ["a", "b"]},
+        2 * 101,
+    ),
+    (query(page('userWithAddresses(userId: "u")', UNION)), None, 21 * 11),
+    (query(NODE), None, 1 + 7),
+    ('{ getUser(userId: "u") { userId } }', None, 1),
+    (DEEP, None, 100 * (1 + 100 * (1 + 1 + 100))),
+]
+
+
+@pytest.fixture
+def repo(compiled: Compile) -> Compiled:
+    return compiled(ROOT / "access_patterns.toml")
+
+
+@pytest.mark.parametrize(("document", "variables", "cost"), COSTS)
+def test_the_cost_is_the_most_items_an_answer_holds(
+    repo: Compiled, document: str, variables: dict[str, Any] | None, cost: int
+) -> None:
+    parsed = parse(document)
+    operation = get_operation_ast(parsed)
+    assert operation is not None
+    fragments = {
+        d.name.value: d for d in parsed.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    assert estimate(repo.schema, operation, fragments, variables) == cost
+
+
+SECRET = "cost-test-secret-" + "s" * 32
+
+
+async def test_serve_refuses_an_operation_over_its_cost(
+    repo: Compiled, store_factory: StoreFactory
+) -> None:
+    store = await store_factory("embedded", repo.table)
+    served = Served(repo.schema, store, TokenKey(SECRET), CODEC)
+    transport = httpx.ASGITransport(app=create_app(served))
+    token = issue(SECRET, "acme", "u1", roles=["admin"])
+    headers = {"authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client:
+        deep = await client.post("/graphql", json={"query": DEEP}, headers=headers)
+        assert deep.status_code == 400
+        (error,) = deep.json()["errors"]
+        cost = 100 * (1 + 100 * 102)
+        assert error["extensions"] == {"code": "QUERY_TOO_COMPLEX", "cost": cost, "limit": 25_000}
+        assert f"costs {cost}" in error["message"]
+        normal = DEEP.replace("100", "20")  # 20 * (1 + 20 * 22): 8,820
+        fine = await client.post("/graphql", json={"query": normal}, headers=headers)
+        assert fine.status_code == 200
+        assert fine.json() == {"data": {"listUsers": {"edges": []}}}

@@ -1,0 +1,190 @@
+"""Relations of a generated package's API, over each store, on this repository's spec and
+its seed data: each answers the items its pattern reads from the parent; the get relations
+of a page go out as one BatchGetItem, the query relations of a page as one Query a parent
+in one wave, and the get relations those bring out in one more; gets go out together
+where the spec has no batch get; a relation the caller's rule refuses is null with
+FORBIDDEN."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from keygraph.caller import Caller
+from keygraph.plan import Put
+from keygraph.store import Store
+from server.graphql.counting import CountingStore
+from server.seed.tenant import SeedSizes, seed
+from tests.conftest import StoreFactory
+from tests.keygraph.api.conftest import ROOT, Compiled, ask
+
+Compile = Callable[[Path], Compiled]
+R = TypeVar("R")
+SIZES = SeedSizes(users=6, orders=12, groups=3, org_nodes=3, org_depth=2, shops=1, max_members=4)
+
+
+class Calls(CountingStore):
+    """Counts a request's store calls by DynamoDB operation, and its waves."""
+
+    def __init__(self, inner: Store) -> None:
+        super().__init__(inner)
+        self.kinds: Counter[str] = Counter()
+
+    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+        self.kinds[kind] += 1
+        return await super()._call(kind, call)
+
+
+@pytest.fixture
+async def seeded(
+    kind: str, store_factory: StoreFactory, compiled: Compile
+) -> tuple[Compiled, Store]:
+    package = compiled(ROOT / "access_patterns.toml")
+    store = await store_factory(kind, package.table)
+    await seed(store, "acme", SIZES, progress=False)
+    return package, store
+
+
+def nodes(connection: dict[str, Any]) -> list[dict[str, Any]]:
+    return [edge["node"] for edge in connection["edges"]]
+
+
+USERS = """{ listUsers(first: 50) { edges { node {
+  userId groupIds
+  groups { groupId }
+  memberships(first: 50) { edges { node { userId groupId group { groupId } user { userId } } } }
+  orders(first: 50) { edges { node { orderId userId user { userId } order { orderId userId } } } }
+} } } }"""
+
+
+async def test_relations_answer_what_their_patterns_read(seeded: tuple[Compiled, Store]) -> None:
+    package, store = seeded
+    answer = await ask(package.schema, store, "acme", USERS)
+    assert "errors" not in answer, answer
+    users = nodes(answer["data"]["listUsers"])
+    assert len(users) == SIZES.users
+    orders = memberships = 0
+    for user in users:
+        assert [g["groupId"] for g in user["groups"]] == user["groupIds"]
+        for membership in nodes(user["memberships"]):
+            assert membership["userId"] == user["userId"]
+            assert membership["group"] == {"groupId": membership["groupId"]}
+            assert membership["user"] == {"userId": user["userId"]}
+            memberships += 1
+        for order in nodes(user["orders"]):
+            assert order["userId"] == user["userId"]
+            assert order["user"] == {"userId": user["userId"]}
+            assert order["order"] == {"orderId": order["orderId"], "userId": user["userId"]}
+            orders += 1
+    assert orders == SIZES.orders
+    assert memberships == sum(len(user["groupIds"]) for user in users) > 0
+
+
+async def test_the_get_relations_of_a_wave_are_one_batch_get(
+    seeded: tuple[Compiled, Store],
+) -> None:
+    package, store = seeded
+    page = "{ ordersByStatus(status: %s, first: 100) { edges { node { orderId user { name } } } } }"
+    counted = 0
+    for status in ("PENDING", "PAID", "SHIPPED", "DELIVERED", "CANCELLED"):
+        calls = Calls(store)
+        answer = await ask(package.schema, calls, "acme", page % status)
+        assert "errors" not in answer, answer
+        orders = nodes(answer["data"]["ordersByStatus"])
+        assert all(order["user"]["name"] for order in orders)
+        counted += len(orders)
+        expected = {"Query": 1, "BatchGetItem": 1} if orders else {"Query": 1}
+        assert calls.kinds == expected, (status, len(orders))
+    assert counted == SIZES.orders
+    calls = Calls(store)  # every user's groups, from their lists, in one call
+    document = "{ listUsers { edges { node { groups { name } } } } }"
+    answer = await ask(package.schema, calls, "acme", document)
+    assert "errors" not in answer, answer
+    assert (calls.kinds, calls.waves) == ({"Query": 1, "BatchGetItem": 1}, 2)
+    calls = Calls(store)  # the users of every user's orders, then all their groups
+    document = """{ listUsers { edges { node { orders { edges { node {
+      user { name groups { name } } } } } } } } }"""
+    answer = await ask(package.schema, calls, "acme", document)
+    assert "errors" not in answer, answer
+    assert calls.kinds == {"Query": 1 + SIZES.users, "BatchGetItem": 2}
+    assert calls.waves == 4
+
+
+async def test_without_a_batch_get_the_gets_go_out_together(
+    seeded: tuple[Compiled, Store],
+) -> None:
+    package, store = seeded
+    user_class = package.module("models.user").User
+    address_class = package.module("models.address").Address
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in range(3):
+        user = user_class(
+            user_id=f"u{n}",
+            email=f"u{n}@example.com",
+            name="U",
+            created_at=at,
+            version=1,
+            default_address_id=f"a{n}",
+        )
+        address = address_class(
+            user_id=f"u{n}",
+            address_id=f"a{n}",
+            label="home",
+            line1="1 Main St",
+            city=f"City {n}",
+            postal_code="1000",
+            country="NL",
+            created_at=at,
+            version=1,
+        )
+        await store.put(Put(user.to_item("globex")))
+        await store.put(Put(address.to_item("globex")))
+    calls = Calls(store)
+    document = "{ listUsers { edges { node { userId defaultAddress { city } } } } }"
+    answer = await ask(package.schema, calls, "globex", document)
+    assert "errors" not in answer, answer
+    cities = {u["userId"]: u["defaultAddress"]["city"] for u in nodes(answer["data"]["listUsers"])}
+    assert cities == {f"u{n}": f"City {n}" for n in range(3)}
+    assert (calls.kinds, calls.waves) == ({"Query": 1, "GetItem": 3}, 2)
+
+
+async def test_query_relations_go_out_together(seeded: tuple[Compiled, Store]) -> None:
+    package, store = seeded
+    calls = Calls(store)
+    document = "{ listUsers { edges { node { orders { edges { node { orderId } } } } } } }"
+    answer = await ask(package.schema, calls, "acme", document)
+    assert "errors" not in answer, answer
+    assert len(nodes(answer["data"]["listUsers"])) == SIZES.users
+    assert calls.kinds == {"Query": 1 + SIZES.users}  # the page, then one a user
+    assert calls.waves == 2
+
+
+async def test_a_refused_relation_is_null_with_forbidden(seeded: tuple[Compiled, Store]) -> None:
+    package, store = seeded
+    admin = Caller("boss", frozenset({"admin"}))
+    everyone = await ask(
+        package.schema, store, "acme", "{ listUsers { edges { node { userId } } } }", caller=admin
+    )
+    user_id = nodes(everyone["data"]["listUsers"])[0]["userId"]
+    member = Caller(user_id, frozenset({"member"}))
+    document = """{ listUsers { edges { node { userId
+      orders { edges { node { orderId user { userId } order { orderId } } } } } } } }"""
+    answer = await ask(package.schema, store, "acme", document, caller=member)
+    users = nodes(answer["data"]["listUsers"])
+    mine = next(user for user in users if user["userId"] == user_id)
+    others = [user for user in users if user["userId"] != user_id]
+    assert all(user["orders"] is None for user in others)  # user_orders: owner_or_admin
+    assert mine["orders"] is not None
+    for order in nodes(mine["orders"]):
+        assert order["user"] == {"userId": user_id}  # get_user: signed_in
+        assert order["order"] is None  # get_order: admin
+    codes = Counter((e["extensions"]["code"], e["path"][-1]) for e in answer["errors"])
+    assert codes == {
+        ("FORBIDDEN", "orders"): len(others),
+        ("FORBIDDEN", "order"): len(nodes(mine["orders"])),
+    }
