@@ -1,7 +1,9 @@
 """Any generated package's API over HTTP, as GraphQL-over-HTTP asks: POST JSON, or GET for a
 query, answered `application/graphql-response+json`. The tenant and caller come only from
 the bearer token (401 UNAUTHENTICATED without a valid one); a body is capped before it is
-read (413); a document that does not parse or validate is 400; an operation selects at most
+read (413); a document is bounded before it is parsed (characters, tokens) and validated
+(fields, fragments counted each time they are spread); one that does not parse or validate
+is 400; an operation selects at most
 `max_root_fields` root fields (aliases and fragments counted) and costs at most `max_cost`,
 the most items its answer can hold (keygraph.api.cost: pages of relations multiply), else
 400 QUERY_TOO_COMPLEX before anything is read."""
@@ -22,6 +24,7 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     InlineFragmentNode,
+    OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
     execute,
@@ -42,6 +45,12 @@ from keygraph.tokens import TokenError, TokenKey, bearer, verify
 
 MEDIA = "application/graphql-response+json"
 MAX_BODY_BYTES = 1024 * 1024
+MAX_DOCUMENT = 65_536
+"""Characters of a document, checked before it is lexed."""
+MAX_TOKENS = 2_000
+MAX_FIELDS = 2_500
+"""Fields a document selects, each fragment counted each time it is spread: checked before
+validation, whose work grows with the pairs of fields it compares."""
 MAX_ROOT_FIELDS = 30
 MAX_COST = 25_000
 
@@ -56,6 +65,9 @@ class Served:
     tokens: TokenKey
     cursors: CursorCodec
     max_body_bytes: int = MAX_BODY_BYTES
+    max_document: int = MAX_DOCUMENT
+    max_tokens: int = MAX_TOKENS
+    max_fields: int = MAX_FIELDS
     max_root_fields: int = MAX_ROOT_FIELDS
     max_cost: int = MAX_COST
     """The most items an operation's answer may hold (keygraph.api.cost)."""
@@ -82,10 +94,18 @@ def create_app(served: Served) -> Starlette:
         if isinstance(params, Response):
             return params
         query, variables, name = params
+        if len(query) > served.max_document:
+            message = f"a document is at most {served.max_document} characters"
+            return _refused(400, "QUERY_TOO_COMPLEX", message)
         try:
-            document = parse(query)
+            document = parse(query, max_tokens=served.max_tokens)
         except GraphQLError as exc:
             return _answer({"errors": [formatted(exc)]}, 400)
+        selected = _fields_selected(document)
+        if selected > served.max_fields:  # before validation, which compares fields in pairs
+            message = f"{selected} fields, fragments counted each time they are spread; "
+            message += f"at most {served.max_fields}"
+            return _refused(400, "QUERY_TOO_COMPLEX", message)
         invalid = validate(served.schema, document)
         operation = get_operation_ast(document, name)
         if not invalid and operation is None:
@@ -165,6 +185,35 @@ async def _params(
     if name is not None and not isinstance(name, str):
         return _refused(400, "BAD_REQUEST", "operationName must be a string")
     return raw["query"], variables, name
+
+
+def _fields_selected(document: DocumentNode) -> int:
+    """The fields every operation of the document selects, a fragment's fields counted each
+    time it is spread, in time linear in the document (each fragment counted once)."""
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    counted: dict[str, int] = {}
+
+    def count(selection: SelectionSetNode | None, visiting: frozenset[str]) -> int:
+        total = 0
+        for node in selection.selections if selection is not None else ():
+            if isinstance(node, FieldNode):
+                total += 1 + count(node.selection_set, visiting)
+            elif isinstance(node, InlineFragmentNode):
+                total += count(node.selection_set, visiting)
+            elif isinstance(node, FragmentSpreadNode):
+                name = node.name.value
+                fragment = fragments.get(name)
+                if fragment is None or name in visiting:
+                    continue  # unknown or cyclic: validation refuses it
+                if name not in counted:
+                    counted[name] = count(fragment.selection_set, visiting | {name})
+                total += counted[name]
+        return total
+
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    return sum(count(op.selection_set, frozenset()) for op in operations)
 
 
 def _root_fields(document: DocumentNode, selection: SelectionSetNode, seen: set[str]) -> int:

@@ -130,3 +130,38 @@ async def test_what_is_refused_before_anything_runs(client: httpx.AsyncClient) -
         "/graphql", params={"query": '{ product(sku: "TEA") { title } }'}, headers=bearer()
     )
     assert got.json() == {"data": {"product": {"title": "Tea"}}}
+
+
+def _fragment_bomb(levels: int) -> str:
+    """A document of a few hundred characters whose fields double with each fragment."""
+    fragments = [f"fragment F{n} on Query {{ ...F{n + 1} ...F{n + 1} }}" for n in range(levels)]
+    fragments.append(
+        f"fragment F{levels} on Query {{ catalog(first: 1) {{ edges {{ cursor }} }} }}"
+    )
+    return "query { ...F0 } " + " ".join(fragments)
+
+
+async def test_a_document_is_bounded_before_it_is_validated(client: httpx.AsyncClient) -> None:
+    bomb = _fragment_bomb(30)  # 2**30 fields once spread: refused by counting, linearly
+    assert len(bomb) < 3000
+    refused = await post(client, {"query": bomb}, **bearer())
+    assert (refused.status_code, refused.json()["errors"][0]["extensions"]["code"]) == (
+        400,
+        "QUERY_TOO_COMPLEX",
+    )
+    assert "fields" in refused.json()["errors"][0]["message"]
+    small = await post(client, {"query": _fragment_bomb(2)}, **bearer())
+    assert small.status_code == 200, small.json()
+
+
+async def test_a_document_past_its_tokens_is_refused(shop: tuple[Compiled, Store]) -> None:
+    package, store = shop
+    served = Served(package.schema, store, TokenKey(SECRET), CODEC, max_tokens=20)
+    transport = httpx.ASGITransport(app=create_app(served))
+    async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client:
+        few = await post(client, {"query": "{ catalog { edges { cursor } } }"}, **bearer())
+        assert few.status_code == 200
+        many = "{ " + " ".join(f"a{n}: catalog {{ edges {{ cursor }} }}" for n in range(4)) + " }"
+        refused = await post(client, {"query": many}, **bearer())
+        assert refused.status_code == 400
+        assert "tokens" in refused.json()["errors"][0]["message"]
