@@ -366,8 +366,10 @@ class Connection:
         await self._send({"type": "error", "id": op_id, "payload": errors})
 
     async def _send(self, message: dict[str, Any]) -> None:
+        """Sends a message, unless the connection is closed or its client gone: a send that
+        finds the client gone raises WebSocketDisconnect once, and the others send nothing."""
         async with self._send_lock:
-            if self._closed:
+            if self._closed or self.websocket.application_state is not WebSocketState.CONNECTED:
                 return
             await self.websocket.send_text(orjson.dumps(message).decode())
 
