@@ -12,7 +12,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 from pathlib import Path
@@ -25,6 +24,7 @@ from keygraph.stores.dynamodb.local import free_port
 from server.api import build_schema
 from server.settings import Limits
 from tests.doc_blocks import PAGES, ROOT, blocks, languages
+from tests.waiting import answering
 
 README = ROOT / "README.md"
 LIBRARY = ROOT / "docs" / "library.md"
@@ -101,15 +101,9 @@ def _post_when_up(url: str, token: str, payload: object, process: subprocess.Pop
         data=json.dumps(payload).encode(),
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
-    deadline = time.monotonic() + 60
-    while True:
-        assert process.poll() is None, "keygraph serve exited"
-        try:
-            with urllib.request.urlopen(request, timeout=5) as response:
-                return json.loads(response.read())
-        except OSError:
-            assert time.monotonic() < deadline, "keygraph serve did not come up"
-            time.sleep(0.1)
+    answering(url.replace("/graphql", "/healthz"), lambda: process.poll() is None)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def test_the_any_spec_example_runs(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ import pytest
 
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import DynamoDBLocal, free_port
+from tests.waiting import answering
 
 ROOT = Path(__file__).parents[1]
 SPEC = ROOT / "tests" / "codegen" / "cases" / "webshop" / "spec.toml"
@@ -207,15 +207,7 @@ def test_keygraph_serves_what_the_library_wrote(installed: Installed) -> None:
     command += ["--db", "served.sqlite3", "--port", str(port)]
     process = subprocess.Popen(command, cwd=installed.project, env={**clean, **secret})
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, "keygraph serve exited"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "keygraph serve did not come up"
-                time.sleep(0.1)
+        answering(f"http://127.0.0.1:{port}/healthz", lambda: process.poll() is None)
         query = '{ product(sku: "TEA") { title } ordersByStatus(status: PAID) '
         query += "{ edges { node { orderId } } } }"
         answer = _answer(port, token.strip(), query)

@@ -22,6 +22,7 @@ import pytest
 from keygraph.stores.dynamodb.local import LocalUnavailable, find_jar, find_java, free_port
 from server.auth.tokens import issue_token
 from server.settings import Settings
+from tests.waiting import answering
 
 ROOT = Path(__file__).parents[2]
 SECRET = "serve-test-secret-" + "s" * 32
@@ -51,15 +52,7 @@ class Server:
         )
 
     def wait_healthy(self, timeout: float = 180) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"serve exited with {self.process.returncode}"
-            try:
-                with urllib.request.urlopen(f"{self.url}/readyz", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise TimeoutError("the server did not come up")
+        answering(f"{self.url}/readyz", lambda: self.process.poll() is None, timeout)
 
     def query(self, query: str, variables: dict[str, object] | None = None) -> dict[str, object]:
         request = urllib.request.Request(

@@ -39,8 +39,8 @@ from tests.server.realtime.frames import (
     frame,
     served,
     text,
-    wait_for,
 )
+from tests.waiting import wait_for
 
 CI_SEQUENCES = 40
 IDS = ("a", "b", "c")

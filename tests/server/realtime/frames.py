@@ -11,8 +11,6 @@ import os
 import socket
 import struct
 import threading
-import time
-import urllib.request
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ from server.edge.app import App
 from server.serving import serve
 from server.settings import Settings
 from tests.server.realtime.conftest import PROTOCOL
+from tests.waiting import answering
 
 TEXT, BINARY, CONTINUATION, CLOSE, PING = 0x1, 0x2, 0x0, 0x8, 0x9
 WAIT = 10.0
@@ -178,15 +177,7 @@ def served(settings: Settings, store: Store) -> Iterator[Served]:
     thread = threading.Thread(target=server.run, name="served-app", daemon=True)
     thread.start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{config.port}/readyz", timeout=2):
-                    break
-            except OSError:
-                assert thread.is_alive(), "the served app stopped"
-                assert time.monotonic() < deadline, "the served app did not come up"
-                time.sleep(0.05)
+        answering(f"http://127.0.0.1:{config.port}/readyz", thread.is_alive)
         app = config.app
         assert isinstance(app, App)
         running = Served(app, config.port, settings)
@@ -198,11 +189,3 @@ def served(settings: Settings, store: Store) -> Iterator[Served]:
     finally:
         server.should_exit = True
         thread.join(30)
-
-
-def wait_for(condition: Any, what: str, timeout: float = WAIT) -> None:
-    """Waits until `condition()` is true; AssertionError naming `what` past the timeout."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)

@@ -24,9 +24,9 @@ from tests.server.realtime.frames import (
     deflated,
     served,
     text,
-    wait_for,
 )
 from tests.server.test_serve import Server
+from tests.waiting import wait_for
 
 USER = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }"
 USER_ID = "VXNlcjp1MQ"  # a user's global id; the user need not exist to subscribe

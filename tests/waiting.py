@@ -1,0 +1,34 @@
+"""Waiting on a condition with a deadline, never for a fixed time: `wait_for` polls a
+condition, `answering` polls until a URL answers (a server that has just started)."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from collections.abc import Callable
+
+POLL = 0.01
+"""Seconds between two looks at the condition."""
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 10.0) -> None:
+    """Returns once `condition()` is true; AssertionError naming `what` past the timeout."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(POLL)
+
+
+def answering(url: str, alive: Callable[[], bool] = lambda: True, timeout: float = 60) -> None:
+    """Returns once `url` answers; AssertionError when `alive()` turns false first (the
+    server exited) or past the timeout."""
+
+    def up() -> bool:
+        assert alive(), f"the server of {url} exited"
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return True
+        except OSError:
+            return False
+
+    wait_for(up, f"{url} to answer", timeout)
