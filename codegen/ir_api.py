@@ -118,3 +118,23 @@ class BindingsIR:
     roots: tuple[RootBindingIR, ...]
     types: tuple[TypeBindingIR, ...]
     enums: tuple[str, ...]
+    writes: tuple[WriteBindingIR, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBindingIR:
+    """An entity's writes as api.py binds them: its key builder and parts, the writes it
+    takes, who may make each (a lambda's text), its derived items (name, entity, fields,
+    unique) and counts (parent, key builder, bound attributes, attribute, cap), and the
+    attributes others' writes count."""
+
+    entity: str
+    key: str
+    parts: tuple[str, ...]
+    operations: tuple[str, ...]
+    scoped: bool
+    versioned: bool
+    allow: tuple[tuple[str, str], ...]
+    derived: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...]
+    counts: tuple[tuple[str, str, tuple[str, ...], str, int], ...]
+    counters: tuple[str, ...] = ()

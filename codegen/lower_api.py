@@ -9,20 +9,26 @@ refetches it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from .api_types import (
+    Collected,
+    argument_type,
+    connection_item,
+    described,
+    field_name,
+    object_type,
+)
 from .field_guards import field_guards
 from .ir_api import ApiIR, GqlFieldIR, GqlTypeIR
 from .lower_queries import returned_classes
+from .lower_writes import write_fields
 from .pattern_params import key_params, query_params
-from .pytypes import KeyVar, camel, member_name
-from .relations import Relation, pattern_rules, refusable, relations_of
+from .pytypes import KeyVar
+from .relations import pattern_rules
 from .resolve import Attr, Entity, Resolved
-from .rules import Rule
 from .summaries import Summary, summary_of
 
-INT_MAX = 2**31 - 1
-"""GraphQL's Int is 32 bits: a number that may pass it is a Long."""
 SCALARS = {
     "DateTime": "An instant in ISO 8601 with its zone offset.",
     "Date": "A calendar date in ISO 8601 (YYYY-MM-DD).",
@@ -47,73 +53,8 @@ NODE = GqlTypeIR(
 )
 
 
-def described(text: str) -> str:
-    """A description as SDL prints it: a block string on one line ("" for none)."""
-    flat = " ".join(text.split()).replace('"""', '\\"""')
-    if flat.endswith('"'):
-        flat += " "
-    return f'"""{flat}"""' if flat else ""
-
-
-def field_name(name: str) -> str:
-    """A spec name as a GraphQL field or argument: user_id -> userId."""
-    words = name.split("_")
-    return words[0] + "".join(word[:1].upper() + word[1:] for word in words[1:])
-
-
-def _int(low: float | None, high: float | None, width: int | None) -> str:
-    if width is not None:
-        return "Int" if width <= 9 else "Long"
-    fits = low is not None and high is not None and low >= -INT_MAX - 1 and high <= INT_MAX
-    return "Int" if fits else "Long"
-
-
-_PLAIN = {"id": "ID", "string": "String", "float": "Float", "bool": "Boolean"}
-_PLAIN |= {"datetime": "DateTime", "date": "Date", "path": "[String!]"}
-
-
-def attribute_type(attr: Attr) -> str:
-    """The GraphQL type of an attribute, non-null unless it is optional."""
-    spec = attr.spec
-    kind = spec.type
-    if kind == "enum":
-        named = str(attr.enum_class)
-    elif kind == "int":
-        named = _int(spec.ge, spec.le, spec.width)
-    elif kind == "struct":
-        named = str(spec.of)
-    elif kind == "list":
-        of = str(spec.of)
-        item = "Long" if of == "int" else _PLAIN.get(of, of)
-        named = f"[{item}!]"
-    else:
-        named = _PLAIN[kind]
-    return named if spec.optional else named + "!"
-
-
-def argument_type(var: KeyVar) -> str:
-    """The GraphQL type of a key argument (always given)."""
-    if var.type == "enum":
-        return f"{var.enum_class}!"
-    if var.type == "int":
-        return _int(None, None, var.width) + "!"
-    return _PLAIN.get(var.type, "String").removesuffix("!") + "!"
-
-
-@dataclass
-class _Collected:
-    """The types and root fields found so far, by name."""
-
-    types: dict[str, GqlTypeIR]
-    roots: list[GqlFieldIR]
-    guarded: frozenset[tuple[str, str]]
-    """(entity, attribute) of each attribute with a read rule of its own."""
-    rules: dict[str, Rule]
-    """Each pattern's rule (none without authorization)."""
-
-
 def lower_api(resolved: Resolved) -> ApiIR:
-    found = _Collected({}, [], frozenset(field_guards(resolved)), pattern_rules(resolved))
+    found = Collected({}, [], frozenset(field_guards(resolved)), pattern_rules(resolved))
     refetchable = {
         str(pattern.entity)
         for pattern in resolved.spec.patterns.values()
@@ -124,7 +65,7 @@ def lower_api(resolved: Resolved) -> ApiIR:
             found.roots.append(_query_root(found, resolved, name, refetchable))
             continue
         entity = str(pattern.entity)
-        _object(found, resolved, entity, entity in refetchable)
+        object_type(found, resolved, entity, entity in refetchable)
         params = key_params(resolved, entity)
         field, description = field_name(name), pattern.description
         if pattern.operation == "get":
@@ -132,11 +73,12 @@ def lower_api(resolved: Resolved) -> ApiIR:
             found.roots.append(GqlFieldIR(field, entity, description, args))
         else:
             found.roots.append(_batch_root(found, field, description, entity, params))
-    return _program(found)
+    mutations = write_fields(found, resolved, refetchable)
+    return _program(found, mutations)
 
 
 def _query_root(
-    found: _Collected, resolved: Resolved, name: str, refetchable: set[str]
+    found: Collected, resolved: Resolved, name: str, refetchable: set[str]
 ) -> GqlFieldIR:
     """A query pattern's root field, declaring what its connection holds."""
     pattern = resolved.spec.patterns[name]
@@ -148,7 +90,7 @@ def _query_root(
         attrs = entity.attrs if summary is None else _summary_attrs(summary, entity)
         node = summary is None and entity_name in refetchable
         about = None if summary is None else f"What {pattern.index} holds of {entity_name}."
-        _object(found, resolved, class_name, node, attrs, about, entity_name)
+        object_type(found, resolved, class_name, node, attrs, about, entity_name)
     item = connection_item(resolved, name)
     if len(classes) > 1:
         found.types[item] = GqlTypeIR("union", item, f"What {field} returns.", members=classes)
@@ -158,36 +100,8 @@ def _query_root(
     return GqlFieldIR(field, f"{item}Connection!", pattern.description, ", ".join(args))
 
 
-def connection_item(resolved: Resolved, name: str) -> str:
-    """What a query's connection holds: its one class, or the union of its classes."""
-    classes = returned_classes(resolved.spec.patterns[name], resolved)
-    return classes[0] if len(classes) == 1 else camel(name) + "Item"
-
-
-def _relation_field(found: _Collected, resolved: Resolved, relation: Relation) -> GqlFieldIR:
-    """A relation's field: what its pattern answers, nullable where its rule may refuse
-    the caller or a parent may lack a bound attribute."""
-    pattern = resolved.spec.patterns[relation.pattern]
-    guarded = refusable(found.rules.get(relation.pattern))
-    nullable = guarded or relation.optional
-    args = ""
-    if relation.operation == "get":
-        kind, nullable = str(pattern.entity), True
-    elif relation.operation == "batch_get":
-        kind = f"[{pattern.entity}!]"
-    else:
-        kind = f"{connection_item(resolved, relation.pattern)}Connection"
-        free = [f"{field_name(p.name)}: {argument_type(p)}" for p in relation.free]
-        args = ", ".join([*free, "first: Int", "after: String"])
-    text = relation.description
-    if guarded:
-        stop = "" if not text or text.endswith((".", "!", "?")) else "."
-        text = f"{text}{stop} Null with FORBIDDEN for a caller its pattern's rule refuses."
-    return GqlFieldIR(field_name(relation.name), kind if nullable else kind + "!", text, args)
-
-
 def _batch_root(
-    found: _Collected, field: str, description: str, entity: str, params: list[KeyVar]
+    found: Collected, field: str, description: str, entity: str, params: list[KeyVar]
 ) -> GqlFieldIR:
     """A batch get's root field: a list of ids, or of key inputs for a compound key."""
     if len(params) == 1:
@@ -207,68 +121,7 @@ def _summary_attrs(summary: Summary, entity: Entity) -> dict[str, Attr]:
     return {name: attr for name, attr in entity.attrs.items() if name in held}
 
 
-def _object(
-    found: _Collected,
-    resolved: Resolved,
-    name: str,
-    node: bool,
-    attrs: dict[str, Attr] | None = None,
-    about: str | None = None,
-    owner: str | None = None,
-) -> None:
-    """Declares an entity's (or a summary's, of `owner`) object type with what its
-    attributes name; an attribute with a read rule of its own is nullable."""
-    if name in found.types:
-        return
-    entity = resolved.entities.get(name)
-    owner = owner or name
-    own = attrs if attrs is not None else (entity.attrs if entity else {})
-    description = about if about is not None else (entity.spec.description if entity else "")
-    node = node and "id" not in own
-    fields = [GqlFieldIR("id", "ID!", "Its global id.")] if node else []
-    for attr in own.values():
-        field = _attribute_field(attr)
-        if (owner, attr.name) in found.guarded:
-            refused = "Null with FORBIDDEN for a caller who may not read it."
-            text = f"{field.description} {refused}".strip()
-            field = GqlFieldIR(field.name, field.type.removesuffix("!"), text)
-        fields.append(field)
-        _referenced(found, resolved, attr)
-    if entity is not None:
-        fields += [_relation_field(found, resolved, r) for r in relations_of(resolved, name)]
-    found.types[name] = GqlTypeIR(
-        "type", name, description, "Node" if node else "", fields=tuple(fields)
-    )
-
-
-def _attribute_field(attr: Attr) -> GqlFieldIR:
-    return GqlFieldIR(field_name(attr.name), attribute_type(attr), attr.spec.description)
-
-
-def _referenced(found: _Collected, resolved: Resolved, attr: Attr) -> None:
-    """Declares the enum or struct an attribute's type names."""
-    spec = attr.spec
-    if attr.enum_class and attr.enum_class not in found.types:
-        values = tuple(member_name(value) for value in spec.values or ())
-        description = spec.description or f"Values of {attr.name}."
-        found.types[attr.enum_class] = GqlTypeIR(
-            "enum", attr.enum_class, description, values=values
-        )
-    struct = spec.of if spec.type in ("struct", "list") else None
-    if struct is None or struct not in resolved.struct_attrs or struct in found.types:
-        return
-    inner = resolved.struct_attrs[struct].values()
-    fields = tuple(
-        GqlFieldIR(field_name(a.name), attribute_type(a), a.spec.description) for a in inner
-    )
-    found.types[struct] = GqlTypeIR(
-        "type", struct, resolved.spec.structs[struct].description, fields=fields
-    )
-    for attr_of_struct in inner:
-        _referenced(found, resolved, attr_of_struct)
-
-
-def _connection(found: _Collected, node: str) -> None:
+def _connection(found: Collected, node: str) -> None:
     """Declares the Relay connection of `node` (its edge, and PageInfo)."""
     if f"{node}Connection" in found.types:
         return
@@ -293,8 +146,9 @@ def _connection(found: _Collected, node: str) -> None:
     )
 
 
-def _program(found: _Collected) -> ApiIR:
-    """Scalars first, then every type by name, then Query; nothing without a pattern."""
+def _program(found: Collected, mutations: list[GqlFieldIR]) -> ApiIR:
+    """Scalars first, then every type by name, then Query and Mutation; nothing without a
+    pattern."""
     if not found.roots:
         return ApiIR(())
     types = dict(found.types)
@@ -302,11 +156,14 @@ def _program(found: _Collected) -> ApiIR:
     if any(t.implements == "Node" for t in types.values()):
         types["Node"] = NODE
         roots.insert(0, GqlFieldIR("node", "Node", "Any object by its global id.", "id: ID!"))
-    text = " ".join(f"{f.type} {f.args}" for t in [*types.values()] for f in t.fields)
-    named = set(re.findall(r"\w+", text + " " + " ".join(f"{f.type} {f.args}" for f in roots)))
+    fields = [f for t in types.values() for f in t.fields] + roots + mutations
+    named = set(re.findall(r"\w+", " ".join(f"{f.type} {f.args}" for f in fields)))
     scalars = tuple(GqlTypeIR("scalar", n, about) for n, about in SCALARS.items() if n in named)
     query = GqlTypeIR("type", "Query", "The reads the spec names.", fields=tuple(roots))
     definitions = (*scalars, *(types[n] for n in sorted(types)), query)
+    if mutations:
+        about = "The writes the spec names, each with its invariants in one transaction."
+        definitions += (GqlTypeIR("type", "Mutation", about, fields=tuple(mutations)),)
     return ApiIR(tuple(_printed(d) for d in definitions))
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from . import keytemplate
+from .api_types import argument_type, field_name
 from .field_guards import field_guards
 from .imports import sort_imports
 from .ir_api import (
@@ -21,8 +22,8 @@ from .ir_api import (
     RootBindingIR,
     TypeBindingIR,
 )
-from .lower_api import argument_type, field_name
 from .lower_queries import module_of
+from .lower_writes import write_bindings
 from .pattern_params import key_params, query_params
 from .pytypes import KeyVar, snake
 from .relations import batch_for, pattern_rules, relations_of
@@ -92,7 +93,9 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     ]
     if any(t.guards for t in types) or any(r.guard for r in relations):
         imports.append("from . import authz as _authz")
-    return BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums)
+    writes, needed = write_bindings(resolved)
+    imports += [line for line in needed if line not in imports]
+    return BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums, writes)
 
 
 def _page(pattern: str) -> str:

@@ -15,6 +15,7 @@ from .relation_checks import check_relations
 from .render import render
 from .resolve import Resolved, resolve
 from .tenancy import check_global_keys
+from .write_checks import check_writes
 
 
 def analyse(text: str, source: str) -> Resolved:
@@ -24,7 +25,7 @@ def analyse(text: str, source: str) -> Resolved:
     spec, problems = parse_text(text)
     resolved = resolve(spec, source)
     problems += resolved.problems
-    checks = (check_table, check_types, check_keys, check_patterns, check_relations)
+    checks = (check_table, check_types, check_keys, check_patterns, check_relations, check_writes)
     for check in (*checks, check_global_keys):
         problems.extend(check(resolved))
     sound = _without(resolved, problems)

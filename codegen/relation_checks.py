@@ -8,9 +8,9 @@ import difflib
 from collections.abc import Iterator
 
 from . import keytemplate
+from .api_types import field_name
 from .checks import SNAKE
 from .diagnostics import Edit, Problem, toml_string
-from .lower_api import field_name
 from .pattern_params import pattern_params
 from .pytypes import KeyVar, snake
 from .relations import misfit

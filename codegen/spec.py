@@ -109,6 +109,29 @@ class RelationSpec(_Strict):
     """The field's description; the pattern's when left out."""
 
 
+Write = Literal["create", "update", "delete"]
+
+
+class DerivedSpec(_Strict):
+    """Another entity's item written, moved and deleted in the same transaction as this
+    entity's: `args` fills its attributes from this entity's (attribute = "attribute"),
+    each of the same name when left out."""
+
+    entity: str
+    args: dict[str, str] = {}
+
+
+class CountSpec(_Strict):
+    """A count on a parent item, changed in the same transaction as each item of this
+    entity written or deleted, never above `max`: `args` gives the parent's key from this
+    entity's attributes, `attribute` is the parent's count."""
+
+    entity: str
+    args: dict[str, str] = {}
+    attribute: str
+    max: int = Field(ge=1)
+
+
 class EntitySpec(_Strict):
     type: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
     description: str = ""
@@ -120,6 +143,15 @@ class EntitySpec(_Strict):
     access: AccessSpec | None = None
     relations: dict[str, RelationSpec] = {}
     """Fields of its GraphQL type that follow a pattern from one of its items."""
+    writes: tuple[Write, ...] = ()
+    """The writes its API takes (createX, updateX, deleteX); access says who may."""
+    unique: dict[str, DerivedSpec] = {}
+    """Attributes no two of its items share in a tenant, each held by a claim item (its
+    entity keyed by the value alone)."""
+    copies: dict[str, DerivedSpec] = {}
+    """Items that carry its data under other keys, kept equal to it."""
+    counts: dict[str, CountSpec] = {}
+    """Counts on parent items, kept under a cap."""
 
 
 class ArgSpec(_Strict):

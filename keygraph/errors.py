@@ -27,6 +27,19 @@ class KeyTooLong(BadArgument):
     it, so the key builder refuses it before any store is asked."""
 
 
+class NotFound(KeygraphError):
+    """A write's item, or the parent its count is kept on, does not exist."""
+
+
+class Conflict(KeygraphError):
+    """A write that the table's state refuses: an item or a unique value already there, or
+    a version that is no longer current (`current_version`, when there is one)."""
+
+    def __init__(self, message: str, current_version: int | None = None) -> None:
+        super().__init__(message)
+        self.current_version = current_version
+
+
 class InvalidCursor(KeygraphError, ValueError):
     """A cursor that is malformed, edited, or issued for another tenant, pattern or arguments."""
 

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any, Literal
 
 from keygraph.paging import PageSize
+from keygraph.writes import Writes
 
 Operation = Literal["get", "batch_get", "query"]
 
@@ -94,9 +95,11 @@ class Type:
 
 @dataclass(frozen=True, slots=True)
 class Api:
-    """A generated package's API: its SDL and what answers it."""
+    """A generated package's API: its SDL and what answers it; `writes` by entity, which
+    its Mutation fields make."""
 
     sdl: str
     roots: dict[str, Root]
     types: dict[str, Type]
     enums: dict[str, type[Enum]]
+    writes: dict[str, Writes] = field(default_factory=dict)

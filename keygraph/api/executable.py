@@ -30,6 +30,7 @@ from .answers import arguments, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
 from .cost import READ, Read
 from .ids import global_id, key_values, parse_global_id
+from .mutations import bind_mutations
 from .relations import Loads, resolver
 
 Info = GraphQLResolveInfo[Any]
@@ -66,6 +67,7 @@ def executable(api: Api) -> GraphQLSchema:
         _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root)
     if "node" in query.fields:
         _read(query.fields["node"], Read("get")).resolve = _node(api)
+    bind_mutations(schema, api)
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
             gql.resolve_type = _type_name

@@ -1,7 +1,8 @@
 """Running an operation on a generated package's API: the answer as JSON-ready data, each
 error with its `extensions.code` (the server's codes: FORBIDDEN for a guard's refusal,
-BAD_USER_INPUT for an argument no key can hold, INVALID_CURSOR, STORE_UNAVAILABLE, and
-INTERNAL, its message masked, for anything else)."""
+BAD_USER_INPUT for an argument no key can hold or a value its model refuses, NOT_FOUND and
+CONFLICT (with `currentVersion`) for a write the table refuses, INVALID_CURSOR,
+STORE_UNAVAILABLE, and INTERNAL, its message masked, for anything else)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLSchema, graphql
 
-from keygraph.errors import BadArgument, Forbidden, InvalidCursor, StoreUnavailable
+from keygraph.errors import (
+    BadArgument,
+    Conflict,
+    Forbidden,
+    InvalidCursor,
+    NotFound,
+    StoreUnavailable,
+)
 
 from .executable import ApiContext
 
@@ -17,6 +25,8 @@ CODES: tuple[tuple[type[Exception], str], ...] = (
     (Forbidden, "FORBIDDEN"),
     (InvalidCursor, "INVALID_CURSOR"),
     (BadArgument, "BAD_USER_INPUT"),
+    (NotFound, "NOT_FOUND"),
+    (Conflict, "CONFLICT"),
     (StoreUnavailable, "STORE_UNAVAILABLE"),
 )
 
@@ -41,6 +51,9 @@ def formatted(error: GraphQLError) -> dict[str, Any]:
     if code == "INTERNAL":
         shown["message"] = "internal error"
     shown["extensions"] = {**shown.get("extensions", {}), "code": code}
+    cause = error.original_error
+    if isinstance(cause, Conflict) and cause.current_version is not None:
+        shown["extensions"]["currentVersion"] = cause.current_version
     return shown
 
 

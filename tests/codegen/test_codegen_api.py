@@ -22,9 +22,9 @@ from graphql import (
 )
 
 from codegen import pipeline
+from codegen.api_types import field_name
 from codegen.cli import main as keygraph_main
 from codegen.diagnostics import SpecErrors
-from codegen.lower_api import field_name
 from codegen.spec import Spec
 
 ROOT = Path(__file__).parents[2]

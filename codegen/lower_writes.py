@@ -1,0 +1,157 @@
+"""Lowering of each entity's writes to its API: the SDL's Mutation fields (createX, updateX
+with `expectedVersion` where the entity has a version, deleteX), their inputs and payloads
+(api.graphql), and the bindings that write them with their claims, copies and counts
+(api.py, keygraph.writes)."""
+
+from __future__ import annotations
+
+import re
+
+from . import rules
+from .api_types import Collected, attribute_type, field_name, object_type
+from .authz import collect
+from .ir_api import GqlFieldIR, GqlTypeIR, WriteBindingIR
+from .pattern_params import key_params
+from .pytypes import snake
+from .resolve import Attr, Entity, Resolved
+from .writes import VERSION, counters_of, counts_of, derived_of, fixed
+
+VERBS = {"create": "Creates", "update": "Changes", "delete": "Deletes"}
+
+
+def write_fields(found: Collected, resolved: Resolved, refetchable: set[str]) -> list[GqlFieldIR]:
+    """The Mutation fields of every entity with writes, declaring their types in `found`."""
+    fields = []
+    for entity in resolved.entities.values():
+        writes = entity.spec.writes
+        if not writes:
+            continue
+        name = entity.name
+        object_type(found, resolved, name, name in refetchable)
+        payload = f"{name}Payload"
+        about = f"A {name} as written (as it was, for a delete)."
+        shown = GqlFieldIR(payload_field(name), f"{name}!", "")
+        found.types[payload] = GqlTypeIR("type", payload, about, fields=(shown,))
+        for operation in ("create", "update", "delete"):
+            if operation not in writes:
+                continue
+            given = f"{operation.capitalize()}{name}Input"
+            inputs = _inputs(found, resolved, entity, operation)
+            found.types[given] = GqlTypeIR(
+                "input", given, f"A {operation} of a {name}.", fields=inputs
+            )
+            text = f"{VERBS[operation]} a {name} with what it keeps, in one transaction."
+            fields.append(GqlFieldIR(f"{operation}{name}", f"{payload}!", text, f"input: {given}!"))
+    return sorted(fields, key=lambda f: f.name)
+
+
+def payload_field(entity: str) -> str:
+    """The payload's field of the entity written: OrgNode -> orgNode."""
+    return entity[:1].lower() + entity[1:]
+
+
+def _inputs(
+    found: Collected, resolved: Resolved, entity: Entity, operation: str
+) -> tuple[GqlFieldIR, ...]:
+    """Create takes every attribute but the version; update and delete the key, and the
+    version read; update, the attributes it may change, each left as it is when absent."""
+    counters = counters_of(resolved, entity)
+    attrs = {n: a for n, a in entity.attrs.items() if n != VERSION and n not in counters}
+    if operation == "create":
+        return tuple(_input_field(found, resolved, a, required=True) for a in attrs.values())
+    fields = [_input_field(found, resolved, attrs[p], True) for p in _key_parts(resolved, entity)]
+    if VERSION in entity.attrs:
+        needed = "!" if operation == "update" else ""
+        about = "The version read" + ("." if needed else ", if it is to be checked.")
+        fields.append(GqlFieldIR("expectedVersion", f"Int{needed}", about))
+    if operation == "update":
+        kept = fixed(resolved, entity)
+        fields += [
+            _input_field(found, resolved, a, False) for n, a in attrs.items() if n not in kept
+        ]
+    return tuple(fields)
+
+
+def _input_field(found: Collected, resolved: Resolved, attr: Attr, required: bool) -> GqlFieldIR:
+    """An attribute as an input field: a struct as its input type; nullable unless the
+    value is `required` and the attribute is not optional."""
+    kind = attribute_type(attr)
+    spec = attr.spec
+    struct = spec.of if spec.type in ("struct", "list") else None
+    if struct is not None and struct in resolved.struct_attrs:
+        kind = re.sub(rf"\b{struct}\b", f"{struct}Input", kind)
+        _struct_input(found, resolved, struct)
+    if not required:
+        kind = kind.removesuffix("!")
+    return GqlFieldIR(field_name(attr.name), kind, spec.description)
+
+
+def _struct_input(found: Collected, resolved: Resolved, struct: str) -> None:
+    name = f"{struct}Input"
+    if name in found.types:
+        return
+    found.types[name] = GqlTypeIR("input", name, f"A {struct}.")  # placed before its fields
+    inner = resolved.struct_attrs[struct].values()
+    fields = tuple(_input_field(found, resolved, a, required=True) for a in inner)
+    found.types[name] = GqlTypeIR(
+        "input", name, resolved.spec.structs[struct].description or f"A {struct}.", fields=fields
+    )
+
+
+def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list[str]]:
+    """Each entity's writes as api.py binds them, and the imports they need."""
+    checked, _ = collect(resolved)
+    found, imports = [], set()
+    for entity in resolved.entities.values():
+        if not entity.spec.writes:
+            continue
+        name = entity.name
+        module = snake(name)
+        imports |= {
+            f"from .models.{module} import {name}",
+            f"from .keys import {module} as _keys_{module}",
+        }
+        allow = []
+        for operation in entity.spec.writes:
+            rule = None if checked is None else checked.entities[(name, operation)]
+            if rule is not None:
+                owners = ", ".join(f"{o}=m.{o}" for o in rules.owners(rule))
+                call = f"_authz.may_{operation}_{module}(caller{', ' if owners else ''}{owners})"
+                allow.append((operation, f"lambda caller, m: {call}"))
+        derived = []
+        for d in derived_of(resolved, entity):
+            target = snake(d.entity)
+            imports.add(f"from .models.{target} import {d.entity}")
+            derived.append((d.name, d.entity, d.fields, d.unique))
+        counts = []
+        for c in counts_of(resolved, entity):
+            parent = snake(c.parent)
+            imports.add(f"from .keys import {parent} as _keys_{parent}")
+            counts.append((c.parent, f"_keys_{parent}.key", c.bound, c.attribute, c.most))
+        parts = tuple(_key_parts(resolved, entity))
+        found.append(
+            WriteBindingIR(
+                name,
+                f"_keys_{module}.key",
+                parts,
+                tuple(entity.spec.writes),
+                entity.tenant_scoped,
+                VERSION in entity.attrs,
+                tuple(allow),
+                tuple(derived),
+                tuple(counts),
+                tuple(counters_of(resolved, entity)),
+            )
+        )
+    if found:
+        imports |= {
+            "from keygraph.writes import Count, Derived, Writes",
+            "from .table import TABLE",
+        }
+        if any(w.allow for w in found):
+            imports.add("from . import authz as _authz")
+    return tuple(found), sorted(imports)
+
+
+def _key_parts(resolved: Resolved, entity: Entity) -> list[str]:
+    return [p.name for p in key_params(resolved, entity.name)]

@@ -1,0 +1,172 @@
+"""Checks of an entity's writes: the claims, copies and counts its writes keep, against the
+entities they name, their attributes and keys, and DynamoDB's 100 actions a transaction."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from . import keytemplate
+from .diagnostics import Edit, Problem, toml_string
+from .pattern_params import key_params
+from .resolve import Attr, Entity, Resolved
+from .spec import CountSpec, DerivedSpec
+from .writes import VERSION, actions_at_most, derived_fields
+
+MAX_ACTIONS = 100
+"""The most actions one DynamoDB transaction takes."""
+
+
+def check_writes(resolved: Resolved) -> Iterator[Problem]:
+    for entity in resolved.entities.values():
+        spec = entity.spec
+        path = f"entities.{entity.name}"
+        kept = {**spec.unique, **spec.copies} or spec.counts
+        if kept and not spec.writes:
+            yield Problem(
+                f"{path}.writes",
+                "its claims, copies and counts are kept by its writes: list them, e.g. "
+                'writes = ["create", "update", "delete"]',
+                fix=(Edit(path, "writes", '["create", "update", "delete"]'),),
+            )
+        version = entity.attrs.get(VERSION)
+        if version is not None and version.spec.type != "int":
+            yield Problem(f"{path}.attributes.{VERSION}", "a version is an int")
+        elif version is None and "update" in spec.writes and kept:
+            yield Problem(
+                f"{path}.writes",
+                f"an update moves its claims and copies: give {entity.name} a version "
+                '(attributes.version = { type = "int", ge = 1 }) so that two updates '
+                "cannot race",
+            )
+        for kind, specs in (("unique", spec.unique), ("copies", spec.copies)):
+            for name, derived in specs.items():
+                yield from _derived(resolved, entity, f"{path}.{kind}.{name}", kind, derived)
+        for name, count in spec.counts.items():
+            yield from _count(resolved, entity, f"{path}.counts.{name}", count)
+        if actions_at_most(entity) > MAX_ACTIONS:
+            yield Problem(
+                f"{path}.writes",
+                f"a write of {entity.name} can send {actions_at_most(entity)} "
+                f"actions, and a transaction takes at most {MAX_ACTIONS}: keep fewer claims, "
+                "copies and counts",
+            )
+
+
+def _entity(resolved: Resolved, where: str, name: str) -> Iterator[Problem]:
+    if name in resolved.entities:
+        return
+    close = difflib.get_close_matches(name, list(resolved.entities), n=1)
+    yield Problem(
+        f"{where}.entity",
+        f"{name!r} is not an entity; "
+        + (f"did you mean {close[0]!r}?" if close else "name one of [entities]"),
+        fix=(Edit(where, "entity", toml_string(close[0])),) if close else (),
+    )
+
+
+def _derived(
+    resolved: Resolved, source: Entity, where: str, kind: str, spec: DerivedSpec
+) -> Iterator[Problem]:
+    unknown = list(_entity(resolved, where, spec.entity))
+    if unknown:
+        yield from unknown
+        return
+    target = resolved.entities[spec.entity]
+    if target.tenant_scoped != source.tenant_scoped:
+        yield Problem(where, f"{target.name} and {source.name} differ in tenancy")
+    for mine, theirs in spec.args.items():
+        if mine not in target.attrs:
+            yield Problem(f"{where}.args.{mine}", f"{mine!r} is not an attribute of {target.name}")
+        elif theirs not in source.attrs:
+            yield Problem(
+                f"{where}.args.{mine}", f"{theirs!r} is not an attribute of {source.name}"
+            )
+    fields = derived_fields(resolved, source, spec)
+    for name, attr in target.attrs.items():
+        given = fields.get(name)
+        if given is None:
+            if not attr.spec.optional:
+                yield Problem(
+                    f"{where}.args",
+                    f"{target.name}.{name} is required and {source.name} has no attribute of "
+                    f'that name: give it in args ({name} = "<attribute of {source.name}>")',
+                )
+        elif given in source.attrs and (why := _misfit(attr, source.attrs[given])) is not None:
+            yield Problem(
+                f"{where}.args", f"{source.name}.{given} cannot fill {target.name}.{name}: {why}"
+            )
+    placed = _key_attributes(resolved, target)
+    if kind == "unique":
+        value = where.rsplit(".", 1)[1]
+        if value not in source.attrs:
+            yield Problem(where, f"{value!r} is not an attribute of {source.name}")
+            return
+        for attribute in placed:
+            if fields.get(attribute) != value:
+                yield Problem(
+                    f"{where}.entity",
+                    f"a claim is keyed by the value alone, but {target.name}'s key names "
+                    f"{attribute} (from {source.name}.{fields.get(attribute)}), not "
+                    f"{source.name}.{value}",
+                )
+    elif target.name == source.name and all(fields.get(a) == a for a in placed):
+        yield Problem(
+            f"{where}.args",
+            f"a copy of {source.name} under its own key is the item itself: give args "
+            "that key it elsewhere (a friendship's other direction swaps its ids)",
+        )
+
+
+def _key_attributes(resolved: Resolved, entity: Entity) -> list[str]:
+    """The attributes its primary key is built from; none while its keys have problems of
+    their own (reported by the key checks)."""
+    try:
+        return [p.name for p in key_params(resolved, entity.name)]
+    except (KeyError, keytemplate.TemplateError):
+        return []
+
+
+def _misfit(target: Attr, source: Attr) -> str | None:
+    a, b = target.spec, source.spec
+    if (a.type, a.of) != (b.type, b.of):
+        return f"it is {b.type}{f' of {b.of}' if b.of else ''}, not {a.type}"
+    if a.type == "enum" and set(b.values or ()) - set(a.values or ()):
+        return "it has values the other does not"
+    return None
+
+
+def _count(resolved: Resolved, source: Entity, where: str, spec: CountSpec) -> Iterator[Problem]:
+    unknown = list(_entity(resolved, where, spec.entity))
+    if unknown:
+        yield from unknown
+        return
+    parent = resolved.entities[spec.entity]
+    parts = _key_attributes(resolved, parent)
+    for arg, attribute in spec.args.items():
+        if arg not in parts:
+            yield Problem(
+                f"{where}.args.{arg}",
+                f"{arg!r} is not a part of {parent.name}'s key ({', '.join(parts) or 'none'})",
+            )
+        elif attribute not in source.attrs:
+            yield Problem(
+                f"{where}.args.{arg}", f"{attribute!r} is not an attribute of {source.name}"
+            )
+    for part in parts:
+        if part not in spec.args and part not in source.attrs:
+            yield Problem(
+                f"{where}.args",
+                f"give {parent.name}'s key part {part} from an attribute of {source.name} "
+                f'({part} = "<attribute>")',
+            )
+    counted = parent.attrs.get(spec.attribute)
+    if counted is None or counted.spec.type != "int" or counted.spec.optional:
+        yield Problem(
+            f"{where}.attribute",
+            f"a count is a required int attribute of {parent.name}; {spec.attribute!r} is not",
+        )
+    elif counted.spec.le is not None and spec.max > counted.spec.le:
+        yield Problem(
+            f"{where}.max", f"{parent.name}.{spec.attribute} is at most {counted.spec.le}"
+        )

@@ -1,0 +1,101 @@
+"""An entity's writes, as lowering and the checks read them from the spec: the items written
+with each of its items (unique values' claims and copies, their attributes from its own),
+the counts it keeps under a cap on parent items, and what an update may not change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .pattern_params import key_params
+from .resolve import Entity, Resolved
+from .spec import DerivedSpec
+
+VERSION = "version"
+"""The attribute that makes an entity versioned: created at 1, checked and raised by one on
+each update."""
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """An item written, moved and deleted with its source's: `fields` pairs each of its
+    attributes with the source's; `unique` for a claim on a value."""
+
+    kind: str
+    """"unique" or "copies": where the spec declares it."""
+    name: str
+    entity: str
+    fields: tuple[tuple[str, str], ...]
+
+    @property
+    def unique(self) -> bool:
+        return self.kind == "unique"
+
+    @property
+    def path(self) -> str:
+        return f"{self.kind}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A parent's count kept with the source's items: the source's attributes giving the
+    parent's key (in its key function's order), the count's attribute and cap."""
+
+    name: str
+    parent: str
+    bound: tuple[str, ...]
+    attribute: str
+    most: int
+
+
+def derived_fields(resolved: Resolved, source: Entity, spec: DerivedSpec) -> dict[str, str]:
+    """What the derived item's attributes come from: the spec's args, then each of the
+    derived entity's attributes the source has by the same name."""
+    target = resolved.entities[spec.entity]
+    same = {name: name for name in target.attrs if name in source.attrs}
+    return same | spec.args
+
+
+def derived_of(resolved: Resolved, entity: Entity) -> list[Derived]:
+    """The entity's claims then its copies, as the spec declares them (checked)."""
+    found = []
+    for kind, specs in (("unique", entity.spec.unique), ("copies", entity.spec.copies)):
+        for name, spec in specs.items():
+            fields = tuple(sorted(derived_fields(resolved, entity, spec).items()))
+            found.append(Derived(kind, name, spec.entity, fields))
+    return found
+
+
+def counts_of(resolved: Resolved, entity: Entity) -> list[Count]:
+    found = []
+    for name, spec in entity.spec.counts.items():
+        parts = key_params(resolved, spec.entity)
+        bound = tuple(spec.args.get(p.name, p.name) for p in parts)
+        found.append(Count(name, spec.entity, bound, spec.attribute, spec.max))
+    return found
+
+
+def counters_of(resolved: Resolved, entity: Entity) -> list[str]:
+    """Its attributes that other entities' writes count: 0 when it is created, never
+    written by its own updates."""
+    counted = (
+        count.attribute
+        for other in resolved.entities.values()
+        for count in other.spec.counts.values()
+        if count.entity == entity.name
+    )
+    return list(dict.fromkeys(counted))
+
+
+def fixed(resolved: Resolved, entity: Entity) -> list[str]:
+    """The attributes an update cannot change: its key's, and those a count's parent is
+    found by."""
+    parts = [p.name for p in key_params(resolved, entity.name)]
+    counted = [b for count in counts_of(resolved, entity) for b in count.bound]
+    return parts + [b for b in dict.fromkeys(counted) if b not in parts]
+
+
+def actions_at_most(entity: Entity) -> int:
+    """The most actions one of its writes sends in its transaction: the item, each derived
+    item twice (an update moves it), each count."""
+    spec = entity.spec
+    return 1 + 2 * (len(spec.unique) + len(spec.copies)) + len(spec.counts)

@@ -1,0 +1,71 @@
+"""What a generated package declares of an entity's writes: its model and key, which
+writes exist and who may make them, the items written with it (unique values' claims and
+copies) and the counts it keeps on parent items. Codegen writes them (api.py); run.py
+reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from keygraph.caller import Caller
+from keygraph.plan import Key, TableDef
+
+Allow = Callable[[Caller, Any], bool]
+"""Whether the caller may make a write of an item (its model, as it is or will be)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """An item written, moved and deleted with its source's, in the same transaction:
+    `fields` pairs each of its attributes with the source's. It exists while every one of
+    its required attributes has a value. A `unique` one is a claim: its key holds the value
+    alone, so a second item with that value is refused."""
+
+    name: str
+    model: Any
+    fields: tuple[tuple[str, str], ...]
+    unique: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A parent item's count, raised with each item written and lowered with each deleted,
+    never above `most`: `key` builds the parent's key from the source's `bound`
+    attributes (after the tenant, for a tenant's entity)."""
+
+    parent: str
+    key: Callable[..., Key]
+    bound: tuple[str, ...]
+    attribute: str
+    most: int
+
+
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """An entity's writes: `key` builds its primary key from the `parts` attributes (after
+    the tenant when `scoped`); `operations` the writes that exist; `allow` who may make
+    each; a `versioned` entity is created at version 1 and updated against the version
+    its writer read."""
+
+    model: Any
+    """The entity's pydantic model class (with `to_item` and `from_item`)."""
+    table: TableDef
+    key: Callable[..., Key]
+    parts: tuple[str, ...]
+    operations: frozenset[str]
+    scoped: bool = True
+    versioned: bool = False
+    allow: Mapping[str, Allow] = field(default_factory=dict)
+    derived: tuple[Derived, ...] = ()
+    counts: tuple[Count, ...] = ()
+    counters: tuple[str, ...] = ()
+    """Its attributes other entities' writes count: 0 when created, left to those writes
+    by its updates."""
+
+    @property
+    def fixed(self) -> tuple[str, ...]:
+        """What an update cannot change: its key's parts and the counts' parents."""
+        bound = (b for count in self.counts for b in count.bound)
+        return tuple(dict.fromkeys([*self.parts, *bound]))

@@ -1,0 +1,99 @@
+"""A spec's writes served by two `keygraph serve` processes on one SQLite file
+(tests/codegen/cases/social): writes racing through both keep each invariant the spec
+declares — one member per handle, a product's reviews never above its cap and always its
+count, each review's copy equal to it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from keygraph.stores import EmbeddedStore
+from keygraph.stores.dynamodb.local import free_port
+from keygraph.tokens import issue
+from tests.keygraph.api.conftest import CASES, Compiled
+from tests.keygraph.api.test_writes import assert_copies_equal, by_type, items
+from tests.waiting import answering
+
+SPEC = CASES / "social" / "spec.toml"
+SECRET = "served-writes-secret-" + "s" * 32
+ROOT = Path(__file__).parents[3]
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
+    """Two serving processes of the spec on one SQLite file: their URLs, and the file."""
+    db = tmp_path / "shared.sqlite3"
+    env = {**os.environ, "KEYGRAPH_JWT_SECRET": SECRET}
+    processes, urls = [], []
+    try:
+        for _ in range(2):
+            port = free_port()
+            command = [sys.executable, "-m", "codegen", "serve", "--spec", str(SPEC)]
+            command += ["--db", str(db), "--port", str(port)]
+            process = subprocess.Popen(command, cwd=tmp_path, env=env)
+            processes.append(process)
+            urls.append(f"http://127.0.0.1:{port}")
+            answering(f"{urls[-1]}/healthz", running(process))
+        yield urls, db
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(30)
+
+
+def running(process: subprocess.Popen[bytes]) -> Callable[[], bool]:
+    return lambda: process.poll() is None
+
+
+def send(url: str, subject: str, document: str, role: str = "member") -> dict[str, Any]:
+    token = issue(SECRET, "acme", subject, roles=[role])
+    headers = {"authorization": f"Bearer {token}"}
+    answer: dict[str, Any] = httpx.post(
+        f"{url}/graphql", json={"query": document}, headers=headers, timeout=30
+    ).json()
+    return answer
+
+
+def outcome(answer: dict[str, Any]) -> str:
+    return str(answer["errors"][0]["extensions"]["code"]) if "errors" in answer else "OK"
+
+
+async def test_two_servers_racing_keep_every_invariant(
+    servers: tuple[list[str], Path], compiled: Callable[[Path], Compiled]
+) -> None:
+    urls, db = servers
+    claim = 'mutation {{ createMember(input: {{memberId: "{0}", handle: "same", name: "N"}})'
+    claim += " {{ member {{ memberId }} }} }}"
+    review = 'mutation {{ createReview(input: {{memberId: "{0}", productId: "p1", stars: 4}})'
+    review += " {{ review {{ version }} }} }}"
+    product = (
+        'mutation { createProduct(input: {productId: "p1", title: "Tea"}) { product { title } } }'
+    )
+    assert outcome(send(urls[0], "boss", product, "admin")) == "OK"
+    with ThreadPoolExecutor(8) as pool:
+        claims = list(
+            pool.map(lambda i: send(urls[i % 2], f"m{i}", claim.format(f"m{i}")), range(8))
+        )
+        reviews = list(
+            pool.map(lambda i: send(urls[i % 2], f"r{i}", review.format(f"r{i}")), range(8))
+        )
+    assert sorted(map(outcome, claims)) == ["CONFLICT"] * 7 + ["OK"]
+    assert sorted(map(outcome, reviews)) == ["BAD_USER_INPUT"] * 5 + ["OK"] * 3
+    store = EmbeddedStore(compiled(SPEC).table, path=db)
+    try:
+        stored = await items(store)
+        assert len(by_type(stored, "HANDLE")) == 1 == len(by_type(stored, "MEMBER"))
+        (counted,) = by_type(stored, "PRODUCT")
+        assert counted["review_count"] == 3 == len(by_type(stored, "REVIEW"))
+        await assert_copies_equal(store)
+    finally:
+        await store.close()
