@@ -97,7 +97,8 @@ async def delete(
     expected_version: int | None = None,
 ) -> Any:
     """Deletes the item at `key` with its claims and copies, lowering its counts; answers
-    the item as it was."""
+    the item as it was. An item others' writes count is deleted only while each of its
+    counts is 0 (Conflict otherwise), so no count outlives what it counts."""
     _exists(w, "delete")
     scope = _scope(w, tenant)
     current = await _current(s, w, key, scope)
@@ -105,7 +106,9 @@ async def delete(
     if expected_version is not None:
         _check_version(w, current, expected_version)
     plan = _Plan(w)
-    plan.add(Delete(w.key(*scope, *_parts(w, key)), _unchanged(plan, w, current)), _moved(w))
+    counted = tuple(Condition("equals", counter, 0) for counter in w.counters)
+    conditions = _unchanged(plan, w, current) + counted
+    plan.add(Delete(w.key(*scope, *_parts(w, key)), conditions), _still_counts(w))
     for derived in w.derived:
         item = _derived(derived, current, scope)
         if item is not None:
@@ -293,6 +296,20 @@ def _moved(w: Writes) -> Failure:
         version = reason.item.get(VERSION)
         current = int(version) if version is not None else None
         return Conflict(f"the {w.model.__name__} changed meanwhile; read it again", current)
+
+    return failure
+
+
+def _still_counts(w: Writes) -> Failure:
+    """The item counts others' items still, or changed or went away since it was read."""
+
+    def failure(reason: CancelReason) -> Exception | None:
+        held = {c: reason.item.get(c) for c in w.counters} if reason.item is not None else {}
+        counting = {c: n for c, n in held.items() if n not in (0, None)}
+        if counting:
+            shown = ", ".join(f"{c} {n}" for c, n in counting.items())
+            return Conflict(f"the {w.model.__name__} still counts items ({shown})")
+        return _moved(w)(reason)
 
     return failure
 
