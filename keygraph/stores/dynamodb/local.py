@@ -13,7 +13,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -110,6 +109,8 @@ class DynamoDBLocal:
         self._wait_ready(timeout)
 
     def _wait_ready(self, timeout: float) -> None:
+        import boto3  # only where DynamoDB Local is started, not where it is imported
+
         client = boto3.client(
             "dynamodb",
             endpoint_url=self.endpoint_url,

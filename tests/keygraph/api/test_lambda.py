@@ -1,0 +1,229 @@
+"""The Lambda handler (keygraph.serve.lambda_handler) against `keygraph serve`'s app, on
+DynamoDB Local (tests/codegen/cases/social): the same operations sent as HTTP API 2.0, REST
+API, ALB and function URL events answer as they do over HTTP (status, media type, body), and
+every DynamoDB call they make is one the generated stack's policy allows, which allows no
+Scan and no index the spec does not read."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+import pytest
+
+from keygraph.stores.dynamodb import admin
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.store import DynamoDBStore
+from keygraph.stores.testing import unique_table
+from keygraph.tokens import issue
+from tests.keygraph.api.conftest import CASES, Compiled
+
+pytestmark = pytest.mark.dynamodb_local
+
+SPEC = CASES / "social" / "spec.toml"
+SECRET = "lambda-test-secret-" + "s" * 32
+Call = tuple[str, str, str | None]
+"""An action a DynamoDB call needs: (action, table, index or None)."""
+
+
+@pytest.fixture
+def handler(
+    compiled: Callable[[Path], Compiled],
+    dynamodb_local: DynamoDBLocal,
+    dynamodb_client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[ModuleType, list[Call], dict[str, Any]]]:
+    """The handler module imported for the social package on a new table, the calls its
+    store makes, and the package's generated stack."""
+    package = compiled(SPEC)
+    table = unique_table(package.table)
+    admin.create_table(dynamodb_client, table)
+    environment = {
+        "KEYGRAPH_PACKAGE": package.package.__name__,
+        "KEYGRAPH_TABLE_NAME": table.name,
+        "KEYGRAPH_ENDPOINT_URL": dynamodb_local.endpoint_url,
+        "KEYGRAPH_JWT_SECRET": SECRET,
+        "AWS_REGION": LOCAL_REGION,
+        "AWS_ACCESS_KEY_ID": LOCAL_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": LOCAL_SECRET,
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    calls: list[Call] = []
+    original = DynamoDBStore._call
+
+    async def recorded(self: DynamoDBStore, operation: str, params: dict[str, Any]) -> Any:
+        calls.extend(needed(operation, params))
+        return await original(self, operation, params)
+
+    monkeypatch.setattr(DynamoDBStore, "_call", recorded)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    sys.modules.pop("keygraph.serve.lambda_handler", None)
+    module = importlib.import_module("keygraph.serve.lambda_handler")
+    stack = json.loads((Path(str(package.package.__file__)).parent / "stack.json").read_text())
+    try:
+        yield module, calls, stack
+    finally:
+        loop.run_until_complete(module.store.close())
+        sys.modules.pop("keygraph.serve.lambda_handler", None)
+        asyncio.set_event_loop(None)
+        loop.close()
+        admin.delete_table(dynamodb_client, table.name)
+
+
+def needed(operation: str, params: dict[str, Any]) -> list[Call]:
+    """The actions a call needs, as IAM authorizes it: a transaction by each of its items'."""
+    if operation == "TransactWriteItems":
+        names = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+        names["ConditionCheck"] = "ConditionCheckItem"
+        return [
+            (names[kind], body["TableName"], None)
+            for item in params["TransactItems"]
+            for kind, body in item.items()
+        ]
+    if operation == "BatchGetItem":
+        return [(operation, table, None) for table in params["RequestItems"]]
+    return [(operation, params["TableName"], params.get("IndexName"))]
+
+
+def allowed(stack: dict[str, Any], call: Call) -> bool:
+    """Whether the function's policy allows the call on the stack's table (its only one)."""
+    action, _table, index = call
+    (policy,) = stack["Resources"]["Function"]["Properties"]["Policies"]
+    for statement in policy["Statement"]:
+        resources = statement["Resource"]
+        resources = resources if isinstance(resources, list) else [resources]
+        names = [r.get("Fn::Sub", "") for r in resources]
+        on = (
+            f"${{Table.Arn}}/index/{index}" in names
+            if index
+            else {"Fn::GetAtt": ["Table", "Arn"]} in resources
+        )
+        if statement["Effect"] == "Allow" and f"dynamodb:{action}" in statement["Action"] and on:
+            return True
+    return False
+
+
+def bearer(tenant: str) -> str:
+    return f"Bearer {issue(SECRET, tenant, 'm1', roles=['member'])}"
+
+
+CREATE = 'mutation { createMember(input: {memberId: "m1", handle: "ann", name: "Ann"})'
+CREATE += " { member { handle version } } }"
+AGAIN = CREATE.replace('"m1"', '"m2"')
+READ = '{ getMember(memberId: "m1") { handle name } }'
+Request = tuple[str, str, str | None, bool]
+"""method, query string, body, whether it carries a token."""
+REQUESTS: list[Request] = [
+    ("POST", "", json.dumps({"query": CREATE}), True),
+    ("POST", "", json.dumps({"query": AGAIN}), True),
+    ("GET", "query=" + READ.replace(" ", "%20").replace('"', "%22"), None, True),
+    ("POST", "", json.dumps({"query": READ}), False),
+    ("POST", "", "{not json", True),
+]
+
+
+def event(
+    kind: str, method: str, query: str, body: str | None, token: str | None
+) -> dict[str, Any]:
+    headers = {"content-type": "application/json", "accept": "application/graphql-response+json"}
+    if token:
+        headers["authorization"] = token
+    encoded = base64.b64encode((body or "").encode()).decode()
+    if kind in ("http-api", "function-url"):
+        context: dict[str, Any] = {
+            "http": {"method": method, "path": "/graphql", "sourceIp": "198.51.100.7"}
+        }
+        if kind == "function-url":
+            context["domainName"] = "abc.lambda-url.eu-west-1.on.aws"
+        return {
+            "version": "2.0",
+            "routeKey": f"{method} /graphql" if kind == "http-api" else "$default",
+            "rawPath": "/graphql",
+            "rawQueryString": query,
+            "headers": headers,
+            "requestContext": context,
+            "body": encoded,
+            "isBase64Encoded": True,
+        }
+    # an ALB passes the query string as sent; API Gateway's REST API decodes it
+    decode = (lambda value: value) if kind == "alb" else unquote
+    params = {k: decode(v) for k, v in (p.split("=", 1) for p in query.split("&") if p)} or None
+    common = {
+        "httpMethod": method,
+        "path": "/graphql",
+        "headers": headers,
+        "queryStringParameters": params,
+        "body": body,
+        "isBase64Encoded": False,
+    }
+    if kind == "alb":
+        return common | {"requestContext": {"elb": {"targetGroupArn": "arn:aws:test"}}}
+    return common | {
+        "resource": "/graphql",
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "multiValueQueryStringParameters": {k: [v] for k, v in (params or {}).items()} or None,
+        "requestContext": {
+            "resourcePath": "/graphql",
+            "httpMethod": method,
+            "stage": "prod",
+            "identity": {"sourceIp": "198.51.100.7"},
+        },
+    }
+
+
+def answered(response: dict[str, Any]) -> tuple[int, str, Any]:
+    assert not response.get("isBase64Encoded"), response
+    body = response["body"]
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    multi = {k.lower(): v[0] for k, v in (response.get("multiValueHeaders") or {}).items()}
+    return response["statusCode"], (headers | multi)["content-type"], json.loads(body)
+
+
+def over_http(module: ModuleType, request: Request, tenant: str) -> tuple[int, str, Any]:
+    method, query, body, token = request
+    transport = httpx.ASGITransport(app=module.app)
+
+    async def send() -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as c:
+            headers = {
+                "content-type": "application/json",
+                "accept": "application/graphql-response+json",
+            }
+            if token:
+                headers["authorization"] = bearer(tenant)
+            return await c.request(method, f"/graphql?{query}", content=body, headers=headers)
+
+    response = asyncio.get_event_loop().run_until_complete(send())
+    return response.status_code, response.headers["content-type"], response.json()
+
+
+def test_every_event_kind_answers_as_serve_does(
+    handler: tuple[ModuleType, list[Call], dict[str, Any]],
+) -> None:
+    module, calls, stack = handler
+    expected = [over_http(module, request, "over-http") for request in REQUESTS]
+    assert [status for status, _, _ in expected] == [200, 200, 200, 401, 400]
+    assert expected[1][2]["errors"][0]["extensions"]["code"] == "CONFLICT"
+    for kind in ("http-api", "rest-api", "alb", "function-url"):
+        got = [
+            answered(module.handler(event(kind, m, q, b, bearer(kind) if t else None), None))
+            for m, q, b, t in REQUESTS
+        ]
+        assert got == expected, kind
+    assert calls, "the store was never called"
+    refused = [call for call in calls if not allowed(stack, call)]
+    assert refused == []
+    table = calls[0][1]
+    assert not allowed(stack, ("Scan", table, None))
+    assert not allowed(stack, ("Query", table, "GSI9"))
