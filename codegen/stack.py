@@ -93,7 +93,7 @@ def _function(policy: list[dict[str, Any]], package: str) -> dict[str, Any]:
         "Properties": {
             "Handler": HANDLER,
             "Runtime": RUNTIME,
-            "CodeUri": ".",
+            "CodeUri": "..",
             "Architectures": ["arm64"],
             "MemorySize": 512,
             "Timeout": 10,
