@@ -23,11 +23,11 @@ from bench.machine import machine_info
 from generated.models.user import User
 from generated.table import TABLE
 from keygraph.plan import Put
+from keygraph.realtime.hub import Hub
 from keygraph.stores import stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import ChangeStream, Position
 from server.realtime.changes import change_of, tenant_partitions
-from server.realtime.hub import Hub
 
 
 def _user(tenant: str, n: int) -> dict[str, Any]:
@@ -104,7 +104,7 @@ async def measure(root: Path, others: int, rounds: int) -> dict[str, Any]:
     stream = stream_of(store)
     (shard,) = await stream.shards()
     start = Position(shard.shard_id)
-    hub = Hub(stream, 0.01)
+    hub = Hub(stream, 0.01, change_of)
     runs: dict[str, list[tuple[float, float, int, int]]] = {"before": [], "now": []}
     for _ in range(rounds):
         runs["before"].append(await _timed(_before(stream, start)))

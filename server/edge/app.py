@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
+from keygraph.realtime.hub import Hub
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
@@ -32,8 +33,8 @@ from server.graphql.budget import TenantBudget, share
 from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest
+from server.realtime.changes import change_of
 from server.realtime.connection import Realtime
-from server.realtime.hub import Hub
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
 from server.settings import Settings
 
@@ -141,7 +142,7 @@ def create_app(
 
     if stream is None and own_stream:
         stream = _stream_of(store)
-    hub = None if stream is None else Hub(stream, settings.poll_interval)
+    hub = None if stream is None else Hub(stream, settings.poll_interval, change_of)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

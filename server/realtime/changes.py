@@ -1,54 +1,23 @@
-"""What a change stream record means to subscribers: its tenant, the entity changed (by the
-item's `_type`), the model before and after, and the topics it is published on."""
+"""What a change stream record means to this API's subscribers: its tenant, the entity
+changed (by the item's `_type`), the model, and the topics it is published on: ("order",
+user id), ("user", user id), ("group", group id), ("org", a node's path joined by ".")."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from generated.entities import ENTITIES, TENANT_PREFIXES
 from generated.table import TABLE
 from keygraph.errors import BadArgument
 from keygraph.keycodec import escape
+from keygraph.realtime.changes import KINDS, Change, Topic
 from keygraph.streams import Partitions, StreamRecord
 
 log = logging.getLogger("keygraph.realtime")
 
-Kind = Literal["CREATED", "UPDATED", "DELETED"]
-_KINDS: dict[str, Kind] = {"INSERT": "CREATED", "MODIFY": "UPDATED", "REMOVE": "DELETED"}
-
-Topic = tuple[str, str]
-"""(entity, id) a subscription listens on: ("order", user id), ("user", user id),
-("group", group id), ("org", a node's path joined by ".")."""
-
 ORG_PATH_SEPARATOR = "."
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One item's change as subscribers see it: `model` the item after the change (before
-    it, for a delete), `shard_id` and `sequence` where it sits in the stream, `frontier` the
-    reader's over every shard when it read it (this shard's before it: frontier.py).
-    `shared` holds the payloads its subscribers resolve, by what else a payload depends on
-    (events.py)."""
-
-    tenant: str
-    entity: str
-    kind: Kind
-    model: Any
-    shard_id: str
-    sequence: str
-    frontier: Mapping[str, str | None] = field(default_factory=dict)
-    shared: dict[bytes, asyncio.Future[tuple[bytes, int] | None]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
-
-    @property
-    def topics(self) -> list[Topic]:
-        return topics_of(self.entity, self.model)
 
 
 def change_of(
@@ -72,7 +41,14 @@ def change_of(
     if tenant is None:
         return None
     return Change(
-        tenant, entity_type, _KINDS[record.event], model, shard_id, record.sequence, frontier or {}
+        tenant,
+        entity_type,
+        KINDS[record.event],
+        model,
+        shard_id,
+        record.sequence,
+        frontier or {},
+        tuple(topics_of(entity_type, model)),
     )
 
 

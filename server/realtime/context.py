@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from keygraph.realtime.changes import Change
+from keygraph.realtime.hub import Hub
 from server.graphql.context import Context
-from server.realtime.changes import Change
 from server.realtime.cursors import EventCursors
-from server.realtime.hub import Hub
 from server.realtime.metered import Meter
 
 

@@ -11,8 +11,8 @@ import binascii
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import InvalidCursor
+from keygraph.realtime.frontier import Frontier, Sequences, pack, shard_key, unpack
 from server.errors import InvalidCursorError
-from server.realtime.frontier import Frontier, Sequences, pack, shard_key, unpack
 
 _PATTERN = "change-stream"
 

@@ -14,6 +14,8 @@ import strawberry
 
 from generated import authz
 from keygraph.caller import Caller
+from keygraph.realtime.changes import Change, Topic
+from keygraph.realtime.frontier import Plan, Sequences, merged, plan
 from server.authz import require
 from server.errors import ApiError, NotFound
 from server.graphql import loaders
@@ -23,9 +25,8 @@ from server.graphql.types.node import lookup_id
 from server.graphql.types.order import Order
 from server.graphql.types.org import OrgNode, node_path
 from server.graphql.types.user import User
-from server.realtime.changes import ORG_PATH_SEPARATOR, Change, Topic, tenant_partitions
+from server.realtime.changes import ORG_PATH_SEPARATOR, tenant_partitions
 from server.realtime.context import SubscriptionContext
-from server.realtime.frontier import Plan, Sequences, merged, plan
 
 E = TypeVar("E")
 

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from server.realtime import feed as feeds
-from server.realtime.changes import Change
-from server.realtime.feed import Feed
+from keygraph.realtime import feed as feeds
+from keygraph.realtime.changes import Change
+from keygraph.realtime.feed import Feed
 
 
 def change(sequence: int) -> Change:

@@ -9,10 +9,10 @@ import random
 import pytest
 
 from keygraph.cursor import CursorCodec
+from keygraph.realtime.frontier import Frontier, merged, pack, plan, shard_key, unpack
 from keygraph.streams import Position, Shard
 from server.errors import InvalidCursorError
 from server.realtime.cursors import EventCursors
-from server.realtime.frontier import Frontier, merged, pack, plan, shard_key, unpack
 
 CURSORS = EventCursors(CursorCodec(b"k" * 32))
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 
 from generated.models.user import User
-from server.realtime.changes import Change
-from server.realtime.feed import Feed
-from server.realtime.hub import Hub
+from keygraph.realtime.changes import Change
+from keygraph.realtime.feed import Feed
+from keygraph.realtime.hub import Hub
+from server.realtime.changes import change_of
 from tests.server.realtime.memory_stream import MemoryStream
 
 
@@ -34,7 +35,7 @@ async def names(feed: Feed, count: int) -> list[str]:
 
 async def test_the_reader_goes_on_from_the_oldest_kept_when_trimmed_under_it() -> None:
     stream = MemoryStream()
-    hub = Hub(stream, poll_interval=0.01)
+    hub = Hub(stream, poll_interval=0.01, decode=change_of)
     await hub.start()
     try:
         feed = hub.open("acme", ("user", "U1"))
@@ -51,7 +52,7 @@ async def test_the_reader_goes_on_from_the_oldest_kept_when_trimmed_under_it() -
 
 async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
     stream = MemoryStream()
-    hub = Hub(stream, poll_interval=0.01)
+    hub = Hub(stream, poll_interval=0.01, decode=change_of)
     await hub.start()
     try:
         feed = hub.open("acme", ("user", "U1"))

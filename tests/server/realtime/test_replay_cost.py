@@ -15,12 +15,12 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.plan import Put
+from keygraph.realtime.hub import REPLAY_READ
 from keygraph.store import Store
 from keygraph.stores import stream_of
 from keygraph.stores.embedded import changes
 from keygraph.streams import Batch, ChangeStream, Partitions, Position, Shard
 from server.edge.app import App, create_app
-from server.realtime.hub import REPLAY_READ
 from server.settings import Limits, Settings
 from tests.conftest import StoreFactory
 from tests.server.conftest import Api

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from server.realtime.changes import Change
+from keygraph.realtime.changes import Change
 from server.realtime.events import Events, Payload
 
 

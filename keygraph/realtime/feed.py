@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from server.realtime.changes import Change, Topic
+from .changes import Change, Topic
 
 MAX_QUEUED = 10_000
 """Changes a feed holds for a subscriber that does not keep up; past it the feed is lost."""

@@ -1,16 +1,17 @@
-"""The worker's one reader of the table's change stream and the subscriptions it feeds.
+"""A process's one reader of the table's change stream and the subscriptions it feeds.
 
 The reader follows every shard in lineage order (a shard's children once it has ended) and
-hands each record's change to the feeds registered under its (tenant, topic), in stream
-order: an event costs a lookup per topic and a put per matching feed. A position trimmed
-away under the reader (it fell more than the retention behind) goes on from the oldest
-record kept. Each change carries the reader's frontier when it was read (every shard it
-follows, and each shard read to its end whose children it does not follow yet, at the
-sequence read up to), which event cursors carry. A subscription resuming after a cursor
-replays what the stream still holds after it (`replay`), its feed registered first so
-nothing between falls in a gap. A replay reads only its tenant's records where the stream
-can skip the others, pays for every record read and every read, and lets the loop run
-between reads: resuming from an old cursor is bounded by the subscriber's own budget.
+hands each record's change (as the API's `decode` reads it) to the feeds registered under
+its (tenant, topic), in stream order: an event costs a lookup per topic and a put per
+matching feed. A position trimmed away under the reader (it fell more than the retention
+behind) goes on from the oldest record kept. Each change carries the reader's frontier when
+it was read (every shard it follows, and each shard read to its end whose children it does
+not follow yet, at the sequence read up to), which event cursors carry. A subscription
+resuming after a cursor replays what the stream still holds after it (`replay`), its feed
+registered first so nothing between falls in a gap. A replay reads only its tenant's
+records where the stream can skip the others, pays for every record read and every read,
+and lets the loop run between reads: resuming from an old cursor is bounded by the
+subscriber's own budget.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from keygraph.errors import StoreError
 from keygraph.streams import ChangeStream, Partitions, Position, Shard, Trimmed
-from server.realtime.changes import Change, Topic, change_of
-from server.realtime.feed import Feed
+
+from .changes import Change, Decode, Topic
+from .feed import Feed
 
 log = logging.getLogger("keygraph.realtime")
 
@@ -36,9 +38,10 @@ REPLAY_READ = 200
 class Hub:
     """The reader task of one worker and the feeds it delivers to."""
 
-    def __init__(self, stream: ChangeStream, poll_interval: float) -> None:
+    def __init__(self, stream: ChangeStream, poll_interval: float, decode: Decode) -> None:
         self.stream = stream
         self.poll_interval = poll_interval
+        self.decode = decode
         self._feeds: dict[tuple[str, Topic], set[Feed]] = {}
         self._positions: dict[str, Position] = {}
         self._ended: set[str] = set()
@@ -110,7 +113,7 @@ class Hub:
             if deliver and batch.records:
                 frontier = self.frontier()
                 for record in batch.records:
-                    change = change_of(record, shard_id, frontier)
+                    change = self.decode(record, shard_id, frontier)
                     if change is not None:
                         self._publish(change)
             read += len(batch.records)
@@ -178,7 +181,7 @@ class Hub:
                     continue
                 pay(1 + len(batch.records) + batch.skipped)
                 for record in batch.records:
-                    change = change_of(record, position.shard_id)
+                    change = self.decode(record, position.shard_id, {})
                     if change is not None:
                         yield change
                 if batch.ended or batch.next == position:
