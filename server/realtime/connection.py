@@ -30,6 +30,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
+from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
 from keygraph.store import Session, Store
 from server.auth.tokens import Claims, Verifier
@@ -39,7 +40,6 @@ from server.graphql.error_format import format_error
 from server.graphql.schema import KeygraphSchema
 from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
-from server.realtime.cursors import EventCursors
 from server.realtime.events import Events, open_events
 from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
 from server.realtime.metered import Meter

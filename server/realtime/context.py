@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keygraph.realtime.changes import Change
+from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
 from server.graphql.context import Context
-from server.realtime.cursors import EventCursors
 from server.realtime.metered import Meter
 
 

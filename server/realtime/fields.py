@@ -15,7 +15,7 @@ import strawberry
 from generated import authz
 from keygraph.caller import Caller
 from keygraph.realtime.changes import Change, Topic
-from keygraph.realtime.frontier import Plan, Sequences, merged, plan
+from keygraph.realtime.follow import FeedLost, follow
 from server.authz import require
 from server.errors import ApiError, NotFound
 from server.graphql import loaders
@@ -106,72 +106,42 @@ def _events(
     assert cursors is not None
     frontier = None if after is None else cursors.decode(ctx.tenant, after)
 
-    def event(change: Change, sequences: Sequences, whole: bool = True) -> E | None:
-        if not visible(ctx.caller, change):
-            return None
-        ctx.forget()
-        ctx.change = change
-        cursor = cursors.encode(ctx.tenant, {**sequences, change.shard_id: change.sequence}, whole)
-        return build(ctx, change, cursor)
+    async def trimmed() -> None:
+        await ctx.notify(
+            {
+                "message": "events after the cursor are no longer kept; replaying from the "
+                "oldest kept",
+                "extensions": {"code": TRIMMED_CODE},
+            }
+        )
+
+    def pay(points: int) -> None:
+        assert ctx.meter is not None  # a subscription whose variables coerce is metered
+        ctx.meter.charge(points)
 
     async def generate() -> AsyncGenerator[E, None]:
-        feed = hub.open(ctx.tenant, topic)
+        changes = follow(
+            hub,
+            cursors,
+            ctx.tenant,
+            topic,
+            frontier,
+            lambda change: visible(ctx.caller, change),
+            within=tenant_partitions(ctx.tenant),
+            pay=pay,
+            trimmed=trimmed,
+        )
         try:
-            # per shard, the last sequence the subscriber has (None: none): its cursor's,
-            # then its replay's; the reader may hand the feed any of these later (it may
-            # not have read them yet), and they are not sent again
-            had: dict[str, str | None] = {}
-            if frontier is not None:
-                resumed = plan(await hub.stream.shards(), frontier)
-                whole = frontier.whole or resumed.lost
-                had.update((p.shard_id, p.after) for p in resumed.positions)
-                async for change in _replay(ctx, resumed):
-                    had[change.shard_id] = change.sequence
-                    if change.tenant == ctx.tenant and topic in change.topics:
-                        built = event(change, had, whole)
-                        if built is not None:
-                            yield built
-            while True:
-                live = await feed.next()
-                if live is None:
-                    raise SubscriberTooSlow("the subscriber fell too far behind its events")
-                held = had.get(live.shard_id)
-                if held is not None and int(live.sequence) <= int(held):
-                    continue
-                built = event(live, merged(live.frontier, had) if had else live.frontier)
-                if built is not None:
-                    yield built
+            async for change, cursor in changes:
+                ctx.forget()
+                ctx.change = change
+                yield build(ctx, change, cursor)
+        except FeedLost as exc:
+            raise SubscriberTooSlow(str(exc)) from exc
         finally:
-            hub.close(feed)
+            await changes.aclose()
 
     return generate()
-
-
-async def _replay(ctx: SubscriptionContext, resumed: Plan) -> AsyncGenerator[Change]:
-    """What the stream holds after the plan's positions; a cursor naming a shard no longer
-    kept, or a position no longer held, is told to the client (once), and that shard's
-    changes replay from the oldest kept."""
-    assert ctx.hub is not None
-    told = False
-
-    async def trimmed() -> None:
-        nonlocal told
-        if not told:
-            told = True
-            await ctx.notify(
-                {
-                    "message": "events after the cursor are no longer kept; replaying from "
-                    "the oldest kept",
-                    "extensions": {"code": TRIMMED_CODE},
-                }
-            )
-
-    if resumed.lost:
-        await trimmed()
-    assert ctx.meter is not None  # a subscription whose variables coerce is metered
-    within = tenant_partitions(ctx.tenant)
-    async for change in ctx.hub.replay(resumed.positions, trimmed, within, ctx.meter.charge):
-        yield change
 
 
 def _kind(change: Change) -> ChangeKind:

@@ -9,10 +9,10 @@ import random
 import pytest
 
 from keygraph.cursor import CursorCodec
+from keygraph.errors import InvalidCursor
+from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.frontier import Frontier, merged, pack, plan, shard_key, unpack
 from keygraph.streams import Position, Shard
-from server.errors import InvalidCursorError
-from server.realtime.cursors import EventCursors
 
 CURSORS = EventCursors(CursorCodec(b"k" * 32))
 
@@ -57,7 +57,7 @@ def test_a_cursor_of_one_shard_from_before_reads_as_that_shard_alone() -> None:
 @pytest.mark.parametrize("packed", ["", "AAAA", 7])
 def test_a_signed_cursor_without_a_frontier_is_invalid(packed: object) -> None:
     bare = CursorCodec(b"k" * 32).encode("acme", "change-stream", {}, {"f": packed})
-    with pytest.raises(InvalidCursorError):
+    with pytest.raises(InvalidCursor):
         CURSORS.decode("acme", bare)
 
 

@@ -1,7 +1,7 @@
 """Event cursors: the subscriber's frontier when it was sent an event (every shard it was
 offered, each at the sequence it had, the event's own at the event's: see frontier.py),
-signed and bound to the tenant like the server's page cursors (keygraph/cursor.py), so a
-cursor from another tenant, or an edited one, is INVALID_CURSOR. Cursors of one shard and
+signed and bound to the tenant like page cursors (keygraph/cursor.py), so a cursor from
+another tenant, or an edited one, is InvalidCursor (INVALID_CURSOR). Cursors of one shard and
 sequence, as they were before, still decode."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import binascii
 
 from keygraph.cursor import CursorCodec
 from keygraph.errors import InvalidCursor
-from keygraph.realtime.frontier import Frontier, Sequences, pack, shard_key, unpack
-from server.errors import InvalidCursorError
+
+from .frontier import Frontier, Sequences, pack, shard_key, unpack
 
 _PATTERN = "change-stream"
 
 
 class EventCursors:
-    """Encodes and decodes the cursors of one server's events. The last cursor encoded is
+    """Encodes and decodes the cursors of one API's events. The last cursor encoded is
     kept: every subscriber of a change asks for its cursor in turn."""
 
     def __init__(self, codec: CursorCodec) -> None:
@@ -42,19 +42,16 @@ class EventCursors:
     def decode(self, tenant: str, cursor: str) -> Frontier:
         """The frontier `cursor` names; INVALID_CURSOR when it is malformed, edited or
         another tenant's."""
-        try:
-            body = self._codec.decode(cursor, tenant, _PATTERN, {})
-        except InvalidCursor as exc:
-            raise InvalidCursorError(str(exc)) from exc
+        body = self._codec.decode(cursor, tenant, _PATTERN, {})
         packed, shard_id, sequence = body.get("f"), body.get("s"), body.get("q")
         if isinstance(packed, str):
             try:
                 sequences = unpack(base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4)))
             except (ValueError, binascii.Error) as exc:
-                raise InvalidCursorError("cursor is malformed") from exc
+                raise InvalidCursor("cursor is malformed") from exc
             if not sequences:  # every cursor holds its event's shard at least
-                raise InvalidCursorError("cursor is malformed")
+                raise InvalidCursor("cursor is malformed")
             return Frontier(sequences, whole="o" not in body)
         if isinstance(shard_id, str) and isinstance(sequence, str):
             return Frontier({shard_key(shard_id): sequence}, whole=False)
-        raise InvalidCursorError("cursor is malformed")
+        raise InvalidCursor("cursor is malformed")
