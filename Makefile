@@ -37,9 +37,9 @@ $(RELAY_PKG):
 	  npm install --prefix $(RELAY_DIR) --no-audit --no-fund --loglevel=error relay-compiler@21.0.1; \
 	else echo "npm not found: the relay-compiler test will be skipped"; fi
 
-# GraphiQL's page assets are vendored (server/edge/graphiql/static); this fetches the pinned
-# versions listed in server/edge/graphiql/ASSETS from npm again and checks their sha256.
-GRAPHIQL_DIR := server/edge/graphiql
+# GraphiQL's page assets are vendored (keygraph/serve/graphiql/static); this fetches the pinned
+# versions listed in keygraph/serve/graphiql/ASSETS from npm again and checks their sha256.
+GRAPHIQL_DIR := keygraph/serve/graphiql
 graphiql-assets:
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	npm install --prefix $$tmp --no-audit --no-fund --loglevel=error \
