@@ -48,9 +48,9 @@ $(IAC_BIN):
 	$(PYTHON) -m venv $(IAC_DIR)
 	$(IAC_DIR)/bin/pip install --quiet --disable-pip-version-check cfn-lint==1.58.0 checkov==3.3.30
 
-# GraphiQL's page assets are vendored (server/edge/graphiql/static); this fetches the pinned
-# versions listed in server/edge/graphiql/ASSETS from npm again and checks their sha256.
-GRAPHIQL_DIR := server/edge/graphiql
+# GraphiQL's page assets are vendored (keygraph/serve/graphiql/static); this fetches the pinned
+# versions listed in keygraph/serve/graphiql/ASSETS from npm again and checks their sha256.
+GRAPHIQL_DIR := keygraph/serve/graphiql
 graphiql-assets:
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	npm install --prefix $$tmp --no-audit --no-fund --loglevel=error \

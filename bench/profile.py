@@ -101,7 +101,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "server/edge",
             "bench/asgi",
             "cross_web",
-            "server/graphql/budget",
+            "keygraph/serve/budget",
             "strawberry/",
         ),
     ),

@@ -11,9 +11,12 @@ Needs PyJWT (`pip install 'keygraph[serve]'`).
 
 from __future__ import annotations
 
+import os
+import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import jwt
@@ -26,6 +29,8 @@ MAX_TENANT_LENGTH = 128
 LATEST_TIME = 253402300799
 """The end of year 9999, the latest time a token may name (JSON numbers have any size)."""
 _TIMES = ("exp", "iat", "nbf")
+DEV_TENANT = "demo"
+"""The tenant of the development token a GraphiQL page is prefilled with."""
 _REGISTERED = frozenset({"tenant", "sub", "exp", "iat", "nbf", "iss", "aud", "jti"})
 
 
@@ -111,6 +116,19 @@ def issue(
     if roles is not None:
         payload[roles_claim] = list(roles)
     return jwt.encode(payload, secret, algorithm="HS256")
+
+
+def dev_secret(directory: Path) -> str:
+    """The development HS256 secret kept in `directory` (dev-jwt-secret), created on first use."""
+    path = directory / "dev-jwt-secret"
+    if path.is_file():
+        return path.read_text().strip()
+    directory.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secret + "\n")
+    return secret
 
 
 def _roles(payload: dict[str, Any], key: TokenKey) -> frozenset[str]:

@@ -15,13 +15,14 @@ import hashlib
 import hmac
 import importlib.util
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
+from keygraph.tokens import DEV_TENANT, dev_secret
 from server.persisted import manifest
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
@@ -64,9 +65,9 @@ class Limits:
     (server/graphql/stream.py), trading store waves for memory."""
     part_objects: int = 2_000
     """Objects a part of such a response holds, about."""
-    tenant_budget: int = 100_000
-    """Cost points a tenant's bucket holds (server/edge/budget.py), at least max_cost."""
-    tenant_refill: float = 20_000.0
+    tenant_budget: int = CAPACITY
+    """Cost points a tenant's bucket holds (keygraph/serve/budget.py), at least max_cost."""
+    tenant_refill: float = REFILL_PER_SECOND
     """Cost points a tenant's bucket regains each second."""
     max_body_bytes: int = 1024 * 1024
     max_query_string: int = 8192
@@ -101,7 +102,7 @@ class Settings:
     jwt_public_key_file: Path | None = None
     cursor_secret: str | None = None
     graphiql: bool | None = None
-    dev_tenant: str = "demo"
+    dev_tenant: str = DEV_TENANT
     """The tenant of the token GraphiQL is prefilled with in dev mode."""
     roles_claim: str = "roles"
     """The token claim holding the caller's roles (e.g. `cognito:groups`)."""
@@ -265,19 +266,6 @@ def _importable(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
         return False
-
-
-def dev_secret(data_dir: Path) -> str:
-    """The dev-mode JWT secret kept in the data directory, created on first use."""
-    path = data_dir / "dev-jwt-secret"
-    if path.is_file():
-        return path.read_text().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_urlsafe(48)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(secret + "\n")
-    return secret
 
 
 _NOT_FROM_ENV = frozenset({"limits", "batching"})

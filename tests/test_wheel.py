@@ -1,7 +1,8 @@
 """keygraph as another project installs it: the wheel built from this checkout, installed
 in a fresh virtual environment outside the repository, gives the `keygraph` command and the
 runtime. A spec in a temporary directory is linted, generated and checked there, its table
-planned, and the library example of docs/library.md runs on both stores.
+planned, and the library example of docs/library.md runs on both stores and is served,
+GraphiQL's assets with it.
 
 Offline and quick: the wheel is built with the dev environment's setuptools (no build
 isolation) and installed without its dependencies, which the new environment then reads
@@ -30,6 +31,7 @@ from tests.waiting import answering
 ROOT = Path(__file__).parents[1]
 SPEC = ROOT / "tests" / "codegen" / "cases" / "webshop" / "spec.toml"
 SOURCES = ("pyproject.toml", "README.md", "codegen", "keygraph")
+HTML = {"Accept": "text/html"}
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,12 @@ def test_keygraph_serves_what_the_library_wrote(installed: Installed) -> None:
                 "ordersByStatus": {"edges": [{"node": {"orderId": "O1"}}]},
             }
         }
+        page = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", headers=HTML)
+        with urllib.request.urlopen(page, timeout=30) as response:
+            assert b"graphiql/graphiql.min.js" in response.read()
+        assets = f"http://127.0.0.1:{port}/graphiql/graphiql.min.js"  # the wheel's package data
+        with urllib.request.urlopen(assets, timeout=30) as response:
+            assert len(response.read()) > 1_000_000
     finally:
         process.terminate()
         process.wait(30)

@@ -1,6 +1,7 @@
-"""Serving a generated package's API over HTTP (`keygraph serve`): the app, and the command
-that runs it on the embedded store or DynamoDB. Needs the `serve` extra
-(`pip install 'keygraph[serve]'`)."""
+"""Serving a generated package's API over HTTP (`keygraph serve`): the app, the command that
+runs it on the embedded store or DynamoDB, the tenant budget and GraphiQL's offline page
+(both also the repository's server's). Needs the `serve` extra (`pip install
+'keygraph[serve]'`)."""
 
 from .app import Served, create_app
 

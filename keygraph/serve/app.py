@@ -6,11 +6,13 @@ read (413); a document is bounded before it is parsed (characters, tokens) and v
 is 400; an operation selects at most
 `max_root_fields` root fields (aliases and fragments counted) and costs at most `max_cost`,
 the most items its answer can hold (keygraph.api.cost: pages of relations multiply), else
-400 QUERY_TOO_COMPLEX before anything is read."""
+400 QUERY_TOO_COMPLEX before anything is read; the cost is then taken from the tenant's
+budget (keygraph.serve.budget), else 429 THROTTLED with Retry-After. A browser asking for
+/graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql), offline."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from inspect import isawaitable
 from typing import Any
@@ -34,14 +36,17 @@ from graphql import (
 )
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
 
 from keygraph.api import ApiContext, estimate
 from keygraph.api.run import formatted
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, TokenKey, bearer, verify
+
+from . import graphiql
+from .budget import TenantBudget, throttled
 
 MEDIA = "application/graphql-response+json"
 MAX_BODY_BYTES = 1024 * 1024
@@ -71,6 +76,11 @@ class Served:
     max_root_fields: int = MAX_ROOT_FIELDS
     max_cost: int = MAX_COST
     """The most items an operation's answer may hold (keygraph.api.cost)."""
+    budget: TenantBudget | None = None
+    """Each tenant's bucket of cost points; None: no budget."""
+    graphiql: bool = True
+    dev_authorization: Callable[[], str] | None = None
+    """A fresh Authorization header for GraphiQL's page (development only)."""
 
 
 def _answer(body: Mapping[str, Any], status: int = 200) -> Response:
@@ -78,14 +88,17 @@ def _answer(body: Mapping[str, Any], status: int = 200) -> Response:
 
 
 def _refused(status: int, code: str, message: str, **extensions: Any) -> Response:
+    """An answer of one error, `code` and `extensions` in its extensions."""
     shown = {"code": code, **extensions}
     return _answer({"errors": [{"message": message, "extensions": shown}]}, status)
 
 
 def create_app(served: Served) -> Starlette:
-    """The app: /graphql and /healthz."""
+    """The app: /graphql (and GraphiQL's assets) and /healthz."""
 
     async def graphql(request: Request) -> Response:
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            return _graphiql(request, served)
         try:
             token = verify(bearer(request.headers.get("authorization")), served.tokens)
         except TokenError as exc:
@@ -128,6 +141,12 @@ def create_app(served: Served) -> Starlette:
                 f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
             )
             return _refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
+        if served.budget is not None and cost is not None:
+            admission = served.budget.take(token.tenant, cost)
+            if not admission.admitted:
+                refusal = _answer({"errors": [throttled(admission, cost).formatted]}, 429)
+                refusal.headers["Retry-After"] = str(admission.retry_after)
+                return refusal
         session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
         result = execute(
             served.schema,
@@ -149,8 +168,23 @@ def create_app(served: Served) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return Response("ok")
 
-    routes = [Route("/graphql", graphql, methods=["GET", "POST"]), Route("/healthz", healthz)]
+    routes: list[BaseRoute] = [
+        Route("/graphql", graphql, methods=["GET", "POST"]),
+        Route("/healthz", healthz),
+    ]
+    if served.graphiql:
+        routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
     return Starlette(routes=routes)
+
+
+def _graphiql(request: Request, served: Served) -> Response:
+    """GraphiQL's page, its headers holding a development token when the app hands them out."""
+    if not served.graphiql:
+        return PlainTextResponse("Not Found", status_code=404)
+    authorization = served.dev_authorization
+    origin = graphiql.websocket_origin(request.url.scheme, request.headers.get("host", ""))
+    token = authorization() if authorization is not None else None
+    return graphiql.page(request.url.path, token, origin)
 
 
 async def _params(

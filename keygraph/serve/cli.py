@@ -1,19 +1,25 @@
 """`keygraph serve` and `keygraph token`: a generated package's API over HTTP on the embedded
 store (a SQLite file) or DynamoDB, and development tokens for it, both with the secret of
-KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks). What serving needs
-(Starlette, uvicorn, PyJWT) is imported only to serve: compiling a spec needs none of it."""
+KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks), else a development secret
+kept beside the SQLite file; GraphiQL's page holds a development token in that case or with
+--dev. What serving needs (Starlette, uvicorn, PyJWT) is imported only to serve: compiling a
+spec needs none of it."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
 from keygraph.store import Store
 
-from .secret import SECRET_ENV, secret
+from .app import MAX_COST
+from .budget import CAPACITY, REFILL_PER_SECOND
+from .secret import MIN_SECRET, SECRET_ENV
 
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
@@ -29,27 +35,64 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     source = serve.add_mutually_exclusive_group(required=True)
     source.add_argument("--spec", type=Path, help="a spec, compiled as the server starts")
     source.add_argument("--package", help="a generated package: its directory or import name")
-    serve.add_argument(
-        "--db", type=Path, default=DEFAULT_DB, help=f"the SQLite file served (default {DEFAULT_DB})"
-    )
+    _add_db(serve, "the SQLite file served")
     serve.add_argument("--endpoint-url", help="serve a DynamoDB table at this endpoint instead")
     serve.add_argument("--region", help="DynamoDB's region (default: AWS_REGION or the config)")
     serve.add_argument("--table-name", help="the table's name when not the spec's")
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
     serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    serve.add_argument(
+        "--dev",
+        action="store_true",
+        help=f"GraphiQL's page holds a token (always so without {SECRET_ENV})",
+    )
+    serve.add_argument("--no-graphiql", action="store_true", help="serve no GraphiQL page")
+    serve.add_argument(
+        "--tenant-budget",
+        type=int,
+        default=CAPACITY,
+        help=f"cost points a tenant's bucket holds (default {CAPACITY}, at least {MAX_COST})",
+    )
+    serve.add_argument(
+        "--tenant-refill",
+        type=float,
+        default=REFILL_PER_SECOND,
+        help=f"points a bucket regains a second (default {REFILL_PER_SECOND:g})",
+    )
     about = f"print a development token signed with {SECRET_ENV}"
     token = commands.add_parser("token", help=about, description=about)
     token.add_argument("--tenant", required=True)
     token.add_argument("--sub", help="the caller's subject (what owner rules compare)")
     token.add_argument("--role", action="append", help="a role (repeat for several)")
     token.add_argument("--ttl", type=int, default=86400, help="seconds it is valid (a day)")
+    _add_db(token, f"without {SECRET_ENV}, sign with the development secret beside this file")
+
+
+def _add_db(parser: argparse.ArgumentParser, about: str) -> None:
+    """The --db argument, `about` saying what the file is to the command."""
+    parser.add_argument(
+        "--db", type=Path, default=DEFAULT_DB, help=f"{about} (default {DEFAULT_DB})"
+    )
+
+
+def _secret(db: Path) -> tuple[str, bool]:
+    """The secret tokens are signed with, and whether it is the development one (kept beside
+    `db`, made when first needed) for want of KEYGRAPH_JWT_SECRET."""
+    from keygraph.tokens import dev_secret
+
+    secret = os.environ.get(SECRET_ENV)
+    if secret is None:
+        return dev_secret(db.parent), True
+    if len(secret) < MIN_SECRET:
+        raise ValueError(f"set {SECRET_ENV} to a secret of at least {MIN_SECRET} characters")
+    return secret, False
 
 
 def token(args: argparse.Namespace) -> int:
     from keygraph.tokens import issue
 
     try:
-        print(issue(secret(), args.tenant, args.sub, args.ttl, args.role))
+        print(issue(_secret(args.db)[0], args.tenant, args.sub, args.ttl, args.role))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -60,21 +103,37 @@ def serve(args: argparse.Namespace, package: str) -> int:
     """Serves the imported `package` until stopped."""
     import uvicorn
 
+    from keygraph.tokens import DEV_TENANT, issue
+
     from .app import create_app
+    from .budget import TenantBudget
     from .package import served, table_of
 
     try:
-        signing = secret()
+        if args.tenant_budget < MAX_COST:
+            raise ValueError(f"--tenant-budget must be at least the cost limit, {MAX_COST}")
+        budget = TenantBudget(args.tenant_budget, args.tenant_refill)
+        secret, dev = _secret(args.db)
         store = _store(args, table_of(package, args.table_name))
-        app = create_app(served(package, store, signing))
+        app = served(package, store, secret, budget=budget, graphiql=not args.no_graphiql)
     except (ValueError, KeygraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ImportError as exc:
         print(f"error: {package} has no API to serve ({exc}); generate it again", file=sys.stderr)
         return EXIT_BAD_INPUT
+    claim = app.tokens.roles_claim
+
+    def dev_authorization() -> str:
+        """A fresh token for each GraphiQL page, so a long-running server's never goes stale."""
+        return f"Bearer {issue(secret, DEV_TENANT, 'graphiql', roles_claim=claim)}"
+
+    if dev or args.dev:
+        app = replace(app, dev_authorization=dev_authorization)
     print(f"serving {package} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    if dev:
+        print(f"no {SECRET_ENV}: tokens are signed with a development secret", file=sys.stderr)
+    uvicorn.run(create_app(app), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

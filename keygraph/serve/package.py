@@ -26,11 +26,12 @@ def table_of(package: str, name: str | None = None) -> TableDef:
     return replace(table, name=name) if name else table
 
 
-def served(package: str, store: Store, signing: str) -> Served:
-    """The package's API on `store`, with tokens and cursors keyed by `signing`."""
+def served(package: str, store: Store, signing: str, **options: Any) -> Served:
+    """The package's API on `store`, with tokens and cursors keyed by `signing`, and the
+    app's other `options` (Served's budget, GraphiQL)."""
     api: Any = importlib.import_module(f"{package}.api").API
     roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
     claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
     key = TokenKey(signing, "HS256", claim, frozenset(roles))
     cursors = CursorCodec(hmac.new(signing.encode(), b"keygraph cursors", hashlib.sha256).digest())
-    return Served(executable(api), store, key, cursors)
+    return Served(executable(api), store, key, cursors, **options)

@@ -20,16 +20,17 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.realtime.hub import Hub
+from keygraph.serve import graphiql
+from keygraph.serve.budget import TenantBudget, share
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
 from server.api import build_schema
 from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
-from server.edge import graphiql, persisted
+from server.edge import persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
-from server.graphql.budget import TenantBudget, share
 from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest

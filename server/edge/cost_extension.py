@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from keygraph.serve.budget import TenantBudget
 from server.edge.request import GraphQLRequest
-from server.graphql.budget import TenantBudget
 from server.graphql.cost import count_objects
 
 

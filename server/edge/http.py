@@ -40,9 +40,11 @@ from strawberry.schema.base import BaseSchema
 from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
+from keygraph.serve import graphiql
+from keygraph.serve.budget import TenantBudget
 from keygraph.store import Store
 from server.auth.tokens import Claims, Verifier
-from server.edge import graphiql, idempotency, idempotency_key, persisted, request_body
+from server.edge import idempotency, idempotency_key, persisted, request_body
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
@@ -54,7 +56,6 @@ from server.edge.response import refused
 from server.edge.result import Results
 from server.edge.strawberry_view import StrawberryView
 from server.errors import Unauthenticated
-from server.graphql.budget import TenantBudget
 from server.graphql.schema import KeygraphSchema
 from server.observability.requests import REQUEST_SCOPE_KEY
 from server.settings import Limits
@@ -63,6 +64,12 @@ log = logging.getLogger("keygraph.request")
 
 _REPLAYED = "REPLAYED"
 """The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
+GRAPHIQL_QUERY = """# keygraph's GraphiQL: run a query with Ctrl-Enter.
+{
+  viewer { tenant subject roles }
+}
+"""
+"""GraphiQL's first query: who the page's token names."""
 
 
 async def _body_problem(request: GraphQLRequest) -> str | None:
@@ -185,7 +192,7 @@ class GraphQLEndpoint:
             authorization = self._graphiql_authorization
             token = authorization() if authorization is not None else None
             origin = graphiql.websocket_origin(request.url.scheme, request.header("host") or "")
-            return graphiql.page(request.url.path, token, origin)
+            return graphiql.page(request.url.path, token, origin, GRAPHIQL_QUERY)
         try:
             claims = self.verifier.verify_header(request.header("authorization"))
         except Unauthenticated as exc:

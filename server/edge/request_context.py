@@ -6,10 +6,10 @@ caller's own cursor codec."""
 from __future__ import annotations
 
 from keygraph.cursor import CursorCodec
+from keygraph.serve.budget import TenantBudget
 from keygraph.store import Session, Store
 from server.edge import idempotency
 from server.edge.request import GraphQLRequest
-from server.graphql.budget import TenantBudget
 from server.graphql.context import RequestContext
 from server.graphql.counting import CountingStore
 

@@ -13,8 +13,8 @@ from graphql import OperationType
 from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_current_batch
 
 from keygraph.caller import Caller
+from keygraph.serve.budget import Admission, TenantBudget
 from keygraph.store import Session
-from server.graphql.budget import Admission, TenantBudget
 from server.graphql.cost import Estimate
 from server.graphql.counting import CountingStore
 from server.graphql.literals import Binding

@@ -40,8 +40,8 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 
 from keygraph.caller import Caller
+from keygraph.serve.budget import throttled
 from server.graphql import literals
-from server.graphql.budget import throttled
 from server.graphql.context import RequestContext
 from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
 from server.graphql.document_cache import DocumentCache

@@ -32,10 +32,10 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
+from keygraph.serve.budget import TenantBudget, throttled
 from keygraph.store import Session, Store
 from server.auth.tokens import Claims, Verifier
 from server.errors import ApiError, StoreUnavailableError, Unauthenticated
-from server.graphql.budget import TenantBudget, throttled
 from server.graphql.error_format import format_error
 from server.graphql.schema import KeygraphSchema
 from server.realtime.auth import authenticate

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from keygraph.serve.budget import TenantBudget, throttled
 from server.errors import ApiError
-from server.graphql.budget import TenantBudget, throttled
 from server.graphql.cost import Estimate, count_objects
 
 

@@ -1,7 +1,8 @@
 """The `keygraph` command in process: codegen's commands on a spec of its own, the table
 command on a package given by directory (also the runtime's own, `python -m keygraph`),
 and bad input said in a line, exit 2, without a traceback (no package there; DynamoDB
-without a region or credentials)."""
+without a region or credentials); `keygraph token` signing with the development secret when
+none is set."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 
 from codegen.cli import main
 from keygraph import cli as runtime_cli
+from keygraph.serve.cli import SECRET_ENV
+from keygraph.tokens import TokenKey, verify
 
 SPEC = Path(__file__).parents[1] / "codegen" / "cases" / "webshop" / "spec.toml"
 
@@ -74,3 +77,16 @@ def test_dynamodb_without_configuration_says_what_to_set(
     err = capsys.readouterr().err
     assert "error: no AWS credentials for DynamoDB" in err
     assert "(as options: --region, --endpoint-url)" in err
+
+
+def test_token_signs_with_the_dev_secret_unless_one_is_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    db = tmp_path / "data" / "shop.sqlite3"
+    assert main(["token", "--tenant", "acme", "--db", str(db)]) == 0
+    dev = (db.parent / "dev-jwt-secret").read_text().strip()
+    assert verify(capsys.readouterr().out.strip(), TokenKey(dev)).tenant == "acme"
+    monkeypatch.setenv(SECRET_ENV, "short")
+    assert main(["token", "--tenant", "acme", "--db", str(db)]) == 2
+    assert f"set {SECRET_ENV}" in capsys.readouterr().err

@@ -11,12 +11,12 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.cursor import CursorCodec
+from keygraph.serve.budget import FORGET_AFTER, TenantBudget, share
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.domain.users import create_user
 from server.edge.app import create_app
-from server.graphql.budget import FORGET_AFTER, TenantBudget, share
 from server.settings import Limits, Settings, SettingsError, load_settings
 from tests.server.conftest import SECRET
 

@@ -31,7 +31,7 @@ from bench.limits import readme_query
 from keygraph.stores.dynamodb.local import free_port
 
 ROOT = Path(__file__).parents[2]
-SCREENSHOT = ROOT / "server" / "edge" / "graphiql" / "screenshot.png"
+SCREENSHOT = ROOT / "docs" / "graphiql.png"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 HOW_TO_GET = (
     "no Chromium found: install one (Debian/Ubuntu: `apt-get install chromium`) or set "

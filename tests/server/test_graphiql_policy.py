@@ -11,8 +11,8 @@ import httpx
 import jwt
 import pytest
 
+from keygraph.serve import graphiql
 from keygraph.store import Store
-from server.edge import graphiql
 from server.edge.app import create_app
 from server.settings import load_settings
 

@@ -1,55 +1,32 @@
 """A generated package's API over HTTP (keygraph.serve), in process on both stores: the
 caller and tenant only from a valid bearer token, another tenant's items never answered,
 a cursor bound to its caller, GraphQL-over-HTTP statuses and media type, the body capped
-and the root fields counted before anything runs."""
+and the root fields counted before anything runs; a tenant past its budget throttled while
+another is served."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from graphql import get_operation_ast, parse
 
+from keygraph.api import estimate
 from keygraph.plan import Put
-from keygraph.serve import Served, create_app
+from keygraph.serve import Served
+from keygraph.serve.budget import TenantBudget
 from keygraph.store import Store
 from keygraph.tokens import TokenKey, issue
-from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import CASES, CODEC, Compiled
-
-SECRET = "serve-test-secret-" + "s" * 32
-Compile = Callable[[Path], Compiled]
-
-
-@pytest.fixture
-async def shop(compiled: Compile, store_factory: StoreFactory, kind: str) -> tuple[Compiled, Store]:
-    package = compiled(CASES / "webshop" / "spec.toml")
-    store = await store_factory(kind, package.table)
-    models = package.module("models.product")
-    money = package.module("models.money").Money(amount=450, currency="EUR")
-    for sku in ("TEA", "MATE", "COFFEE"):
-        product = models.Product(sku=sku, title=f"{sku.title()}", price=money)
-        await store.put(Put(product.to_item()))
-    return package, store
+from tests.keygraph.api.conftest import CODEC, SECRET, Compiled, bearer, post, served_client
 
 
 @pytest.fixture
 async def client(shop: tuple[Compiled, Store]) -> AsyncIterator[httpx.AsyncClient]:
     package, store = shop
     served = Served(package.schema, store, TokenKey(SECRET), CODEC, max_body_bytes=4096)
-    transport = httpx.ASGITransport(app=create_app(served))
-    async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as c:
+    async with served_client(served) as c:
         yield c
-
-
-def bearer(tenant: str = "acme", subject: str | None = "u1") -> dict[str, str]:
-    return {"authorization": f"Bearer {issue(SECRET, tenant, subject, roles=['member'])}"}
-
-
-async def post(client: httpx.AsyncClient, body: Any, **headers: str) -> httpx.Response:
-    return await client.post("/graphql", json=body, headers=headers)
 
 
 CATALOG = "query($after: String) { catalog(first: 2, after: $after) { edges { node { sku } } "
@@ -157,11 +134,36 @@ async def test_a_document_is_bounded_before_it_is_validated(client: httpx.AsyncC
 async def test_a_document_past_its_tokens_is_refused(shop: tuple[Compiled, Store]) -> None:
     package, store = shop
     served = Served(package.schema, store, TokenKey(SECRET), CODEC, max_tokens=20)
-    transport = httpx.ASGITransport(app=create_app(served))
-    async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client:
+    async with served_client(served) as client:
         few = await post(client, {"query": "{ catalog { edges { cursor } } }"}, **bearer())
         assert few.status_code == 200
         many = "{ " + " ".join(f"a{n}: catalog {{ edges {{ cursor }} }}" for n in range(4)) + " }"
         refused = await post(client, {"query": many}, **bearer())
         assert refused.status_code == 400
         assert "tokens" in refused.json()["errors"][0]["message"]
+
+
+async def test_a_tenant_past_its_budget_is_throttled_while_another_is_served(
+    shop: tuple[Compiled, Store],
+) -> None:
+    package, store = shop
+    query = "{ catalog(first: 3) { edges { node { sku } } } }"
+    document = parse(query)
+    operation = get_operation_ast(document)
+    assert operation is not None
+    cost = estimate(package.schema, operation, {}, None)
+    assert cost is not None
+    assert cost > 1
+    budget = TenantBudget(2 * cost, 1.0, clock=lambda: 0.0)  # time stands still: no refill
+    served = Served(package.schema, store, TokenKey(SECRET), CODEC, budget=budget)
+    async with served_client(served) as client:
+        for _ in range(2):
+            assert (await post(client, {"query": query}, **bearer("acme"))).status_code == 200
+        spent = await post(client, {"query": query}, **bearer("acme"))
+        assert spent.status_code == 429
+        assert spent.headers["retry-after"] == str(cost)
+        (error,) = spent.json()["errors"]
+        assert error["extensions"] == {"code": "THROTTLED", "retryAfter": cost}
+        other = await post(client, {"query": query}, **bearer("globex"))
+        assert other.status_code == 200
+        assert len(other.json()["data"]["catalog"]["edges"]) == 3

@@ -16,10 +16,10 @@ from generated.models.user import User as UserModel
 from generated.queries.user import get_user
 from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
+from keygraph.serve.budget import TenantBudget
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import App
-from server.graphql.budget import TenantBudget
 from server.graphql.ids import local_id
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api

@@ -1,8 +1,8 @@
-"""GraphiQL served by the server itself: the page, its assets (vendored, see ASSETS) and a
-Content-Security-Policy that lets the page load scripts, styles and connections from its own
-origin only, so it works with no internet and under a strict policy. Subscriptions go over a
-WebSocket to the page's own origin, which the policy names (`'self'` does not cover ws: and
-wss: in every browser).
+"""GraphiQL served by the app itself (`keygraph serve`, and this repository's server): the
+page, its assets (vendored, see ASSETS) and a Content-Security-Policy that lets the page load
+scripts, styles and connections from its own origin only, so it works with no internet and
+under a strict policy. Subscriptions go over a WebSocket to the page's own origin, which the
+policy names (`'self'` does not cover ws: and wss: in every browser).
 
 The page carries no inline script: its settings (the endpoint, and in dev mode a fresh token
 for the Authorization header) travel in a JSON block that the bootstrap script reads.
@@ -63,7 +63,7 @@ def content_security_policy(websocket: str | None) -> str:
 
 DEFAULT_QUERY = """# keygraph's GraphiQL: run a query with Ctrl-Enter.
 {
-  viewer { tenant subject roles }
+  __typename
 }
 """
 
@@ -87,7 +87,12 @@ def _json_block(value: object) -> str:
     return orjson.dumps(value).decode().replace("</", "<\\/")
 
 
-def page(endpoint: str, authorization: str | None, websocket: str | None) -> HTMLResponse:
+def page(
+    endpoint: str,
+    authorization: str | None,
+    websocket: str | None,
+    default_query: str = DEFAULT_QUERY,
+) -> HTMLResponse:
     """GraphiQL's page for `endpoint`, with the Authorization header prefilled when given;
     its subscriptions connect to `websocket` (websocket_origin), the page's own origin."""
     base = ASSETS_PATH.lstrip("/")
@@ -96,7 +101,7 @@ def page(endpoint: str, authorization: str | None, websocket: str | None) -> HTM
         if authorization is None
         else orjson.dumps({"Authorization": authorization}, option=orjson.OPT_INDENT_2).decode()
     )
-    config = {"endpoint": endpoint, "headers": headers, "defaultQuery": DEFAULT_QUERY}
+    config = {"endpoint": endpoint, "headers": headers, "defaultQuery": default_query}
     styles = "".join(f'<link rel="stylesheet" href="{base}/{name}">' for name in _STYLES)
     scripts = "".join(f'<script src="{base}/{name}"></script>' for name in _SCRIPTS)
     html = (

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 from graphql import GraphQLError
 
+CAPACITY = 100_000
+"""A bucket's points by default: at least the costliest operation allowed."""
+REFILL_PER_SECOND = 20_000.0
 FORGET_AFTER = 10_000
 """Buckets kept before the full ones are dropped."""
 
