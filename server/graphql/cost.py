@@ -50,12 +50,10 @@ from graphql.execution.collect_fields import (
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from pydantic import BaseModel
 
+from generated.api import API
 from generated.models.order import Order
-from generated.queries.membership import GROUP_MEMBERS_PAGE, USER_GROUPS_PAGE
-from generated.queries.order import ORDERS_BY_STATUS_PAGE
-from generated.queries.org_node import ORG_SUBTREE_PAGE
-from generated.queries.user import LIST_USERS_PAGE
-from generated.queries.user_order import USER_ORDERS_PAGE
+from generated.queries.membership import USER_GROUPS_PAGE
+from keygraph.api import Relation, Root
 from keygraph.caller import MAX_ROLES, Caller
 from keygraph.paging import PageSize
 from server.authz.fields import Decision, decide
@@ -77,13 +75,27 @@ def _max_items(model: type[BaseModel], name: str) -> int:
     raise ValueError(f"{model.__name__}.{name} has no max_length")
 
 
+def _page(binding: Root | Relation) -> PageSize:
+    """The page sizes of a generated API's root field or relation that pages a query."""
+    if binding.page is None:
+        raise ValueError(f"{binding.function.__name__} is not a query: it has no pages")
+    return binding.page
+
+
+PAGED_AS: Mapping[tuple[str, str], Root | Relation] = {
+    ("Query", "users"): API.roots["listUsers"],
+    ("Query", "ordersByStatus"): API.roots["ordersByStatus"],
+    ("User", "orders"): API.types["User"].relations["orders"],
+    ("Group", "members"): API.types["Group"].relations["members"],
+    ("OrgNode", "descendants"): API.types["OrgNode"].relations["descendants"],
+}
+"""Connections that page one pattern as a root field or relation of the generated API
+(generated/api.py) does: their page sizes are that binding's."""
+
 CONNECTION_PAGES: Mapping[tuple[str, str], PageSize] = {
-    ("Query", "users"): LIST_USERS_PAGE,
-    ("Query", "ordersByStatus"): ORDERS_BY_STATUS_PAGE,
-    ("User", "orders"): USER_ORDERS_PAGE,
+    **{where: _page(binding) for where, binding in PAGED_AS.items()},
+    # a user's memberships, then their groups (or the group ids its item keeps)
     ("User", "groups"): USER_GROUPS_PAGE,
-    ("Group", "members"): GROUP_MEMBERS_PAGE,
-    ("OrgNode", "descendants"): ORG_SUBTREE_PAGE,
 }
 """Connections by (type, field): their nodes count `first`, or the default page."""
 

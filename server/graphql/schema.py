@@ -22,6 +22,7 @@ from server.graphql.resolvers.order import OrderMutation, OrderQuery
 from server.graphql.resolvers.org import OrgMutation, OrgQuery
 from server.graphql.resolvers.shop import ShopMutation, ShopQuery
 from server.graphql.resolvers.user import UserMutation, UserQuery
+from server.graphql.tables import check
 from server.graphql.types.address import Address
 from server.graphql.types.group import Group
 from server.graphql.types.order import Order
@@ -56,10 +57,11 @@ class KeygraphSchema(strawberry.Schema):
 def assemble(
     subscription: type, limits: Limits, executor: ExecutorKind = "compiled"
 ) -> KeygraphSchema:
-    """The schema of Query, Mutation and the given Subscription root type."""
+    """The schema of Query, Mutation and the given Subscription root type; FieldTablesError
+    when a field lacks its entry in the tables kept by (type, field) (server/graphql/tables.py)."""
     preparation = Preparation(limits)
     compiled = executor == "compiled"
-    return KeygraphSchema(
+    schema = KeygraphSchema(
         query=Query,
         mutation=Mutation,
         subscription=subscription,
@@ -69,3 +71,5 @@ def assemble(
         preparation=preparation,
         compiled=compiled,
     )
+    check(schema._schema)
+    return schema

@@ -15,7 +15,7 @@ import pytest
 
 from codegen.cli import main
 from keygraph import cli as runtime_cli
-from keygraph.serve.cli import SECRET_ENV
+from keygraph.serve.secret import SECRET_ENV
 from keygraph.tokens import TokenKey, verify
 
 SPEC = Path(__file__).parents[1] / "codegen" / "cases" / "webshop" / "spec.toml"

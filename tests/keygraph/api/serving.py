@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from keygraph.serve.cli import SECRET_ENV
+from keygraph.serve.secret import SECRET_ENV
 from keygraph.stores.dynamodb.local import free_port
 from tests.waiting import answering
 
