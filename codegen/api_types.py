@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir_api import GqlFieldIR, GqlTypeIR
+from .ir_api import ArgBindingIR, GqlFieldIR, GqlTypeIR
 from .lower_queries import returned_classes
 from .pytypes import KeyVar, camel, member_name
 from .relations import Relation, refusable, relations_of
@@ -68,6 +68,12 @@ def argument_type(var: KeyVar) -> str:
     if var.type == "int":
         return _int(None, None, var.width) + "!"
     return _PLAIN.get(var.type, "String").removesuffix("!") + "!"
+
+
+def arg_binding(var: KeyVar, name: str | None = None) -> ArgBindingIR:
+    """A key argument as api.py binds it: its field name, parameter and GraphQL type."""
+    kind = "Path" if var.type == "path" else argument_type(var).rstrip("!")
+    return ArgBindingIR(name or field_name(var.name), var.param, kind)
 
 
 @dataclass

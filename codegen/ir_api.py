@@ -119,6 +119,7 @@ class BindingsIR:
     types: tuple[TypeBindingIR, ...]
     enums: tuple[str, ...]
     writes: tuple[WriteBindingIR, ...] = ()
+    watches: tuple[WatchBindingIR, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +139,16 @@ class WriteBindingIR:
     derived: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...]
     counts: tuple[tuple[str, str, tuple[str, ...], str, int], ...]
     counters: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WatchBindingIR:
+    """A Subscription field as api.py binds it: the entity's type discriminator, its key
+    arguments, its key builder, and its get pattern's guard with the owners it reads."""
+
+    field: str
+    entity_type: str
+    args: tuple[ArgBindingIR, ...]
+    key: str
+    guard: str
+    owners: tuple[str, ...]

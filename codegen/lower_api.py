@@ -22,6 +22,7 @@ from .api_types import (
 from .field_guards import field_guards
 from .ir_api import ApiIR, GqlFieldIR, GqlTypeIR
 from .lower_queries import returned_classes
+from .lower_watches import watch_fields
 from .lower_writes import write_fields
 from .pattern_params import key_params, query_params
 from .pytypes import KeyVar
@@ -74,7 +75,7 @@ def lower_api(resolved: Resolved) -> ApiIR:
         else:
             found.roots.append(_batch_root(found, field, description, entity, params))
     mutations = write_fields(found, resolved, refetchable)
-    return _program(found, mutations)
+    return _program(found, mutations, watch_fields(found, resolved))
 
 
 def _query_root(
@@ -146,9 +147,11 @@ def _connection(found: Collected, node: str) -> None:
     )
 
 
-def _program(found: Collected, mutations: list[GqlFieldIR]) -> ApiIR:
-    """Scalars first, then every type by name, then Query and Mutation; nothing without a
-    pattern."""
+def _program(
+    found: Collected, mutations: list[GqlFieldIR], subscriptions: list[GqlFieldIR]
+) -> ApiIR:
+    """Scalars first, then every type by name, then Query, Mutation and Subscription;
+    nothing without a pattern."""
     if not found.roots:
         return ApiIR(())
     types = dict(found.types)
@@ -156,7 +159,7 @@ def _program(found: Collected, mutations: list[GqlFieldIR]) -> ApiIR:
     if any(t.implements == "Node" for t in types.values()):
         types["Node"] = NODE
         roots.insert(0, GqlFieldIR("node", "Node", "Any object by its global id.", "id: ID!"))
-    fields = [f for t in types.values() for f in t.fields] + roots + mutations
+    fields = [f for t in types.values() for f in t.fields] + roots + mutations + subscriptions
     named = set(re.findall(r"\w+", " ".join(f"{f.type} {f.args}" for f in fields)))
     scalars = tuple(GqlTypeIR("scalar", n, about) for n, about in SCALARS.items() if n in named)
     query = GqlTypeIR("type", "Query", "The reads the spec names.", fields=tuple(roots))
@@ -164,6 +167,9 @@ def _program(found: Collected, mutations: list[GqlFieldIR]) -> ApiIR:
     if mutations:
         about = "The writes the spec names, each with its invariants in one transaction."
         definitions += (GqlTypeIR("type", "Mutation", about, fields=tuple(mutations)),)
+    if subscriptions:
+        about = "Items as writes change them, from the table's change stream."
+        definitions += (GqlTypeIR("type", "Subscription", about, fields=tuple(subscriptions)),)
     return ApiIR(tuple(_printed(d) for d in definitions))
 
 

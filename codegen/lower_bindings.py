@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from . import keytemplate
-from .api_types import argument_type, field_name
+from .api_types import arg_binding, field_name
 from .field_guards import field_guards
 from .imports import sort_imports
 from .ir_api import (
@@ -23,18 +23,15 @@ from .ir_api import (
     TypeBindingIR,
 )
 from .lower_queries import module_of
+from .lower_watches import KIND as CHANGE_KIND
+from .lower_watches import watch_bindings
 from .lower_writes import write_bindings
 from .pattern_params import key_params, query_params
-from .pytypes import KeyVar, snake
+from .pytypes import snake
 from .relations import batch_for, pattern_rules, relations_of
 from .resolve import Resolved
 from .rules import owners as rule_owners
 from .summaries import summary_of
-
-
-def _arg(var: KeyVar, name: str | None = None) -> ArgBindingIR:
-    kind = "Path" if var.type == "path" else argument_type(var).rstrip("!")
-    return ArgBindingIR(name or field_name(var.name), var.param, kind)
 
 
 def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
@@ -46,9 +43,9 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         page = _page(name) if pattern.operation == "query" else ""
         functions.setdefault(module_of(pattern), set()).update({name, page} - {""})
         if pattern.operation == "query":
-            args = tuple(_arg(p) for p in query_params(resolved, name))
+            args = tuple(arg_binding(p) for p in query_params(resolved, name))
         else:
-            args = tuple(_arg(p) for p in key_params(resolved, str(pattern.entity)))
+            args = tuple(arg_binding(p) for p in key_params(resolved, str(pattern.entity)))
         root = RootBindingIR(
             field_name(name), pattern.operation, name, args, _scoped(resolved, name)
         )
@@ -73,15 +70,19 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         get = ""
         entity = resolved.entities.get(type_name)
         if entity is not None and "id" in fields and type_name in gets:
-            node = tuple(_arg(p) for p in key_params(resolved, type_name))
+            node = tuple(arg_binding(p) for p in key_params(resolved, type_name))
             get = gets[type_name]
         scoped = entity.tenant_scoped if entity is not None else True
         related = tuple(_relations(resolved, type_name)) if entity is not None else ()
         types.append(TypeBindingIR(type_name, mapping, node, get, scoped, guarded, related))
-    enums = tuple(sorted(d.name for d in api.definitions if d.kind == "enum"))
+    enums = tuple(
+        sorted(d.name for d in api.definitions if d.kind == "enum" and d.name != CHANGE_KIND.name)
+    )
     relations = [r for t in types for r in t.relations]
-    runtime = ["Api", "Arg", "Root", "Type"]
-    runtime += ["Guard"] if any(t.guards for t in types) or any(r.guard for r in relations) else []
+    watches, watching = watch_bindings(resolved)
+    asks = any(t.guards for t in types) or any(r.guard for r in relations)
+    runtime = ["Api", "Arg", "Root", "Type", *(["Watch"] if watches else [])]
+    runtime += ["Guard"] if asks or any(w.guard for w in watches) else []
     runtime += ["Bound", "Relation"] if relations else []
     imports = ["from pathlib import Path", f"from keygraph.api import {', '.join(runtime)}"]
     imports += [f"from .models.{snake(c)} import {c}" for c in sorted(classes)]
@@ -94,8 +95,9 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     if any(t.guards for t in types) or any(r.guard for r in relations):
         imports.append("from . import authz as _authz")
     writes, needed = write_bindings(resolved)
-    imports += [line for line in needed if line not in imports]
-    return BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums, writes)
+    imports += [line for line in [*needed, *watching] if line not in imports]
+    bindings = BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums, writes)
+    return replace(bindings, watches=watches)
 
 
 def _page(pattern: str) -> str:
@@ -116,7 +118,7 @@ def _relations(resolved: Resolved, entity: str) -> Iterator[RelationBindingIR]:
     for relation in relations_of(resolved, entity):
         name, operation = relation.pattern, relation.operation
         bound = tuple(BoundIR(var.name, var.param, attr.name) for var, attr in relation.bound)
-        args = tuple(_arg(p) for p in relation.free)
+        args = tuple(arg_binding(p) for p in relation.free)
         binding = RelationBindingIR(
             field_name(relation.name), operation, name, bound, args, _scoped(resolved, name)
         )

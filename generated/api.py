@@ -6,9 +6,20 @@ follows (keygraph.api)."""
 
 from pathlib import Path
 
-from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type
+from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
 
 from . import authz as _authz
+from .entities import ENTITIES
+from .keys import address as _keys_address
+from .keys import email_claim as _keys_email_claim
+from .keys import group as _keys_group
+from .keys import idempotency_record as _keys_idempotency_record
+from .keys import membership as _keys_membership
+from .keys import order as _keys_order
+from .keys import org_node as _keys_org_node
+from .keys import org_roots as _keys_org_roots
+from .keys import shop as _keys_shop
+from .keys import user as _keys_user
 from .models.address import Address
 from .models.cleanup_task import CleanupTask
 from .models.email_claim import EmailClaim
@@ -476,4 +487,73 @@ API = Api(
         "IdempotencyRecordState": IdempotencyRecordState,
         "OrderStatus": OrderStatus,
     },
+    watches={
+        "addressChanged": Watch(
+            "ADDRESS",
+            (
+                Arg("userId", "user_id", "ID"),
+                Arg("addressId", "address_id", "ID"),
+            ),
+            _keys_address.key,
+            guard=Guard(_authz.may_run_get_address, ("user_id",)),
+        ),
+        "emailClaimChanged": Watch(
+            "EMAIL",
+            (Arg("emailKey", "email_key", "String"),),
+            _keys_email_claim.key,
+            guard=Guard(_authz.may_run_get_email_claim, ()),
+        ),
+        "groupChanged": Watch(
+            "GROUP",
+            (Arg("groupId", "group_id", "ID"),),
+            _keys_group.key,
+            guard=Guard(_authz.may_run_get_group, ()),
+        ),
+        "idempotencyRecordChanged": Watch(
+            "IDEMPOTENCY",
+            (Arg("idempotencyKey", "idempotency_key", "String"),),
+            _keys_idempotency_record.key,
+            guard=Guard(_authz.may_run_get_idempotency_record, ()),
+        ),
+        "membershipChanged": Watch(
+            "MEMBER",
+            (
+                Arg("userId", "user_id", "ID"),
+                Arg("groupId", "group_id", "ID"),
+            ),
+            _keys_membership.key,
+            guard=Guard(_authz.may_run_get_membership, ()),
+        ),
+        "orderChanged": Watch(
+            "ORDER",
+            (Arg("orderId", "order_id", "ID"),),
+            _keys_order.key,
+            guard=Guard(_authz.may_run_get_order, ()),
+        ),
+        "orgNodeChanged": Watch(
+            "ORG_NODE",
+            (Arg("path", "path", "Path"),),
+            _keys_org_node.key,
+            guard=Guard(_authz.may_run_get_org_node, ()),
+        ),
+        "orgRootsChanged": Watch(
+            "ORG_ROOTS",
+            (),
+            _keys_org_roots.key,
+            guard=Guard(_authz.may_run_get_org_roots, ()),
+        ),
+        "shopChanged": Watch(
+            "SHOP",
+            (Arg("shopId", "shop_id", "ID"),),
+            _keys_shop.key,
+            guard=Guard(_authz.may_run_get_shop, ()),
+        ),
+        "userChanged": Watch(
+            "USER",
+            (Arg("userId", "user_id", "ID"),),
+            _keys_user.key,
+            guard=Guard(_authz.may_run_get_user, ()),
+        ),
+    },
+    entities=ENTITIES,
 )

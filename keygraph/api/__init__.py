@@ -2,7 +2,7 @@
 they make executable over any store (`executable`, `execute`)."""
 
 from .answers import connection
-from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type
+from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type, Watch
 from .cost import estimate
 from .executable import ApiContext, executable
 from .run import error_code, execute
@@ -17,6 +17,7 @@ __all__ = [
     "Relation",
     "Root",
     "Type",
+    "Watch",
     "connection",
     "error_code",
     "estimate",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from keygraph.entity import EntityDef
 from keygraph.paging import PageSize
 from keygraph.writes import Writes
 
@@ -94,12 +95,27 @@ class Type:
 
 
 @dataclass(frozen=True, slots=True)
+class Watch:
+    """A Subscription field: the changes of the item of type `entity_type` whose key `key`
+    builds from `args` (after the tenant), shown to callers `guard` (its get pattern's
+    rule, owners by name) lets read it."""
+
+    entity_type: str
+    args: tuple[Arg, ...]
+    key: Callable[..., Any]
+    guard: Guard | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Api:
     """A generated package's API: its SDL and what answers it; `writes` by entity, which
-    its Mutation fields make."""
+    its Mutation fields make; `watches` by Subscription field."""
 
     sdl: str
     roots: dict[str, Root]
     types: dict[str, Type]
     enums: dict[str, type[Enum]]
     writes: dict[str, Writes] = field(default_factory=dict)
+    watches: dict[str, Watch] = field(default_factory=dict)
+    entities: dict[str, EntityDef] = field(default_factory=dict)
+    """Every entity by its type discriminator, to read the change stream's records."""

@@ -32,18 +32,21 @@ from .cost import READ, Read
 from .ids import global_id, key_values, parse_global_id
 from .mutations import bind_mutations
 from .relations import Loads, resolver
+from .watches import Realtime, bind_subscriptions
 
 Info = GraphQLResolveInfo[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class ApiContext:
-    """What every resolver reads: the caller's session and tenant (from its token), and
-    the request's batched loads."""
+    """What every resolver reads: the caller's session and tenant (from its token), the
+    request's batched loads, and for a subscription the stream's hub."""
 
     session: Session
     tenant: str
     loads: Loads = field(default_factory=Loads, compare=False, repr=False)
+    realtime: Realtime | None = field(default=None, compare=False, repr=False)
+    """The change stream's hub and cursors, for subscriptions (over WebSocket only)."""
 
 
 def executable(api: Api) -> GraphQLSchema:
@@ -68,6 +71,7 @@ def executable(api: Api) -> GraphQLSchema:
     if "node" in query.fields:
         _read(query.fields["node"], Read("get")).resolve = _node(api)
     bind_mutations(schema, api)
+    bind_subscriptions(schema, api)
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
             gql.resolve_type = _type_name

@@ -4,11 +4,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from keygraph.entity import EntityDef
+from keygraph.errors import BadArgument
+from keygraph.plan import Item
 from keygraph.streams import StreamRecord
+
+log = logging.getLogger("keygraph.realtime")
 
 Kind = Literal["CREATED", "UPDATED", "DELETED"]
 KINDS: dict[str, Kind] = {"INSERT": "CREATED", "MODIFY": "UPDATED", "REMOVE": "DELETED"}
@@ -42,3 +48,40 @@ class Change:
 Decode = Callable[[StreamRecord, str, Mapping[str, str | None]], Change | None]
 """The change a record makes, read on a shard with the reader's frontier; None for a record
 no subscription is about."""
+
+
+Topics = Callable[[str, Any, Item], tuple[Topic, ...]]
+"""The topics a changed item is published on, from its type, its model and its keys (none:
+no subscription is about it)."""
+
+
+def change_of(
+    record: StreamRecord,
+    shard_id: str,
+    frontier: Mapping[str, str | None],
+    entities: Mapping[str, EntityDef],
+    topics: Topics,
+) -> Change | None:
+    """The change a record makes to a tenant's item of `entities`, published on its
+    `topics`; None for an item no subscription is about (another entity, an item without
+    tenant, an image the spec does not read, no topic)."""
+    image = record.new if record.new is not None else record.old
+    if image is None:
+        return None
+    entity_type = image.get("_type")
+    entity = entities.get(entity_type) if isinstance(entity_type, str) else None
+    if entity is None or not entity.tenant_scoped:
+        return None
+    try:
+        tenant = entity.tenant_of(record.keys)
+        model = entity.read(image)
+    except (BadArgument, ValueError) as exc:
+        log.warning("stream record %s not decoded: %s", record.sequence, exc)
+        return None
+    published = topics(str(entity_type), model, record.keys)
+    if tenant is None or not published:
+        return None
+    kind = KINDS[record.event]
+    return Change(
+        tenant, str(entity_type), kind, model, shard_id, record.sequence, frontier, published
+    )

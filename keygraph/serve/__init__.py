@@ -3,6 +3,7 @@ runs it on the embedded store or DynamoDB, the tenant budget and GraphiQL's offl
 (both also the repository's server's). Needs the `serve` extra (`pip install
 'keygraph[serve]'`)."""
 
-from .app import Served, create_app
+from .app import create_app
+from .served import Served
 
 __all__ = ["Served", "create_app"]

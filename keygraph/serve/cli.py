@@ -17,9 +17,9 @@ from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
 from keygraph.store import Store
 
-from .app import MAX_COST
 from .budget import CAPACITY, REFILL_PER_SECOND
 from .secret import MIN_SECRET, SECRET_ENV
+from .served import MAX_COST
 
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2

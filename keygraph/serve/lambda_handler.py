@@ -12,9 +12,10 @@ from mangum import Mangum
 
 from keygraph.stores.dynamodb.store import DynamoDBStore
 
-from .app import MEDIA, create_app
+from .app import create_app
 from .package import served, table_of
 from .secret import secret
+from .served import MEDIA
 
 PACKAGE = os.environ.get("KEYGRAPH_PACKAGE", "generated")
 

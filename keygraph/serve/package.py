@@ -8,16 +8,26 @@ import hashlib
 import hmac
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from keygraph.api import executable
+from keygraph.api.watches import Realtime, decoder
 from keygraph.cursor import CursorCodec
 from keygraph.plan import TableDef
+from keygraph.realtime.cursors import EventCursors
+from keygraph.realtime.hub import Hub
 from keygraph.store import Store
+from keygraph.stores import stream_of
+from keygraph.streams import NoStream
 from keygraph.tokens import TokenKey
 
-from .app import Served
+from .budget import TenantBudget, throttled
+from .served import Served
+
+POLL_SECONDS = 0.05
+"""How often the hub looks for new records when the stream had none."""
 
 
 def table_of(package: str, name: str | None = None) -> TableDef:
@@ -28,10 +38,37 @@ def table_of(package: str, name: str | None = None) -> TableDef:
 
 def served(package: str, store: Store, signing: str, **options: Any) -> Served:
     """The package's API on `store`, with tokens and cursors keyed by `signing`, and the
-    app's other `options` (Served's budget, GraphiQL)."""
+    app's other `options` (Served's budget, GraphiQL); subscriptions when the API has some
+    and the store a change stream."""
     api: Any = importlib.import_module(f"{package}.api").API
     roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
     claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
     key = TokenKey(signing, "HS256", claim, frozenset(roles))
     cursors = CursorCodec(hmac.new(signing.encode(), b"keygraph cursors", hashlib.sha256).digest())
-    return Served(executable(api), store, key, cursors, **options)
+    realtime = None
+    if api.watches:
+        try:
+            stream = stream_of(store)
+        except NoStream:
+            stream = None
+        if stream is not None:
+            table = table_of(package)
+            hub = Hub(stream, POLL_SECONDS, decoder(api, table))
+            budget = options.get("budget")
+            realtime = Realtime(hub, EventCursors(cursors), table, _payer(budget))
+    return Served(executable(api), store, key, cursors, realtime=realtime, **options)
+
+
+def _payer(budget: TenantBudget | None) -> Callable[[str], Callable[[int], None]]:
+    """How a tenant pays for a replay: points from its budget, THROTTLED when spent."""
+
+    def payer(tenant: str) -> Callable[[int], None]:
+        def pay(points: int) -> None:
+            if budget is not None:
+                admission = budget.take(tenant, points)
+                if not admission.admitted:
+                    raise throttled(admission, points)
+
+        return pay
+
+    return payer

@@ -4,18 +4,16 @@ user id), ("user", user id), ("group", group id), ("org", a node's path joined b
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
 from generated.entities import ENTITIES, TENANT_PREFIXES
 from generated.table import TABLE
-from keygraph.errors import BadArgument
 from keygraph.keycodec import escape
-from keygraph.realtime.changes import KINDS, Change, Topic
+from keygraph.plan import Item
+from keygraph.realtime.changes import Change, Topic
+from keygraph.realtime.changes import change_of as decoded
 from keygraph.streams import Partitions, StreamRecord
-
-log = logging.getLogger("keygraph.realtime")
 
 ORG_PATH_SEPARATOR = "."
 
@@ -25,31 +23,11 @@ def change_of(
 ) -> Change | None:
     """The change a record makes, or None for an item no subscription is about (another
     entity, an item without tenant, an image the spec does not read)."""
-    image = record.new if record.new is not None else record.old
-    if image is None:
-        return None
-    entity_type = image.get("_type")
-    entity = ENTITIES.get(entity_type) if isinstance(entity_type, str) else None
-    if entity is None or entity_type not in _PUBLISHED or not entity.tenant_scoped:
-        return None
-    try:
-        tenant = entity.tenant_of(record.keys)
-        model = entity.read(image)
-    except (BadArgument, ValueError) as exc:
-        log.warning("stream record %s not decoded: %s", record.sequence, exc)
-        return None
-    if tenant is None:
-        return None
-    return Change(
-        tenant,
-        entity_type,
-        KINDS[record.event],
-        model,
-        shard_id,
-        record.sequence,
-        frontier or {},
-        tuple(topics_of(entity_type, model)),
-    )
+    return decoded(record, shard_id, frontier or {}, ENTITIES, _topics)
+
+
+def _topics(entity: str, model: Any, _keys: Item) -> tuple[Topic, ...]:
+    return tuple(topics_of(entity, model)) if entity in _PUBLISHED else ()
 
 
 _PUBLISHED = frozenset({"ORDER", "USER", "MEMBER", "ORG_NODE"})

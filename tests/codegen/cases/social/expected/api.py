@@ -6,11 +6,13 @@ follows (keygraph.api)."""
 
 from pathlib import Path
 
-from keygraph.api import Api, Arg, Bound, Relation, Root, Type
+from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
 from keygraph.writes import Count, Derived, Writes
 
 from . import authz as _authz
+from .entities import ENTITIES
 from .keys import friendship as _keys_friendship
+from .keys import handle as _keys_handle
 from .keys import member as _keys_member
 from .keys import product as _keys_product
 from .keys import review as _keys_review
@@ -141,6 +143,27 @@ API = Api(
         ),
     },
     enums={},
+    watches={
+        "handleChanged": Watch(
+            "HANDLE",
+            (Arg("handle", "handle", "String"),),
+            _keys_handle.key,
+            guard=Guard(_authz.may_run_get_handle, ()),
+        ),
+        "memberChanged": Watch(
+            "MEMBER",
+            (Arg("memberId", "member_id", "ID"),),
+            _keys_member.key,
+            guard=Guard(_authz.may_run_get_member, ()),
+        ),
+        "productChanged": Watch(
+            "PRODUCT",
+            (Arg("productId", "product_id", "ID"),),
+            _keys_product.key,
+            guard=Guard(_authz.may_run_get_product, ()),
+        ),
+    },
+    entities=ENTITIES,
     writes={
         "Member": Writes(
             Member,

@@ -11,4 +11,5 @@ TABLE = TableDef(
     indexes=(),
     ttl_attribute=None,
     point_in_time_recovery=False,
+    stream="NEW_AND_OLD_IMAGES",
 )

@@ -1,0 +1,87 @@
+"""Lowering of the spec to its API's subscriptions, when its table has a change stream that
+holds items' images: each entity a `get` pattern reads (and so a Node) gets
+`xChanged(<its key>, after: String): XChange!`, the item as each write leaves it (as it was,
+for a delete), under the same rule as its get pattern (api.graphql), and the binding that
+follows it on the stream (api.py, keygraph.api.watches)."""
+
+from __future__ import annotations
+
+from .api_types import Collected, arg_binding, argument_type, field_name
+from .ir_api import GqlFieldIR, GqlTypeIR, WatchBindingIR
+from .lower_writes import payload_field
+from .pattern_params import key_params
+from .pytypes import snake
+from .relations import pattern_rules
+from .resolve import Resolved
+from .rules import owners
+
+IMAGES = ("NEW_IMAGE", "NEW_AND_OLD_IMAGES")
+"""Stream views whose records hold the item: a subscription shows it."""
+KIND = GqlTypeIR(
+    "enum", "ChangeKind", "How an item changed.", values=("CREATED", "UPDATED", "DELETED")
+)
+
+
+def watched(resolved: Resolved) -> dict[str, str]:
+    """Each entity that has subscriptions, by the get pattern whose rule they follow."""
+    if resolved.spec.table.stream not in IMAGES:
+        return {}
+    found: dict[str, str] = {}
+    for name, pattern in sorted(resolved.spec.patterns.items()):
+        entity = resolved.entities.get(str(pattern.entity))
+        if pattern.operation == "get" and entity is not None and entity.tenant_scoped:
+            found.setdefault(entity.name, name)
+    return found
+
+
+def watch_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
+    """The Subscription fields, their change types declared in `found`."""
+    fields = []
+    for entity in sorted(watched(resolved)):
+        change = f"{entity}Change"
+        shown = (
+            GqlFieldIR("kind", "ChangeKind!", ""),
+            GqlFieldIR(
+                payload_field(entity), f"{entity}!", "As the write left it; as it was, deleted."
+            ),
+            GqlFieldIR("cursor", "String!", "Pass it as `after` to resume after this change."),
+        )
+        found.types["ChangeKind"] = KIND
+        found.types[change] = GqlTypeIR("type", change, f"A {entity} written.", fields=shown)
+        params = key_params(resolved, entity)
+        args = [f"{field_name(p.name)}: {argument_type(p)}" for p in params] + ["after: String"]
+        text = (
+            f"The {entity} at this key as each write changes it, from now or after a cursor; "
+            "under its get pattern's rule."
+        )
+        fields.append(
+            GqlFieldIR(f"{payload_field(entity)}Changed", f"{change}!", text, ", ".join(args))
+        )
+    return fields
+
+
+def watch_bindings(resolved: Resolved) -> tuple[tuple[WatchBindingIR, ...], list[str]]:
+    """Each Subscription field as api.py binds it, and the imports it needs."""
+    rules = pattern_rules(resolved)
+    found, imports = [], set()
+    for entity, get in sorted(watched(resolved).items()):
+        module = snake(entity)
+        imports.add(f"from .keys import {module} as _keys_{module}")
+        args = tuple(arg_binding(p) for p in key_params(resolved, entity))
+        rule = rules.get(get)
+        guard = "" if rule is None else f"_authz.may_run_{get}"
+        found.append(
+            WatchBindingIR(
+                f"{payload_field(entity)}Changed",
+                resolved.entities[entity].spec.type,
+                args,
+                f"_keys_{module}.key",
+                guard,
+                () if rule is None else tuple(owners(rule)),
+            )
+        )
+    if found:
+        imports.add("from .entities import ENTITIES")
+        if any(w.guard for w in found):
+            imports.add("from . import authz as _authz")
+    return tuple(found), sorted(imports)

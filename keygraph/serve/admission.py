@@ -1,0 +1,152 @@
+"""Whether an operation may run, decided before anything is read, for HTTP and WebSocket
+alike: a document bounded before it is parsed (characters, tokens) and validated (fields,
+fragments counted each time they are spread), one that does not parse or validate refused,
+at most `max_root_fields` root fields (aliases and fragments counted), a cost of at most
+`max_cost` (the most items its answer can hold: keygraph.api.cost), then the cost taken
+from the tenant's budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    OperationType,
+    SelectionSetNode,
+    get_operation_ast,
+    parse,
+    validate,
+)
+
+from keygraph.api import estimate
+from keygraph.api.run import formatted
+
+from .budget import throttled
+from .served import Served
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    document: DocumentNode
+    operation: OperationDefinitionNode
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The refusal: its HTTP status, its errors, and headers to send with it."""
+
+    status: int
+    errors: list[dict[str, Any]]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def refused(status: int, code: str, message: str, **extensions: Any) -> Refused:
+    """A refusal of one error, `code` and `extensions` in its extensions."""
+    return Refused(status, [{"message": message, "extensions": {"code": code, **extensions}}])
+
+
+def admit(
+    served: Served,
+    tenant: str,
+    query: str,
+    variables: dict[str, Any] | None,
+    name: str | None,
+    allowed: frozenset[OperationType],
+) -> Admitted | Refused:
+    """The operation, admitted to run for `tenant`, or why not; one whose type is not
+    `allowed` is 405 (a mutation sent with GET)."""
+    if len(query) > served.max_document:
+        message = f"a document is at most {served.max_document} characters"
+        return refused(400, "QUERY_TOO_COMPLEX", message)
+    try:
+        document = parse(query, max_tokens=served.max_tokens)
+    except GraphQLError as exc:
+        return Refused(400, [formatted(exc)])
+    selected = _fields_selected(document)
+    if selected > served.max_fields:  # before validation, which compares fields in pairs
+        message = f"{selected} fields, fragments counted each time they are spread; "
+        message += f"at most {served.max_fields}"
+        return refused(400, "QUERY_TOO_COMPLEX", message)
+    invalid = validate(served.schema, document)
+    operation = get_operation_ast(document, name)
+    if not invalid and operation is None:
+        invalid = [GraphQLError("no operation of that name, or several without one")]
+    if invalid:
+        return Refused(400, [formatted(e) for e in invalid])
+    assert operation is not None
+    if operation.operation not in allowed:
+        kind = operation.operation.value
+        return refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
+    roots = _root_fields(document, operation.selection_set, set())
+    if roots > served.max_root_fields:
+        message = f"{roots} root fields; at most {served.max_root_fields} an operation"
+        return refused(400, "QUERY_TOO_COMPLEX", message)
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    cost = estimate(served.schema, operation, fragments, variables)
+    if cost is not None and cost > served.max_cost:
+        message = f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
+        return refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
+    if served.budget is not None and cost is not None:
+        admission = served.budget.take(tenant, cost)
+        if not admission.admitted:
+            headers = {"Retry-After": str(admission.retry_after)}
+            return Refused(429, [dict(throttled(admission, cost).formatted)], headers)
+    return Admitted(document, operation)
+
+
+def _fields_selected(document: DocumentNode) -> int:
+    """The fields every operation of the document selects, a fragment's fields counted each
+    time it is spread, in time linear in the document (each fragment counted once)."""
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    counted: dict[str, int] = {}
+
+    def count(selection: SelectionSetNode | None, visiting: frozenset[str]) -> int:
+        total = 0
+        for node in selection.selections if selection is not None else ():
+            if isinstance(node, FieldNode):
+                total += 1 + count(node.selection_set, visiting)
+            elif isinstance(node, InlineFragmentNode):
+                total += count(node.selection_set, visiting)
+            elif isinstance(node, FragmentSpreadNode):
+                name = node.name.value
+                fragment = fragments.get(name)
+                if fragment is None or name in visiting:
+                    continue  # unknown or cyclic: validation refuses it
+                if name not in counted:
+                    counted[name] = count(fragment.selection_set, visiting | {name})
+                total += counted[name]
+        return total
+
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    return sum(count(op.selection_set, frozenset()) for op in operations)
+
+
+def _root_fields(document: DocumentNode, selection: SelectionSetNode, seen: set[str]) -> int:
+    """The root fields an operation selects, each alias and each fragment's counted (a
+    fragment spread twice at the root counts once: its fields merge)."""
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    count = 0
+    for node in selection.selections:
+        if isinstance(node, FieldNode):
+            count += 1
+        elif isinstance(node, InlineFragmentNode):
+            count += _root_fields(document, node.selection_set, seen)
+        elif isinstance(node, FragmentSpreadNode) and node.name.value not in seen:
+            seen.add(node.name.value)
+            fragment = fragments.get(node.name.value)
+            if fragment is not None:
+                count += _root_fields(document, fragment.selection_set, seen)
+    return count

@@ -1,0 +1,56 @@
+"""What `keygraph serve` answers with, and its limits: the package's schema and store, how
+tokens are checked, the cursors' key, the tenant budget, GraphiQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from graphql import GraphQLSchema
+
+from keygraph.api.watches import Realtime
+from keygraph.cursor import CursorCodec
+from keygraph.store import Store
+from keygraph.tokens import TokenKey
+
+from .budget import TenantBudget
+
+MEDIA = "application/graphql-response+json"
+MAX_BODY_BYTES = 1024 * 1024
+MAX_DOCUMENT = 65_536
+"""Characters of a document, checked before it is lexed."""
+MAX_TOKENS = 2_000
+MAX_FIELDS = 2_500
+"""Fields a document selects, each fragment counted each time it is spread: checked before
+validation, whose work grows with the pairs of fields it compares."""
+MAX_ROOT_FIELDS = 30
+MAX_COST = 25_000
+MAX_SUBSCRIPTIONS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What the app answers with: the package's schema, its store, how tokens are checked,
+    the key cursors are signed with, and the limits."""
+
+    schema: GraphQLSchema
+    store: Store
+    tokens: TokenKey
+    cursors: CursorCodec
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_document: int = MAX_DOCUMENT
+    max_tokens: int = MAX_TOKENS
+    max_fields: int = MAX_FIELDS
+    max_root_fields: int = MAX_ROOT_FIELDS
+    max_cost: int = MAX_COST
+    """The most items an operation's answer may hold (keygraph.api.cost)."""
+    budget: TenantBudget | None = None
+    """Each tenant's bucket of cost points; None: no budget."""
+    graphiql: bool = True
+    dev_authorization: Callable[[], str] | None = None
+    """A fresh Authorization header for GraphiQL's page (development only)."""
+    realtime: Realtime | None = None
+    """The change stream's hub and cursors, when the API has subscriptions and the store a
+    stream (the app starts and stops it)."""
+    max_subscriptions: int = MAX_SUBSCRIPTIONS
+    """Subscriptions one WebSocket connection may hold at once."""

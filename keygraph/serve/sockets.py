@@ -1,0 +1,214 @@
+"""Subscriptions over WebSocket at /graphql, as graphql-transport-ws asks: `connection_init`
+carries the bearer token (`{"authorization": "Bearer ..."}`) within INIT_SECONDS, else the
+socket closes 4408 (4403 for a token refused); then `subscribe` runs a subscription
+admitted as an HTTP request is (limits, cost, the tenant's budget) and sends each event as
+`next`, `complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE bytes,
+or not one of these, closes the socket 4400; a second subscription with a live id 4409; a
+subscription past the connection's `max_subscriptions` is an `error`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from inspect import isawaitable
+from typing import Any
+
+import orjson
+from graphql import ExecutionResult, GraphQLError, OperationType, subscribe
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from keygraph.api import ApiContext
+from keygraph.api.run import formatted
+from keygraph.errors import KeygraphError
+from keygraph.store import Session
+from keygraph.tokens import TokenError, Verified, bearer, verify
+
+from .admission import Refused, admit
+from .served import Served
+
+PROTOCOL = "graphql-transport-ws"
+INIT_SECONDS = 10.0
+MAX_MESSAGE = 128 * 1024
+SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
+
+
+async def serve_socket(websocket: WebSocket, served: Served) -> None:
+    """One connection, from its handshake to its close."""
+    if PROTOCOL not in websocket.scope.get("subprotocols", []):
+        await websocket.close(4406, "Subprotocol not acceptable")
+        return
+    await websocket.accept(subprotocol=PROTOCOL)
+    connection = _Connection(websocket, served)
+    try:
+        await connection.run()
+    except WebSocketDisconnect:
+        pass
+    finally:
+        await connection.end()
+
+
+class _Connection:
+    def __init__(self, websocket: WebSocket, served: Served) -> None:
+        self.websocket = websocket
+        self.served = served
+        self.token: Verified | None = None
+        self.running: dict[str, asyncio.Task[None]] = {}
+        self.sending = asyncio.Lock()
+
+    async def run(self) -> None:
+        try:
+            first = await asyncio.wait_for(self._receive(), INIT_SECONDS)
+        except TimeoutError:
+            await self._close(4408, "Connection initialisation timeout")
+            return
+        if first is None or first.get("type") != "connection_init":
+            await self._close(4400, "the first message is connection_init")
+            return
+        payload = first.get("payload") or {}
+        try:
+            self.token = verify(bearer(_authorization(payload)), self.served.tokens)
+        except TokenError:
+            await self._close(4403, "Forbidden")
+            return
+        await self._send({"type": "connection_ack"})
+        while True:
+            message = await self._receive()
+            if message is None:
+                await self._close(4400, "a message is a JSON object of a known type")
+                return
+            kind = message.get("type")
+            if kind == "ping":
+                await self._send({"type": "pong"})
+            elif kind == "pong":
+                continue
+            elif kind == "subscribe":
+                if not await self._subscribe(message):
+                    return
+            elif kind == "complete" and isinstance(message.get("id"), str):
+                task = self.running.pop(message["id"], None)
+                if task is not None:
+                    task.cancel()
+            elif kind == "connection_init":
+                await self._close(4429, "Too many initialisation requests")
+                return
+            else:
+                await self._close(4400, f"unknown message type {kind!r}")
+                return
+
+    async def _receive(self) -> dict[str, Any] | None:
+        """The next message, or None for one that is too large or no JSON object."""
+        text = await self.websocket.receive_text()
+        if len(text) > MAX_MESSAGE:
+            return None
+        try:
+            message = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return None
+        return message if isinstance(message, dict) else None
+
+    async def _subscribe(self, message: dict[str, Any]) -> bool:
+        """Starts a subscription; False when the socket was closed for it."""
+        ident, payload = message.get("id"), message.get("payload")
+        if not isinstance(ident, str) or not isinstance(payload, dict):
+            await self._close(4400, "subscribe takes an id and a payload")
+            return False
+        if ident in self.running:
+            await self._close(4409, f"Subscriber for {ident} already exists")
+            return False
+        query, variables = payload.get("query"), payload.get("variables")
+        name = payload.get("operationName")
+        if not isinstance(query, str) or not isinstance(variables, dict | None):
+            await self._close(4400, "a subscribe payload has a query and variables")
+            return False
+        if len(self.running) >= self.served.max_subscriptions:
+            limit = self.served.max_subscriptions
+            error = {"message": f"at most {limit} subscriptions a connection"}
+            await self._send({"type": "error", "id": ident, "payload": [error]})
+            return True
+        assert self.token is not None
+        admitted = admit(
+            self.served,
+            self.token.tenant,
+            query,
+            variables,
+            name if isinstance(name, str) else None,
+            SUBSCRIPTIONS,
+        )
+        if isinstance(admitted, Refused):
+            await self._send({"type": "error", "id": ident, "payload": admitted.errors})
+            return True
+        task = asyncio.create_task(self._run(ident, admitted.document, variables, name))
+        self.running[ident] = task
+        task.add_done_callback(lambda _t: self._ended(ident, task))
+        return True
+
+    def _ended(self, ident: str, task: asyncio.Task[None]) -> None:
+        if self.running.get(ident) is task:
+            del self.running[ident]
+
+    async def _run(self, ident: str, document: Any, variables: Any, name: Any) -> None:
+        assert self.token is not None
+        token = self.token
+        served = self.served
+        session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
+        context = ApiContext(session, token.tenant, realtime=served.realtime)
+        outcome: Any = subscribe(
+            served.schema,
+            document,
+            context_value=context,
+            variable_values=variables,
+            operation_name=name if isinstance(name, str) else None,
+        )
+        result = await outcome if isawaitable(outcome) else outcome
+        if isinstance(result, ExecutionResult):
+            errors = [formatted(e) for e in result.errors or ()]
+            await self._send({"type": "error", "id": ident, "payload": errors})
+            return
+        events: AsyncIterator[ExecutionResult] = result
+        try:
+            async for event in events:
+                body: dict[str, Any] = {"data": event.data}
+                if event.errors:
+                    body["errors"] = [formatted(e) for e in event.errors]
+                await self._send({"type": "next", "id": ident, "payload": body})
+            await self._send({"type": "complete", "id": ident})
+        except (GraphQLError, KeygraphError) as exc:
+            error = (
+                exc if isinstance(exc, GraphQLError) else GraphQLError(str(exc), original_error=exc)
+            )
+            await self._send({"type": "error", "id": ident, "payload": [formatted(error)]})
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        async with self.sending:
+            if self.websocket.client_state is WebSocketState.CONNECTED:
+                await self.websocket.send_text(orjson.dumps(message).decode())
+
+    async def _close(self, code: int, reason: str) -> None:
+        if self.websocket.client_state is WebSocketState.CONNECTED:
+            await self.websocket.close(code, reason)
+
+    async def end(self) -> None:
+        """Cancels what still runs, once the socket is gone."""
+        tasks = list(self.running.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _located(exc: KeygraphError) -> GraphQLError:
+    """A data layer's error as GraphQL shows it, its code from its kind (keygraph.api.run)."""
+    return GraphQLError(str(exc), original_error=exc)
+
+
+def _authorization(payload: Any) -> str | None:
+    if not isinstance(payload, dict):
+        return None
+    value = payload.get("authorization") or payload.get("Authorization")
+    return value if isinstance(value, str) else None

@@ -1,0 +1,182 @@
+"""A spec's subscriptions served by `keygraph serve`'s app over graphql-transport-ws, on both
+stores (tests/codegen/cases/social, whose table has a stream): a write made through the
+library, outside GraphQL, reaches the item's subscribers; another tenant's item never does;
+the get pattern's rule decides at subscribe; a cursor resumes after its event, with nothing
+lost or repeated; and what a hostile client sends closes its socket or is refused."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
+from httpx_ws.transport import ASGIWebSocketTransport
+from starlette.applications import Starlette
+
+from keygraph import writes
+from keygraph.serve import create_app
+from keygraph.serve.package import served
+from keygraph.serve.served import Served
+from keygraph.store import Session
+from keygraph.tokens import issue
+from tests.conftest import StoreFactory
+from tests.keygraph.api.conftest import CASES, CODEC, Compiled
+
+SPEC = CASES / "social" / "spec.toml"
+SECRET = "subscriptions-secret-" + "s" * 32
+WATCH = """subscription($id: ID!, $after: String) {
+  memberChanged(memberId: $id, after: $after) { kind cursor member { handle version } }
+}"""
+
+
+@dataclass
+class Social:
+    """The app under test, its parts, and the Member's writes for the library's calls."""
+
+    served: Served
+    app: Starlette
+    members: writes.Writes
+
+    def feeds(self, count: int) -> Callable[[], bool]:
+        assert self.served.realtime is not None
+        hub = self.served.realtime.hub
+        return lambda: hub.open_feeds == count
+
+    async def write(self, tenant: str, operation: str, *args: Any) -> Any:
+        """A write through the library, as the server itself (no caller)."""
+        session = Session(self.served.store, CODEC)
+        return await getattr(writes, operation)(session, tenant, self.members, *args)
+
+    @contextlib.asynccontextmanager
+    async def socket(
+        self, tenant: str = "acme", role: str = "member", init: bool = True
+    ) -> AsyncIterator[AsyncWebSocketSession]:
+        async with (
+            ASGIWebSocketTransport(app=self.app) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            ws: AsyncWebSocketSession = await stack.enter_async_context(
+                aconnect_ws(
+                    "http://serve.test/graphql",
+                    client,
+                    subprotocols=["graphql-transport-ws"],
+                    keepalive_ping_interval_seconds=None,
+                )
+            )
+            if init:
+                token = issue(SECRET, tenant, "m1", roles=[role])
+                init_message = {"authorization": f"Bearer {token}"}
+                await ws.send_json({"type": "connection_init", "payload": init_message})
+                assert (await ws.receive_json(timeout=15))["type"] == "connection_ack"
+            yield ws
+
+
+@pytest.fixture
+async def social(
+    compiled: Callable[[Path], Compiled], store_factory: StoreFactory, kind: str
+) -> AsyncIterator[Social]:
+    package = compiled(SPEC)
+    store = await store_factory(kind, package.table)
+    app_served = served(package.package.__name__, store, SECRET)
+    built = create_app(app_served)
+    members = package.module("api").API.writes["Member"]
+    async with built.router.lifespan_context(built):
+        yield Social(app_served, built, members)
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    """Waits, letting the loop run, until `condition()` holds (AssertionError past 15 s)."""
+    deadline = time.monotonic() + 15
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+async def subscribe(ws: AsyncWebSocketSession, ident: str, **variables: Any) -> None:
+    payload = {"query": WATCH, "variables": variables}
+    await ws.send_json({"type": "subscribe", "id": ident, "payload": payload})
+
+
+async def event(ws: AsyncWebSocketSession) -> dict[str, Any]:
+    message: dict[str, Any] = await ws.receive_json(timeout=20)
+    assert message["type"] == "next", message
+    change: dict[str, Any] = message["payload"]["data"]["memberChanged"]
+    return change
+
+
+def shown(change: dict[str, Any]) -> tuple[str, str, int]:
+    return change["kind"], change["member"]["handle"], change["member"]["version"]
+
+
+async def test_library_writes_reach_subscribers_and_a_cursor_resumes(social: Social) -> None:
+    async with social.socket() as ws:
+        await subscribe(ws, "a", id="m1")
+        await until(social.feeds(1), "the subscription's feed")
+        await social.write("globex", "create", {"member_id": "m1", "handle": "other", "name": "G"})
+        await social.write("acme", "create", {"member_id": "m1", "handle": "ann", "name": "Ann"})
+        first = await event(ws)
+        assert shown(first) == ("CREATED", "ann", 1)
+        await social.write("acme", "update", {"member_id": "m1"}, {"handle": "anna"}, 1)
+        await social.write("acme", "update", {"member_id": "m1"}, {"handle": "anne"}, 2)
+        assert shown(await event(ws)) == ("UPDATED", "anna", 2)
+        assert shown(await event(ws)) == ("UPDATED", "anne", 3)
+        await ws.send_json({"type": "complete", "id": "a"})
+        await until(social.feeds(0), "the feed to close")
+        await social.write("acme", "delete", {"member_id": "m1"})
+        await subscribe(ws, "b", id="m1", after=first["cursor"])
+        resumed = [shown(await event(ws)) for _ in range(3)]
+        assert resumed == [("UPDATED", "anna", 2), ("UPDATED", "anne", 3), ("DELETED", "anne", 3)]
+        await ws.send_json({"type": "ping"})
+        assert await ws.receive_json(timeout=15) == {"type": "pong"}  # nothing else came
+
+
+async def test_the_rule_decides_at_subscribe(social: Social) -> None:
+    async with social.socket(role="visitor") as ws:
+        await subscribe(ws, "a", id="m1")
+        message = await ws.receive_json(timeout=15)
+        assert message["type"] == "error"
+        assert message["payload"][0]["extensions"]["code"] == "FORBIDDEN"
+    async with social.socket() as ws:
+        await subscribe(ws, "a", id="m1", after="not-a-cursor")
+        message = await ws.receive_json(timeout=15)
+        assert message["payload"][0]["extensions"]["code"] == "INVALID_CURSOR"
+    assert social.feeds(0)()
+
+
+async def test_hostile_clients_are_closed_or_refused(social: Social) -> None:
+    async with social.socket(init=False) as ws:
+        await subscribe(ws, "a", id="m1")  # before connection_init
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await ws.receive_json(timeout=15)
+        assert closed.value.code == 4400
+    async with social.socket(init=False) as ws:
+        await ws.send_json({"type": "connection_init", "payload": {"authorization": "Bearer x"}})
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await ws.receive_json(timeout=15)
+        assert closed.value.code == 4403
+    async with social.socket() as ws:
+        await ws.send_text("x" * (200 * 1024))
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await ws.receive_json(timeout=15)
+        assert closed.value.code == 4400
+    async with social.socket() as ws:
+        for ident in range(social.served.max_subscriptions):
+            await subscribe(ws, str(ident), id=f"m{ident}")
+        await until(social.feeds(social.served.max_subscriptions), "every feed")
+        await subscribe(ws, "one-more", id="m1")
+        refused = await ws.receive_json(timeout=15)
+        assert refused["type"] == "error"
+        assert refused["id"] == "one-more"
+        await subscribe(ws, "0", id="m1")
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await ws.receive_json(timeout=15)
+        assert closed.value.code == 4409
+    await until(social.feeds(0), "every feed closed with its socket")
