@@ -96,16 +96,19 @@ def _dump(model: BaseModel, exclude: frozenset[str] = frozenset()) -> Any:
     return model.model_dump(mode="json", exclude_defaults=True, exclude=set(exclude))
 
 
+NOT_STORED = frozenset({"access", "relations", "writes", "unique", "copies", "counts"})
+"""What an entity declares that does not change how its items are stored."""
+
+
 def fingerprint(resolved: Resolved) -> str:
     """A digest of how the spec stores items (the table and every entity): a migration's
-    checkpoint belongs to one. Access rules and relations store nothing and are left out."""
+    checkpoint belongs to one. Access rules, relations and writes (what they keep is other
+    entities' items, stored as those entities say) are left out."""
     spec = resolved.spec
     stored = {
         "table": _dump(spec.table),
         "structs": {n: _dump(s) for n, s in spec.structs.items()},
-        "entities": {
-            n: _dump(e, frozenset({"access", "relations"})) for n, e in spec.entities.items()
-        },
+        "entities": {n: _dump(e, NOT_STORED) for n, e in spec.entities.items()},
     }
     text = json.dumps(stored, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
