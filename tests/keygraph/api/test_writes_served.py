@@ -5,9 +5,11 @@ count, each review's copy equal to it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from httpx_ws import AsyncWebSocketSession, aconnect_ws
 
 from keygraph.stores import EmbeddedStore
 from keygraph.stores.dynamodb.local import free_port
@@ -97,3 +100,38 @@ async def test_two_servers_racing_keep_every_invariant(
         await assert_copies_equal(store)
     finally:
         await store.close()
+
+
+async def test_a_write_through_one_server_reaches_a_subscriber_of_the_other(
+    servers: tuple[list[str], Path],
+) -> None:
+    urls, _db = servers
+    create = 'mutation { createMember(input: {memberId: "m1", handle: "ann", name: "Ann"})'
+    create += " { member { version } } }"
+    rename = 'mutation { updateMember(input: {memberId: "m1", expectedVersion: 1, handle: "bo"})'
+    rename += " { member { version } } }"
+    watch = 'subscription { memberChanged(memberId: "m1") { kind member { handle } } }'
+    token = issue(SECRET, "acme", "m1", roles=["member"])
+    async with httpx.AsyncClient() as client, contextlib.AsyncExitStack() as stack:
+        ws: AsyncWebSocketSession = await stack.enter_async_context(
+            aconnect_ws(f"{urls[0]}/graphql", client, subprotocols=["graphql-transport-ws"])
+        )
+        await ws.send_json(
+            {"type": "connection_init", "payload": {"authorization": f"Bearer {token}"}}
+        )
+        assert (await ws.receive_json(timeout=30))["type"] == "connection_ack"
+        await ws.send_json({"type": "subscribe", "id": "w", "payload": {"query": watch}})
+        assert outcome(send(urls[1], "m1", create)) == "OK"
+        # the subscription starts on the other process meanwhile: rename until it tells
+        deadline, version = time.monotonic() + 30, 1
+        while True:
+            renamed = rename.replace("expectedVersion: 1", f"expectedVersion: {version}")
+            assert outcome(send(urls[1], "m1", renamed.replace('"bo"', f'"bo{version}"'))) == "OK"
+            version += 1
+            with contextlib.suppress(TimeoutError):
+                told = await ws.receive_json(timeout=1)
+                break
+            assert time.monotonic() < deadline, "no event reached the other server's subscriber"
+        change = told["payload"]["data"]["memberChanged"]
+        assert change["kind"] in ("CREATED", "UPDATED")
+        assert change["member"]["handle"] in ("ann", *(f"bo{v}" for v in range(1, version)))
