@@ -28,7 +28,7 @@ from keygraph.tokens import TokenError, bearer, verify
 from . import graphiql
 from .admission import Refused, admit
 from .served import MEDIA, Served
-from .sockets import serve_socket
+from .sockets import Places, serve_socket
 
 QUERIES = frozenset({OperationType.QUERY})
 READS_AND_WRITES = frozenset({OperationType.QUERY, OperationType.MUTATION})
@@ -86,8 +86,10 @@ def create_app(served: Served) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return Response("ok")
 
+    places = Places(served.max_connections)
+
     async def socket(websocket: WebSocket) -> None:
-        await serve_socket(websocket, served)
+        await serve_socket(websocket, served, places)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -107,7 +109,9 @@ def create_app(served: Served) -> Starlette:
     ]
     if served.graphiql:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.places = places
+    return app
 
 
 def _graphiql(request: Request, served: Served) -> Response:

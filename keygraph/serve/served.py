@@ -26,6 +26,7 @@ validation, whose work grows with the pairs of fields it compares."""
 MAX_ROOT_FIELDS = 30
 MAX_COST = 25_000
 MAX_SUBSCRIPTIONS = 20
+MAX_CONNECTIONS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +55,5 @@ class Served:
     stream (the app starts and stops it)."""
     max_subscriptions: int = MAX_SUBSCRIPTIONS
     """Subscriptions one WebSocket connection may hold at once."""
+    max_connections: int = MAX_CONNECTIONS
+    """WebSocket connections one tenant may hold at once in the process."""

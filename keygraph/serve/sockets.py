@@ -4,7 +4,8 @@ socket closes 4408 (4403 for a token refused); then `subscribe` runs a subscript
 admitted as an HTTP request is (limits, cost, the tenant's budget) and sends each event as
 `next`, `complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE bytes,
 or not one of these, closes the socket 4400; a second subscription with a live id 4409; a
-subscription past the connection's `max_subscriptions` is an `error`."""
+subscription past the connection's `max_subscriptions` is an `error`; a tenant holding
+`max_connections` connections in the process gets no more (4429)."""
 
 from __future__ import annotations
 
@@ -33,13 +34,34 @@ MAX_MESSAGE = 128 * 1024
 SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
 
 
-async def serve_socket(websocket: WebSocket, served: Served) -> None:
+class Places:
+    """The WebSocket connections each tenant holds in the process."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.held: dict[str, int] = {}
+
+    def take(self, tenant: str) -> bool:
+        if self.held.get(tenant, 0) >= self.most:
+            return False
+        self.held[tenant] = self.held.get(tenant, 0) + 1
+        return True
+
+    def give_back(self, tenant: str) -> None:
+        left = self.held.get(tenant, 0) - 1
+        if left > 0:
+            self.held[tenant] = left
+        else:
+            self.held.pop(tenant, None)
+
+
+async def serve_socket(websocket: WebSocket, served: Served, places: Places) -> None:
     """One connection, from its handshake to its close."""
     if PROTOCOL not in websocket.scope.get("subprotocols", []):
         await websocket.close(4406, "Subprotocol not acceptable")
         return
     await websocket.accept(subprotocol=PROTOCOL)
-    connection = _Connection(websocket, served)
+    connection = _Connection(websocket, served, places)
     try:
         await connection.run()
     except WebSocketDisconnect:
@@ -49,9 +71,11 @@ async def serve_socket(websocket: WebSocket, served: Served) -> None:
 
 
 class _Connection:
-    def __init__(self, websocket: WebSocket, served: Served) -> None:
+    def __init__(self, websocket: WebSocket, served: Served, places: Places) -> None:
         self.websocket = websocket
         self.served = served
+        self.places = places
+        self.placed: str | None = None
         self.token: Verified | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self.sending = asyncio.Lock()
@@ -71,6 +95,10 @@ class _Connection:
         except TokenError:
             await self._close(4403, "Forbidden")
             return
+        if not self.places.take(self.token.tenant):
+            await self._close(4429, "the tenant holds as many connections as it may")
+            return
+        self.placed = self.token.tenant
         await self._send({"type": "connection_ack"})
         while True:
             message = await self._receive()
@@ -193,7 +221,10 @@ class _Connection:
             await self.websocket.close(code, reason)
 
     async def end(self) -> None:
-        """Cancels what still runs, once the socket is gone."""
+        """Gives back its place and cancels what still runs, once the socket is gone."""
+        if self.placed is not None:
+            self.places.give_back(self.placed)
+            self.placed = None
         tasks = list(self.running.values())
         for task in tasks:
             task.cancel()

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,28 +55,41 @@ class Social:
         return await getattr(writes, operation)(session, tenant, self.members, *args)
 
     @contextlib.asynccontextmanager
-    async def socket(
-        self, tenant: str = "acme", role: str = "member", init: bool = True
-    ) -> AsyncIterator[AsyncWebSocketSession]:
+    async def connections(self) -> AsyncIterator[Callable[..., Any]]:
+        """Opens sockets on one transport: `await open(tenant, role, init)`, each closed
+        when the block ends."""
         async with (
             ASGIWebSocketTransport(app=self.app) as transport,
             httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client,
             contextlib.AsyncExitStack() as stack,
         ):
-            ws: AsyncWebSocketSession = await stack.enter_async_context(
-                aconnect_ws(
-                    "http://serve.test/graphql",
-                    client,
-                    subprotocols=["graphql-transport-ws"],
-                    keepalive_ping_interval_seconds=None,
+
+            async def open_socket(
+                tenant: str = "acme", role: str = "member", init: bool = True
+            ) -> AsyncWebSocketSession:
+                ws: AsyncWebSocketSession = await stack.enter_async_context(
+                    aconnect_ws(
+                        "http://serve.test/graphql",
+                        client,
+                        subprotocols=["graphql-transport-ws"],
+                        keepalive_ping_interval_seconds=None,
+                    )
                 )
-            )
-            if init:
-                token = issue(SECRET, tenant, "m1", roles=[role])
-                init_message = {"authorization": f"Bearer {token}"}
-                await ws.send_json({"type": "connection_init", "payload": init_message})
-                assert (await ws.receive_json(timeout=15))["type"] == "connection_ack"
-            yield ws
+                if init:
+                    token = issue(SECRET, tenant, "m1", roles=[role])
+                    init_message = {"authorization": f"Bearer {token}"}
+                    await ws.send_json({"type": "connection_init", "payload": init_message})
+                    assert (await ws.receive_json(timeout=15))["type"] == "connection_ack"
+                return ws
+
+            yield open_socket
+
+    @contextlib.asynccontextmanager
+    async def socket(
+        self, tenant: str = "acme", role: str = "member", init: bool = True
+    ) -> AsyncIterator[AsyncWebSocketSession]:
+        async with self.connections() as open_socket:
+            yield await open_socket(tenant, role, init)
 
 
 @pytest.fixture
@@ -180,3 +193,29 @@ async def test_hostile_clients_are_closed_or_refused(social: Social) -> None:
             await ws.receive_json(timeout=15)
         assert closed.value.code == 4409
     await until(social.feeds(0), "every feed closed with its socket")
+
+
+async def test_a_tenant_holds_at_most_its_connections(
+    compiled: Callable[[Path], Compiled], store_factory: StoreFactory
+) -> None:
+    package = compiled(SPEC)
+    store = await store_factory("embedded", package.table)
+    app_served = replace(served(package.package.__name__, store, SECRET), max_connections=2)
+    built = create_app(app_served)
+    social = Social(app_served, built, package.module("api").API.writes["Member"])
+    async with built.router.lifespan_context(built), social.connections() as open_socket:
+        first = await open_socket()
+        await open_socket()
+        third = await open_socket(init=False)
+        token = issue(SECRET, "acme", "m1", roles=["member"])
+        await third.send_json(
+            {"type": "connection_init", "payload": {"authorization": f"Bearer {token}"}}
+        )
+        with pytest.raises(WebSocketDisconnect) as closed:
+            await third.receive_json(timeout=15)
+        assert closed.value.code == 4429
+        await open_socket(tenant="globex")  # another tenant's places are its own
+        await first.send_text("not a message")  # the server closes it (4400)
+        held = built.state.places.held
+        await until(lambda: held.get("acme") == 1, "the first socket's place back")
+        await open_socket()  # the place came back with the socket
