@@ -108,6 +108,7 @@ def serve(args: argparse.Namespace, package: str) -> int:
     from .app import create_app
     from .budget import TenantBudget
     from .package import served, table_of
+    from .sockets import uvicorn_config
 
     try:
         if args.tenant_budget < MAX_COST:
@@ -133,7 +134,7 @@ def serve(args: argparse.Namespace, package: str) -> int:
     print(f"serving {package} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
     if dev:
         print(f"no {SECRET_ENV}: tokens are signed with a development secret", file=sys.stderr)
-    uvicorn.run(create_app(app), host=args.host, port=args.port, log_level="warning")
+    uvicorn.Server(uvicorn_config(create_app(app), args.host, args.port)).run()
     return 0
 
 

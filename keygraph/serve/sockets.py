@@ -34,6 +34,21 @@ MAX_MESSAGE = 128 * 1024
 SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
 
 
+def uvicorn_config(app: Any, host: str, port: int) -> Any:
+    """How uvicorn serves the app: without permessage-deflate, since a compressed frame
+    inflates past what was sent (a deflate bomb), and no frame over MAX_MESSAGE."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws_per_message_deflate=False,
+        ws_max_size=MAX_MESSAGE,
+    )
+
+
 class Places:
     """The WebSocket connections each tenant holds in the process."""
 
