@@ -74,7 +74,11 @@ def test_the_first_spec_is_served_as_the_readme_says(tmp_path: Path) -> None:
     serve = shlex.split(lines[1].removesuffix("&"))
     assert serve[:2] == [".venv/bin/keygraph", "serve"]
     token_argv = shlex.split(lines[2].split("$(", 1)[1].rstrip(")"))
-    payload = json.loads(shlex.split(lines[4].strip().removesuffix("\\"))[1])
+    payloads = [
+        json.loads(shlex.split(line.strip().removesuffix("\\"))[1])
+        for line in lines
+        if line.strip().startswith("-d ")
+    ]
     with subprocess.Popen([sys.executable, "-m", "codegen", *serve[1:]], cwd=ROOT, env=env) as p:
         try:
             token = subprocess.run(
@@ -84,9 +88,11 @@ def test_the_first_spec_is_served_as_the_readme_says(tmp_path: Path) -> None:
                 capture_output=True,
                 text=True,
             ).stdout.strip()
-            answer = _post_when_up(f"http://127.0.0.1:{port}/graphql", token, payload, p)
+            url = f"http://127.0.0.1:{port}/graphql"
+            answer, written = (_post_when_up(url, token, payload, p) for payload in payloads)
         finally:
             p.terminate()
+    assert written == {"data": {"createNote": {"note": {"noteId": "n3"}}}}
     edges = answer["data"]["notesByAuthor"]["edges"]
     assert [edge["node"] for edge in edges] == [
         {"noteId": "n1", "text": "note n1"},
