@@ -15,7 +15,7 @@ from .relation_checks import check_relations
 from .render import render
 from .resolve import Resolved, resolve
 from .tenancy import check_global_keys
-from .write_checks import check_writes
+from .write_checks import check_write_rules, check_writes
 
 
 def analyse(text: str, source: str) -> Resolved:
@@ -32,6 +32,7 @@ def analyse(text: str, source: str) -> Resolved:
     if sound is not None:
         problems += lint(sound)
         problems += check_authorization(sound)
+        problems += check_write_rules(sound)
     if problems:
         raise SpecErrors(locate(sorted(set(problems), key=_order), text))
     return resolved

@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from . import keytemplate
+from . import keytemplate, rules
+from .authz import collect
 from .diagnostics import Edit, Problem, toml_string
 from .pattern_params import key_params
 from .resolve import Attr, Entity, Resolved
@@ -170,3 +171,19 @@ def _count(resolved: Resolved, source: Entity, where: str, spec: CountSpec) -> I
         yield Problem(
             f"{where}.max", f"{parent.name}.{spec.attribute} is at most {counted.spec.le}"
         )
+
+
+def check_write_rules(resolved: Resolved) -> Iterator[Problem]:
+    """A write the entity lists whose rule lets no caller make it (`nobody`): its mutation
+    would refuse everyone."""
+    checked, _ = collect(resolved)
+    if checked is None:
+        return
+    for entity in resolved.entities.values():
+        for operation in entity.spec.writes:
+            if checked.entities.get((entity.name, operation)) == rules.Const(False):
+                yield Problem(
+                    f"entities.{entity.name}.writes",
+                    f"{operation} is listed, but access.{operation} lets nobody make it: take "
+                    f"it out of writes, or give access.{operation} a rule",
+                )
