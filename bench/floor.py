@@ -24,9 +24,9 @@ from strawberry.asgi import GraphQL
 from strawberry.extensions import ParserCache, ValidationCache
 
 from bench.floor_data import FloorData, Item
+from keygraph.ids import new_id
 from keygraph.keycodec import format_datetime, parse_datetime
 from keygraph.page import Page
-from server.domain.ids import new_id
 from server.edge.response import FastJSON
 from server.graphql.ids import local_id as local_of
 from server.graphql.ids import to_global_id

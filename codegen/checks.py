@@ -39,7 +39,9 @@ _TYPE_KEYS = {
     "id": {"max_length", "pattern"},
     "struct": {"of"},
 }
-_COMMON_KEYS = {"type", "description", "optional", "default"}
+_COMMON_KEYS = {"type", "description", "optional", "default", "generated"}
+_GENERATED = {"id": ("id", "string"), "now": ("datetime",)}
+"""The types each generated value fits."""
 SCALAR_LISTS = frozenset({"id", "string"})
 """What a list holds besides structs: ids or strings, stored as a list of strings."""
 _DEFAULTS = {"string": str, "id": str, "int": int, "bool": bool, "enum": str}
@@ -68,6 +70,19 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
             yield Problem(f"{path}.default", "an optional attribute has no default; drop one")
         elif attr.type == "enum" and attr.default not in (attr.values or ()):
             yield Problem(f"{path}.default", f"{attr.default!r} is not one of the values")
+    if attr.generated is not None:
+        fits = _GENERATED[attr.generated]
+        if attr.type not in fits:
+            yield Problem(
+                f"{path}.generated",
+                f'generated = "{attr.generated}" fills {" or ".join(fits)} attributes, '
+                f"not {attr.type}",
+            )
+        elif attr.optional or attr.default is not None:
+            yield Problem(
+                f"{path}.generated",
+                "a generated attribute always has its value: drop optional and default",
+            )
     if attr.type == "enum":
         values = attr.values or ()
         if not values or len(set(values)) != len(values):

@@ -139,6 +139,7 @@ class WriteBindingIR:
     derived: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...]
     counts: tuple[tuple[str, str, tuple[str, ...], str, int], ...]
     counters: tuple[str, ...] = ()
+    generated: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

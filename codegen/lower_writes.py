@@ -14,7 +14,7 @@ from .ir_api import GqlFieldIR, GqlTypeIR, WriteBindingIR
 from .pattern_params import key_params
 from .pytypes import snake
 from .resolve import Attr, Entity, Resolved
-from .writes import VERSION, counters_of, counts_of, derived_of, fixed
+from .writes import VERSION, counters_of, counts_of, derived_of, fixed, generated_of
 
 VERBS = {"create": "Creates", "update": "Changes", "delete": "Deletes"}
 
@@ -53,12 +53,16 @@ def payload_field(entity: str) -> str:
 def _inputs(
     found: Collected, resolved: Resolved, entity: Entity, operation: str
 ) -> tuple[GqlFieldIR, ...]:
-    """Create takes every attribute but the version; update and delete the key, and the
-    version read; update, the attributes it may change, each left as it is when absent."""
+    """Create takes every attribute but the version and those it sets (generated, counted),
+    one with a default left out as it may be; update and delete the key, and the version
+    read; update, the attributes it may change, each left as it is when absent."""
     counters = counters_of(resolved, entity)
     attrs = {n: a for n, a in entity.attrs.items() if n != VERSION and n not in counters}
     if operation == "create":
-        return tuple(_input_field(found, resolved, a, required=True) for a in attrs.values())
+        given = [a for a in attrs.values() if not a.spec.generated]
+        return tuple(
+            _input_field(found, resolved, a, required=a.spec.default is None) for a in given
+        )
     fields = [_input_field(found, resolved, attrs[p], True) for p in _key_parts(resolved, entity)]
     if VERSION in entity.attrs:
         needed = "!" if operation == "update" else ""
@@ -141,6 +145,7 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
                 tuple(derived),
                 tuple(counts),
                 tuple(counters_of(resolved, entity)),
+                tuple(generated_of(entity)),
             )
         )
     if found:

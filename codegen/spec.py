@@ -60,6 +60,9 @@ class AttributeSpec(_Strict):
     default: str | int | bool | None = None
     """The value of an item stored without the attribute (one written before the spec had
     it): lets a spec add a required attribute that a migration then backfills."""
+    generated: Literal["id", "now"] | None = None
+    """Set by the write that creates the item, never by its caller: a new id (a ULID, which
+    sorts by time), or the time of the write; no update changes it."""
 
 
 class StructSpec(BaseModel):

@@ -86,12 +86,18 @@ def counters_of(resolved: Resolved, entity: Entity) -> list[str]:
     return list(dict.fromkeys(counted))
 
 
+def generated_of(entity: Entity) -> list[tuple[str, str]]:
+    """Its attributes the creating write sets (name, "id" or "now")."""
+    return [(n, str(a.spec.generated)) for n, a in entity.attrs.items() if a.spec.generated]
+
+
 def fixed(resolved: Resolved, entity: Entity) -> list[str]:
-    """The attributes an update cannot change: its key's, and those a count's parent is
-    found by."""
+    """The attributes an update cannot change: its key's, those a count's parent is found
+    by, and the generated ones."""
     parts = [p.name for p in key_params(resolved, entity.name)]
     counted = [b for count in counts_of(resolved, entity) for b in count.bound]
-    return parts + [b for b in dict.fromkeys(counted) if b not in parts]
+    generated = [name for name, _ in generated_of(entity)]
+    return parts + [b for b in dict.fromkeys(counted + generated) if b not in parts]
 
 
 def actions_at_most(entity: Entity) -> int:

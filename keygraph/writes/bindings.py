@@ -63,9 +63,14 @@ class Writes:
     counters: tuple[str, ...] = ()
     """Its attributes other entities' writes count: 0 when created, left to those writes
     by its updates."""
+    generated: tuple[tuple[str, str], ...] = ()
+    """Its attributes the creating write sets when not given: a new id ("id") or the time
+    of the write ("now"); no update changes them."""
 
     @property
     def fixed(self) -> tuple[str, ...]:
-        """What an update cannot change: its key's parts and the counts' parents."""
+        """What an update cannot change: its key's parts, the counts' parents and what the
+        creating write generated."""
         bound = (b for count in self.counts for b in count.bound)
-        return tuple(dict.fromkeys([*self.parts, *bound]))
+        made = (name for name, _ in self.generated)
+        return tuple(dict.fromkeys([*self.parts, *bound, *made]))

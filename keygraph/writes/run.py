@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError as Invalid
@@ -20,6 +21,7 @@ from keygraph.errors import (
     NotFound,
     TransactionCanceled,
 )
+from keygraph.ids import new_id
 from keygraph.plan import Condition, Delete, Get, Item, Key, Put, Update, WriteAction
 from keygraph.store import Session, Store
 
@@ -37,7 +39,8 @@ async def create(s: Session, tenant: str | None, w: Writes, values: Mapping[str,
     missing or full."""
     _exists(w, "create")
     fresh = dict.fromkeys(w.counters, 0) | ({VERSION: 1} if w.versioned else {})
-    model = _model(w, {**values, **fresh})
+    made = {name: _generate(kind) for name, kind in w.generated if values.get(name) is None}
+    model = _model(w, {**values, **made, **fresh})
     _allow(s, w, "create", model)
     scope = _scope(w, tenant)
     plan = _Plan(w)
@@ -181,6 +184,11 @@ class _ParentGone(Exception):
     def __init__(self, indexes: list[int]) -> None:
         super().__init__("parents gone")
         self.indexes = indexes
+
+
+def _generate(kind: str) -> Any:
+    """A generated value: a new id, or the time now."""
+    return new_id() if kind == "id" else datetime.now(UTC)
 
 
 def _exists(w: Writes, operation: str) -> None:

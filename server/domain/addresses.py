@@ -14,10 +14,10 @@ from generated.models.address import Address
 from generated.models.user import User
 from generated.queries.address import get_address
 from generated.queries.user import get_user, plan_user_with_addresses
+from keygraph.ids import new_id
 from keygraph.plan import Delete, Put, Update, WriteAction
 from keygraph.store import Session
 from server.domain.collection import first_page
-from server.domain.ids import new_id
 from server.domain.tx import ABSENT, stale, transact, version_is
 from server.errors import BadUserInput, NotFound
 

@@ -23,10 +23,10 @@ from generated.models.cleanup_task import CleanupTask
 from generated.models.enums import CleanupTaskKind
 from generated.queries.cleanup_task import cleanup_tasks
 from keygraph import deadline as work_deadline
+from keygraph.ids import new_id
 from keygraph.plan import Condition, Delete, Put
 from keygraph.store import Session, Store
 from keygraph.stores.view import StoreView
-from server.domain.ids import new_id
 
 log = logging.getLogger("keygraph.cleanup")
 

@@ -25,12 +25,12 @@ from generated.queries.membership import USER_GROUPS_PAGE, plan_group_members, p
 from generated.queries.user import get_user, get_users
 from keygraph import keycodec
 from keygraph.errors import TransactionCanceled
+from keygraph.ids import new_id
 from keygraph.page import Page
 from keygraph.plan import Check, Condition, Delete, Item, Put, Update, WriteAction
 from keygraph.store import Session
 from server.domain import cleanup
 from server.domain.collection import delete_of, first_page
-from server.domain.ids import new_id
 from server.domain.tx import (
     ABSENT,
     MAX_ACTIONS,

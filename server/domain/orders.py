@@ -14,9 +14,9 @@ from generated.models.enums import OrderStatus
 from generated.models.order import Order
 from generated.models.user_order import UserOrder
 from generated.queries.order import get_order
+from keygraph.ids import new_id
 from keygraph.plan import Check, Delete, Item, Put, WriteAction
 from keygraph.store import Session
-from server.domain.ids import new_id
 from server.domain.tx import ABSENT, PRESENT, stale, transact, version_is
 from server.errors import BadUserInput, Conflict, NotFound
 

@@ -24,9 +24,9 @@ from generated.queries.org_node import get_org_node, org_children
 from generated.queries.org_roots import get_org_roots
 from generated.table import TABLE
 from keygraph.errors import ConditionFailed, TransactionCanceled
+from keygraph.ids import new_id
 from keygraph.plan import Check, Condition, Key, Put, Update, WriteAction
 from keygraph.store import Session
-from server.domain.ids import new_id
 from server.domain.tx import ABSENT, CONDITION_FAILED
 from server.errors import ApiError, BadUserInput, Conflict, NotFound
 

@@ -14,6 +14,7 @@ from generated.models.shop import Shop as ShopRecord
 from generated.queries.shop import SHOPS_IN_CELL_PAGE, get_shop, plan_shops_in_cell
 from generated.table import TABLE
 from keygraph.errors import Forbidden
+from keygraph.ids import new_id
 from keygraph.paging import PageSize, collect_all
 from keygraph.plan import Condition, Delete, Item, Put, WriteAction
 from keygraph.store import Session, Store
@@ -30,7 +31,6 @@ from server.domain.geo import (
     runs,
     shop_geohash,
 )
-from server.domain.ids import new_id
 from server.domain.tx import stale, transact, version_is
 from server.errors import BadUserInput, NotFound
 

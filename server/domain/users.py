@@ -15,12 +15,12 @@ from generated.models.user import User
 from generated.queries.membership import plan_user_groups
 from generated.queries.user import get_user, plan_user_with_addresses
 from generated.queries.user_order import plan_user_orders
+from keygraph.ids import new_id
 from keygraph.plan import Condition, Delete, Item, Put, WriteAction
 from keygraph.store import Session
 from server.domain import cleanup
 from server.domain.collection import delete_of, first_page
 from server.domain.emails import email_key, held_key
-from server.domain.ids import new_id
 from server.domain.tx import ABSENT, MAX_ACTIONS, stale, transact, version_is, write_in_chunks
 from server.errors import BadUserInput, Conflict, NotFound
 

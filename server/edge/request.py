@@ -15,8 +15,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope
 
 from keygraph import capacity
+from keygraph.ids import new_id
 from server.auth.tokens import Claims
-from server.domain.ids import new_id
 from server.edge.keyed import Keyed
 from server.graphql.context import RequestContext
 

@@ -30,6 +30,7 @@ from generated.models.order import Order
 from generated.models.user import User
 from generated.table import TABLE
 from keygraph.errors import ConditionFailed
+from keygraph.ids import ulid
 from keygraph.plan import Condition, Get, Item, Put
 from keygraph.store import Store
 from server.domain.geo import destination
@@ -40,7 +41,6 @@ from server.domain.groups import (
     new_membership,
     new_membership_items,
 )
-from server.domain.ids import ulid
 from server.domain.orders import new_order, new_order_items
 from server.domain.org import org_node_record
 from server.domain.shops import shop_record

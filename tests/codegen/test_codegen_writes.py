@@ -35,6 +35,8 @@ def test_each_write_is_a_mutation() -> None:
         "deleteMember",
         "createFriendship",
         "deleteFriendship",
+        "createPost",
+        "deletePost",
         "createProduct",
         "deleteProduct",
         "createReview",

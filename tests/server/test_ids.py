@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from server.domain.ids import new_id, ulid
+from keygraph.ids import new_id, ulid
 from server.errors import BadUserInput
 from server.graphql.ids import from_global_id, to_global_id
 

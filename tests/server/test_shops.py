@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generated.table import TABLE
+from keygraph.ids import new_id
 from keygraph.plan import Put, TableDef
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
@@ -30,7 +31,6 @@ from server.domain.geo import (
     next_ring,
     runs,
 )
-from server.domain.ids import new_id
 from server.domain.shops import shop_record
 from server.edge.app import create_app
 from server.graphql.ids import from_global_id, to_global_id

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from keygraph.caller import Caller
+from keygraph.keycodec import parse_datetime
 from keygraph.plan import Scan
 from keygraph.store import Store
 from tests.conftest import StoreFactory
@@ -157,9 +159,12 @@ async def test_copies_and_counts_follow_each_write(social: tuple[Compiled, Store
 
 async def test_a_friendship_is_stored_both_ways(social: tuple[Compiled, Store]) -> None:
     api = Api(*social)
-    befriend = """mutation { createFriendship(input: {memberId: "m1", friendId: "m2",
-      since: "2026-01-01T00:00:00+00:00"}) { friendship { friendId } } }"""
-    assert "errors" not in await api(befriend, member("m1"))
+    befriend = """mutation { createFriendship(input: {memberId: "m1", friendId: "m2"})
+      { friendship { friendId since } } }"""
+    made = await api(befriend, member("m1"))
+    since = made["data"]["createFriendship"]["friendship"]["since"]
+    stored = {parse_datetime(i["since"]) for i in by_type(await items(api.store), "FRIEND")}
+    assert stored == {datetime.fromisoformat(since)}  # one time, on both directions
     again = befriend.replace('memberId: "m1", friendId: "m2"', 'memberId: "m2", friendId: "m1"')
     assert code(await api(again, member("m2"))) == "CONFLICT"
     friends = '{ friendsOf(memberId: "m2") { edges { node { memberId friendId } } } }'
@@ -170,6 +175,26 @@ async def test_a_friendship_is_stored_both_ways(social: tuple[Compiled, Store]) 
     assert code(await api(unfriend, member("m3"))) == "FORBIDDEN"
     assert "errors" not in await api(unfriend, member("m1"))
     assert by_type(await items(api.store), "FRIEND") == []
+
+
+async def test_a_create_generates_what_the_spec_says(social: tuple[Compiled, Store]) -> None:
+    api = Api(*social)
+    post = """mutation { createPost(input: {memberId: "m1", text: "hello"})
+      { post { postId postedAt } } }"""
+    before = datetime.now(UTC)
+    first, second = [(await api(post, member("m1")))["data"]["createPost"]["post"] for _ in "ab"]
+    assert first["postId"] != second["postId"]
+    assert len(first["postId"]) == 26  # a ULID: ids sort by the time they were made
+    assert first["postId"] < second["postId"] or first["postedAt"] == second["postedAt"]
+    assert before <= datetime.fromisoformat(first["postedAt"]) <= datetime.now(UTC)
+    given = """mutation { createPost(input: {memberId: "m1", text: "x", postId: "mine"})
+      { post { postId } } }"""
+    assert code(await api(given, member("m1"))) == "GRAPHQL_VALIDATION_FAILED"
+    posts = '{ postsBy(memberId: "m1") { edges { node { postId text } } } }'
+    edges = (await api(posts))["data"]["postsBy"]["edges"]
+    assert sorted(edge["node"]["postId"] for edge in edges) == sorted(
+        [first["postId"], second["postId"]]
+    )
 
 
 async def test_racing_writes_keep_every_invariant(social: tuple[Compiled, Store]) -> None:

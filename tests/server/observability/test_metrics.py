@@ -17,13 +17,13 @@ from generated.models.cleanup_task import CleanupTask
 from generated.models.enums import CleanupTaskKind
 from generated.table import TABLE
 from keygraph.cursor import CursorCodec
+from keygraph.ids import new_id
 from keygraph.migrate.target import MIGRATION_PARTITION
 from keygraph.plan import Put
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.domain import cleanup
 from server.domain.geo import INLINE_MAX_CELLS, cover_circle
-from server.domain.ids import new_id
 from server.domain.users import create_user
 from server.observability import exposition
 from server.settings import Limits, SettingsError, load_settings

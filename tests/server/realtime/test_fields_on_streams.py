@@ -24,10 +24,10 @@ from generated.models.user import User as UserModel
 from generated.queries.org_node import get_org_node
 from generated.queries.user import get_user
 from generated.table import TABLE
+from keygraph.ids import new_id
 from keygraph.plan import Put, Update
 from keygraph.store import Store
 from keygraph.stores import stream_of
-from server.domain.ids import new_id
 from server.domain.org import COUNT, org_node_record
 from server.domain.tx import write_in_chunks
 from server.edge.app import App, create_app

@@ -14,17 +14,20 @@ from .entities import ENTITIES
 from .keys import friendship as _keys_friendship
 from .keys import handle as _keys_handle
 from .keys import member as _keys_member
+from .keys import post as _keys_post
 from .keys import product as _keys_product
 from .keys import review as _keys_review
 from .models.friendship import Friendship
 from .models.handle import Handle
 from .models.member import Member
+from .models.post import Post
 from .models.product import Product
 from .models.product_review import ProductReview
 from .models.review import Review
 from .queries.friendship import FRIENDS_OF_PAGE, friends_of
 from .queries.handle import get_handle
 from .queries.member import get_member
+from .queries.post import POSTS_BY_PAGE, posts_by
 from .queries.product import get_product
 from .queries.product_review import PRODUCT_REVIEWS_PAGE, product_reviews
 from .queries.review import REVIEWS_BY_PAGE, reviews_by
@@ -44,6 +47,13 @@ API = Api(
         "getMember": Root("get", get_member, (Arg("memberId", "member_id", "ID"),), scoped=True),
         "getProduct": Root(
             "get", get_product, (Arg("productId", "product_id", "ID"),), scoped=True
+        ),
+        "postsBy": Root(
+            "query",
+            posts_by,
+            (Arg("memberId", "member_id", "ID"),),
+            scoped=True,
+            page=POSTS_BY_PAGE,
         ),
         "productReviews": Root(
             "query",
@@ -105,6 +115,16 @@ API = Api(
                     scoped=True,
                     page=REVIEWS_BY_PAGE,
                 ),
+            },
+            scoped=True,
+        ),
+        "Post": Type(
+            Post,
+            {
+                "memberId": "member_id",
+                "postId": "post_id",
+                "text": "text",
+                "postedAt": "posted_at",
             },
             scoped=True,
         ),
@@ -220,6 +240,27 @@ API = Api(
                     ),
                     unique=False,
                 ),
+            ),
+            generated=(("since", "now"),),
+        ),
+        "Post": Writes(
+            Post,
+            TABLE,
+            _keys_post.key,
+            (
+                "member_id",
+                "post_id",
+            ),
+            frozenset(("create", "delete")),
+            scoped=True,
+            versioned=False,
+            allow={
+                "create": lambda caller, m: _authz.may_create_post(caller, member_id=m.member_id),
+                "delete": lambda caller, m: _authz.may_delete_post(caller, member_id=m.member_id),
+            },
+            generated=(
+                ("post_id", "id"),
+                ("posted_at", "now"),
             ),
         ),
         "Product": Writes(

@@ -70,6 +70,26 @@ def may_delete_friendship(caller: Caller, *, member_id: str, friend_id: str) -> 
     return "admin" in caller.roles or caller.owns(member_id) or caller.owns(friend_id)
 
 
+def may_read_post(caller: Caller) -> bool:
+    """Whether the caller may read Post items."""
+    return "admin" in caller.roles or "member" in caller.roles
+
+
+def may_create_post(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may create Post items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
+def may_update_post(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may update Post items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
+def may_delete_post(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may delete Post items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
 def may_read_product(caller: Caller) -> bool:
     """Whether the caller may read Product items."""
     return "admin" in caller.roles or "member" in caller.roles
@@ -152,6 +172,11 @@ def may_run_friends_of(caller: Caller) -> bool:
 
 def may_run_reviews_by(caller: Caller) -> bool:
     """Whether the caller may run reviews_by."""
+    return "admin" in caller.roles or "member" in caller.roles
+
+
+def may_run_posts_by(caller: Caller) -> bool:
+    """Whether the caller may run posts_by."""
     return "admin" in caller.roles or "member" in caller.roles
 
 

@@ -13,17 +13,19 @@ from keygraph.streams.decode import Change, decode
 from .keys import friendship as _keys_friendship
 from .keys import handle as _keys_handle
 from .keys import member as _keys_member
+from .keys import post as _keys_post
 from .keys import product as _keys_product
 from .keys import product_review as _keys_product_review
 from .keys import review as _keys_review
 from .models.friendship import Friendship
 from .models.handle import Handle
 from .models.member import Member
+from .models.post import Post
 from .models.product import Product
 from .models.product_review import ProductReview
 from .models.review import Review
 
-FINGERPRINT = "3c61253e2403cd1a"
+FINGERPRINT = "d0ef42afc4b18b46"
 """A digest of how the spec stores items; it changes whenever the spec does."""
 
 TENANT_PREFIXES: tuple[str, ...] = ("T#",)
@@ -34,12 +36,13 @@ ENTITIES: dict[str, EntityDef] = {
     "FRIEND": EntityDef(Friendship, _keys_friendship.parse_key, versioned=False),
     "HANDLE": EntityDef(Handle, _keys_handle.parse_key, versioned=False),
     "MEMBER": EntityDef(Member, _keys_member.parse_key, versioned=True),
+    "POST": EntityDef(Post, _keys_post.parse_key, versioned=False),
     "PRODUCT": EntityDef(Product, _keys_product.parse_key, versioned=False),
     "PRODUCT_REVIEW": EntityDef(ProductReview, _keys_product_review.parse_key, versioned=True),
     "REVIEW": EntityDef(Review, _keys_review.parse_key, versioned=True),
 }
 
-Model: TypeAlias = Friendship | Handle | Member | Product | ProductReview | Review
+Model: TypeAlias = Friendship | Handle | Member | Post | Product | ProductReview | Review
 """The model of any entity of the spec."""
 
 

@@ -7,6 +7,7 @@ returns first (`queries/<entity>.py`)."""
 from .friendship import friends_of, plan_friends_of
 from .handle import get_handle, plan_get_handle
 from .member import get_member, plan_get_member
+from .post import plan_posts_by, posts_by
 from .product import get_product, plan_get_product
 from .product_review import plan_product_reviews, product_reviews
 from .review import plan_reviews_by, reviews_by
@@ -20,8 +21,10 @@ __all__ = [
     "plan_get_handle",
     "plan_get_member",
     "plan_get_product",
+    "plan_posts_by",
     "plan_product_reviews",
     "plan_reviews_by",
+    "posts_by",
     "product_reviews",
     "reviews_by",
 ]
