@@ -1,19 +1,16 @@
 """The least privilege a served API needs, derived from the spec: exactly the DynamoDB
 actions its generated code sends, on the table and on the indexes its patterns read. Never
 Scan, never a wildcard: a get pattern needs GetItem, a batch get BatchGetItem, a query Query
-on its index; writes (TransactWriteItems is authorized by each of its items' actions) read
-the item first and put, update or delete it, its claims, copies and counts."""
+on its index; a write what keygraph.writes sends for it (TransactWriteItems is authorized
+by each of its items' actions)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .resolve import TABLE_INDEX, Resolved
+from .resolve import TABLE_INDEX, Entity, Resolved
 
 TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
-WRITES = ("GetItem", "PutItem", "UpdateItem", "DeleteItem")
-"""What the writes of keygraph.writes send: a consistent read of the item, then one
-transaction of puts, updates and deletes."""
 
 
 def actions(resolved: Resolved) -> tuple[list[str], list[str]]:
@@ -29,9 +26,26 @@ def actions(resolved: Resolved) -> tuple[list[str], list[str]]:
             used.add("Query")
         else:
             indexes.add(pattern.index)
-    if any(entity.spec.writes for entity in resolved.entities.values()):
-        used.update(WRITES)
+    for entity in resolved.entities.values():
+        used.update(_writing(entity))
     return sorted(used), sorted(indexes)
+
+
+def _writing(entity: Entity) -> set[str]:
+    """What keygraph.writes sends for the entity's writes: a create puts the item and its
+    claims and copies, and raises its counts; an update reads the item, updates it and
+    moves what it keeps; a delete reads the item, deletes it and what it keeps, and lowers
+    its counts."""
+    spec = entity.spec
+    keeps, counts = bool(spec.unique or spec.copies), bool(spec.counts)
+    found: set[str] = set()
+    if "create" in spec.writes:
+        found |= {"PutItem"} | ({"UpdateItem"} if counts else set())
+    if "update" in spec.writes:
+        found |= {"GetItem", "UpdateItem"} | ({"PutItem", "DeleteItem"} if keeps else set())
+    if "delete" in spec.writes:
+        found |= {"GetItem", "DeleteItem"} | ({"UpdateItem"} if counts else set())
+    return found
 
 
 def statements(resolved: Resolved) -> list[dict[str, Any]]:

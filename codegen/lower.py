@@ -18,6 +18,7 @@ from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct, lower_summaries
 from .lower_queries import lower_queries
 from .resolve import Resolved
+from .spec import EntitySpec
 from .worksheet import entity_keys, worksheet
 
 
@@ -90,14 +91,20 @@ def tenant_prefixes(resolved: Resolved) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _dump(model: BaseModel, exclude: frozenset[str] = frozenset()) -> Any:
+def _dump(model: BaseModel, exclude: Any = frozenset()) -> Any:
     """A spec part as JSON, settings left at their defaults left out (a new setting does not
     change the fingerprint of a spec that does not use it), nor those in `exclude`."""
-    return model.model_dump(mode="json", exclude_defaults=True, exclude=set(exclude))
+    return model.model_dump(mode="json", exclude_defaults=True, exclude=exclude)
 
 
 NOT_STORED = frozenset({"access", "relations", "writes", "unique", "copies", "counts"})
-"""What an entity declares that does not change how its items are stored."""
+"""What an entity declares that does not change how its items are stored (nor does an
+attribute's `generated`: who sets a value)."""
+
+
+def _not_stored(entity: EntitySpec) -> dict[str, Any]:
+    made = {name: {"generated"} for name, a in entity.attributes.items() if a.generated}
+    return dict.fromkeys(NOT_STORED, True) | ({"attributes": made} if made else {})
 
 
 def fingerprint(resolved: Resolved) -> str:
@@ -108,7 +115,7 @@ def fingerprint(resolved: Resolved) -> str:
     stored = {
         "table": _dump(spec.table),
         "structs": {n: _dump(s) for n, s in spec.structs.items()},
-        "entities": {n: _dump(e, NOT_STORED) for n, e in spec.entities.items()},
+        "entities": {n: _dump(e, _not_stored(e)) for n, e in spec.entities.items()},
     }
     text = json.dumps(stored, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

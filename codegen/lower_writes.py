@@ -149,10 +149,10 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
             )
         )
     if found:
-        imports |= {
-            "from keygraph.writes import Count, Derived, Writes",
-            "from .table import TABLE",
-        }
+        used = ["Count"] if any(w.counts for w in found) else []
+        used += ["Derived"] if any(w.derived for w in found) else []
+        imports.add(f"from keygraph.writes import {', '.join([*used, 'Writes'])}")
+        imports.add("from .table import TABLE")
         if any(w.allow for w in found):
             imports.add("from . import authz as _authz")
     return tuple(found), sorted(imports)

@@ -7,6 +7,7 @@ follows (keygraph.api)."""
 from pathlib import Path
 
 from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
+from keygraph.writes import Writes
 
 from . import authz as _authz
 from .entities import ENTITIES
@@ -71,6 +72,7 @@ from .queries.user_order import (
     user_orders,
     user_orders_between,
 )
+from .table import TABLE
 
 API = Api(
     sdl=Path(__file__).with_name("api.graphql").read_text(encoding="utf-8"),
@@ -556,4 +558,22 @@ API = Api(
         ),
     },
     entities=ENTITIES,
+    writes={
+        "Group": Writes(
+            Group,
+            TABLE,
+            _keys_group.key,
+            ("group_id",),
+            frozenset(("create",)),
+            scoped=True,
+            versioned=True,
+            allow={
+                "create": lambda caller, m: _authz.may_create_group(caller),
+            },
+            generated=(
+                ("group_id", "id"),
+                ("created_at", "now"),
+            ),
+        ),
+    },
 )

@@ -12,6 +12,7 @@ import random
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+from generated.api import API
 from generated.keys import group as group_keys
 from generated.keys import membership as membership_keys
 from generated.keys import user as user_keys
@@ -23,7 +24,7 @@ from generated.models.user import User
 from generated.queries.group import get_group
 from generated.queries.membership import USER_GROUPS_PAGE, plan_group_members, plan_user_groups
 from generated.queries.user import get_user, get_users
-from keygraph import keycodec
+from keygraph import keycodec, writes
 from keygraph.errors import TransactionCanceled
 from keygraph.ids import new_id
 from keygraph.page import Page
@@ -70,9 +71,8 @@ def new_membership_items(tenant: str, membership: Membership) -> list[Item]:
 
 
 async def create_group(s: Session, tenant: str, name: str) -> Group:
-    group = new_group(name)
-    exists = Conflict("a group with this id already exists")
-    await transact(s.store, [Put(item=group.to_item(tenant), conditions=ABSENT)], {0: exists})
+    """A new group, as the spec's create writes it (keygraph.writes)."""
+    group: Group = await writes.create(s, tenant, API.writes["Group"], {"name": name})
     return group
 
 

@@ -63,6 +63,7 @@ def test_the_policy_is_what_the_spec_uses() -> None:
     assert repository["TableItems"]["Action"] == [
         "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
+        "dynamodb:PutItem",  # createGroup's, its only write
         "dynamodb:Query",
     ]
     indexes = [r["Fn::Sub"] for r in repository["IndexQueries"]["Resource"]]

@@ -1,12 +1,15 @@
 """A spec's writes through its generated API, on both stores (tests/codegen/cases/social):
 every mutation, each invariant the spec declares (a unique handle's claim, a friendship's
 other direction, a review's copy under its product, a product's count of reviews under its
-cap, versions), refusals that write nothing, and racing writes that keep every invariant."""
+cap, versions, generated ids and times), refusals that write nothing, and racing writes that
+keep every invariant; on DynamoDB, every call they make is one the generated stack's policy
+allows."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import json
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +20,10 @@ from keygraph.caller import Caller
 from keygraph.keycodec import parse_datetime
 from keygraph.plan import Scan
 from keygraph.store import Store
+from keygraph.stores.dynamodb.store import DynamoDBStore
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, Compiled, ask
+from tests.keygraph.api.test_lambda import Call, allowed, needed
 
 SPEC = CASES / "social" / "spec.toml"
 ADMIN = Caller("boss", frozenset({"admin"}))
@@ -31,10 +36,28 @@ def member(subject: str) -> Caller:
 
 @pytest.fixture
 async def social(
-    compiled: Callable[[Path], Compiled], store_factory: StoreFactory, kind: str
-) -> tuple[Compiled, Store]:
+    compiled: Callable[[Path], Compiled],
+    store_factory: StoreFactory,
+    kind: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[tuple[Compiled, Store]]:
+    """The social package on a new store; on DynamoDB, each call the test makes is then
+    checked against the least privilege of the package's stack (stack.json)."""
     package = compiled(SPEC)
-    return package, await store_factory(kind, package.table)
+    store = await store_factory(kind, package.table)
+    calls: list[Call] = []
+    original = DynamoDBStore._call
+
+    async def recorded(self: DynamoDBStore, operation: str, params: dict[str, Any]) -> Any:
+        if operation not in ("Scan", "CreateTable", "DeleteTable", "DescribeTable"):
+            calls.extend(needed(operation, params))
+        return await original(self, operation, params)
+
+    monkeypatch.setattr(DynamoDBStore, "_call", recorded)
+    yield package, store
+    stack = json.loads((Path(str(package.package.__file__)).parent / "stack.json").read_text())
+    assert [call for call in calls if not allowed(stack, call)] == []
+    assert calls or kind == "embedded"
 
 
 async def items(store: Store) -> list[dict[str, Any]]:
