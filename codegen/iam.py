@@ -2,7 +2,8 @@
 actions its generated code sends, on the table and on the indexes its patterns read. Never
 Scan, never a wildcard: a get pattern needs GetItem, a batch get BatchGetItem, a query Query
 on its index; a write what keygraph.writes sends for it (TransactWriteItems is authorized
-by each of its items' actions)."""
+by each of its items' actions); and, where there are writes, Idempotency-Key's records,
+only in their own partitions (`dynamodb:LeadingKeys`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ from typing import Any
 from .resolve import TABLE_INDEX, Entity, Resolved
 
 TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
+LEDGER = "~KEYGRAPH#IDEMPOTENCY#"
+"""The partitions of Idempotency-Key's records (keygraph/serve/idempotency.py PREFIX)."""
+LEDGER_ACTIONS = ("DeleteItem", "GetItem", "PutItem", "UpdateItem")
+"""What a mutation sent with an Idempotency-Key does to its record: claims it, reads it,
+keeps the answer in it, or forgets it."""
 
 
 def actions(resolved: Resolved) -> tuple[list[str], list[str]]:
@@ -59,6 +65,16 @@ def statements(resolved: Resolved) -> list[dict[str, Any]]:
                 "Effect": "Allow",
                 "Action": [f"dynamodb:{action}" for action in on_table],
                 "Resource": TABLE_ARN,
+            }
+        )
+    if any(entity.spec.writes for entity in resolved.entities.values()):
+        found.append(
+            {
+                "Sid": "IdempotencyRecords",
+                "Effect": "Allow",
+                "Action": [f"dynamodb:{action}" for action in LEDGER_ACTIONS],
+                "Resource": TABLE_ARN,
+                "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{LEDGER}*"]}},
             }
         )
     if indexes:

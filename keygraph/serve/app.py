@@ -23,10 +23,12 @@ from starlette.websockets import WebSocket
 from keygraph.api import ApiContext
 from keygraph.api.run import formatted
 from keygraph.store import Session
-from keygraph.tokens import TokenError, bearer, verify
+from keygraph.tokens import TokenError, Verified, bearer, verify
 
 from . import graphiql
-from .admission import Refused, admit
+from .admission import Admitted, Refused, admit
+from .idempotency import Answered, Claimed
+from .idempotency_key import HEADER, digest, record_name, valid_key
 from .served import MEDIA, Served
 from .sockets import Places, serve_socket
 
@@ -65,23 +67,20 @@ def create_app(served: Served) -> Starlette:
             refusal = _answer({"errors": admitted.errors}, admitted.status)
             refusal.headers.update(admitted.headers)
             return refusal
-        session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
-        result = execute(
-            served.schema,
-            admitted.document,
-            context_value=ApiContext(session, token.tenant),
-            variable_values=variables,
-            operation_name=name,
-        )
-        if isawaitable(result):
-            result = await result
-        errors = [formatted(error) for error in result.errors or ()]
-        if result.data is None and all(error.path is None for error in result.errors or ()):
-            return _answer({"errors": errors}, 400)  # its variables did not coerce
-        body: dict[str, Any] = {"data": result.data}
-        if errors:
-            body["errors"] = errors
-        return _answer(body)
+        claimed = await _claim(served, request, token, params, admitted)
+        if isinstance(claimed, Response):
+            return claimed
+        try:
+            status, body = await _run(served, admitted, token, variables, name)
+        except BaseException:
+            if claimed is not None and served.ledger is not None:
+                await served.ledger.settle(claimed, 500, b"", set())
+            raise
+        answer = orjson.dumps(body)
+        if claimed is not None and served.ledger is not None:
+            codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}
+            await served.ledger.settle(claimed, status, answer, codes)
+        return Response(answer, status, media_type=MEDIA)
 
     async def healthz(_request: Request) -> Response:
         return Response("ok")
@@ -112,6 +111,58 @@ def create_app(served: Served) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.places = places
     return app
+
+
+async def _claim(
+    served: Served,
+    request: Request,
+    token: Verified,
+    params: tuple[str, dict[str, Any] | None, str | None],
+    admitted: Admitted,
+) -> Claimed | Response | None:
+    """The record a mutation sent with an Idempotency-Key claims, or the answer that it
+    gets instead (a kept answer, a refusal); None without a key (or for a query)."""
+    given = request.headers.get(HEADER)
+    mutation = admitted.operation.operation is OperationType.MUTATION
+    if given is None or not mutation or served.ledger is None:
+        return None
+    if not valid_key(given):
+        message = "an Idempotency-Key is 1 to 255 printable ASCII characters"
+        return _refused(400, "BAD_REQUEST", message)
+    query, variables, name = params
+    record = record_name(token.tenant, token.caller, given)
+    sent = orjson.dumps({"query": query, "variables": variables, "operationName": name})
+    outcome = await served.ledger.claim(token.tenant, record, digest(sent))
+    if isinstance(outcome, Answered):
+        return Response(outcome.body, outcome.status, outcome.headers, MEDIA)
+    return outcome
+
+
+async def _run(
+    served: Served,
+    admitted: Admitted,
+    token: Verified,
+    variables: dict[str, Any] | None,
+    name: str | None,
+) -> tuple[int, dict[str, Any]]:
+    """The operation's status and answer."""
+    session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
+    result = execute(
+        served.schema,
+        admitted.document,
+        context_value=ApiContext(session, token.tenant),
+        variable_values=variables,
+        operation_name=name,
+    )
+    if isawaitable(result):
+        result = await result
+    errors = [formatted(error) for error in result.errors or ()]
+    if result.data is None and all(error.path is None for error in result.errors or ()):
+        return 400, {"errors": errors}  # its variables did not coerce
+    body: dict[str, Any] = {"data": result.data}
+    if errors:
+        body["errors"] = errors
+    return 200, body
 
 
 def _graphiql(request: Request, served: Served) -> Response:

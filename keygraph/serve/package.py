@@ -24,6 +24,7 @@ from keygraph.streams import NoStream
 from keygraph.tokens import TokenKey
 
 from .budget import TenantBudget, throttled
+from .idempotency import Ledger
 from .served import Served
 
 POLL_SECONDS = 0.05
@@ -56,7 +57,9 @@ def served(package: str, store: Store, signing: str, **options: Any) -> Served:
             hub = Hub(stream, POLL_SECONDS, decoder(api, table))
             budget = options.get("budget")
             realtime = Realtime(hub, EventCursors(cursors), table, _payer(budget))
-    return Served(executable(api), store, key, cursors, realtime=realtime, **options)
+    ledger = Ledger(store, table_of(package))
+    app = Served(executable(api), store, key, cursors, realtime=realtime, ledger=ledger)
+    return replace(app, **options)
 
 
 def _payer(budget: TenantBudget | None) -> Callable[[str], Callable[[int], None]]:

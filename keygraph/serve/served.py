@@ -14,6 +14,7 @@ from keygraph.store import Store
 from keygraph.tokens import TokenKey
 
 from .budget import TenantBudget
+from .idempotency import Ledger
 
 MEDIA = "application/graphql-response+json"
 MAX_BODY_BYTES = 1024 * 1024
@@ -57,3 +58,5 @@ class Served:
     """Subscriptions one WebSocket connection may hold at once."""
     max_connections: int = MAX_CONNECTIONS
     """WebSocket connections one tenant may hold at once in the process."""
+    ledger: Ledger | None = None
+    """Where Idempotency-Key's records are kept; None: the header is not honoured."""

@@ -40,11 +40,11 @@ from strawberry.schema.base import BaseSchema
 from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
-from keygraph.serve import graphiql
+from keygraph.serve import graphiql, idempotency_key
 from keygraph.serve.budget import TenantBudget
 from keygraph.store import Store
 from server.auth.tokens import Claims, Verifier
-from server.edge import idempotency, idempotency_key, persisted, request_body
+from server.edge import idempotency, persisted, request_body
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath

@@ -69,7 +69,11 @@ def test_the_policy_is_what_the_spec_uses() -> None:
     indexes = [r["Fn::Sub"] for r in repository["IndexQueries"]["Resource"]]
     assert indexes == ["${Table.Arn}/index/GSI1", "${Table.Arn}/index/GSI2"]
     social = policy(stack_of(SPECS["social"]))
-    assert set(social) == {"TableItems"}  # no index, so no Query on one
+    assert set(social) == {"TableItems", "IdempotencyRecords"}  # no index, so no Query on one
+    records = social["IdempotencyRecords"]
+    assert records["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["~KEYGRAPH#IDEMPOTENCY#*"]}
+    }
     assert social["TableItems"]["Action"] == [
         "dynamodb:DeleteItem",
         "dynamodb:GetItem",

@@ -22,17 +22,15 @@ import pytest
 
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.testing import unique_table
 from keygraph.tokens import issue
 from tests.keygraph.api.conftest import CASES, Compiled
+from tests.keygraph.api.policy import Call, allowed, recording, stack_of
 
 pytestmark = pytest.mark.dynamodb_local
 
 SPEC = CASES / "social" / "spec.toml"
 SECRET = "lambda-test-secret-" + "s" * 32
-Call = tuple[str, str, str | None]
-"""An action a DynamoDB call needs: (action, table, index or None)."""
 
 
 @pytest.fixture
@@ -58,19 +56,12 @@ def handler(
     }
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
-    calls: list[Call] = []
-    original = DynamoDBStore._call
-
-    async def recorded(self: DynamoDBStore, operation: str, params: dict[str, Any]) -> Any:
-        calls.extend(needed(operation, params))
-        return await original(self, operation, params)
-
-    monkeypatch.setattr(DynamoDBStore, "_call", recorded)
+    calls = recording(monkeypatch)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     sys.modules.pop("keygraph.serve.lambda_handler", None)
     module = importlib.import_module("keygraph.serve.lambda_handler")
-    stack = json.loads((Path(str(package.package.__file__)).parent / "stack.json").read_text())
+    stack = stack_of(package)
     try:
         yield module, calls, stack
     finally:
@@ -79,39 +70,6 @@ def handler(
         asyncio.set_event_loop(None)
         loop.close()
         admin.delete_table(dynamodb_client, table.name)
-
-
-def needed(operation: str, params: dict[str, Any]) -> list[Call]:
-    """The actions a call needs, as IAM authorizes it: a transaction by each of its items'."""
-    if operation == "TransactWriteItems":
-        names = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
-        names["ConditionCheck"] = "ConditionCheckItem"
-        return [
-            (names[kind], body["TableName"], None)
-            for item in params["TransactItems"]
-            for kind, body in item.items()
-        ]
-    if operation == "BatchGetItem":
-        return [(operation, table, None) for table in params["RequestItems"]]
-    return [(operation, params["TableName"], params.get("IndexName"))]
-
-
-def allowed(stack: dict[str, Any], call: Call) -> bool:
-    """Whether the function's policy allows the call on the stack's table (its only one)."""
-    action, _table, index = call
-    (policy,) = stack["Resources"]["Function"]["Properties"]["Policies"]
-    for statement in policy["Statement"]:
-        resources = statement["Resource"]
-        resources = resources if isinstance(resources, list) else [resources]
-        names = [r.get("Fn::Sub", "") for r in resources]
-        on = (
-            f"${{Table.Arn}}/index/{index}" in names
-            if index
-            else {"Fn::GetAtt": ["Table", "Arn"]} in resources
-        )
-        if statement["Effect"] == "Allow" and f"dynamodb:{action}" in statement["Action"] and on:
-            return True
-    return False
 
 
 def bearer(tenant: str) -> str:
@@ -225,5 +183,5 @@ def test_every_event_kind_answers_as_serve_does(
     refused = [call for call in calls if not allowed(stack, call)]
     assert refused == []
     table = calls[0][1]
-    assert not allowed(stack, ("Scan", table, None))
-    assert not allowed(stack, ("Query", table, "GSI9"))
+    assert not allowed(stack, ("Scan", table, None, None))
+    assert not allowed(stack, ("Query", table, "GSI9", None))

@@ -8,7 +8,6 @@ allows."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,10 +19,9 @@ from keygraph.caller import Caller
 from keygraph.keycodec import parse_datetime
 from keygraph.plan import Scan
 from keygraph.store import Store
-from keygraph.stores.dynamodb.store import DynamoDBStore
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, Compiled, ask
-from tests.keygraph.api.test_lambda import Call, allowed, needed
+from tests.keygraph.api.policy import allowed, recording, stack_of
 
 SPEC = CASES / "social" / "spec.toml"
 ADMIN = Caller("boss", frozenset({"admin"}))
@@ -45,18 +43,9 @@ async def social(
     checked against the least privilege of the package's stack (stack.json)."""
     package = compiled(SPEC)
     store = await store_factory(kind, package.table)
-    calls: list[Call] = []
-    original = DynamoDBStore._call
-
-    async def recorded(self: DynamoDBStore, operation: str, params: dict[str, Any]) -> Any:
-        if operation not in ("Scan", "CreateTable", "DeleteTable", "DescribeTable"):
-            calls.extend(needed(operation, params))
-        return await original(self, operation, params)
-
-    monkeypatch.setattr(DynamoDBStore, "_call", recorded)
+    calls = recording(monkeypatch)
     yield package, store
-    stack = json.loads((Path(str(package.package.__file__)).parent / "stack.json").read_text())
-    assert [call for call in calls if not allowed(stack, call)] == []
+    assert [call for call in calls if not allowed(stack_of(package), call)] == []
     assert calls or kind == "embedded"
 
 
@@ -72,7 +61,7 @@ async def items(store: Store) -> list[dict[str, Any]]:
 
 
 def by_type(all_items: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [item for item in all_items if item["_type"] == kind]
+    return [item for item in all_items if item.get("_type") == kind]
 
 
 class Api:

@@ -18,12 +18,13 @@ from generated.table import TABLE
 from keygraph.caller import Caller
 from keygraph.errors import IdempotentParameterMismatch, StoreThrottled, StoreUnavailable
 from keygraph.plan import Get, Put, Update
+from keygraph.serve import idempotency_key
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import Forwarding
 from server.auth.tokens import issue_token
 from server.domain import cleanup
-from server.edge import idempotency, idempotency_key, owners
+from server.edge import idempotency, owners
 from server.edge.app import create_app
 from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore, Writes
 from server.settings import Settings

@@ -16,8 +16,8 @@ import pytest
 from generated.keys.idempotency_record import key as record_key
 from keygraph.caller import Caller
 from keygraph.plan import Get
+from keygraph.serve.idempotency_key import record_name
 from server.auth.tokens import issue_token
-from server.edge.idempotency_key import record_name
 from server.settings import Settings
 from tests.server.conftest import SECRET
 from tests.server.domain.conftest import World
