@@ -14,7 +14,6 @@ from keygraph import writes
 from .bindings import Api
 from .cost import READ, Read
 
-OPERATIONS = ("create", "update", "delete")
 EXPECTED = "expectedVersion"
 
 

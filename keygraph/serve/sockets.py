@@ -217,9 +217,7 @@ class _Connection:
                 await self._send({"type": "next", "id": ident, "payload": body})
             await self._send({"type": "complete", "id": ident})
         except (GraphQLError, KeygraphError) as exc:
-            error = (
-                exc if isinstance(exc, GraphQLError) else GraphQLError(str(exc), original_error=exc)
-            )
+            error = exc if isinstance(exc, GraphQLError) else _located(exc)
             await self._send({"type": "error", "id": ident, "payload": [formatted(error)]})
         finally:
             close = getattr(events, "aclose", None)
