@@ -1,8 +1,10 @@
 """Waiting on a condition with a deadline, never for a fixed time: `wait_for` polls a
-condition, `answering` polls until a URL answers (a server that has just started)."""
+condition, `until` does so inside an event loop (letting it run between looks), and
+`answering` polls until a URL answers (a server that has just started)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import urllib.request
 from collections.abc import Callable
@@ -17,6 +19,17 @@ def wait_for(condition: Callable[[], object], what: str, timeout: float = 10.0) 
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(POLL)
+
+
+UNTIL_SECONDS = 15.0
+
+
+async def until(condition: Callable[[], object], what: str) -> None:
+    """As `wait_for` (for UNTIL_SECONDS), letting the event loop run between two looks."""
+    deadline = time.monotonic() + UNTIL_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(POLL)
 
 
 def answering(url: str, alive: Callable[[], bool] = lambda: True, timeout: float = 60) -> None:

@@ -6,9 +6,7 @@ lost or repeated; and what a hostile client sends closes its socket or is refuse
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +26,7 @@ from keygraph.store import Session
 from keygraph.tokens import issue
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, CODEC, Compiled
+from tests.waiting import until
 
 SPEC = CASES / "social" / "spec.toml"
 SECRET = "subscriptions-secret-" + "s" * 32
@@ -103,14 +102,6 @@ async def social(
     members = package.module("api").API.writes["Member"]
     async with built.router.lifespan_context(built):
         yield Social(app_served, built, members)
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    """Waits, letting the loop run, until `condition()` holds (AssertionError past 15 s)."""
-    deadline = time.monotonic() + 15
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
 
 
 async def subscribe(ws: AsyncWebSocketSession, ident: str, **variables: Any) -> None:
