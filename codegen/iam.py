@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .resolve import TABLE_INDEX, Entity, Resolved
+from .writes import counters_of
 
 TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
 LEDGER = "~KEYGRAPH#IDEMPOTENCY#"
@@ -33,22 +34,24 @@ def actions(resolved: Resolved) -> tuple[list[str], list[str]]:
         else:
             indexes.add(pattern.index)
     for entity in resolved.entities.values():
-        used.update(_writing(entity))
+        used.update(_writing(resolved, entity))
     return sorted(used), sorted(indexes)
 
 
-def _writing(entity: Entity) -> set[str]:
+def _writing(resolved: Resolved, entity: Entity) -> set[str]:
     """What keygraph.writes sends for the entity's writes: a create puts the item and its
-    claims and copies, and raises its counts; an update reads the item, updates it and
-    moves what it keeps; a delete reads the item, deletes it and what it keeps, and lowers
-    its counts."""
+    claims and copies, raises its counts and checks its parents; an update reads the item,
+    puts it (updates it where others keep counts on it) and moves what it keeps; a delete
+    reads the item, deletes it and what it keeps, and lowers its counts."""
     spec = entity.spec
     keeps, counts = bool(spec.unique or spec.copies), bool(spec.counts)
     found: set[str] = set()
     if "create" in spec.writes:
         found |= {"PutItem"} | ({"UpdateItem"} if counts else set())
+        found |= {"ConditionCheckItem"} if spec.requires else set()
     if "update" in spec.writes:
-        found |= {"GetItem", "UpdateItem"} | ({"PutItem", "DeleteItem"} if keeps else set())
+        found |= {"GetItem", "UpdateItem" if counters_of(resolved, entity) else "PutItem"}
+        found |= {"PutItem", "DeleteItem"} if keeps else set()
     if "delete" in spec.writes:
         found |= {"GetItem", "DeleteItem"} | ({"UpdateItem"} if counts else set())
     return found

@@ -126,7 +126,7 @@ class BindingsIR:
 class WriteBindingIR:
     """An entity's writes as api.py binds them: its key builder and parts, the writes it
     takes, who may make each (a lambda's text), its derived items (name, entity, fields,
-    unique) and counts (parent, key builder, bound attributes, attribute, cap), and the
+    unique, fold) and counts (parent, key builder, bound attributes, attribute, cap), and the
     attributes others' writes count."""
 
     entity: str
@@ -136,10 +136,14 @@ class WriteBindingIR:
     scoped: bool
     versioned: bool
     allow: tuple[tuple[str, str], ...]
-    derived: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool], ...]
+    derived: tuple[tuple[str, str, tuple[tuple[str, str], ...], bool, str | None], ...]
     counts: tuple[tuple[str, str, tuple[str, ...], str, int], ...]
     counters: tuple[str, ...] = ()
     generated: tuple[tuple[str, str], ...] = ()
+    parents: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    """Items that must exist for a create: (entity, key builder, bound attributes)."""
+    expires_after: int | None = None
+    """Seconds after its creation an item expires."""
 
 
 @dataclass(frozen=True, slots=True)

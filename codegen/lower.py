@@ -97,7 +97,9 @@ def _dump(model: BaseModel, exclude: Any = frozenset()) -> Any:
     return model.model_dump(mode="json", exclude_defaults=True, exclude=exclude)
 
 
-NOT_STORED = frozenset({"access", "relations", "writes", "unique", "copies", "counts"})
+NOT_STORED = frozenset(
+    {"access", "relations", "writes", "unique", "copies", "counts", "requires", "expires_after"}
+)
 """What an entity declares that does not change how its items are stored (nor does an
 attribute's `generated`: who sets a value)."""
 

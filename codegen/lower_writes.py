@@ -14,7 +14,16 @@ from .ir_api import GqlFieldIR, GqlTypeIR, WriteBindingIR
 from .pattern_params import key_params
 from .pytypes import snake
 from .resolve import Attr, Entity, Resolved
-from .writes import VERSION, counters_of, counts_of, derived_of, fixed, generated_of
+from .writes import (
+    VERSION,
+    counters_of,
+    counts_of,
+    derived_of,
+    expiry_of,
+    fixed,
+    generated_of,
+    parents_of,
+)
 
 VERBS = {"create": "Creates", "update": "Changes", "delete": "Deletes"}
 
@@ -126,12 +135,17 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
         for d in derived_of(resolved, entity):
             target = snake(d.entity)
             imports.add(f"from .models.{target} import {d.entity}")
-            derived.append((d.name, d.entity, d.fields, d.unique))
+            derived.append((d.name, d.entity, d.fields, d.unique, d.fold))
         counts = []
         for c in counts_of(resolved, entity):
             parent = snake(c.parent)
             imports.add(f"from .keys import {parent} as _keys_{parent}")
             counts.append((c.parent, f"_keys_{parent}.key", c.bound, c.attribute, c.most))
+        parents = []
+        for r in parents_of(resolved, entity):
+            parent = snake(r.entity)
+            imports.add(f"from .keys import {parent} as _keys_{parent}")
+            parents.append((r.entity, f"_keys_{parent}.key", r.bound))
         parts = tuple(_key_parts(resolved, entity))
         found.append(
             WriteBindingIR(
@@ -146,11 +160,14 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
                 tuple(counts),
                 tuple(counters_of(resolved, entity)),
                 tuple(generated_of(entity)),
+                tuple(parents),
+                expiry_of(entity),
             )
         )
     if found:
         used = ["Count"] if any(w.counts for w in found) else []
         used += ["Derived"] if any(w.derived for w in found) else []
+        used += ["Parent"] if any(w.parents for w in found) else []
         imports.add(f"from keygraph.writes import {', '.join([*used, 'Writes'])}")
         imports.add("from .table import TABLE")
         if any(w.allow for w in found):

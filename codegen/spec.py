@@ -122,6 +122,18 @@ class DerivedSpec(_Strict):
 
     entity: str
     args: dict[str, str] = {}
+    fold: Literal["casefold"] | None = None
+    """A claim's value case-folded (Unicode's caseless match, in NFC) before it keys the
+    claim, so that two spellings of one value cannot both be claimed."""
+
+
+class ParentSpec(_Strict):
+    """An item that must exist when one of this entity's items is created, checked in the
+    same transaction: `args` gives its key from this entity's attributes, each of the same
+    name when left out."""
+
+    entity: str
+    args: dict[str, str] = {}
 
 
 class CountSpec(_Strict):
@@ -155,6 +167,11 @@ class EntitySpec(_Strict):
     """Items that carry its data under other keys, kept equal to it."""
     counts: dict[str, CountSpec] = {}
     """Counts on parent items, kept under a cap."""
+    requires: dict[str, ParentSpec] = {}
+    """Parent items that must exist for one of its items to be created."""
+    expires_after: str | None = Field(default=None, pattern=r"^[1-9][0-9]*[smhd]$")
+    """How long after its creation an item expires ("30d", "12h", "15m", "90s"): the create
+    sets the table's TTL attribute to then, in epoch seconds, unless given one."""
 
 
 class ArgSpec(_Strict):

@@ -11,7 +11,7 @@ from .authz import collect
 from .diagnostics import Edit, Problem, toml_string
 from .pattern_params import key_params
 from .resolve import Attr, Entity, Resolved
-from .spec import CountSpec, DerivedSpec
+from .spec import CountSpec, DerivedSpec, ParentSpec
 from .writes import VERSION, actions_at_most, derived_fields
 
 MAX_ACTIONS = 100
@@ -23,11 +23,11 @@ def check_writes(resolved: Resolved) -> Iterator[Problem]:
         spec = entity.spec
         path = f"entities.{entity.name}"
         kept = {**spec.unique, **spec.copies} or spec.counts
-        if kept and not spec.writes:
+        if (kept or spec.requires) and not spec.writes:
             yield Problem(
                 f"{path}.writes",
-                "its claims, copies and counts are kept by its writes: list them, e.g. "
-                'writes = ["create", "update", "delete"]',
+                "its claims, copies, counts and parents are kept by its writes: list them, "
+                'e.g. writes = ["create", "update", "delete"]',
                 fix=(Edit(path, "writes", '["create", "update", "delete"]'),),
             )
         version = entity.attrs.get(VERSION)
@@ -45,6 +45,10 @@ def check_writes(resolved: Resolved) -> Iterator[Problem]:
                 yield from _derived(resolved, entity, f"{path}.{kind}.{name}", kind, derived)
         for name, count in spec.counts.items():
             yield from _count(resolved, entity, f"{path}.counts.{name}", count)
+        for name, parent in spec.requires.items():
+            yield from _parent(resolved, entity, f"{path}.requires.{name}", parent)
+        if spec.expires_after is not None:
+            yield from _expiry(resolved, entity, f"{path}.expires_after")
         if actions_at_most(entity) > MAX_ACTIONS:
             yield Problem(
                 f"{path}.writes",
@@ -98,11 +102,15 @@ def _derived(
                 f"{where}.args", f"{source.name}.{given} cannot fill {target.name}.{name}: {why}"
             )
     placed = _key_attributes(resolved, target)
+    if spec.fold is not None and kind != "unique":
+        yield Problem(f"{where}.fold", "only a claim's value is folded: take fold out")
     if kind == "unique":
         value = where.rsplit(".", 1)[1]
         if value not in source.attrs:
             yield Problem(where, f"{value!r} is not an attribute of {source.name}")
             return
+        if spec.fold is not None and source.attrs[value].spec.type != "string":
+            yield Problem(f"{where}.fold", f"only a string is folded; {value} is not one")
         for attribute in placed:
             if fields.get(attribute) != value:
                 yield Problem(
@@ -138,6 +146,24 @@ def _misfit(target: Attr, source: Attr) -> str | None:
 
 
 def _count(resolved: Resolved, source: Entity, where: str, spec: CountSpec) -> Iterator[Problem]:
+    yield from _parent(resolved, source, where, ParentSpec(entity=spec.entity, args=spec.args))
+    parent = resolved.entities.get(spec.entity)
+    if parent is None:
+        return
+    counted = parent.attrs.get(spec.attribute)
+    if counted is None or counted.spec.type != "int" or counted.spec.optional:
+        yield Problem(
+            f"{where}.attribute",
+            f"a count is a required int attribute of {parent.name}; {spec.attribute!r} is not",
+        )
+    elif counted.spec.le is not None and spec.max > counted.spec.le:
+        yield Problem(
+            f"{where}.max", f"{parent.name}.{spec.attribute} is at most {counted.spec.le}"
+        )
+
+
+def _parent(resolved: Resolved, source: Entity, where: str, spec: ParentSpec) -> Iterator[Problem]:
+    """A parent item named by its entity, its key given from the source's attributes."""
     unknown = list(_entity(resolved, where, spec.entity))
     if unknown:
         yield from unknown
@@ -161,15 +187,23 @@ def _count(resolved: Resolved, source: Entity, where: str, spec: CountSpec) -> I
                 f"give {parent.name}'s key part {part} from an attribute of {source.name} "
                 f'({part} = "<attribute>")',
             )
-    counted = parent.attrs.get(spec.attribute)
-    if counted is None or counted.spec.type != "int" or counted.spec.optional:
+
+
+def _expiry(resolved: Resolved, entity: Entity, where: str) -> Iterator[Problem]:
+    """An expiry is set by the create, in the table's TTL attribute, an int of the entity."""
+    ttl = resolved.spec.table.ttl_attribute
+    if "create" not in entity.spec.writes:
+        yield Problem(where, "an expiry is set by the create: list it in writes")
+    if ttl is None:
         yield Problem(
-            f"{where}.attribute",
-            f"a count is a required int attribute of {parent.name}; {spec.attribute!r} is not",
+            where,
+            'the table has no TTL attribute: give [table] one (ttl_attribute = "expires_at")',
         )
-    elif counted.spec.le is not None and spec.max > counted.spec.le:
+    elif ttl not in entity.attrs:
         yield Problem(
-            f"{where}.max", f"{parent.name}.{spec.attribute} is at most {counted.spec.le}"
+            where,
+            f"the expiry is kept in the table's TTL attribute: give {entity.name} "
+            f'attributes.{ttl} = {{ type = "int", ge = 0, optional = true }}',
         )
 
 

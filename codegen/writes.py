@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .pattern_params import key_params
 from .resolve import Entity, Resolved
-from .spec import DerivedSpec
+from .spec import DerivedSpec, ParentSpec
 
 VERSION = "version"
 """The attribute that makes an entity versioned: created at 1, checked and raised by one on
@@ -25,6 +25,8 @@ class Derived:
     name: str
     entity: str
     fields: tuple[tuple[str, str], ...]
+    fold: str | None = None
+    """How a claim's value is folded before it keys the claim ("casefold"), if at all."""
 
     @property
     def unique(self) -> bool:
@@ -61,17 +63,38 @@ def derived_of(resolved: Resolved, entity: Entity) -> list[Derived]:
     for kind, specs in (("unique", entity.spec.unique), ("copies", entity.spec.copies)):
         for name, spec in specs.items():
             fields = tuple(sorted(derived_fields(resolved, entity, spec).items()))
-            found.append(Derived(kind, name, spec.entity, fields))
+            found.append(Derived(kind, name, spec.entity, fields, spec.fold))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """An item that must exist when the source's is created: the source's attributes giving
+    its key, in its key function's order."""
+
+    name: str
+    entity: str
+    bound: tuple[str, ...]
+
+
+def bound_of(resolved: Resolved, spec: ParentSpec) -> tuple[str, ...]:
+    """The source's attributes giving a parent's key parts, in its key function's order."""
+    return tuple(spec.args.get(p.name, p.name) for p in key_params(resolved, spec.entity))
 
 
 def counts_of(resolved: Resolved, entity: Entity) -> list[Count]:
     found = []
     for name, spec in entity.spec.counts.items():
-        parts = key_params(resolved, spec.entity)
-        bound = tuple(spec.args.get(p.name, p.name) for p in parts)
+        bound = bound_of(resolved, ParentSpec(entity=spec.entity, args=spec.args))
         found.append(Count(name, spec.entity, bound, spec.attribute, spec.max))
     return found
+
+
+def parents_of(resolved: Resolved, entity: Entity) -> list[Parent]:
+    return [
+        Parent(name, spec.entity, bound_of(resolved, spec))
+        for name, spec in entity.spec.requires.items()
+    ]
 
 
 def counters_of(resolved: Resolved, entity: Entity) -> list[str]:
@@ -86,22 +109,32 @@ def counters_of(resolved: Resolved, entity: Entity) -> list[str]:
     return list(dict.fromkeys(counted))
 
 
+SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def expiry_of(entity: Entity) -> int | None:
+    """The seconds after its creation an item expires, if the spec says."""
+    after = entity.spec.expires_after
+    return None if after is None else int(after[:-1]) * SECONDS[after[-1]]
+
+
 def generated_of(entity: Entity) -> list[tuple[str, str]]:
     """Its attributes the creating write sets (name, "id" or "now")."""
     return [(n, str(a.spec.generated)) for n, a in entity.attrs.items() if a.spec.generated]
 
 
 def fixed(resolved: Resolved, entity: Entity) -> list[str]:
-    """The attributes an update cannot change: its key's, those a count's parent is found
-    by, and the generated ones."""
+    """The attributes an update cannot change: its key's, those a count's or a required
+    parent's key is found by, and the generated ones."""
     parts = [p.name for p in key_params(resolved, entity.name)]
     counted = [b for count in counts_of(resolved, entity) for b in count.bound]
+    counted += [b for parent in parents_of(resolved, entity) for b in parent.bound]
     generated = [name for name, _ in generated_of(entity)]
     return parts + [b for b in dict.fromkeys(counted + generated) if b not in parts]
 
 
 def actions_at_most(entity: Entity) -> int:
     """The most actions one of its writes sends in its transaction: the item, each derived
-    item twice (an update moves it), each count."""
+    item twice (an update moves it), each count and each parent's check."""
     spec = entity.spec
-    return 1 + 2 * (len(spec.unique) + len(spec.copies)) + len(spec.counts)
+    return 1 + 2 * (len(spec.unique) + len(spec.copies)) + len(spec.counts) + len(spec.requires)

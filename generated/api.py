@@ -7,7 +7,7 @@ follows (keygraph.api)."""
 from pathlib import Path
 
 from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
-from keygraph.writes import Writes
+from keygraph.writes import Derived, Parent, Writes
 
 from . import authz as _authz
 from .entities import ENTITIES
@@ -559,6 +559,71 @@ API = Api(
     },
     entities=ENTITIES,
     writes={
+        "User": Writes(
+            User,
+            TABLE,
+            _keys_user.key,
+            ("user_id",),
+            frozenset(("create", "update")),
+            scoped=True,
+            versioned=True,
+            allow={
+                "create": lambda caller, m: _authz.may_create_user(caller),
+                "update": lambda caller, m: _authz.may_update_user(caller, user_id=m.user_id),
+            },
+            derived=(
+                Derived(
+                    "email",
+                    EmailClaim,
+                    (
+                        ("email_key", "email"),
+                        ("user_id", "user_id"),
+                    ),
+                    unique=True,
+                    fold="casefold",
+                ),
+            ),
+            generated=(
+                ("user_id", "id"),
+                ("created_at", "now"),
+            ),
+        ),
+        "Order": Writes(
+            Order,
+            TABLE,
+            _keys_order.key,
+            ("order_id",),
+            frozenset(("create", "update", "delete")),
+            scoped=True,
+            versioned=True,
+            allow={
+                "create": lambda caller, m: _authz.may_create_order(caller, user_id=m.user_id),
+                "update": lambda caller, m: _authz.may_update_order(caller),
+                "delete": lambda caller, m: _authz.may_delete_order(caller),
+            },
+            derived=(
+                Derived(
+                    "user_order",
+                    UserOrder,
+                    (
+                        ("created_at", "created_at"),
+                        ("currency", "currency"),
+                        ("items", "items"),
+                        ("order_id", "order_id"),
+                        ("status", "status"),
+                        ("total_cents", "total_cents"),
+                        ("user_id", "user_id"),
+                        ("version", "version"),
+                    ),
+                    unique=False,
+                ),
+            ),
+            parents=(Parent("User", _keys_user.key, ("user_id",)),),
+            generated=(
+                ("order_id", "id"),
+                ("created_at", "now"),
+            ),
+        ),
         "Group": Writes(
             Group,
             TABLE,

@@ -21,12 +21,24 @@ class Derived:
     """An item written, moved and deleted with its source's, in the same transaction:
     `fields` pairs each of its attributes with the source's. It exists while every one of
     its required attributes has a value. A `unique` one is a claim: its key holds the value
-    alone, so a second item with that value is refused."""
+    alone, so a second item with that value is refused; a `fold` (folds.py) is applied to
+    the value before it keys the claim."""
 
     name: str
     model: Any
     fields: tuple[tuple[str, str], ...]
     unique: bool = False
+    fold: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """An item that must exist when the source's is created: `key` builds its key from the
+    source's `bound` attributes (after the tenant, for a tenant's entity)."""
+
+    entity: str
+    key: Callable[..., Key]
+    bound: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +78,16 @@ class Writes:
     generated: tuple[tuple[str, str], ...] = ()
     """Its attributes the creating write sets when not given: a new id ("id") or the time
     of the write ("now"); no update changes them."""
+    parents: tuple[Parent, ...] = ()
+    expires_after: int | None = None
+    """Seconds after its creation an item expires: the create sets the table's TTL attribute
+    to then (epoch seconds) unless given."""
 
     @property
     def fixed(self) -> tuple[str, ...]:
-        """What an update cannot change: its key's parts, the counts' parents and what the
-        creating write generated."""
-        bound = (b for count in self.counts for b in count.bound)
+        """What an update cannot change: its key's parts, what finds its counts' and
+        parents' items, and what the creating write generated."""
+        counted = (b for count in self.counts for b in count.bound)
+        required = (b for parent in self.parents for b in parent.bound)
         made = (name for name, _ in self.generated)
-        return tuple(dict.fromkeys([*self.parts, *bound, *made]))
+        return tuple(dict.fromkeys([*self.parts, *counted, *required, *made]))

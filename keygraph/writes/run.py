@@ -6,7 +6,8 @@ Forbidden, BadArgument, NotFound or Conflict."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,24 +23,30 @@ from keygraph.errors import (
     TransactionCanceled,
 )
 from keygraph.ids import new_id
-from keygraph.plan import Condition, Delete, Get, Item, Key, Put, Update, WriteAction
+from keygraph.plan import Check, Condition, Delete, Get, Item, Key, Put, Update, WriteAction
 from keygraph.store import Session, Store
 
-from .bindings import Count, Derived, Writes
+from .bindings import Count, Derived, Parent, Writes
+from .folds import FOLDS
 
 VERSION = "version"
 CONDITION_FAILED = "ConditionalCheckFailed"
 Failure = Callable[[CancelReason], Exception | None]
 """The error a failed condition of one action means (None: none of the client's)."""
+Held = Callable[[Any], Awaitable[Mapping[str, Mapping[str, Any]]]]
+"""Given an item, the attributes its derived items hold where the spec now derives others."""
 
 
 async def create(s: Session, tenant: str | None, w: Writes, values: Mapping[str, Any]) -> Any:
     """Writes a new item of `values` with its claims, copies and counts; Conflict when its
-    key or a unique value is taken, NotFound or BadArgument when a count's parent is
-    missing or full."""
+    key or a unique value is taken, NotFound when a parent is missing, BadArgument when a
+    count's parent is full."""
     _exists(w, "create")
     fresh = dict.fromkeys(w.counters, 0) | ({VERSION: 1} if w.versioned else {})
     made = {name: _generate(kind) for name, kind in w.generated if values.get(name) is None}
+    ttl = w.table.ttl_attribute
+    if w.expires_after is not None and ttl is not None and values.get(ttl) is None:
+        made[ttl] = int(time.time()) + w.expires_after
     model = _model(w, {**values, **made, **fresh})
     _allow(s, w, "create", model)
     scope = _scope(w, tenant)
@@ -51,8 +58,19 @@ async def create(s: Session, tenant: str | None, w: Writes, values: Mapping[str,
             plan.add(Put(item, plan.absent), _taken(w, derived, model))
     for count in w.counts:
         plan.add(_counted(plan, count, model, scope, 1), _full(count))
+    for parent in w.parents:
+        key = parent.key(*scope, *_bound(parent.bound, model))
+        plan.add(Check(key, plan.present), _missing(parent, model))
     await plan.send(s.store)
     return model
+
+
+def items_of(tenant: str | None, w: Writes, model: Any) -> list[Item]:
+    """The items a create of `model` writes (itself, its claims and copies), for a bulk
+    load that writes them without a transaction; its counts are left to the loader."""
+    scope = _scope(w, tenant)
+    derived = (_derived(d, model, scope) for d in w.derived)
+    return [_item(model, scope), *(item for item in derived if item is not None)]
 
 
 async def update(
@@ -62,9 +80,12 @@ async def update(
     key: Mapping[str, Any],
     changes: Mapping[str, Any],
     expected_version: int | None = None,
+    held: Held | None = None,
 ) -> Any:
     """Changes the item at `key` (its `parts`) by `changes`, against `expected_version`
-    for a versioned entity; moves its claims and copies with it."""
+    for a versioned entity; moves its claims and copies with it. `held`, given the current
+    item, answers by name the attributes of its derived items where they differ from what
+    the spec derives now (items written under an older rule), so those are the ones moved."""
     _exists(w, "update")
     fixed = sorted(set(changes) & {*w.fixed, *w.counters})
     if fixed:
@@ -80,12 +101,16 @@ async def update(
     _allow(s, w, "update", model)
     plan = _Plan(w)
     plan.add(_changed(plan, current, model, scope), _moved(w))
+    written = await held(current) if held is not None else {}
     for derived in w.derived:
-        old, new = _derived(derived, current, scope), _derived(derived, model, scope)
+        was = written.get(derived.name, {})
+        if not was and all(getattr(current, t) == getattr(model, t) for _, t in derived.fields):
+            continue  # nothing it holds changed
+        old, new = _derived(derived, current, scope, was), _derived(derived, model, scope)
         moved = old is not None and (new is None or plan.key(old) != plan.key(new))
         if moved and old is not None:
             plan.add(Delete(plan.key(old)), _moved(w))
-        if new is not None:
+        if new is not None and new != old:
             conditions = plan.absent if old is None or moved else ()
             plan.add(Put(new, conditions), _taken(w, derived, model))
     await plan.send(s.store)
@@ -262,10 +287,14 @@ def _unchanged(plan: _Plan, w: Writes, current: Any) -> tuple[Condition, ...]:
     return plan.present
 
 
-def _changed(plan: _Plan, current: Any, model: Any, scope: tuple[str, ...]) -> Update:
-    """The update of an item from `current` to `model`: each attribute and index key set,
-    those gone removed; counts left to the writes that keep them."""
-    old, new = _item(current, scope), _item(model, scope)
+def _changed(plan: _Plan, current: Any, model: Any, scope: tuple[str, ...]) -> Put | Update:
+    """The write of an item from `current` to `model`, on condition it is still the one
+    read: the whole item, or, where others' writes keep counts on it, an update of each
+    attribute and index key (those gone removed) that leaves the counts to them."""
+    new = _item(model, scope)
+    if not plan.w.counters:
+        return Put(new, _unchanged(plan, plan.w, current))
+    old = _item(current, scope)
     key = plan.key(new)
     kept = {*key, *plan.w.counters}
     changed = {name: value for name, value in new.items() if name not in kept}
@@ -273,18 +302,38 @@ def _changed(plan: _Plan, current: Any, model: Any, scope: tuple[str, ...]) -> U
     return Update(key, set=changed, remove=gone, conditions=_unchanged(plan, plan.w, current))
 
 
-def _derived(derived: Derived, source: Any, scope: tuple[str, ...]) -> Item | None:
-    """The derived item of the source, or None while a required attribute lacks a value."""
-    values = {mine: getattr(source, theirs) for mine, theirs in derived.fields}
+def _derived(
+    derived: Derived, source: Any, scope: tuple[str, ...], held: Mapping[str, Any] | None = None
+) -> Item | None:
+    """The derived item of the source (its attributes in `held` as given), or None while a
+    required attribute lacks a value; BadArgument naming the source's attribute when a
+    value does not fit the derived item."""
+    values = {mine: _value(derived, source, theirs) for mine, theirs in derived.fields}
+    values |= held or {}
     required = derived.model.model_fields
     if any(values.get(n) is None and f.is_required() for n, f in required.items()):
         return None
-    model = derived.model.model_validate(values)
+    try:
+        model = derived.model.model_validate(values)
+    except Invalid as exc:
+        raise BadArgument(f"{derived.name}: {_invalid(exc)}") from exc
     return _item(model, scope)
 
 
+def _value(derived: Derived, source: Any, attribute: str) -> Any:
+    """The source's attribute as its derived item holds it: a claim's value folded."""
+    value = getattr(source, attribute)
+    if derived.fold is not None and attribute == derived.name and isinstance(value, str):
+        return FOLDS[derived.fold](value)
+    return value
+
+
+def _bound(bound: tuple[str, ...], model: Any) -> list[Any]:
+    return [getattr(model, b) for b in bound]
+
+
 def _counted(plan: _Plan, count: Count, model: Any, scope: tuple[str, ...], by: int) -> Update:
-    key = count.key(*scope, *(getattr(model, b) for b in count.bound))
+    key = count.key(*scope, *_bound(count.bound, model))
     conditions = plan.present
     if by > 0:
         conditions += (Condition("less_than", count.attribute, count.most),)
@@ -326,7 +375,7 @@ def _taken(w: Writes, derived: Derived, model: Any) -> Failure:
     if not derived.unique:
         return lambda _reason: Conflict(f"its {derived.name} copy already exists")
     value = getattr(model, derived.name)
-    return lambda _reason: Conflict(f"{derived.name} {value!r} is taken")
+    return lambda _reason: Conflict(f"the {derived.name} {value!r} is already in use")
 
 
 def _full(count: Count) -> Failure:
@@ -336,6 +385,11 @@ def _full(count: Count) -> Failure:
         return BadArgument(f"a {count.parent} holds at most {count.most}")
 
     return failure
+
+
+def _missing(parent: Parent, model: Any) -> Failure:
+    shown = ", ".join(f"{b} {getattr(model, b)!r}" for b in parent.bound)
+    return lambda _reason: NotFound(f"no {parent.entity} at {shown}")
 
 
 def _gone(_reason: CancelReason) -> Exception | None:

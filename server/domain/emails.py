@@ -3,14 +3,13 @@ several spellings of one text, so that one email cannot be claimed twice in two 
 
 from __future__ import annotations
 
-import unicodedata
-
 from annotated_types import MaxLen
 
 from generated.models.email_claim import EmailClaim
 from generated.models.user import User
 from generated.queries.email_claim import get_email_claim
 from keygraph.store import Session
+from keygraph.writes.folds import casefolded
 from server.errors import BadUserInput
 
 
@@ -27,16 +26,10 @@ KEY_MAX_LENGTH = _key_max_length()
 (ß becomes ss, İ two characters), so some emails short enough to keep are too long to claim."""
 
 
-def folded(email: str) -> str:
-    """The email case-folded and in NFC: Unicode's canonical caseless match (D145), so that
-    "Café", "CAFÉ" and "cafe" with a combining accent fold alike, as do "ß" and "SS"."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", email).casefold())
-
-
 def email_key(email: str) -> str:
     """The claim key of an email (the user keeps the email as given); BAD_USER_INPUT naming
     `email` when the key is too long for any claim."""
-    key = folded(email)
+    key = casefolded(email)
     if len(key) > KEY_MAX_LENGTH:
         raise BadUserInput(
             f"email is too long: {len(key):,} characters once case-folded, "
@@ -48,7 +41,7 @@ def email_key(email: str) -> str:
 async def held_key(s: Session, tenant: str, user: User) -> str:
     """The key of the claim `user` holds: its email's key or, for a user claimed before keys
     were folded (and whose email has not changed since), its email lower-cased."""
-    key, lower = folded(user.email), user.email.lower()
+    key, lower = casefolded(user.email), user.email.lower()
     if key == lower:
         return key
     if len(key) > KEY_MAX_LENGTH:

@@ -1,33 +1,39 @@
-"""Users and their email claims: one transaction keeps an email unique per tenant; deleting
-a user releases its email at once and cleans up what it owned."""
+"""Users and their email claims: the spec's writes keep an email unique per tenant, its
+claim moved with the user (keygraph.writes); deleting a user releases its email at once
+and cleans up what it owned."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from generated.api import API
 from generated.keys import email_claim as email_claim_keys
 from generated.keys import order as order_keys
 from generated.keys import user as user_keys
 from generated.models.cleanup_task import CleanupTask
-from generated.models.email_claim import EmailClaim
 from generated.models.enums import CleanupTaskKind
 from generated.models.user import User
 from generated.queries.membership import plan_user_groups
 from generated.queries.user import get_user, plan_user_with_addresses
 from generated.queries.user_order import plan_user_orders
+from keygraph import writes
 from keygraph.ids import new_id
-from keygraph.plan import Condition, Delete, Item, Put, WriteAction
+from keygraph.plan import Condition, Delete, Item, WriteAction
 from keygraph.store import Session
+from keygraph.writes.folds import casefolded
 from server.domain import cleanup
 from server.domain.collection import delete_of, first_page
 from server.domain.emails import email_key, held_key
-from server.domain.tx import ABSENT, MAX_ACTIONS, stale, transact, version_is, write_in_chunks
-from server.errors import BadUserInput, Conflict, NotFound
+from server.domain.tx import MAX_ACTIONS, stale, transact, version_is, write_in_chunks
+from server.errors import BadUserInput, NotFound
+
+WRITES = API.writes["User"]
 
 
 def new_user(
     email: str, name: str, *, user_id: str | None = None, now: datetime | None = None
 ) -> User:
+    """A new user as a bulk load stores it, with the id and time it is given."""
     return User(
         user_id=user_id or new_id(),
         email=email,
@@ -38,27 +44,17 @@ def new_user(
     )
 
 
-def claim_of(user: User) -> EmailClaim:
-    return EmailClaim(email_key=email_key(user.email), user_id=user.user_id)
-
-
 def new_user_items(tenant: str, user: User) -> list[Item]:
     """The user's items: the profile and its email claim."""
-    return [user.to_item(tenant), claim_of(user).to_item(tenant)]
-
-
-def create_user_actions(tenant: str, user: User) -> list[WriteAction]:
-    return [Put(item=item, conditions=ABSENT) for item in new_user_items(tenant, user)]
+    return writes.items_of(tenant, WRITES, user)
 
 
 async def create_user(s: Session, tenant: str, email: str, name: str) -> User:
-    user = new_user(email, name)
-    taken = Conflict(f"the email {email!r} is already in use")
-    await transact(
-        s.store,
-        create_user_actions(tenant, user),
-        {0: Conflict("a user with this id already exists"), 1: taken},
-    )
+    """A new user with its email's claim; BAD_USER_INPUT when the email is too long to
+    claim once folded (emails.email_key), CONFLICT when it is in use."""
+    email_key(email)
+    values = {"email": email, "name": name, "group_ids": []}
+    user: User = await writes.create(s, tenant, WRITES, values)
     return user
 
 
@@ -71,37 +67,23 @@ async def update_user(
     name: str | None = None,
     email: str | None = None,
 ) -> User:
+    """Changes the user's name or email against the version read; a new email's claim
+    replaces the one the user holds (a claim made before claims were folded included)."""
     if name is None and email is None:
         raise BadUserInput("nothing to update: give a name, an email or both")
-    current = await get_user(s, tenant, user_id, consistent=True)
-    if current is None:
-        raise NotFound("no such user")
-    stale = Conflict(
-        f"the user is at version {current.version}, not {expected_version}",
-        currentVersion=current.version,
-    )
-    if current.version != expected_version:
-        raise stale
-    updated = User.model_validate(
-        {
-            **current.model_dump(),
-            "name": current.name if name is None else name,
-            "email": current.email if email is None else email,
-            "version": current.version + 1,
-        }
-    )
-    actions: list[WriteAction] = [
-        Put(item=updated.to_item(tenant), conditions=version_is(expected_version))
-    ]
+    changes = {"name": name} if name is not None else {}
     if email is not None:
-        key, held = email_key(email), await held_key(s, tenant, current)
-        if key != held:
-            owned = (Condition(op="equals", attribute="user_id", value=user_id),)
-            actions.append(Delete(key=email_claim_keys.key(tenant, held), conditions=owned))
-            actions.append(Put(item=claim_of(updated).to_item(tenant), conditions=ABSENT))
-    taken = Conflict(f"the email {updated.email!r} is already in use")
-    await transact(s.store, actions, {0: stale, 1: stale, 2: taken})
-    return updated
+        email_key(email)
+        changes["email"] = email
+
+    async def held(current: User) -> dict[str, dict[str, str]]:
+        key = await held_key(s, tenant, current)
+        return {} if key == casefolded(current.email) else {"email": {"email_key": key}}
+
+    key = {"user_id": user_id}
+    moved = held if email is not None else None  # a claim moves only with a new email
+    user: User = await writes.update(s, tenant, WRITES, key, changes, expected_version, moved)
+    return user
 
 
 async def delete_user(s: Session, tenant: str, user_id: str, expected_version: int) -> bool:

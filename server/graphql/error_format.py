@@ -11,9 +11,11 @@ from graphql import GraphQLError
 
 from keygraph.errors import (
     BadArgument,
+    Conflict,
     Forbidden,
     IdempotentParameterMismatch,
     InvalidCursor,
+    NotFound,
     StoreThrottled,
     StoreUnavailable,
 )
@@ -45,6 +47,11 @@ def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
         return "BAD_USER_INPUT", str(original), {}
     if isinstance(original, InvalidCursor):
         return "INVALID_CURSOR", str(original), {}
+    if isinstance(original, NotFound):
+        return "NOT_FOUND", str(original), {}
+    if isinstance(original, Conflict):
+        version = original.current_version
+        return "CONFLICT", str(original), {} if version is None else {"currentVersion": version}
     if isinstance(original, IdempotentParameterMismatch):
         message = "a request with this Idempotency-Key already wrote other data"
         return IdempotencyKeyReused.code, message, {}

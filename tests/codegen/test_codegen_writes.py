@@ -9,7 +9,7 @@ from pathlib import Path
 from codegen import pipeline
 
 SOCIAL = Path(__file__).parent / "cases" / "social" / "spec.toml"
-WRITES = re.compile(r"^(writes|unique\.\w+|copies\.\w+|counts\.\w+) = .*$", re.M)
+WRITES = re.compile(r"^(writes|expires_after|(unique|copies|counts|requires)\.\w+) = .*$", re.M)
 GENERATED = re.compile(r', generated = "(id|now)"')
 
 
@@ -31,6 +31,9 @@ def test_each_write_is_a_mutation() -> None:
     files = pipeline.generate(SOCIAL.read_text(encoding="utf-8"), "spec.toml", "social")
     mutations = set(re.findall(r"^  (\w+)\(input: ", files["api.graphql"], re.M))
     assert mutations == {
+        "createDraft",
+        "updateDraft",
+        "deleteDraft",
         "createMember",
         "updateMember",
         "deleteMember",

@@ -62,8 +62,10 @@ def test_the_policy_is_what_the_spec_uses() -> None:
     repository = policy(stack_of(SPECS["repository"]))
     assert repository["TableItems"]["Action"] == [
         "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",  # createOrder's check of its user
+        "dynamodb:DeleteItem",  # deleteOrder's
         "dynamodb:GetItem",
-        "dynamodb:PutItem",  # createGroup's, its only write
+        "dynamodb:PutItem",  # every create's and update's: none updates a count
         "dynamodb:Query",
     ]
     indexes = [r["Fn::Sub"] for r in repository["IndexQueries"]["Resource"]]
@@ -75,6 +77,7 @@ def test_the_policy_is_what_the_spec_uses() -> None:
         "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["~KEYGRAPH#IDEMPOTENCY#*"]}
     }
     assert social["TableItems"]["Action"] == [
+        "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",

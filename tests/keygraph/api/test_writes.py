@@ -8,6 +8,7 @@ allows."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,7 +99,7 @@ async def test_a_unique_value_is_claimed_moved_and_freed(social: tuple[Compiled,
     before = await items(api.store)
     taken = await api(CREATE_MEMBER, member("m2"), id="m2", handle="ann")
     assert code(taken) == "CONFLICT"
-    assert "taken" in taken["errors"][0]["message"]
+    assert taken["errors"][0]["message"] == "the handle 'ann' is already in use"
     assert await items(api.store) == before
     moved = await api(UPDATE_MEMBER, member("m1"), id="m1", v=1, handle="anna")
     assert moved["data"] == {"updateMember": {"member": {"handle": "anna", "version": 2}}}
@@ -189,12 +190,54 @@ async def test_a_friendship_is_stored_both_ways(social: tuple[Compiled, Store]) 
     assert by_type(await items(api.store), "FRIEND") == []
 
 
+POST = """mutation { createPost(input: {memberId: "m1", text: "hello"})
+  { post { postId postedAt } } }"""
+
+
+async def test_a_create_needs_the_parents_the_spec_requires(
+    social: tuple[Compiled, Store],
+) -> None:
+    api = Api(*social)
+    orphan = await api(POST, member("m1"))
+    assert code(orphan) == "NOT_FOUND"
+    assert orphan["errors"][0]["message"] == "no Member at member_id 'm1'"
+    assert await items(api.store) == []
+    await api(CREATE_MEMBER, member("m1"), id="m1", handle="ann")
+    assert "errors" not in await api(POST, member("m1"))
+    assert len(by_type(await items(api.store), "POST")) == 1
+
+
+DRAFT = """mutation($expires: Long) {
+  createDraft(input: {memberId: "m1", text: "half", expiresAt: $expires})
+  { draft { draftId expiresAt version } } }"""
+SUPERSEDE = """mutation($id: ID!, $at: Long!) {
+  updateDraft(input: {memberId: "m1", draftId: $id, expectedVersion: 1, expiresAt: $at})
+  { draft { expiresAt } } }"""
+
+
+async def test_a_create_sets_the_expiry_the_spec_gives(social: tuple[Compiled, Store]) -> None:
+    api = Api(*social)
+    await api(CREATE_MEMBER, member("m1"), id="m1", handle="ann")
+    month = 30 * 86400
+    before = int(time.time())
+    made = (await api(DRAFT, member("m1")))["data"]["createDraft"]["draft"]
+    assert before + month <= made["expiresAt"] <= int(time.time()) + month
+    (stored,) = by_type(await items(api.store), "DRAFT")
+    assert stored["expires_at"] == made["expiresAt"]
+    soon = before + 60
+    superseded = await api(SUPERSEDE, member("m1"), id=made["draftId"], at=soon)
+    assert superseded["data"] == {"updateDraft": {"draft": {"expiresAt": soon}}}
+    given = (await api(DRAFT, member("m1"), expires=soon))["data"]["createDraft"]["draft"]
+    assert given["expiresAt"] == soon
+    stored_at = sorted(item["expires_at"] for item in by_type(await items(api.store), "DRAFT"))
+    assert stored_at == [soon, soon]
+
+
 async def test_a_create_generates_what_the_spec_says(social: tuple[Compiled, Store]) -> None:
     api = Api(*social)
-    post = """mutation { createPost(input: {memberId: "m1", text: "hello"})
-      { post { postId postedAt } } }"""
+    await api(CREATE_MEMBER, member("m1"), id="m1", handle="ann")
     before = datetime.now(UTC)
-    first, second = [(await api(post, member("m1")))["data"]["createPost"]["post"] for _ in "ab"]
+    first, second = [(await api(POST, member("m1")))["data"]["createPost"]["post"] for _ in "ab"]
     assert first["postId"] != second["postId"]
     assert len(first["postId"]) == 26  # a ULID: ids sort by the time they were made
     assert first["postId"] < second["postId"] or first["postedAt"] == second["postedAt"]

@@ -17,7 +17,7 @@ from generated.queries.order import get_order
 from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
 from keygraph.store import Session, Store
-from server.domain.orders import user_copy
+from server.domain.orders import new_order_items
 from server.graphql.ids import local_id
 from server.graphql.types.org import node_global_id, node_path
 from tests.server.conftest import Api
@@ -152,9 +152,7 @@ async def replace_second_line(store: Store, order_id: str, new: OrderLine) -> No
     fixed = model.model_copy(
         update={"items": lines, "total_cents": total, "version": model.version + 1}
     )
-    await store.transact_write(
-        [Put(item=fixed.to_item("acme")), Put(item=user_copy(fixed).to_item("acme"))]
-    )
+    await store.transact_write([Put(item=item) for item in new_order_items("acme", fixed)])
 
 
 async def rename_user(api: Api, user_id: str, version: int, name: str) -> None:

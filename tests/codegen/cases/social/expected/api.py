@@ -7,16 +7,18 @@ follows (keygraph.api)."""
 from pathlib import Path
 
 from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
-from keygraph.writes import Count, Derived, Writes
+from keygraph.writes import Count, Derived, Parent, Writes
 
 from . import authz as _authz
 from .entities import ENTITIES
+from .keys import draft as _keys_draft
 from .keys import friendship as _keys_friendship
 from .keys import handle as _keys_handle
 from .keys import member as _keys_member
 from .keys import post as _keys_post
 from .keys import product as _keys_product
 from .keys import review as _keys_review
+from .models.draft import Draft
 from .models.friendship import Friendship
 from .models.handle import Handle
 from .models.member import Member
@@ -24,6 +26,7 @@ from .models.post import Post
 from .models.product import Product
 from .models.product_review import ProductReview
 from .models.review import Review
+from .queries.draft import get_draft
 from .queries.friendship import FRIENDS_OF_PAGE, friends_of
 from .queries.handle import get_handle
 from .queries.member import get_member
@@ -42,6 +45,15 @@ API = Api(
             (Arg("memberId", "member_id", "ID"),),
             scoped=True,
             page=FRIENDS_OF_PAGE,
+        ),
+        "getDraft": Root(
+            "get",
+            get_draft,
+            (
+                Arg("memberId", "member_id", "ID"),
+                Arg("draftId", "draft_id", "ID"),
+            ),
+            scoped=True,
         ),
         "getHandle": Root("get", get_handle, (Arg("handle", "handle", "String"),), scoped=True),
         "getMember": Root("get", get_member, (Arg("memberId", "member_id", "ID"),), scoped=True),
@@ -71,6 +83,22 @@ API = Api(
         ),
     },
     types={
+        "Draft": Type(
+            Draft,
+            {
+                "memberId": "member_id",
+                "draftId": "draft_id",
+                "text": "text",
+                "version": "version",
+                "expiresAt": "expires_at",
+            },
+            node=(
+                Arg("memberId", "member_id", "ID"),
+                Arg("draftId", "draft_id", "ID"),
+            ),
+            get=get_draft,
+            scoped=True,
+        ),
         "Friendship": Type(
             Friendship,
             {
@@ -164,6 +192,15 @@ API = Api(
     },
     enums={},
     watches={
+        "draftChanged": Watch(
+            "DRAFT",
+            (
+                Arg("memberId", "member_id", "ID"),
+                Arg("draftId", "draft_id", "ID"),
+            ),
+            _keys_draft.key,
+            guard=Guard(_authz.may_run_get_draft, ("member_id",)),
+        ),
         "handleChanged": Watch(
             "HANDLE",
             (Arg("handle", "handle", "String"),),
@@ -258,10 +295,31 @@ API = Api(
                 "create": lambda caller, m: _authz.may_create_post(caller, member_id=m.member_id),
                 "delete": lambda caller, m: _authz.may_delete_post(caller, member_id=m.member_id),
             },
+            parents=(Parent("Member", _keys_member.key, ("member_id",)),),
             generated=(
                 ("post_id", "id"),
                 ("posted_at", "now"),
             ),
+        ),
+        "Draft": Writes(
+            Draft,
+            TABLE,
+            _keys_draft.key,
+            (
+                "member_id",
+                "draft_id",
+            ),
+            frozenset(("create", "update", "delete")),
+            scoped=True,
+            versioned=True,
+            allow={
+                "create": lambda caller, m: _authz.may_create_draft(caller, member_id=m.member_id),
+                "update": lambda caller, m: _authz.may_update_draft(caller, member_id=m.member_id),
+                "delete": lambda caller, m: _authz.may_delete_draft(caller, member_id=m.member_id),
+            },
+            parents=(Parent("Member", _keys_member.key, ("member_id",)),),
+            generated=(("draft_id", "id"),),
+            expires_after=2592000,
         ),
         "Product": Writes(
             Product,

@@ -90,6 +90,26 @@ def may_delete_post(caller: Caller, *, member_id: str) -> bool:
     return "admin" in caller.roles or caller.owns(member_id)
 
 
+def may_read_draft(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may read Draft items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
+def may_create_draft(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may create Draft items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
+def may_update_draft(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may update Draft items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
+def may_delete_draft(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may delete Draft items."""
+    return "admin" in caller.roles or caller.owns(member_id)
+
+
 def may_read_product(caller: Caller) -> bool:
     """Whether the caller may read Product items."""
     return "admin" in caller.roles or "member" in caller.roles
@@ -158,6 +178,11 @@ def may_run_get_member(caller: Caller) -> bool:
 def may_run_get_handle(caller: Caller) -> bool:
     """Whether the caller may run get_handle."""
     return "admin" in caller.roles or "member" in caller.roles
+
+
+def may_run_get_draft(caller: Caller, *, member_id: str) -> bool:
+    """Whether the caller may run get_draft."""
+    return "admin" in caller.roles or caller.owns(member_id)
 
 
 def may_run_get_product(caller: Caller) -> bool:

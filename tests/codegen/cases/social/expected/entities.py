@@ -10,6 +10,7 @@ from keygraph.entity import EntityDef
 from keygraph.streams import StreamRecord
 from keygraph.streams.decode import Change, decode
 
+from .keys import draft as _keys_draft
 from .keys import friendship as _keys_friendship
 from .keys import handle as _keys_handle
 from .keys import member as _keys_member
@@ -17,6 +18,7 @@ from .keys import post as _keys_post
 from .keys import product as _keys_product
 from .keys import product_review as _keys_product_review
 from .keys import review as _keys_review
+from .models.draft import Draft
 from .models.friendship import Friendship
 from .models.handle import Handle
 from .models.member import Member
@@ -25,7 +27,7 @@ from .models.product import Product
 from .models.product_review import ProductReview
 from .models.review import Review
 
-FINGERPRINT = "23eb6d43748134ff"
+FINGERPRINT = "c62c8ff3bfd63447"
 """A digest of how the spec stores items; it changes whenever the spec does."""
 
 TENANT_PREFIXES: tuple[str, ...] = ("T#",)
@@ -33,6 +35,7 @@ TENANT_PREFIXES: tuple[str, ...] = ("T#",)
 the escaped tenant."""
 
 ENTITIES: dict[str, EntityDef] = {
+    "DRAFT": EntityDef(Draft, _keys_draft.parse_key, versioned=True),
     "FRIEND": EntityDef(Friendship, _keys_friendship.parse_key, versioned=False),
     "HANDLE": EntityDef(Handle, _keys_handle.parse_key, versioned=False),
     "MEMBER": EntityDef(Member, _keys_member.parse_key, versioned=True),
@@ -42,7 +45,7 @@ ENTITIES: dict[str, EntityDef] = {
     "REVIEW": EntityDef(Review, _keys_review.parse_key, versioned=True),
 }
 
-Model: TypeAlias = Friendship | Handle | Member | Post | Product | ProductReview | Review
+Model: TypeAlias = Draft | Friendship | Handle | Member | Post | Product | ProductReview | Review
 """The model of any entity of the spec."""
 
 

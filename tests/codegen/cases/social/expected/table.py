@@ -9,7 +9,7 @@ TABLE = TableDef(
     partition_key="PK",
     sort_key="SK",
     indexes=(),
-    ttl_attribute=None,
+    ttl_attribute="expires_at",
     point_in_time_recovery=False,
     stream="NEW_AND_OLD_IMAGES",
 )

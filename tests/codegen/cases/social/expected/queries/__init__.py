@@ -4,6 +4,7 @@
 `from <package>.queries import <pattern>`. Each is defined in the module of the entity it
 returns first (`queries/<entity>.py`)."""
 
+from .draft import get_draft, plan_get_draft
 from .friendship import friends_of, plan_friends_of
 from .handle import get_handle, plan_get_handle
 from .member import get_member, plan_get_member
@@ -14,10 +15,12 @@ from .review import plan_reviews_by, reviews_by
 
 __all__ = [
     "friends_of",
+    "get_draft",
     "get_handle",
     "get_member",
     "get_product",
     "plan_friends_of",
+    "plan_get_draft",
     "plan_get_handle",
     "plan_get_member",
     "plan_get_product",
