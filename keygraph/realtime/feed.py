@@ -1,10 +1,13 @@
 """One subscription's feed: the changes on its (tenant, topic) the stream reader hands it,
-queued in stream order until the subscription's task sends them."""
+queued in stream order until the subscription's task sends them, and where the subscriber
+is in the stream (`had`). `Feeds` opens and closes them: the hub, or what fans a change
+out to many feeds at once."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import Protocol
 
 from .changes import Change, Topic
 
@@ -24,13 +27,28 @@ class Feed:
         # asyncio.Queue (three deques and an Event, 3 KB): an idle subscription holds little
         self._queued: deque[Change | None] | None = None
         self._waiting: asyncio.Future[None] | None = None
+        self.had: dict[str, str | None] = {}
+        """Per shard, the last sequence the subscriber has (its cursor's, then its
+        replay's; None: none): a change at or before it is not sent again."""
+
+    @property
+    def idle(self) -> bool:
+        """The subscriber waits for its next change, with none queued: a change may be
+        sent to it without going through its task."""
+        waiting = self._waiting
+        return waiting is not None and not waiting.done() and not self._queued
+
+    def lose(self) -> None:
+        """Ends the feed as one its subscriber fell too far behind."""
+        if not self.lost:
+            self.lost = True
+            self._put(None)
 
     def offer(self, change: Change) -> None:
         if self.lost:
             return
         if self._queued is not None and len(self._queued) >= MAX_QUEUED:
-            self.lost = True
-            self._put(None)
+            self.lose()
             return
         self._put(change)
 
@@ -52,3 +70,11 @@ class Feed:
                 self._waiting = None
         assert self._queued is not None
         return self._queued.popleft()
+
+
+class Feeds(Protocol):
+    """Where a subscription's feed is opened and closed."""
+
+    def open(self, tenant: str, topic: Topic) -> Feed: ...
+
+    def close(self, feed: Feed) -> None: ...

@@ -10,6 +10,7 @@ from keygraph.streams import Partitions
 
 from .changes import Change, Topic
 from .cursors import EventCursors
+from .feed import Feeds
 from .frontier import Frontier, Sequences, merged, plan
 from .hub import Hub
 
@@ -29,17 +30,19 @@ async def follow(
     within: Partitions,
     pay: Callable[[int], None],
     trimmed: Callable[[], Awaitable[None]],
+    feeds: Feeds | None = None,
 ) -> AsyncGenerator[tuple[Change, str]]:
     """The changes of `topic` in `tenant` after `after` (None: from now) that are
-    `visible`, each with its cursor. A replay reads only `within`, pays `pay` per read
-    and record, and calls `trimmed` once when the cursor names changes no longer kept.
-    Raises FeedLost when the subscriber falls too far behind."""
-    feed = hub.open(tenant, topic)
+    `visible`, each with its cursor. The feed is opened with `feeds` (the hub's own by
+    default). A replay reads only `within`, pays `pay` per read and record, and calls
+    `trimmed` once when the cursor names changes no longer kept. Raises FeedLost when the
+    subscriber falls too far behind."""
+    opened = hub if feeds is None else feeds
+    feed = opened.open(tenant, topic)
     try:
-        # per shard, the last sequence the subscriber has (None: none): its cursor's, then
-        # its replay's; the reader may hand the feed any of these later (it may not have
-        # read them yet), and they are not sent again
-        had: dict[str, str | None] = {}
+        # the reader may hand the feed what the cursor or the replay had (it may not have
+        # read them yet): they are not sent again
+        had = feed.had
         if after is not None:
             resumed = plan(await hub.stream.shards(), after)
             whole = after.whole or resumed.lost
@@ -62,14 +65,22 @@ async def follow(
             live = await feed.next()
             if live is None:
                 raise FeedLost("the subscriber fell too far behind its events")
-            held = had.get(live.shard_id)
-            if held is not None and int(live.sequence) <= int(held):
-                continue
-            if visible(live):
-                sequences = merged(live.frontier, had) if had else live.frontier
-                yield live, _cursor(cursors, tenant, live, sequences)
+            if visible(live) and not has(had, live):
+                yield live, live_cursor(cursors, live, had)
     finally:
-        hub.close(feed)
+        opened.close(feed)
+
+
+def has(had: Sequences, change: Change) -> bool:
+    """Whether a subscriber that `had` these sequences has `change` already."""
+    held = had.get(change.shard_id)
+    return held is not None and int(change.sequence) <= int(held)
+
+
+def live_cursor(cursors: EventCursors, change: Change, had: Sequences) -> str:
+    """The cursor of a live change for a subscriber that `had` these sequences."""
+    sequences = merged(change.frontier, had) if had else change.frontier
+    return _cursor(cursors, change.tenant, change, sequences)
 
 
 def _cursor(

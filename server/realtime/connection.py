@@ -20,7 +20,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
 import orjson
@@ -41,6 +40,7 @@ from server.graphql.schema import KeygraphSchema
 from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
 from server.realtime.events import Events, open_events
+from server.realtime.fanout import SEND_NOW, Fanout
 from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
 from server.realtime.metered import Meter
 
@@ -79,6 +79,7 @@ class Realtime:
         self.cursors = cursors
         self.events = EventCursors(cursors)
         self.hub = hub
+        self.fanout = Fanout(hub, self.events)
         self.limits = limits
         self.connections = connections
         self.budget = budget
@@ -113,6 +114,7 @@ class Connection:
         self.claims: Claims | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self._send_lock = asyncio.Lock()
+        self._write_now = (websocket.scope.get("extensions") or {}).get(SEND_NOW)
         # a flag and a timer, not an asyncio.Event and a sleeping task: an idle connection
         # holds little
         self._closed = False
@@ -268,7 +270,8 @@ class Connection:
         request_id = uuid.uuid4().hex
         name = payload.get("operationName")
         operation = name if isinstance(name, str) else None
-        started, sent, streaming = time.perf_counter(), 0, False
+        begun = time.perf_counter()
+        events: Events | None = None
         try:
             errors, events = await self._start(op_id, payload, claims, request_id)
             del payload  # an idle subscription keeps none of its message
@@ -276,12 +279,12 @@ class Connection:
                 await self._error(op_id, errors)
                 return
             log.info("subscription started", extra=_fields(request_id, claims, operation))
-            streaming = True
-            async with _closing(events.source) as source:
+            events.ctx.seat = self.realtime.fanout.seats(events, op_id, self.send_now)
+            async with events.closing() as source:
                 async for event in source:
                     body = orjson.Fragment(await events.body(event))
                     await self._send({"type": "next", "id": op_id, "payload": body})
-                    sent += 1
+                    events.sent += 1
             await self._send({"type": "complete", "id": op_id})
         except ApiError as exc:  # a stream that cannot go on (its subscriber too slow)
             log.warning("subscription ended: %s", exc)
@@ -294,9 +297,9 @@ class Connection:
         except WebSocketDisconnect:
             pass
         finally:
-            if streaming:
+            if events is not None:
                 fields = _fields(request_id, claims, operation)
-                fields.update(events=sent, duration_s=round(time.perf_counter() - started, 1))
+                fields.update(events=events.sent, duration_s=round(time.perf_counter() - begun, 1))
                 log.info("subscription ended", extra=fields)
 
     async def _start(
@@ -373,6 +376,12 @@ class Connection:
                 return
             await self.websocket.send_text(orjson.dumps(message).decode())
 
+    def send_now(self, message: bytes) -> bool:
+        """Writes a text message now if the socket takes it at once and no other is being
+        sent; False, and nothing written, if not."""
+        write = self._write_now
+        return not (self._closed or self._send_lock.locked() or write is None) and write(message)
+
     async def _close(self, code: int, reason: str) -> None:
         async with self._send_lock:
             if self._closed:
@@ -385,13 +394,6 @@ class Connection:
 def _fields(request_id: str, claims: Claims, operation: str | None) -> dict[str, Any]:
     """A subscription's log fields, as the request log's."""
     return {"request_id": request_id, "tenant": claims.tenant, "operation": operation}
-
-
-def _closing(source: AsyncIterable[Any]) -> contextlib.AbstractAsyncContextManager[Any]:
-    """Closes the source stream (and so its feed) however the subscription ends."""
-    if isinstance(source, AsyncGenerator):
-        return contextlib.aclosing(source)
-    return contextlib.nullcontext(source)
 
 
 def _bad_request(message: str) -> dict[str, Any]:

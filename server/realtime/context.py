@@ -1,7 +1,7 @@
 """The context a subscription's resolvers see: a query's Context (tenant, caller, sessions,
 loaders) plus the hub that feeds it, the event cursors, how to tell the client of a notice
 that is no event (events trimmed past its cursor), the change of the event being resolved,
-and the meter its work is charged to."""
+the meter its work is charged to, and where its feed opens."""
 
 from __future__ import annotations
 
@@ -11,9 +11,14 @@ from typing import Any
 
 from keygraph.realtime.changes import Change
 from keygraph.realtime.cursors import EventCursors
+from keygraph.realtime.feed import Feeds
 from keygraph.realtime.hub import Hub
 from server.graphql.context import Context
 from server.realtime.metered import Meter
+
+Seat = Callable[[Callable[[Change], bool], Callable[[Change, str], Any]], Feeds]
+"""Opens a subscription's feed among those that share its events (server/realtime/fanout.py),
+given who may see a change and the event made of a change and its cursor."""
 
 
 async def _ignore(_error: dict[str, Any]) -> None:
@@ -30,3 +35,5 @@ class SubscriptionContext(Context):
     """The change of the event being resolved."""
     meter: Meter | None = None
     """Charges the subscription's work (its events, its replay) to its tenant's budget."""
+    seat: Seat | None = None
+    """Where the subscription's feed opens; None: at the hub."""

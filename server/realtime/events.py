@@ -14,8 +14,9 @@ tenant's budget (server/realtime/metered.py), shared or not."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-from collections.abc import AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
 import orjson
@@ -38,7 +39,7 @@ Payload = tuple[bytes, int]
 class Events:
     """One subscription's source stream and how each of its events becomes a payload."""
 
-    __slots__ = ("ctx", "executor", "meter", "plan", "schema", "share", "source")
+    __slots__ = ("ctx", "executor", "meter", "plan", "schema", "sent", "share", "source")
 
     def __init__(
         self,
@@ -59,6 +60,14 @@ class Events:
         """What the payload of a change depends on, besides the change."""
         self.meter = meter
         """Charges each event to the tenant's budget; None: not charged."""
+        self.sent = 0
+        """Events sent to the subscriber."""
+
+    def closing(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The source stream, closed (and so its feed) however the subscription ends."""
+        if isinstance(self.source, AsyncGenerator):
+            return contextlib.aclosing(self.source)
+        return contextlib.nullcontext(self.source)
 
     async def body(self, event: Any) -> bytes:
         """The serialized `next` payload of an event the source stream gave; raises
@@ -66,22 +75,24 @@ class Events:
         meter = self.meter
         if meter is not None:
             meter.take()
-        body, objects = await self._payload(event)
+        (body, objects), _shared = await self.payload(event)
         if meter is not None:
             meter.settle(objects)
         return body
 
-    async def _payload(self, event: Any) -> Payload:
+    async def payload(self, event: Any) -> tuple[Payload, bool]:
+        """The event's payload, uncharged, and whether the other subscribers with the same
+        key may send it."""
         change = self.ctx.change
         if change is None:
-            return (await self._resolve(event))[0]
+            return await self._resolve(event)
         shared = change.shared
         found = shared.get(self.share)
         if found is not None:
             payload = found.result() if found.done() else await asyncio.shield(found)
             if payload is not None:
-                return payload
-            return (await self._resolve(event))[0]
+                return payload, True
+            return await self._resolve(event)
         future: asyncio.Future[Payload | None] = asyncio.get_running_loop().create_future()
         shared[self.share] = future
         try:
@@ -90,7 +101,7 @@ class Events:
         finally:
             if not future.done():  # failed or cancelled: the others resolve their own
                 future.set_result(None)
-        return payload
+        return payload, shareable
 
     async def _resolve(self, event: Any) -> tuple[Payload, bool]:
         """The event's payload, serialized, and whether another subscriber may send it."""

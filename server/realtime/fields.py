@@ -119,6 +119,14 @@ def _events(
         assert ctx.meter is not None  # a subscription whose variables coerce is metered
         ctx.meter.charge(points)
 
+    def sees(change: Change) -> bool:
+        return visible(ctx.caller, change)
+
+    def event(change: Change, cursor: str) -> E:
+        ctx.forget()
+        ctx.change = change
+        return build(ctx, change, cursor)
+
     async def generate() -> AsyncGenerator[E, None]:
         changes = follow(
             hub,
@@ -126,16 +134,15 @@ def _events(
             ctx.tenant,
             topic,
             frontier,
-            lambda change: visible(ctx.caller, change),
+            sees,
             within=tenant_partitions(ctx.tenant),
             pay=pay,
             trimmed=trimmed,
+            feeds=None if ctx.seat is None else ctx.seat(sees, event),
         )
         try:
             async for change, cursor in changes:
-                ctx.forget()
-                ctx.change = change
-                yield build(ctx, change, cursor)
+                yield event(change, cursor)
         except FeedLost as exc:
             raise SubscriberTooSlow(str(exc)) from exc
         finally:

@@ -33,6 +33,11 @@ class Meter:
         """Takes an event's estimated cost; raises Throttled when the budget lacks it."""
         self.charge(self.estimate.cost)
 
+    def take_many(self, events: int) -> bool:
+        """Takes the estimated cost of `events` events at once, as that many takes in a row
+        would; False, and nothing taken, when the budget lacks any of it."""
+        return self.budget.take(self.tenant, self.estimate.cost * events).admitted
+
     def charge(self, points: int) -> None:
         """Takes `points` for work done (a replay's reads); raises Throttled when the
         budget lacks them."""
@@ -45,6 +50,7 @@ class Meter:
         """The counted objects an event's data holds."""
         return count_objects(data, self.estimate.shape)
 
-    def settle(self, objects: int) -> None:
-        """Gives back what an event that returned `objects` did not use of its estimate."""
-        self.budget.refund(self.tenant, self.estimate.cost - objects)
+    def settle(self, objects: int, events: int = 1) -> None:
+        """Gives back what `events` events that each returned `objects` did not use of
+        their estimate."""
+        self.budget.refund(self.tenant, (self.estimate.cost - objects) * events)
