@@ -131,13 +131,14 @@ class Settings:
     """Seconds a WebSocket client has to send `connection_init` (server/realtime/)."""
     max_subscriptions_per_connection: int = 32
     max_subscriptions_per_tenant: int = 2_000
-    """Subscriptions one tenant holds on one worker."""
+    """Subscriptions one tenant holds on one worker (on all hosts, with a Redis URL)."""
     max_subscriptions_per_worker: int = 20_000
     max_ws_connections: int = 10_000
     """WebSocket connections one worker holds open; more are closed 1013 at once."""
     max_ws_connections_per_tenant: int = 1_000
-    """Of those, the initialised ones of one tenant: past it a new one is closed 1013 once
-    its token names the tenant, so no tenant takes every place of a worker."""
+    """Of those, the initialised ones of one tenant (on all hosts, with a Redis URL): past it
+    a new one is closed 1013 once its token names the tenant, so no tenant takes every place
+    of a worker."""
     max_ws_awaiting_init: int = 256
     """Of those, the ones yet to send `connection_init`: past it the oldest is closed 1013."""
     stream_poll_interval: float | None = None
@@ -164,6 +165,9 @@ class Settings:
     """The share of traces begun here that are kept; a caller's traceparent decides its own."""
     trace_service: str = "keygraph"
     """The spans' service.name."""
+    redis_url: str | None = None
+    """Redis (or Valkey) every host shares tenants' budgets and places through
+    (keygraph/shared/; needs the `redis` extra); unset: each worker counts its own."""
 
     @property
     def poll_interval(self) -> float:

@@ -9,6 +9,8 @@
   afterwards) for any TableDef; every store is closed at teardown.
 - `kind`: "embedded", then "dynamodb-local": a test taking it runs on both stores.
 - `embedded_store`, `dynamodb_store`: stores over TEST_TABLE.
+- `redis_server`: a fresh `redis-server` for one test (tests/redis_server.py; skipped with a
+  how-to when it is missing, a failure instead when the CI variable is set).
 
 keygraph.stores.testing has the same helpers for code that cannot take fixtures.
 """
@@ -33,13 +35,14 @@ from keygraph.stores.dynamodb.local import (
 )
 from keygraph.stores.dynamodb.store import make_client
 from keygraph.stores.testing import TEST_TABLE, drop_store, open_store
+from tests.redis_server import RedisServer, RedisUnavailable
 
 StoreFactory = Callable[..., Awaitable[Store]]
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str, what: str = "DynamoDB Local") -> None:
     if os.environ.get("CI"):
-        pytest.fail(f"DynamoDB Local is required in CI: {reason}")
+        pytest.fail(f"{what} is required in CI: {reason}")
     pytest.skip(reason)
 
 
@@ -52,6 +55,17 @@ def dynamodb_local() -> Iterator[DynamoDBLocal]:
         _unavailable(str(exc))
     yield local
     local.stop()
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    try:
+        server = RedisServer()
+    except RedisUnavailable as exc:
+        _unavailable(str(exc), "redis-server")
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,8 @@ it did not use (requested minus the objects it returned) when it ends. A bucket 
 `capacity` points and refills at `refill_per_second`; a request that finds too few points is
 refused with the seconds until there will be enough. Buckets live in one process: with
 several workers each holds its own share (see `share`), and a bucket that has refilled to the
-brim is forgotten, so idle tenants cost no memory.
+brim is forgotten, so idle tenants cost no memory. `Budget` is what the server asks of a
+budget: this one, or one every host shares (keygraph/shared/bucket.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from graphql import GraphQLError
 
@@ -32,6 +34,26 @@ class Admission:
     admitted: bool
     remaining: float
     retry_after: int = 0
+
+
+class Budget(Protocol):
+    """The tenants' budgets a server charges: `admit` before work starts asks the bucket
+    that decides (it may be remote); `take` for work under way (a subscription's events, a
+    replay's reads), `refund` and `remaining` answer at once from what the holder knows."""
+
+    @property
+    def capacity(self) -> float: ...
+
+    @property
+    def refill_per_second(self) -> float: ...
+
+    async def admit(self, tenant: str, cost: float) -> Admission: ...
+
+    def take(self, tenant: str, cost: float) -> Admission: ...
+
+    def refund(self, tenant: str, points: float) -> float: ...
+
+    def remaining(self, tenant: str) -> float: ...
 
 
 @dataclass(slots=True)
@@ -79,8 +101,16 @@ class TenantBudget:
         if cost <= bucket.points:
             bucket.points -= cost
             return Admission(True, bucket.points)
-        wait = (min(cost, self.capacity) - bucket.points) / self.refill_per_second
-        return Admission(False, bucket.points, max(1, math.ceil(wait)))
+        return refused(bucket.points, cost, self.capacity, self.refill_per_second)
+
+    async def admit(self, tenant: str, cost: float) -> Admission:
+        """`take`: this bucket is the one that decides."""
+        return self.take(tenant, cost)
+
+    def hold(self, tenant: str, points: float) -> None:
+        """Sets the tenant's points to what a bucket elsewhere says it holds."""
+        bucket = self._bucket(tenant)
+        bucket.points = min(self.capacity, points)
 
     def refund(self, tenant: str, points: float) -> float:
         """Give back points a request did not use; what the tenant then has."""
@@ -90,6 +120,13 @@ class TenantBudget:
 
     def remaining(self, tenant: str) -> float:
         return self._bucket(tenant).points
+
+
+def refused(points: float, cost: float, capacity: float, refill_per_second: float) -> Admission:
+    """The refusal of `cost` by a bucket holding `points`, with the whole seconds until its
+    refill holds the cost (or the whole bucket, for a cost above it)."""
+    wait = (min(cost, capacity) - points) / refill_per_second
+    return Admission(False, points, max(1, math.ceil(wait)))
 
 
 def share(capacity: float, refill_per_second: float, workers: int) -> tuple[float, float]:

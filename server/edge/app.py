@@ -21,7 +21,6 @@ from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.realtime.hub import Hub
 from keygraph.serve import graphiql
-from keygraph.serve.budget import TenantBudget, share
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
@@ -31,6 +30,7 @@ from server.domain import cleanup
 from server.edge import persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
+from server.edge.shared import budgets
 from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest
@@ -115,7 +115,8 @@ def create_app(
     served = observability.store(store)
     schema = build_schema(limits, settings.executor)
     verifier = Verifier(settings)
-    budget = TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers))
+    budget, shared = budgets(settings)
+    places = None if shared is None else shared.places
     graphql = GraphQLEndpoint(
         schema,
         store=served,
@@ -149,6 +150,8 @@ def create_app(
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         tune_for_serving(settings.gc_young_threshold)
         await _resume_cleanups(Session(served, cursors))
+        if shared is not None:
+            shared.start()
         if hub is not None:
             await hub.start()
         try:
@@ -158,6 +161,8 @@ def create_app(
             if hub is not None:
                 await hub.stop()
             await cleanup.stop()
+            if shared is not None:
+                await shared.close()
             if close_store:
                 await store.close()
 
@@ -176,12 +181,15 @@ def create_app(
             cursors,
             hub,
             SubscriptionLimits(
-                settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
+                settings.max_subscriptions_per_tenant,
+                settings.max_subscriptions_per_worker,
+                places,
             ),
             ConnectionLimits(
                 settings.max_ws_connections,
                 settings.max_ws_awaiting_init,
                 settings.max_ws_connections_per_tenant,
+                places,
             ),
             budget,
             init_timeout=settings.ws_init_timeout,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keygraph.serve.budget import TenantBudget
+from keygraph.serve.budget import Budget
 from server.edge.request import GraphQLRequest
 from server.graphql.cost import count_objects
 
@@ -14,7 +14,7 @@ from server.graphql.cost import count_objects
 class CostExtension:
     """The cost report of a request, against one cost limit and the tenants' budgets."""
 
-    def __init__(self, max_cost: int, budget: TenantBudget) -> None:
+    def __init__(self, max_cost: int, budget: Budget) -> None:
         self.max_cost = max_cost
         self.budget = budget
 

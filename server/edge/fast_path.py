@@ -94,7 +94,7 @@ class CompiledPath:
         planned = _planned(schema, request, requested)
         if planned is None:
             return None
-        ctx = self._context(request, planned)
+        ctx = await self._context(request, planned)
         if ctx is None:
             return None  # Strawberry's view answers the same refusal (nothing was charged)
         executor = planned.executor
@@ -110,13 +110,13 @@ class CompiledPath:
             log_errors(result.errors, ctx.request_id)
         return self._response(request, ctx, result)
 
-    def _context(self, request: GraphQLRequest, planned: _Planned) -> RequestContext | None:
+    async def _context(self, request: GraphQLRequest, planned: _Planned) -> RequestContext | None:
         """The request's context, charged to its tenant's budget and reading its result in
         parts when it is large; None when the budget refuses it."""
         ctx = self.contexts.build(request)
         ctx.operation_name, ctx.estimate = planned.name, planned.estimate
         ctx.literals = planned.literals
-        if charge(ctx):
+        if await charge(ctx):
             return None
         limits = self.limits
         if (

@@ -41,7 +41,7 @@ from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.serve import graphiql, idempotency_key
-from keygraph.serve.budget import TenantBudget
+from keygraph.serve.budget import Budget
 from keygraph.store import Store
 from server.auth.tokens import Claims, Verifier
 from server.edge import idempotency, persisted, request_body
@@ -97,7 +97,7 @@ class GraphQLEndpoint:
         verifier: Verifier,
         cursors: CursorCodec,
         limits: Limits,
-        budget: TenantBudget,
+        budget: Budget,
         dev: bool,
         graphiql: bool,
         graphiql_authorization: Callable[[], str] | None = None,

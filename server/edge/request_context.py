@@ -6,7 +6,7 @@ caller's own cursor codec."""
 from __future__ import annotations
 
 from keygraph.cursor import CursorCodec
-from keygraph.serve.budget import TenantBudget
+from keygraph.serve.budget import Budget
 from keygraph.store import Session, Store
 from server.edge import idempotency
 from server.edge.request import GraphQLRequest
@@ -21,7 +21,7 @@ class RequestContexts:
     """Builds each request's context over one store, cursor key and budget."""
 
     def __init__(
-        self, store: Store, cursors: CursorCodec, budget: TenantBudget, *, dev: bool, batching: bool
+        self, store: Store, cursors: CursorCodec, budget: Budget, *, dev: bool, batching: bool
     ) -> None:
         self.store = store
         self.cursors = cursors

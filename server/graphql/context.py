@@ -13,7 +13,7 @@ from graphql import OperationType
 from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_current_batch
 
 from keygraph.caller import Caller
-from keygraph.serve.budget import Admission, TenantBudget
+from keygraph.serve.budget import Admission, Budget
 from keygraph.store import Session
 from server.graphql.cost import Estimate
 from server.graphql.counting import CountingStore
@@ -183,7 +183,7 @@ class RequestContext(Context):
 
     counter: CountingStore | None = None
     operation_name: str | None = None
-    budget: TenantBudget | None = None
+    budget: Budget | None = None
     """The tenants' budgets this request is charged to (None: not charged)."""
     estimate: Estimate | None = None
     """The operation's cost, once prepared."""

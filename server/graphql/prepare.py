@@ -21,7 +21,7 @@ by then.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,7 +277,7 @@ class Preparation:
             return [GraphQLError(message, extensions=code)], found
         return [], found
 
-    def admit(
+    async def admit(
         self,
         schema: GraphQLSchema,
         query: str,
@@ -300,7 +300,7 @@ class Preparation:
             ctx.document_cache = resolved.cache
         if not errors and _is_subscription(resolved.prepared.document, name):
             return resolved, [GraphQLError(OVER_WEBSOCKET, extensions={"code": "BAD_REQUEST"})]
-        return resolved, errors or charge(ctx)
+        return resolved, errors or await charge(ctx)
 
 
 OVER_WEBSOCKET = "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql"
@@ -311,13 +311,13 @@ def _is_subscription(document: DocumentNode, name: str | None) -> bool:
     return operation is not None and operation.operation is OperationType.SUBSCRIPTION
 
 
-def charge(ctx: RequestContext) -> list[GraphQLError]:
+async def charge(ctx: RequestContext) -> list[GraphQLError]:
     """THROTTLED when the tenant's budget does not hold the estimate left on `ctx` (nothing
     is taken then); the admission is left on `ctx`."""
     found = ctx.estimate
     if ctx.budget is None or found is None:
         return []
-    admission = ctx.admission = ctx.budget.take(ctx.tenant, found.cost)
+    admission = ctx.admission = await ctx.budget.admit(ctx.tenant, found.cost)
     return [] if admission.admitted else [throttled(admission, found.cost)]
 
 
@@ -325,7 +325,7 @@ def prepare_extension(preparation: Preparation) -> type[SchemaExtension]:
     """The schema extension class preparing Strawberry's operations by `preparation`."""
 
     class PrepareOperation(SchemaExtension):
-        def on_parse(self) -> Iterator[None]:
+        async def on_parse(self) -> AsyncIterator[None]:
             context = self.execution_context
             if context.graphql_document is None and context.query is not None:
                 schema, query = context.schema._schema, context.query
@@ -335,7 +335,7 @@ def prepare_extension(preparation: Preparation) -> type[SchemaExtension]:
                     resolved = preparation.resolve(schema, query, variables)
                     # Strawberry names an unnamed request's operation from its document
                     context.graphql_document = resolved.prepared.document
-                    resolved, errors = preparation.admit(
+                    resolved, errors = await preparation.admit(
                         schema, query, resolved, context.operation_name, variables, ctx
                     )
                     if resolved.binding is not None:

@@ -91,6 +91,17 @@ MIGRATION_UPDATED_AT = Gauge(
     multiprocess_mode="mostrecent",
 )
 
+SHARED_FALLBACKS = Counter(
+    "keygraph_shared_fallbacks",
+    "Budget and place calls answered by the host's own counts: Redis could not be reached.",
+    ["what"],
+)
+REDIS_UP = Gauge(
+    "keygraph_redis_up",
+    "1 while the worker reaches Redis for shared budgets and places, else 0 (with Redis).",
+    multiprocess_mode="livemin",
+)
+
 
 class Children(Generic[M]):
     """A metric's children by label values, kept: `labels()` takes a lock and checks the
@@ -110,3 +121,4 @@ class Children(Generic[M]):
 REQUESTS_BY: Children[Histogram] = Children(REQUESTS)
 STORE_CALLS_BY: Children[Histogram] = Children(STORE_CALLS)
 CAPACITY_BY: Children[Counter] = Children(CAPACITY)
+FALLBACKS_BY: Children[Counter] = Children(SHARED_FALLBACKS)

@@ -31,7 +31,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
-from keygraph.serve.budget import TenantBudget, throttled
+from keygraph.serve.budget import Budget, throttled
 from keygraph.store import Session, Store
 from server.auth.tokens import Claims, Verifier
 from server.errors import ApiError, StoreUnavailableError, Unauthenticated
@@ -68,7 +68,7 @@ class Realtime:
         hub: Hub,
         limits: SubscriptionLimits,
         connections: ConnectionLimits,
-        budget: TenantBudget,
+        budget: Budget,
         *,
         init_timeout: float,
         per_connection: int,
@@ -176,7 +176,7 @@ class Connection:
             log.warning("websocket connection refused: %s", exc)
             await self._close(FORBIDDEN, "Forbidden")
             return None
-        if not self.realtime.connections.admit(self, self.claims.tenant):
+        if not await self.realtime.connections.admit(self, self.claims.tenant):
             limit = self.realtime.connections.per_tenant
             log.warning("websocket connection closed: its tenant holds %d connections", limit)
             await self._close(TRY_AGAIN_LATER, "Too many connections for the tenant")
@@ -249,7 +249,7 @@ class Connection:
             limit = self.realtime.per_connection
             reason: str | None = f"the connection holds its most subscriptions ({limit})"
         else:
-            reason = self.realtime.limits.take(claims.tenant)
+            reason = await self.realtime.limits.take(claims.tenant)
         if reason is not None:
             log.warning("subscription refused: %s", reason)
             await self._error(op_id, [{"message": reason, "extensions": {"code": LIMIT_CODE}}])
@@ -327,7 +327,7 @@ class Connection:
             return [_bad_request("only subscription operations run over WebSocket")], None
         meter = None
         if found is not None:  # else the variables do not coerce: it is refused below
-            admission = realtime.budget.take(claims.tenant, found.cost)
+            admission = await realtime.budget.admit(claims.tenant, found.cost)
             if not admission.admitted:
                 return self._formatted([throttled(admission, found.cost)], request_id), None
             meter = Meter(realtime.budget, claims.tenant, found)

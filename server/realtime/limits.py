@@ -1,26 +1,35 @@
 """How many subscriptions a tenant and a worker hold at once (a connection's own count is
 the connection's): a subscribe over a limit is refused with an `error` message. And how
 many WebSocket connections a worker holds open, of those how many have yet to send
-`connection_init`, and how many of the initialised ones one tenant holds."""
+`connection_init`, and how many of the initialised ones one tenant holds. With places
+shared through Redis (keygraph/shared/places.py), a tenant's limits count its places on
+every host, and the worker's own count still holds it on the worker."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
 
+from keygraph.shared.places import SharedPlaces
+
 LIMIT_CODE = "SUBSCRIPTION_LIMIT"
+SUBSCRIPTIONS, CONNECTIONS = "subscriptions", "connections"
+"""The kinds of shared places."""
 
 
 class SubscriptionLimits:
     """The open subscriptions of one worker, per tenant and in all."""
 
-    def __init__(self, per_tenant: int, per_worker: int) -> None:
+    def __init__(
+        self, per_tenant: int, per_worker: int, shared: SharedPlaces | None = None
+    ) -> None:
         self.per_tenant = per_tenant
         self.per_worker = per_worker
+        self.shared = shared
         self._tenants: Counter[str] = Counter()
         self._total = 0
 
-    def take(self, tenant: str) -> str | None:
+    async def take(self, tenant: str) -> str | None:
         """Counts one more subscription of `tenant`; why not, when a limit is reached."""
         if self._total >= self.per_worker:
             return f"the server holds its most subscriptions ({self.per_worker})"
@@ -28,6 +37,10 @@ class SubscriptionLimits:
             return f"the tenant holds its most subscriptions ({self.per_tenant})"
         self._tenants[tenant] += 1
         self._total += 1
+        shared = self.shared
+        if shared is not None and not await shared.take(SUBSCRIPTIONS, tenant, self.per_tenant):
+            self._forget(tenant)
+            return f"the tenant holds its most subscriptions ({self.per_tenant})"
         return None
 
     def held(self) -> tuple[int, dict[str, int]]:
@@ -35,6 +48,11 @@ class SubscriptionLimits:
         return self._total, dict(self._tenants)
 
     def release(self, tenant: str) -> None:
+        self._forget(tenant)
+        if self.shared is not None:
+            self.shared.release(SUBSCRIPTIONS, tenant)
+
+    def _forget(self, tenant: str) -> None:
         self._total -= 1
         self._tenants[tenant] -= 1
         if self._tenants[tenant] <= 0:
@@ -48,10 +66,17 @@ class ConnectionLimits:
     inits at once gets its place. Once initialised, a connection counts against its tenant's
     share (`per_tenant`), so one tenant cannot hold every place."""
 
-    def __init__(self, max_open: int, max_awaiting_init: int, per_tenant: int) -> None:
+    def __init__(
+        self,
+        max_open: int,
+        max_awaiting_init: int,
+        per_tenant: int,
+        shared: SharedPlaces | None = None,
+    ) -> None:
         self.max_open = max_open
         self.max_awaiting_init = max_awaiting_init
         self.per_tenant = per_tenant
+        self.shared = shared
         self._open: set[object] = set()
         self._awaiting: dict[object, Callable[[], None]] = {}
         self._tenant_of: dict[object, str] = {}
@@ -88,20 +113,31 @@ class ConnectionLimits:
         """The connection sent `connection_init`: it can no longer be evicted."""
         self._awaiting.pop(connection, None)
 
-    def admit(self, connection: object, tenant: str) -> bool:
+    async def admit(self, connection: object, tenant: str) -> bool:
         """Counts the open connection as `tenant`'s, unless the tenant holds its share."""
         if connection not in self._open or self._tenants[tenant] >= self.per_tenant:
             return False
         self._tenant_of[connection] = tenant
         self._tenants[tenant] += 1
+        shared = self.shared
+        if shared is not None and not await shared.take(CONNECTIONS, tenant, self.per_tenant):
+            self._forget(connection)
+            return False
         return True
 
     def release(self, connection: object) -> None:
         """The connection ended, however (a no-op once done, or once evicted)."""
         self._open.discard(connection)
         self._awaiting.pop(connection, None)
+        tenant = self._forget(connection)
+        if tenant is not None and self.shared is not None:
+            self.shared.release(CONNECTIONS, tenant)
+
+    def _forget(self, connection: object) -> str | None:
+        """No longer counts the connection as its tenant's; that tenant, if any."""
         tenant = self._tenant_of.pop(connection, None)
         if tenant is not None:
             self._tenants[tenant] -= 1
             if not self._tenants[tenant]:
                 del self._tenants[tenant]
+        return tenant

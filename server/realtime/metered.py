@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keygraph.serve.budget import TenantBudget, throttled
+from keygraph.serve.budget import Budget, throttled
 from server.errors import ApiError
 from server.graphql.cost import Estimate, count_objects
 
@@ -24,7 +24,7 @@ class Meter:
 
     __slots__ = ("budget", "estimate", "tenant")
 
-    def __init__(self, budget: TenantBudget, tenant: str, estimate: Estimate) -> None:
+    def __init__(self, budget: Budget, tenant: str, estimate: Estimate) -> None:
         self.budget = budget
         self.tenant = tenant
         self.estimate = estimate

@@ -16,7 +16,7 @@ from generated.models.user import User as UserModel
 from generated.queries.user import get_user
 from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
-from keygraph.serve.budget import TenantBudget
+from keygraph.serve.budget import Budget
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import App
@@ -48,7 +48,7 @@ def settings(tmp_path: Path) -> Settings:
     ).resolved()
 
 
-def budget(app: App) -> TenantBudget:
+def budget(app: App) -> Budget:
     return realtime_of(app).budget
 
 
