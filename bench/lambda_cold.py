@@ -1,8 +1,9 @@
 """Cold start on Lambda, measured here: a fresh process that imports a handler and answers
 one HTTP API event, for keygraph's handler (keygraph.serve.lambda_handler on the social
-case's package) and for a minimal Strawberry + Mangum app, side by side in alternating
-rounds, with the bare interpreter's start as the floor. Prints the medians (wall and CPU
-milliseconds) and keygraph's ratio to the minimal app.
+case's package), this repository's server (server.aws_lambda.http) and a minimal Strawberry
++ Mangum app, side by side in alternating rounds, with the bare interpreter's start as the
+floor. Prints the medians (wall and CPU milliseconds) and each handler's ratio to the
+minimal app.
 
 `python -m bench.lambda_cold [--rounds N]`"""
 
@@ -36,6 +37,7 @@ assert answer["statusCode"] == 200 and not answer["isBase64Encoded"], answer
 assert "__typename" in answer["body"], answer
 """
 KEYGRAPH = "from keygraph.serve.lambda_handler import handler\n"
+SERVER = "from server.aws_lambda.http import handler\n"
 STRAWBERRY = """
 import strawberry
 from mangum import Mangum
@@ -47,7 +49,12 @@ class Query:
 
 handler = Mangum(GraphQL(strawberry.Schema(Query)), lifespan="off")
 """
-PROGRAMS = {"interpreter": "pass", "keygraph": KEYGRAPH, "strawberry+mangum": STRAWBERRY}
+PROGRAMS = {
+    "interpreter": "pass",
+    "keygraph": KEYGRAPH,
+    "server": SERVER,
+    "strawberry+mangum": STRAWBERRY,
+}
 
 
 def once(program: str, env: dict[str, str]) -> tuple[float, float]:
@@ -92,8 +99,9 @@ def main() -> None:
     print(f"{'':20} {'wall ms':>8} {'cpu ms':>8}   ({rounds} rounds, medians)")
     for name, (wall, cpu) in medians.items():
         print(f"{name:20} {wall:8.0f} {cpu:8.0f}")
-    ratio = medians["keygraph"][0] / medians["strawberry+mangum"][0]
-    print(f"keygraph / strawberry+mangum, wall: {ratio:.2f}x")
+    for name in ("keygraph", "server"):
+        ratio = medians[name][0] / medians["strawberry+mangum"][0]
+        print(f"{name} / strawberry+mangum, wall: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -46,14 +46,14 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("realtime",),
     ("api",),
     ("edge",),
-    ("seed", "serving"),
+    ("aws_lambda", "seed", "serving"),
     ("cli",),
     ("__main__",),
 )
 """server/'s folders and top-level modules, lowest first: errors and the persisted
 documents' manifest; settings; the guards, the domain's writes, metrics and traces; tokens,
-and the GraphQL layer; subscriptions; the schema of both (api.py); the HTTP edge; serving
-and demo data; the commands."""
+and the GraphQL layer; subscriptions; the schema of both (api.py); the HTTP edge; serving,
+the server on Lambda and demo data; the commands."""
 
 
 def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:

@@ -4,7 +4,9 @@ A large delete first removes the object itself in one transaction (it reads as N
 once) together with a `CleanupTask` item; the rest (a user's orders, a group's memberships,
 an org subtree) is removed afterwards, page by page, each page idempotent. The request that
 made the task works on it for a while; what is left goes on in the background, and every
-server resumes pending tasks when it starts, so a crash or restart only delays the work.
+server resumes pending tasks when it starts, so a crash or restart only delays the work. A
+process frozen between requests (Lambda) has no background: there the request leaves what
+is left to a scheduled run (`left_for_schedule`, `work_until`).
 
 Each kind of task registers its runner here (`register`); a runner does a page of the work
 and says whether the task is done, and is run again until it is.
@@ -13,9 +15,11 @@ and says whether the task is done, and is run again until it is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from datetime import UTC, datetime
 
 from generated.keys.cleanup_task import key as task_key
@@ -43,6 +47,7 @@ it: an item written just before the task could still be missing from the index."
 
 _RUNNERS: dict[CleanupTaskKind, Runner] = {}
 _RUNNING: set[asyncio.Task[None]] = set()
+_LEFT_FOR_SCHEDULE: ContextVar[bool] = ContextVar("keygraph_cleanup_left", default=False)
 
 
 def register(kind: CleanupTaskKind, runner: Runner) -> None:
@@ -94,27 +99,42 @@ def _base(store: Store) -> Store:
     return store
 
 
+@contextlib.contextmanager
+def left_for_schedule() -> Iterator[None]:
+    """Within it, a task `finish` does not end stays pending (its item is durable) for a
+    scheduled `work_until`, instead of going on in this process's background: for a process
+    frozen once it has answered (Lambda)."""
+    token = _LEFT_FOR_SCHEDULE.set(True)
+    try:
+        yield
+    finally:
+        _LEFT_FOR_SCHEDULE.reset(token)
+
+
 async def finish(s: Session, task: CleanupTask) -> bool:
     """Work on a task for up to INLINE_SECONDS; True when it is done, else (also when a page
     fails: the request's own change is made, and answers success) it goes on in the
-    background of this process."""
+    background of this process, or waits for the schedule (`left_for_schedule`)."""
     deadline = time.monotonic() + INLINE_SECONDS
     while True:
         try:
             if await _step(s, task):
                 return True
-        except Exception as exc:  # the object is gone already: the rest is the background's
-            log.warning(
-                "cleanup %s failed a page inline (%r); going on in the background",
-                task.task_id,
-                exc,
-            )
-            spawn(Session(_base(s.store), s.cursors), task)
+        except Exception as exc:  # the object is gone already: the rest is left for later
+            log.warning("cleanup %s failed a page inline (%r); left for later", task.task_id, exc)
+            _go_on(s, task)
             return False
         if time.monotonic() > deadline:
-            spawn(Session(_base(s.store), s.cursors), task)
+            _go_on(s, task)
             return False
         await asyncio.sleep(0)  # the embedded store answers without yielding
+
+
+def _go_on(s: Session, task: CleanupTask) -> None:
+    if _LEFT_FOR_SCHEDULE.get():
+        log.info("cleanup %s left pending for the scheduled run", task.task_id)
+        return
+    spawn(Session(_base(s.store), s.cursors), task)
 
 
 def spawn(s: Session, task: CleanupTask) -> None:
@@ -137,19 +157,55 @@ def spawn(s: Session, task: CleanupTask) -> None:
     running.add_done_callback(_RUNNING.discard)
 
 
-async def resume_all(s: Session) -> int:
-    """Start every pending task in the background; how many there were."""
-    count = 0
+async def pending(s: Session) -> list[CleanupTask]:
+    """Every task still to finish, oldest first."""
+    tasks: list[CleanupTask] = []
     after: str | None = None
     while True:
         page = await cleanup_tasks(s, first=100, after=after)
-        for task in page.items:
-            if not any(t.get_name() == task.task_id for t in _RUNNING):
-                spawn(s, task)
-                count += 1
+        tasks.extend(page.items)
         if not page.has_next:
-            return count
+            return tasks
         after = page.cursor
+
+
+async def resume_all(s: Session) -> int:
+    """Start every pending task in the background; how many there were."""
+    count = 0
+    for task in await pending(s):
+        if not any(t.get_name() == task.task_id for t in _RUNNING):
+            spawn(s, task)
+            count += 1
+    return count
+
+
+async def work_until(s: Session, time_left: Callable[[], float]) -> tuple[int, int]:
+    """Work on the pending tasks, oldest first, a page at a time while `time_left()` (in
+    seconds, asked before each page) is positive: the background of a process that has
+    none, run on a schedule. (Tasks done, tasks left); a task whose page fails is left for
+    the next run."""
+    tasks = await pending(s)
+    token = work_deadline.set_at(time.monotonic() + time_left())  # store retries stay inside
+    done = 0
+    try:
+        for task in tasks:
+            try:
+                done += await _work_on(s, task, time_left)
+            except Exception:
+                log.warning(
+                    "cleanup %s failed a page; left for the next run", task.task_id, exc_info=True
+                )
+    finally:
+        work_deadline.reset(token)
+    return done, len(tasks) - done
+
+
+async def _work_on(s: Session, task: CleanupTask, time_left: Callable[[], float]) -> bool:
+    while time_left() > 0:
+        if await _step(s, task):
+            return True
+        await asyncio.sleep(0)
+    return False
 
 
 async def drain() -> None:

@@ -7,7 +7,6 @@ Scan and no index the spec does not read."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import importlib
 import json
 import sys
@@ -15,7 +14,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -26,6 +24,7 @@ from keygraph.stores.testing import unique_table
 from keygraph.tokens import issue
 from tests.keygraph.api.conftest import CASES, Compiled
 from tests.keygraph.api.policy import Call, allowed, recording, stack_of
+from tests.lambda_events import KINDS, answered, event
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -91,63 +90,6 @@ REQUESTS: list[Request] = [
 ]
 
 
-def event(
-    kind: str, method: str, query: str, body: str | None, token: str | None
-) -> dict[str, Any]:
-    headers = {"content-type": "application/json", "accept": "application/graphql-response+json"}
-    if token:
-        headers["authorization"] = token
-    encoded = base64.b64encode((body or "").encode()).decode()
-    if kind in ("http-api", "function-url"):
-        context: dict[str, Any] = {
-            "http": {"method": method, "path": "/graphql", "sourceIp": "198.51.100.7"}
-        }
-        if kind == "function-url":
-            context["domainName"] = "abc.lambda-url.eu-west-1.on.aws"
-        return {
-            "version": "2.0",
-            "routeKey": f"{method} /graphql" if kind == "http-api" else "$default",
-            "rawPath": "/graphql",
-            "rawQueryString": query,
-            "headers": headers,
-            "requestContext": context,
-            "body": encoded,
-            "isBase64Encoded": True,
-        }
-    # an ALB passes the query string as sent; API Gateway's REST API decodes it
-    decode = (lambda value: value) if kind == "alb" else unquote
-    params = {k: decode(v) for k, v in (p.split("=", 1) for p in query.split("&") if p)} or None
-    common = {
-        "httpMethod": method,
-        "path": "/graphql",
-        "headers": headers,
-        "queryStringParameters": params,
-        "body": body,
-        "isBase64Encoded": False,
-    }
-    if kind == "alb":
-        return common | {"requestContext": {"elb": {"targetGroupArn": "arn:aws:test"}}}
-    return common | {
-        "resource": "/graphql",
-        "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "multiValueQueryStringParameters": {k: [v] for k, v in (params or {}).items()} or None,
-        "requestContext": {
-            "resourcePath": "/graphql",
-            "httpMethod": method,
-            "stage": "prod",
-            "identity": {"sourceIp": "198.51.100.7"},
-        },
-    }
-
-
-def answered(response: dict[str, Any]) -> tuple[int, str, Any]:
-    assert not response.get("isBase64Encoded"), response
-    body = response["body"]
-    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
-    multi = {k.lower(): v[0] for k, v in (response.get("multiValueHeaders") or {}).items()}
-    return response["statusCode"], (headers | multi)["content-type"], json.loads(body)
-
-
 def over_http(module: ModuleType, request: Request, tenant: str) -> tuple[int, str, Any]:
     method, query, body, token = request
     transport = httpx.ASGITransport(app=module.app)
@@ -173,7 +115,7 @@ def test_every_event_kind_answers_as_serve_does(
     expected = [over_http(module, request, "over-http") for request in REQUESTS]
     assert [status for status, _, _ in expected] == [200, 200, 200, 401, 400]
     assert expected[1][2]["errors"][0]["extensions"]["code"] == "CONFLICT"
-    for kind in ("http-api", "rest-api", "alb", "function-url"):
+    for kind in KINDS:
         got = [
             answered(module.handler(event(kind, m, q, b, bearer(kind) if t else None), None))
             for m, q, b, t in REQUESTS
