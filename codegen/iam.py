@@ -57,6 +57,11 @@ def _writing(resolved: Resolved, entity: Entity) -> set[str]:
     return found
 
 
+CLEANUP = "~KEYGRAPH#CLEANUP"
+"""The partition of the tasks that remove owned items (keygraph/writes/owned.py)."""
+CLEANUP_ACTIONS = ("DeleteItem", "PutItem", "Query")
+
+
 def statements(resolved: Resolved) -> list[dict[str, Any]]:
     """The policy's statements: the table's actions on its ARN, Query on each index read."""
     on_table, indexes = actions(resolved)
@@ -78,6 +83,16 @@ def statements(resolved: Resolved) -> list[dict[str, Any]]:
                 "Action": [f"dynamodb:{action}" for action in LEDGER_ACTIONS],
                 "Resource": TABLE_ARN,
                 "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{LEDGER}*"]}},
+            }
+        )
+    if any(entity.spec.owns for entity in resolved.entities.values()):
+        found.append(
+            {
+                "Sid": "CleanupTasks",
+                "Effect": "Allow",
+                "Action": [f"dynamodb:{action}" for action in CLEANUP_ACTIONS],
+                "Resource": TABLE_ARN,
+                "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [CLEANUP]}},
             }
         )
     if indexes:

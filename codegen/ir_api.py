@@ -144,6 +144,17 @@ class WriteBindingIR:
     """Items that must exist for a create: (entity, key builder, bound attributes)."""
     expires_after: int | None = None
     """Seconds after its creation an item expires."""
+    owned: tuple[
+        tuple[
+            str,
+            str,
+            tuple[str, ...],
+            tuple[tuple[str, str | None, tuple[tuple[str, str], ...]], ...],
+        ],
+        ...,
+    ] = ()
+    """Items deleted after it: (name, plan function, bound attributes, removals by type:
+    (type, the entity whose delete removes it or None, its key parts from the item))."""
 
 
 @dataclass(frozen=True, slots=True)

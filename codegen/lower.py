@@ -98,7 +98,17 @@ def _dump(model: BaseModel, exclude: Any = frozenset()) -> Any:
 
 
 NOT_STORED = frozenset(
-    {"access", "relations", "writes", "unique", "copies", "counts", "requires", "expires_after"}
+    {
+        "access",
+        "relations",
+        "writes",
+        "unique",
+        "copies",
+        "counts",
+        "requires",
+        "owns",
+        "expires_after",
+    }
 )
 """What an entity declares that does not change how its items are stored (nor does an
 attribute's `generated`: who sets a value)."""

@@ -11,6 +11,7 @@ from . import rules
 from .api_types import Collected, attribute_type, field_name, object_type
 from .authz import collect
 from .ir_api import GqlFieldIR, GqlTypeIR, WriteBindingIR
+from .lower_queries import module_of
 from .pattern_params import key_params
 from .pytypes import snake
 from .resolve import Attr, Entity, Resolved
@@ -22,6 +23,7 @@ from .writes import (
     expiry_of,
     fixed,
     generated_of,
+    owned_of,
     parents_of,
 )
 
@@ -146,6 +148,14 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
             parent = snake(r.entity)
             imports.add(f"from .keys import {parent} as _keys_{parent}")
             parents.append((r.entity, f"_keys_{parent}.key", r.bound))
+        owned = []
+        for o in owned_of(resolved, entity):
+            plan = f"plan_{o.pattern}"
+            imports.add(
+                f"from .queries.{module_of(resolved.spec.patterns[o.pattern])} import {plan}"
+            )
+            removals = tuple((r.type, r.by, r.parts) for r in o.removals)
+            owned.append((o.name, plan, o.bound, removals))
         parts = tuple(_key_parts(resolved, entity))
         found.append(
             WriteBindingIR(
@@ -162,12 +172,14 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
                 tuple(generated_of(entity)),
                 tuple(parents),
                 expiry_of(entity),
+                tuple(owned),
             )
         )
     if found:
         used = ["Count"] if any(w.counts for w in found) else []
         used += ["Derived"] if any(w.derived for w in found) else []
         used += ["Parent"] if any(w.parents for w in found) else []
+        used += ["Owned", "Removal"] if any(w.owned for w in found) else []
         imports.add(f"from keygraph.writes import {', '.join([*used, 'Writes'])}")
         imports.add("from .table import TABLE")
         if any(w.allow for w in found):

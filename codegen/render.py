@@ -84,7 +84,9 @@ def render(program: ProgramIR, table: TableSpec, package: str | None = None) -> 
     files["table.tf.json"] = tabledef.dump(tabledef.terraform(table, program.source))
     files["nosql-workbench.json"] = tabledef.dump(tabledef.workbench(table, program.source))
     if program.api.definitions:
-        template = stack(table, program.source, list(program.policy), package or "generated")
+        sweeps = any(w.owned for w in program.bindings.writes)
+        policy = list(program.policy)
+        template = stack(table, program.source, policy, package or "generated", sweeps)
         files["stack.json"] = tabledef.dump(template)
     return dict(sorted(files.items()))
 

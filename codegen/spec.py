@@ -136,6 +136,15 @@ class ParentSpec(_Strict):
     args: dict[str, str] = {}
 
 
+class OwnsSpec(_Strict):
+    """Items deleted after their owner: what the query `pattern` finds, its key arguments
+    given from this entity's attributes (argument = "attribute"), each of the same name when
+    left out."""
+
+    pattern: str
+    args: dict[str, str] = {}
+
+
 class CountSpec(_Strict):
     """A count on a parent item, changed in the same transaction as each item of this
     entity written or deleted, never above `max`: `args` gives the parent's key from this
@@ -169,6 +178,8 @@ class EntitySpec(_Strict):
     """Counts on parent items, kept under a cap."""
     requires: dict[str, ParentSpec] = {}
     """Parent items that must exist for one of its items to be created."""
+    owns: dict[str, OwnsSpec] = {}
+    """Items its delete takes with it, after it (a user's orders): a task removes them."""
     expires_after: str | None = Field(default=None, pattern=r"^[1-9][0-9]*[smhd]$")
     """How long after its creation an item expires ("30d", "12h", "15m", "90s"): the create
     sets the table's TTL attribute to then, in epoch seconds, unless given one."""

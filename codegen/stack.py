@@ -1,6 +1,8 @@
 """The whole stack of a served API as one AWS SAM template (stack.json): the table, the
-function answering GraphQL behind an HTTP API, its log group with a retention, alarms on
-its errors and throttles and on the table's, and its role's least privilege (iam.py)."""
+function answering GraphQL behind an HTTP API and, where deletes leave owned items to
+remove, the function sweeping them each minute; their log groups with a retention, alarms
+on their errors and throttles and on the table's, and their role's least privilege
+(iam.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from .spec import TableSpec
 from .tabledef import HEADER, cloudformation
 
 HANDLER = "keygraph.serve.lambda_handler.handler"
+SWEEP_HANDLER = "keygraph.serve.lambda_handler.sweep"
+SWEEP_SCHEDULE = "rate(1 minute)"
 RUNTIME = "python3.12"
 LOG_RETENTION_DAYS = 30
 TABLE_SKIPPED = {
@@ -29,29 +33,29 @@ SKIPPED = {
     "CKV_AWS_173": "Lambda encrypts its environment at rest with an AWS managed key",
 }
 """checkov's checks the function leaves, each with why (the table's and logs' above)."""
+SWEEPER_SKIPPED = SKIPPED | {
+    "CKV_AWS_116": "a schedule invokes it: a failed sweep is done again by the next, a minute on",
+}
 
 
 def stack(
-    table: TableSpec, source: str, policy: list[dict[str, Any]], package: str
+    table: TableSpec, source: str, policy: list[dict[str, Any]], package: str, sweeps: bool
 ) -> dict[str, Any]:
-    """The template serving generated package `package` (its import name)."""
+    """The template serving generated package `package` (its import name); with its
+    sweeper when `sweeps`."""
     resources = cloudformation(table, source)["Resources"]
     resources["Table"] |= {
         "DeletionPolicy": "Retain",
         "UpdateReplacePolicy": "Retain",
         "Metadata": _skips(TABLE_SKIPPED | ({} if table.point_in_time_recovery else NO_PITR)),
     }
-    resources["Function"] = _function(policy, package)
-    resources["FunctionLogs"] = {
-        "Type": "AWS::Logs::LogGroup",
-        "Metadata": _skips(LOGS_SKIPPED),
-        "Properties": {
-            "LogGroupName": {"Fn::Sub": "/aws/lambda/${Function}"},
-            "RetentionInDays": LOG_RETENTION_DAYS,
-        },
-    }
-    resources["FunctionErrors"] = _alarm("AWS/Lambda", "Errors", "FunctionName", "Function")
-    resources["FunctionThrottles"] = _alarm("AWS/Lambda", "Throttles", "FunctionName", "Function")
+    routes = {"Post": _route("POST"), "Get": _route("GET")}
+    resources |= _function("Function", HANDLER, 10, routes, SKIPPED, policy, package)
+    if sweeps:
+        every = {"Every": {"Type": "Schedule", "Properties": {"Schedule": SWEEP_SCHEDULE}}}
+        resources |= _function(
+            "Sweeper", SWEEP_HANDLER, 60, every, SWEEPER_SKIPPED, policy, package
+        )
     resources["TableThrottles"] = _alarm("AWS/DynamoDB", "ThrottledRequests", "TableName", "Table")
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
@@ -86,17 +90,26 @@ def _route(method: str) -> dict[str, Any]:
     return {"Type": "HttpApi", "Properties": {"Path": "/graphql", "Method": method}}
 
 
-def _function(policy: list[dict[str, Any]], package: str) -> dict[str, Any]:
-    return {
+def _function(
+    name: str,
+    handler: str,
+    timeout: int,
+    events: dict[str, Any],
+    skipped: dict[str, str],
+    policy: list[dict[str, Any]],
+    package: str,
+) -> dict[str, Any]:
+    """A function of the package, its log group and its alarms, by their names."""
+    function = {
         "Type": "AWS::Serverless::Function",
-        "Metadata": _skips(SKIPPED),
+        "Metadata": _skips(skipped),
         "Properties": {
-            "Handler": HANDLER,
+            "Handler": handler,
             "Runtime": RUNTIME,
             "CodeUri": "..",
             "Architectures": ["arm64"],
             "MemorySize": 512,
-            "Timeout": 10,
+            "Timeout": timeout,
             "Tracing": "Active",
             "Environment": {
                 "Variables": {
@@ -106,8 +119,22 @@ def _function(policy: list[dict[str, Any]], package: str) -> dict[str, Any]:
                 }
             },
             "Policies": [{"Version": "2012-10-17", "Statement": policy}],
-            "Events": {"Post": _route("POST"), "Get": _route("GET")},
+            "Events": events,
         },
+    }
+    logs = {
+        "Type": "AWS::Logs::LogGroup",
+        "Metadata": _skips(LOGS_SKIPPED),
+        "Properties": {
+            "LogGroupName": {"Fn::Sub": f"/aws/lambda/${{{name}}}"},
+            "RetentionInDays": LOG_RETENTION_DAYS,
+        },
+    }
+    return {
+        name: function,
+        f"{name}Logs": logs,
+        f"{name}Errors": _alarm("AWS/Lambda", "Errors", "FunctionName", name),
+        f"{name}Throttles": _alarm("AWS/Lambda", "Throttles", "FunctionName", name),
     }
 
 

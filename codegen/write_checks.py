@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from . import keytemplate, rules
 from .authz import collect
 from .diagnostics import Edit, Problem, toml_string
-from .pattern_params import key_params
+from .pattern_params import key_params, query_params
 from .resolve import Attr, Entity, Resolved
-from .spec import CountSpec, DerivedSpec, ParentSpec
-from .writes import VERSION, actions_at_most, derived_fields
+from .spec import CountSpec, DerivedSpec, OwnsSpec, ParentSpec
+from .writes import VERSION, actions_at_most, derived_fields, removal_of
 
 MAX_ACTIONS = 100
 """The most actions one DynamoDB transaction takes."""
@@ -47,6 +47,8 @@ def check_writes(resolved: Resolved) -> Iterator[Problem]:
             yield from _count(resolved, entity, f"{path}.counts.{name}", count)
         for name, parent in spec.requires.items():
             yield from _parent(resolved, entity, f"{path}.requires.{name}", parent)
+        for name, owns in spec.owns.items():
+            yield from _owns(resolved, entity, f"{path}.owns.{name}", owns)
         if spec.expires_after is not None:
             yield from _expiry(resolved, entity, f"{path}.expires_after")
         if actions_at_most(entity) > MAX_ACTIONS:
@@ -186,6 +188,66 @@ def _parent(resolved: Resolved, source: Entity, where: str, spec: ParentSpec) ->
                 f"{where}.args",
                 f"give {parent.name}'s key part {part} from an attribute of {source.name} "
                 f'({part} = "<attribute>")',
+            )
+
+
+def _owns(resolved: Resolved, owner: Entity, where: str, spec: OwnsSpec) -> Iterator[Problem]:
+    """Owned items: a query of one partition the owner's attributes name, each of whose
+    items can be removed with what it keeps."""
+    if "delete" not in owner.spec.writes:
+        yield Problem(where, "what it owns goes after its delete: list delete in writes")
+    if resolved.spec.table.sort_key is None:
+        yield Problem(where, "the tasks that remove owned items need a table with a sort key")
+    pattern = resolved.spec.patterns.get(spec.pattern)
+    if pattern is None:
+        close = difflib.get_close_matches(spec.pattern, list(resolved.spec.patterns), n=1)
+        yield Problem(
+            f"{where}.pattern",
+            f"{spec.pattern!r} is not a pattern"
+            + (f"; did you mean {close[0]!r}?" if close else ""),
+            fix=(Edit(where, "pattern", toml_string(close[0])),) if close else (),
+        )
+        return
+    if pattern.operation != "query" or pattern.shards:
+        yield Problem(f"{where}.pattern", f"{spec.pattern} is not a query of one partition")
+        return
+    scoped = "{tenant}" in str(pattern.partition)
+    if scoped != owner.tenant_scoped:
+        yield Problem(f"{where}.pattern", f"{spec.pattern} and {owner.name} differ in tenancy")
+    try:
+        params = [p.name for p in query_params(resolved, spec.pattern)]
+        removals = [removal_of(resolved, found) for found in pattern.returns]
+    except (KeyError, keytemplate.TemplateError):
+        return  # its pattern's or entities' own problems are reported by their checks
+    for arg, attribute in spec.args.items():
+        if arg not in params:
+            yield Problem(
+                f"{where}.args.{arg}",
+                f"{arg!r} is not an argument of {spec.pattern} ({', '.join(params) or 'none'})",
+            )
+        elif attribute not in owner.attrs:
+            yield Problem(
+                f"{where}.args.{arg}", f"{attribute!r} is not an attribute of {owner.name}"
+            )
+    for param in params:
+        if param not in spec.args and param not in owner.attrs:
+            yield Problem(
+                f"{where}.args",
+                f"give {spec.pattern}'s argument {param} from an attribute of {owner.name} "
+                f'({param} = "<attribute>")',
+            )
+    for found, removal in zip(pattern.returns, removals, strict=True):
+        kept = resolved.entities[found].spec
+        if removal.by is None and (kept.unique or kept.copies or kept.counts):
+            yield Problem(
+                f"{where}.pattern",
+                f"{found} keeps claims, copies or counts, so it is removed by its delete: "
+                f"list delete in {found}'s writes",
+            )
+        elif any(not attribute for _, attribute in removal.parts):
+            yield Problem(
+                f"{where}.pattern",
+                f"{found} is a copy of {removal.by} that does not carry {removal.by}'s key",
             )
 
 

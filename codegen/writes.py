@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .pattern_params import key_params
+from .pattern_params import key_params, query_params
 from .resolve import Entity, Resolved
 from .spec import DerivedSpec, ParentSpec
 
@@ -133,8 +133,63 @@ def fixed(resolved: Resolved, entity: Entity) -> list[str]:
     return parts + [b for b in dict.fromkeys(counted + generated) if b not in parts]
 
 
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """How an owned item of one type is removed: by the delete of `by` (its entity, or the
+    source it is a copy of) at the key `parts` gives from its attributes, or alone (None)."""
+
+    type: str
+    by: str | None
+    parts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Owned:
+    """Items deleted after the owner: what `pattern` finds, its arguments the owner's
+    `bound` attributes in the pattern's order, each found type removed as `removals` say."""
+
+    name: str
+    pattern: str
+    bound: tuple[str, ...]
+    removals: tuple[Removal, ...]
+
+
+def owned_of(resolved: Resolved, entity: Entity) -> list[Owned]:
+    found = []
+    for name, spec in entity.spec.owns.items():
+        bound = tuple(spec.args.get(p.name, p.name) for p in query_params(resolved, spec.pattern))
+        returns = resolved.spec.patterns[spec.pattern].returns
+        removals = tuple(removal_of(resolved, t) for t in returns)
+        found.append(Owned(name, spec.pattern, bound, removals))
+    return found
+
+
+def removal_of(resolved: Resolved, name: str) -> Removal:
+    """How an item of entity `name` is removed with what it keeps: by its own delete, by
+    the delete of the source it is a copy of, or alone."""
+    entity = resolved.entities[name]
+    if "delete" in entity.spec.writes:
+        parts = tuple((p.name, p.name) for p in key_params(resolved, name))
+        return Removal(entity.spec.type, name, parts)
+    for source in resolved.entities.values():
+        if "delete" not in source.spec.writes:
+            continue
+        for copy in source.spec.copies.values():
+            if copy.entity == name:
+                mine = {
+                    theirs: its for its, theirs in derived_fields(resolved, source, copy).items()
+                }
+                parts = tuple(
+                    (p.name, mine.get(p.name, "")) for p in key_params(resolved, source.name)
+                )
+                return Removal(entity.spec.type, source.name, parts)
+    return Removal(entity.spec.type, None)
+
+
 def actions_at_most(entity: Entity) -> int:
     """The most actions one of its writes sends in its transaction: the item, each derived
-    item twice (an update moves it), each count and each parent's check."""
+    item twice (an update moves it), each count and each parent's check, and a task for
+    what it owns."""
     spec = entity.spec
-    return 1 + 2 * (len(spec.unique) + len(spec.copies)) + len(spec.counts) + len(spec.requires)
+    kept = 2 * (len(spec.unique) + len(spec.copies)) + len(spec.counts) + len(spec.requires)
+    return 1 + kept + (1 if spec.owns else 0)

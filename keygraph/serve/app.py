@@ -7,7 +7,9 @@ for /graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql), offlin
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Mapping
 from inspect import isawaitable
 from typing import Any
@@ -24,13 +26,16 @@ from keygraph.api import ApiContext
 from keygraph.api.run import formatted
 from keygraph.store import Session
 from keygraph.tokens import TokenError, Verified, bearer, verify
+from keygraph.writes import sweep
 
 from . import graphiql
 from .admission import Admitted, Refused, admit
 from .idempotency import Answered, Claimed
 from .idempotency_key import HEADER, digest, record_name, valid_key
-from .served import MEDIA, Served
+from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
+
+log = logging.getLogger("keygraph.serve")
 
 QUERIES = frozenset({OperationType.QUERY})
 READS_AND_WRITES = frozenset({OperationType.QUERY, OperationType.MUTATION})
@@ -95,9 +100,13 @@ def create_app(served: Served) -> Starlette:
         hub = None if served.realtime is None else served.realtime.hub
         if hub is not None:
             await hub.start()
+        sweeping = asyncio.create_task(_sweeping(served)) if served.sweeps else None
         try:
             yield
         finally:
+            if sweeping is not None:
+                sweeping.cancel()
+                await asyncio.gather(sweeping, return_exceptions=True)
             if hub is not None:
                 await hub.stop()
 
@@ -163,6 +172,18 @@ async def _run(
     if errors:
         body["errors"] = errors
     return 200, body
+
+
+async def _sweeping(served: Served) -> None:
+    """Removes what owners' deletes left (keygraph.writes.sweep), now and every SWEEP_EVERY
+    seconds; a sweep that fails (the store unavailable) is logged and done again."""
+    session = Session(served.store, served.cursors)
+    while True:
+        try:
+            await sweep(session, served.sweeps, SWEEP_EVERY)
+        except Exception:
+            log.warning("a sweep of owned items failed; the next one goes on", exc_info=True)
+        await asyncio.sleep(SWEEP_EVERY)
 
 
 def _graphiql(request: Request, served: Served) -> Response:

@@ -2,15 +2,20 @@
 API, an ALB or a function URL: the app `keygraph serve` runs, adapted by Mangum. It is built
 once per execution environment, at import (the init phase), from KEYGRAPH_PACKAGE (the
 package's import name), KEYGRAPH_TABLE_NAME (the deployed table), KEYGRAPH_JWT_SECRET and,
-for another endpoint than AWS's, KEYGRAPH_ENDPOINT_URL. Needs the `lambda` extra."""
+for another endpoint than AWS's, KEYGRAPH_ENDPOINT_URL. `sweep` is the scheduled function
+removing what owners' deletes left. Needs the `lambda` extra."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+from typing import Any
 
 from mangum import Mangum
 
+from keygraph.store import Session
 from keygraph.stores.dynamodb.store import DynamoDBStore
+from keygraph.writes import sweep as sweep_owned
 
 from .app import create_app
 from .package import served, table_of
@@ -23,6 +28,20 @@ store = DynamoDBStore(
     table_of(PACKAGE, os.environ.get("KEYGRAPH_TABLE_NAME")),
     endpoint_url=os.environ.get("KEYGRAPH_ENDPOINT_URL"),
 )
-app = create_app(served(PACKAGE, store, secret()))
+served_app = served(PACKAGE, store, secret())
+app = create_app(served_app)
 handler = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
 """Answers are text (a REST API without binary media types would pass base64 on)."""
+
+SWEEP_MARGIN_SECONDS = 5.0
+"""Of an invocation's time, what a sweep leaves unused: a page under way ends in it."""
+
+
+def sweep(_event: Any, context: Any) -> dict[str, int]:
+    """A scheduled invocation: removes what owners' deletes left, until the invocation's
+    time less SWEEP_MARGIN_SECONDS; how many tasks it finished and how many are left."""
+    seconds = max(0.0, context.get_remaining_time_in_millis() / 1000 - SWEEP_MARGIN_SECONDS)
+    session = Session(store, served_app.cursors)
+    work = sweep_owned(session, served_app.sweeps, seconds)
+    done, left = asyncio.get_event_loop().run_until_complete(work)  # Mangum's loop
+    return {"done": done, "left": left}

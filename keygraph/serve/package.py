@@ -58,7 +58,9 @@ def served(package: str, store: Store, signing: str, **options: Any) -> Served:
             budget = options.get("budget")
             realtime = Realtime(hub, EventCursors(cursors), table, _payer(budget))
     ledger = Ledger(store, table_of(package))
+    sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
     app = Served(executable(api), store, key, cursors, realtime=realtime, ledger=ledger)
+    app = replace(app, sweeps=sweeps)
     return replace(app, **options)
 
 

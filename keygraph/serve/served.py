@@ -3,8 +3,8 @@ tokens are checked, the cursors' key, the tenant budget, GraphiQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from graphql import GraphQLSchema
 
@@ -12,6 +12,7 @@ from keygraph.api.watches import Realtime
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
 from keygraph.tokens import TokenKey
+from keygraph.writes import Writes
 
 from .budget import TenantBudget
 from .idempotency import Ledger
@@ -28,6 +29,8 @@ MAX_ROOT_FIELDS = 30
 MAX_COST = 25_000
 MAX_SUBSCRIPTIONS = 20
 MAX_CONNECTIONS = 200
+SWEEP_EVERY = 5.0
+"""Seconds between two sweeps of the tasks deletes leave (a sweep with none is one Query)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +63,6 @@ class Served:
     """WebSocket connections one tenant may hold at once in the process."""
     ledger: Ledger | None = None
     """Where Idempotency-Key's records are kept; None: the header is not honoured."""
+    sweeps: Mapping[str, Writes] = field(default_factory=dict)
+    """The package's writes when its deletes leave owned items to remove: the app then
+    sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""

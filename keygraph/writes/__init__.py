@@ -2,7 +2,19 @@
 counts the spec says it keeps, its parents checked, in one transaction (bindings.py
 declares them, run.py writes them)."""
 
-from .bindings import Count, Derived, Parent, Writes
-from .run import create, delete, items_of, update
+from .bindings import Count, Derived, Owned, Parent, Removal, Writes
+from .run import create, delete, items_of, sweep, update
 
-__all__ = ["Count", "Derived", "Parent", "Writes", "create", "delete", "items_of", "update"]
+__all__ = [
+    "Count",
+    "Derived",
+    "Owned",
+    "Parent",
+    "Removal",
+    "Writes",
+    "create",
+    "delete",
+    "items_of",
+    "sweep",
+    "update",
+]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keygraph.caller import Caller
-from keygraph.plan import Key, TableDef
+from keygraph.plan import Key, Query, TableDef
 
 Allow = Callable[[Caller, Any], bool]
 """Whether the caller may make a write of an item (its model, as it is or will be)."""
@@ -55,6 +55,28 @@ class Count:
 
 
 @dataclass(frozen=True, slots=True)
+class Removal:
+    """How an item an owned pattern finds is removed: by the delete of `writes` (its own
+    entity's, or its source's when it is a copy), at the key `parts` gives from the found
+    item's attributes (part, attribute); alone when `writes` is None."""
+
+    writes: Callable[[], Writes] | None = None
+    parts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Owned:
+    """Items deleted after their owner (owned.py): those `plan` finds (a pattern's query
+    plan, its key arguments the owner's `bound` attributes after the tenant), removed as
+    `removals` says by their type discriminator."""
+
+    name: str
+    plan: Callable[..., Query]
+    bound: tuple[str, ...]
+    removals: Mapping[str, Removal] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Writes:
     """An entity's writes: `key` builds its primary key from the `parts` attributes (after
     the tenant when `scoped`); `operations` the writes that exist; `allow` who may make
@@ -79,6 +101,8 @@ class Writes:
     """Its attributes the creating write sets when not given: a new id ("id") or the time
     of the write ("now"); no update changes them."""
     parents: tuple[Parent, ...] = ()
+    owned: tuple[Owned, ...] = ()
+    """What its delete leaves a task to remove after it."""
     expires_after: int | None = None
     """Seconds after its creation an item expires: the create sets the table's TTL attribute
     to then (epoch seconds) unless given."""

@@ -1,14 +1,14 @@
 """Writing an entity's item with what it keeps, all in one transaction or nothing: create
 (nothing there before, its claims free, its counts under their caps), update (against the
 version read, moving claims and copies whose keys change) and delete (its claims and
-copies with it, its counts lowered). Each refusal is the error a client can act on:
-Forbidden, BadArgument, NotFound or Conflict."""
+copies with it, its counts lowered, what it owns after it: owned.py). Each refusal is the
+error a client can act on: Forbidden, BadArgument, NotFound or Conflict (transaction.py
+says which a failed condition is)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,23 +16,30 @@ from pydantic import ValidationError as Invalid
 
 from keygraph.errors import (
     BadArgument,
-    CancelReason,
     Conflict,
     Forbidden,
     NotFound,
-    TransactionCanceled,
 )
 from keygraph.ids import new_id
-from keygraph.plan import Check, Condition, Delete, Get, Item, Key, Put, Update, WriteAction
-from keygraph.store import Session, Store
+from keygraph.plan import Check, Condition, Delete, Get, Item, Put, Update
+from keygraph.store import Session
 
-from .bindings import Count, Derived, Parent, Writes
+from . import owned
+from .bindings import Count, Derived, Writes
 from .folds import FOLDS
+from .transaction import (
+    VERSION,
+    ParentGone,
+    Plan,
+    already,
+    full,
+    gone,
+    missing,
+    moved,
+    still_counts,
+    taken,
+)
 
-VERSION = "version"
-CONDITION_FAILED = "ConditionalCheckFailed"
-Failure = Callable[[CancelReason], Exception | None]
-"""The error a failed condition of one action means (None: none of the client's)."""
 Held = Callable[[Any], Awaitable[Mapping[str, Mapping[str, Any]]]]
 """Given an item, the attributes its derived items hold where the spec now derives others."""
 
@@ -50,17 +57,17 @@ async def create(s: Session, tenant: str | None, w: Writes, values: Mapping[str,
     model = _model(w, {**values, **made, **fresh})
     _allow(s, w, "create", model)
     scope = _scope(w, tenant)
-    plan = _Plan(w)
-    plan.add(Put(_item(model, scope), plan.absent), _already(w))
+    plan = Plan(w)
+    plan.add(Put(_item(model, scope), plan.absent), already(w))
     for derived in w.derived:
         item = _derived(derived, model, scope)
         if item is not None:
-            plan.add(Put(item, plan.absent), _taken(w, derived, model))
+            plan.add(Put(item, plan.absent), taken(w, derived, model))
     for count in w.counts:
-        plan.add(_counted(plan, count, model, scope, 1), _full(count))
+        plan.add(_counted(plan, count, model, scope, 1), full(count))
     for parent in w.parents:
         key = parent.key(*scope, *_bound(parent.bound, model))
-        plan.add(Check(key, plan.present), _missing(parent, model))
+        plan.add(Check(key, plan.present), missing(parent, model))
     await plan.send(s.store)
     return model
 
@@ -99,20 +106,20 @@ async def update(
         values[VERSION] = current.version + 1
     model = _model(w, values)
     _allow(s, w, "update", model)
-    plan = _Plan(w)
-    plan.add(_changed(plan, current, model, scope), _moved(w))
+    plan = Plan(w)
+    plan.add(_changed(plan, current, model, scope), moved(w))
     written = await held(current) if held is not None else {}
     for derived in w.derived:
         was = written.get(derived.name, {})
         if not was and all(getattr(current, t) == getattr(model, t) for _, t in derived.fields):
             continue  # nothing it holds changed
         old, new = _derived(derived, current, scope, was), _derived(derived, model, scope)
-        moved = old is not None and (new is None or plan.key(old) != plan.key(new))
-        if moved and old is not None:
-            plan.add(Delete(plan.key(old)), _moved(w))
+        relocated = old is not None and (new is None or plan.key(old) != plan.key(new))
+        if relocated and old is not None:
+            plan.add(Delete(plan.key(old)), moved(w))
         if new is not None and new != old:
-            conditions = plan.absent if old is None or moved else ()
-            plan.add(Put(new, conditions), _taken(w, derived, model))
+            conditions = plan.absent if old is None or relocated else ()
+            plan.add(Put(new, conditions), taken(w, derived, model))
     await plan.send(s.store)
     return model
 
@@ -126,89 +133,42 @@ async def delete(
 ) -> Any:
     """Deletes the item at `key` with its claims and copies, lowering its counts; answers
     the item as it was. An item others' writes count is deleted only while each of its
-    counts is 0 (Conflict otherwise), so no count outlives what it counts."""
+    counts is 0 (Conflict otherwise), so no count outlives what it counts. What it owns
+    goes after it: by this call for a while, then by a sweep (owned.py)."""
     _exists(w, "delete")
     scope = _scope(w, tenant)
     current = await _current(s, w, key, scope)
     _allow(s, w, "delete", current)
     if expected_version is not None:
         _check_version(w, current, expected_version)
-    plan = _Plan(w)
+    plan = Plan(w)
     counted = tuple(Condition("equals", counter, 0) for counter in w.counters)
     conditions = _unchanged(plan, w, current) + counted
-    plan.add(Delete(w.key(*scope, *_parts(w, key)), conditions), _still_counts(w))
+    plan.add(Delete(w.key(*scope, *_parts(w, key)), conditions), still_counts(w))
     for derived in w.derived:
         item = _derived(derived, current, scope)
         if item is not None:
-            plan.add(Delete(plan.key(item)), _moved(w))
+            plan.add(Delete(plan.key(item)), moved(w))
     for count in w.counts:
-        plan.add(_counted(plan, count, current, scope, -1), _gone)
+        plan.add(_counted(plan, count, current, scope, -1), gone)
+    task = owned.new_task(tenant if w.scoped else None, w, current) if w.owned else None
+    if task is not None:
+        plan.add(owned.record(w.table, task), already(w))
     while True:
         try:
             await plan.send(s.store)
-            return current
-        except _ParentGone as gone:  # parents deleted since: nothing left to count on them
-            plan.drop(gone.indexes)
+            break
+        except ParentGone as parents:  # deleted since: nothing left to count on them
+            plan.drop(parents.indexes)
+    if task is not None:
+        await owned.finish(s, w, task, delete)
+    return current
 
 
-@dataclass
-class _Plan:
-    """One transaction's actions, each with what its failed condition means."""
-
-    w: Writes
-    actions: list[WriteAction] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
-
-    @property
-    def absent(self) -> tuple[Condition, ...]:
-        return (Condition("not_exists", self.w.table.partition_key),)
-
-    @property
-    def present(self) -> tuple[Condition, ...]:
-        return (Condition("exists", self.w.table.partition_key),)
-
-    def key(self, item: Item) -> Key:
-        return self.w.table.primary_key(item)
-
-    def target(self, action: WriteAction) -> Key:
-        """The key of the item an action writes."""
-        return self.key(action.item) if isinstance(action, Put) else action.key
-
-    def add(self, action: WriteAction, failure: Failure) -> int:
-        """Adds the action unless one already writes its item (a copy that falls on its
-        source: a friendship of oneself); its index."""
-        if self.target(action) in map(self.target, self.actions):
-            return -1
-        self.actions.append(action)
-        self.failures.append(failure)
-        return len(self.actions) - 1
-
-    def drop(self, indexes: list[int]) -> None:
-        for index in sorted(indexes, reverse=True):
-            del self.actions[index]
-            del self.failures[index]
-
-    async def send(self, store: Store) -> None:
-        try:
-            await store.transact_write(self.actions)
-        except TransactionCanceled as exc:
-            failed = [i for i, r in enumerate(exc.reasons) if r.code == CONDITION_FAILED]
-            gone = [i for i in failed if self.failures[i] is _gone and exc.reasons[i].item is None]
-            if gone and len(gone) == len(failed):
-                raise _ParentGone(gone) from exc
-            for index in failed:
-                error = self.failures[index](exc.reasons[index])
-                if error is not None:
-                    raise error from exc
-            raise Conflict("a concurrent write got in the way; try again") from exc
-
-
-class _ParentGone(Exception):
-    """A delete's counts whose parents no longer exist (by action index)."""
-
-    def __init__(self, indexes: list[int]) -> None:
-        super().__init__("parents gone")
-        self.indexes = indexes
+async def sweep(s: Session, writes: Mapping[str, Writes], seconds: float) -> tuple[int, int]:
+    """Works for up to `seconds` on what owners' deletes left to remove: (tasks done,
+    tasks left). `keygraph serve` runs it now and then; a scheduled function can."""
+    return await owned.sweep(s, writes, delete, seconds)
 
 
 def _generate(kind: str) -> Any:
@@ -280,14 +240,14 @@ def _check_version(w: Writes, current: Any, expected: int | None) -> None:
         )
 
 
-def _unchanged(plan: _Plan, w: Writes, current: Any) -> tuple[Condition, ...]:
+def _unchanged(plan: Plan, w: Writes, current: Any) -> tuple[Condition, ...]:
     """The item is still the one read: at its version, or there at all."""
     if w.versioned:
         return (Condition("equals", VERSION, current.version),)
     return plan.present
 
 
-def _changed(plan: _Plan, current: Any, model: Any, scope: tuple[str, ...]) -> Put | Update:
+def _changed(plan: Plan, current: Any, model: Any, scope: tuple[str, ...]) -> Put | Update:
     """The write of an item from `current` to `model`, on condition it is still the one
     read: the whole item, or, where others' writes keep counts on it, an update of each
     attribute and index key (those gone removed) that leaves the counts to them."""
@@ -298,8 +258,8 @@ def _changed(plan: _Plan, current: Any, model: Any, scope: tuple[str, ...]) -> P
     key = plan.key(new)
     kept = {*key, *plan.w.counters}
     changed = {name: value for name, value in new.items() if name not in kept}
-    gone = tuple(name for name in old if name not in new and name not in kept)
-    return Update(key, set=changed, remove=gone, conditions=_unchanged(plan, plan.w, current))
+    removed = tuple(name for name in old if name not in new and name not in kept)
+    return Update(key, set=changed, remove=removed, conditions=_unchanged(plan, plan.w, current))
 
 
 def _derived(
@@ -332,65 +292,9 @@ def _bound(bound: tuple[str, ...], model: Any) -> list[Any]:
     return [getattr(model, b) for b in bound]
 
 
-def _counted(plan: _Plan, count: Count, model: Any, scope: tuple[str, ...], by: int) -> Update:
+def _counted(plan: Plan, count: Count, model: Any, scope: tuple[str, ...], by: int) -> Update:
     key = count.key(*scope, *_bound(count.bound, model))
     conditions = plan.present
     if by > 0:
         conditions += (Condition("less_than", count.attribute, count.most),)
     return Update(key, add={count.attribute: by}, conditions=conditions)
-
-
-def _already(w: Writes) -> Failure:
-    return lambda _reason: Conflict(f"that {w.model.__name__} already exists")
-
-
-def _moved(w: Writes) -> Failure:
-    """The item changed or went away since it was read."""
-
-    def failure(reason: CancelReason) -> Exception:
-        if reason.item is None:
-            return NotFound(f"the {w.model.__name__} was deleted meanwhile")
-        version = reason.item.get(VERSION)
-        current = int(version) if version is not None else None
-        return Conflict(f"the {w.model.__name__} changed meanwhile; read it again", current)
-
-    return failure
-
-
-def _still_counts(w: Writes) -> Failure:
-    """The item counts others' items still, or changed or went away since it was read."""
-
-    def failure(reason: CancelReason) -> Exception | None:
-        held = {c: reason.item.get(c) for c in w.counters} if reason.item is not None else {}
-        counting = {c: n for c, n in held.items() if n not in (0, None)}
-        if counting:
-            shown = ", ".join(f"{c} {n}" for c, n in counting.items())
-            return Conflict(f"the {w.model.__name__} still counts items ({shown})")
-        return _moved(w)(reason)
-
-    return failure
-
-
-def _taken(w: Writes, derived: Derived, model: Any) -> Failure:
-    if not derived.unique:
-        return lambda _reason: Conflict(f"its {derived.name} copy already exists")
-    value = getattr(model, derived.name)
-    return lambda _reason: Conflict(f"the {derived.name} {value!r} is already in use")
-
-
-def _full(count: Count) -> Failure:
-    def failure(reason: CancelReason) -> Exception:
-        if reason.item is None:
-            return NotFound(f"no {count.parent} to count it on")
-        return BadArgument(f"a {count.parent} holds at most {count.most}")
-
-    return failure
-
-
-def _missing(parent: Parent, model: Any) -> Failure:
-    shown = ", ".join(f"{b} {getattr(model, b)!r}" for b in parent.bound)
-    return lambda _reason: NotFound(f"no {parent.entity} at {shown}")
-
-
-def _gone(_reason: CancelReason) -> Exception | None:
-    return None

@@ -9,7 +9,8 @@ from pathlib import Path
 from codegen import pipeline
 
 SOCIAL = Path(__file__).parent / "cases" / "social" / "spec.toml"
-WRITES = re.compile(r"^(writes|expires_after|(unique|copies|counts|requires)\.\w+) = .*$", re.M)
+KEPT = r"(unique|copies|counts|requires|owns)\.\w+"
+WRITES = re.compile(rf"^(writes|expires_after|{KEPT}) = .*$", re.M)
 GENERATED = re.compile(r', generated = "(id|now)"')
 
 

@@ -71,11 +71,17 @@ def test_the_policy_is_what_the_spec_uses() -> None:
     indexes = [r["Fn::Sub"] for r in repository["IndexQueries"]["Resource"]]
     assert indexes == ["${Table.Arn}/index/GSI1", "${Table.Arn}/index/GSI2"]
     social = policy(stack_of(SPECS["social"]))
-    assert set(social) == {"TableItems", "IdempotencyRecords"}  # no index, so no Query on one
+    assert set(social) == {"TableItems", "IdempotencyRecords", "CleanupTasks"}  # no index read
     records = social["IdempotencyRecords"]
     assert records["Condition"] == {
         "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["~KEYGRAPH#IDEMPOTENCY#*"]}
     }
+    tasks = social["CleanupTasks"]  # a member's delete leaves a task removing what it owns
+    assert tasks["Action"] == ["dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query"]
+    assert tasks["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["~KEYGRAPH#CLEANUP"]}
+    }
+    assert "CleanupTasks" not in repository  # nothing of its spec owns items
     assert social["TableItems"]["Action"] == [
         "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",
@@ -86,3 +92,14 @@ def test_the_policy_is_what_the_spec_uses() -> None:
     ]
     for statement in [*repository.values(), *social.values()]:
         assert all("*" not in action and "Scan" not in action for action in statement["Action"])
+
+
+def test_a_spec_whose_deletes_leave_owned_items_gets_their_sweeper() -> None:
+    social = stack_of(SPECS["social"])["Resources"]
+    sweeper = social["Sweeper"]["Properties"]
+    assert sweeper["Handler"] == "keygraph.serve.lambda_handler.sweep"
+    schedule = sweeper["Events"]["Every"]
+    assert schedule == {"Type": "Schedule", "Properties": {"Schedule": "rate(1 minute)"}}
+    assert sweeper["Policies"] == social["Function"]["Properties"]["Policies"]
+    assert {"SweeperLogs", "SweeperErrors", "SweeperThrottles"} <= set(social)
+    assert "Sweeper" not in stack_of(SPECS["repository"])["Resources"]

@@ -2,7 +2,7 @@
 DynamoDB Local (tests/codegen/cases/social): the same operations sent as HTTP API 2.0, REST
 API, ALB and function URL events answer as they do over HTTP (status, media type, body), and
 every DynamoDB call they make is one the generated stack's policy allows, which allows no
-Scan and no index the spec does not read."""
+Scan and no index the spec does not read; the scheduled sweep finishes what a delete left."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from keygraph.stores.testing import unique_table
 from keygraph.tokens import issue
+from keygraph.writes import owned
 from tests.keygraph.api.conftest import CASES, Compiled
 from tests.keygraph.api.policy import Call, allowed, recording, stack_of
 from tests.lambda_events import KINDS, answered, event
@@ -127,3 +128,42 @@ def test_every_event_kind_answers_as_serve_does(
     table = calls[0][1]
     assert not allowed(stack, ("Scan", table, None, None))
     assert not allowed(stack, ("Query", table, "GSI9", None))
+
+
+class Invocation:
+    """A Lambda context with `seconds` left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.seconds * 1000)
+
+
+def test_the_scheduled_sweep_finishes_what_a_delete_left(
+    handler: tuple[ModuleType, list[Call], dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member deleted with more posts than a page, the delete cut short after one: the
+    scheduled function does nothing with less time than its margin, then finishes."""
+    module, calls, stack = handler
+
+    def send(document: str) -> Any:
+        request = event("http-api", "POST", "", json.dumps({"query": document}), bearer("acme"))
+        status, _, body = answered(module.handler(request, None))
+        assert status == 200, body
+        assert "errors" not in body, body
+        return body["data"]
+
+    send(CREATE)
+    post = 'mutation { createPost(input: {memberId: "m1", text: "hi"}) { post { postId } } }'
+    for _ in range(owned.PAGE + 3):
+        send(post)
+    monkeypatch.setattr(owned, "INLINE_SECONDS", 0.0)
+    send('mutation { deleteMember(input: {memberId: "m1"}) { member { handle } } }')
+    posts = '{ postsBy(memberId: "m1") { edges { node { postId } } } }'
+    assert len(send(posts)["postsBy"]["edges"]) == 3
+    margin = module.SWEEP_MARGIN_SECONDS
+    assert module.sweep({}, Invocation(margin / 2)) == {"done": 0, "left": 1}
+    assert module.sweep({}, Invocation(margin + 30)) == {"done": 1, "left": 0}
+    assert send(posts)["postsBy"]["edges"] == []
+    assert [call for call in calls if not allowed(stack, call)] == []

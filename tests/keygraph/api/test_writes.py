@@ -19,9 +19,10 @@ import pytest
 from keygraph.caller import Caller
 from keygraph.keycodec import parse_datetime
 from keygraph.plan import Scan
-from keygraph.store import Store
+from keygraph.store import Session, Store
+from keygraph.writes import owned, sweep
 from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import CASES, Compiled, ask
+from tests.keygraph.api.conftest import CASES, CODEC, Compiled, ask
 from tests.keygraph.api.policy import allowed, recording, stack_of
 
 SPEC = CASES / "social" / "spec.toml"
@@ -289,3 +290,64 @@ async def assert_copies_equal(store: Store) -> None:
         return sorted(tuple(item.get(a) for a in shown) for item in by_type(stored, kind))
 
     assert values("REVIEW") == values("PRODUCT_REVIEW")
+
+
+DELETE_MEMBER = 'mutation { deleteMember(input: {memberId: "m1"}) { member { handle } } }'
+BEFRIEND = """mutation { createFriendship(input: {memberId: "m1", friendId: "m2"})
+  { friendship { since } } }"""
+PRODUCT = 'mutation { createProduct(input: {productId: "p1", title: "Tea"}) { product { title } } }'
+
+
+async def owner_with_items(api: Api, posts: int) -> None:
+    """Member m1 with `posts` posts, a review of p1 (counted, copied under it) and a
+    friendship with m2 (stored both ways)."""
+    for who, handle in (("m1", "ann"), ("m2", "bob")):
+        await api(CREATE_MEMBER, member(who), id=who, handle=handle)
+    await api(PRODUCT)
+    assert "errors" not in await api(REVIEW, member("m1"), m="m1", stars=4)
+    assert "errors" not in await api(BEFRIEND, member("m1"))
+    for _ in range(posts):
+        assert "errors" not in await api(POST, member("m1"))
+
+
+def left_of_m1(stored: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """What of m1's is stored: its items, their copies and the tasks that remove them."""
+    return [
+        (item["_type"] if "_type" in item else item["PK"], item["SK"])
+        for item in stored
+        if "m1" in (item.get("member_id"), item.get("friend_id")) or item["PK"].startswith("~")
+    ]
+
+
+async def test_a_delete_takes_what_it_owns_with_what_that_keeps(
+    social: tuple[Compiled, Store],
+) -> None:
+    api = Api(*social)
+    await owner_with_items(api, posts=3)
+    assert "errors" not in await api(DELETE_MEMBER, member("m1"))
+    stored = await items(api.store)
+    assert left_of_m1(stored) == []
+    (product,) = by_type(stored, "PRODUCT")
+    assert product["review_count"] == 0
+    assert [i["member_id"] for i in by_type(stored, "MEMBER")] == ["m2"]
+    assert by_type(stored, "FRIEND") == []
+
+
+async def test_what_a_delete_leaves_a_sweep_finishes(
+    social: tuple[Compiled, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete that stops after one page (a request cut short, a process killed) has
+    removed the owner and left its task; a sweep, in any process, removes the rest."""
+    package, store = social
+    api = Api(package, store)
+    await owner_with_items(api, posts=owned.PAGE + 5)
+    monkeypatch.setattr(owned, "INLINE_SECONDS", 0.0)
+    assert "errors" not in await api(DELETE_MEMBER, member("m1"))
+    left = left_of_m1(await items(store))
+    assert [kind for kind, _ in left].count("POST") == 5
+    assert [kind for kind, _ in left if kind.startswith("~")] == [owned.TASKS]
+    assert (await api(HANDLE, h="ann"))["data"] == {"getHandle": None}
+    writes = package.module("api").API.writes
+    assert await sweep(Session(store, CODEC), writes, 10.0) == (1, 0)
+    assert left_of_m1(await items(store)) == []
+    assert await sweep(Session(store, CODEC), writes, 10.0) == (0, 0)

@@ -5,6 +5,7 @@ count, each review's copy equal to it."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -22,9 +23,19 @@ from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from keygraph.stores import EmbeddedStore
 from keygraph.stores.dynamodb.local import free_port
 from keygraph.tokens import issue
+from keygraph.writes import owned
 from tests.keygraph.api.conftest import CASES, Compiled
-from tests.keygraph.api.test_writes import assert_copies_equal, by_type, items
-from tests.waiting import answering
+from tests.keygraph.api.test_writes import (
+    DELETE_MEMBER,
+    Api,
+    assert_copies_equal,
+    by_type,
+    items,
+    left_of_m1,
+    member,
+    owner_with_items,
+)
+from tests.waiting import answering, wait_for
 
 SPEC = CASES / "social" / "spec.toml"
 SECRET = "served-writes-secret-" + "s" * 32
@@ -35,22 +46,29 @@ ROOT = Path(__file__).parents[3]
 def servers(tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
     """Two serving processes of the spec on one SQLite file: their URLs, and the file."""
     db = tmp_path / "shared.sqlite3"
-    env = {**os.environ, "KEYGRAPH_JWT_SECRET": SECRET}
     processes, urls = [], []
     try:
         for _ in range(2):
-            port = free_port()
-            command = [sys.executable, "-m", "codegen", "serve", "--spec", str(SPEC)]
-            command += ["--db", str(db), "--port", str(port)]
-            process = subprocess.Popen(command, cwd=tmp_path, env=env)
+            process, url = serve(db)
             processes.append(process)
-            urls.append(f"http://127.0.0.1:{port}")
-            answering(f"{urls[-1]}/healthz", running(process))
+            urls.append(url)
         yield urls, db
     finally:
         for process in processes:
             process.terminate()
             process.wait(30)
+
+
+def serve(db: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A `keygraph serve` process of the spec on `db`, answering, and its URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "codegen", "serve", "--spec", str(SPEC)]
+    command += ["--db", str(db), "--port", str(port)]
+    env = {**os.environ, "KEYGRAPH_JWT_SECRET": SECRET}
+    process = subprocess.Popen(command, cwd=db.parent, env=env)
+    url = f"http://127.0.0.1:{port}"
+    answering(f"{url}/healthz", running(process))
+    return process, url
 
 
 def running(process: subprocess.Popen[bytes]) -> Callable[[], bool]:
@@ -135,3 +153,55 @@ async def test_a_write_through_one_server_reaches_a_subscriber_of_the_other(
         change = told["payload"]["data"]["memberChanged"]
         assert change["kind"] in ("CREATED", "UPDATED")
         assert change["member"]["handle"] in ("ann", *(f"bo{v}" for v in range(1, version)))
+
+
+async def test_a_cascade_killed_midway_is_finished_by_the_next_server(
+    tmp_path: Path, compiled: Callable[[Path], Compiled], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member deleted with many posts, reviews and friendships, its delete cut short after
+    a page: a server sweeping the rest is SIGKILLed midway, which leaves the member gone and
+    every count and copy whole, and the next server finishes the cascade."""
+    package = compiled(SPEC)
+    db = tmp_path / "shared.sqlite3"
+    store = EmbeddedStore(package.table, path=db)
+    api = Api(package, store)
+    try:
+        await owner_with_items(api, posts=400)
+        monkeypatch.setattr(owned, "INLINE_SECONDS", 0.0)
+        assert "errors" not in await api(DELETE_MEMBER, member("m1"))
+        before = len(left_of_m1(await items(store)))
+        first, _ = serve(db)
+        try:
+            wait_for(lambda: len(left_of_m1(stored_now(package, db))) < before, "a page swept")
+        finally:
+            first.kill()
+            first.wait(30)
+        stored = await items(store)
+        assert [i["member_id"] for i in by_type(stored, "MEMBER")] == ["m2"]
+        (product,) = by_type(stored, "PRODUCT")
+        assert product["review_count"] == len(by_type(stored, "REVIEW"))
+        await assert_copies_equal(store)
+        friendships = {(i["member_id"], i["friend_id"]) for i in by_type(stored, "FRIEND")}
+        assert friendships in (set(), {("m1", "m2"), ("m2", "m1")})
+        second, _ = serve(db)
+        try:
+            wait_for(lambda: left_of_m1(stored_now(package, db)) == [], "the cascade to end", 60)
+        finally:
+            second.terminate()
+            second.wait(30)
+    finally:
+        await store.close()
+
+
+def stored_now(package: Compiled, db: Path) -> list[dict[str, Any]]:
+    """Every item of the file, read from outside the event loop."""
+
+    async def read() -> list[dict[str, Any]]:
+        store = EmbeddedStore(package.table, path=db)
+        try:
+            return await items(store)
+        finally:
+            await store.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, read()).result()

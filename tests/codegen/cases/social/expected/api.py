@@ -7,7 +7,7 @@ follows (keygraph.api)."""
 from pathlib import Path
 
 from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
-from keygraph.writes import Count, Derived, Parent, Writes
+from keygraph.writes import Count, Derived, Owned, Parent, Removal, Writes
 
 from . import authz as _authz
 from .entities import ENTITIES
@@ -27,13 +27,13 @@ from .models.product import Product
 from .models.product_review import ProductReview
 from .models.review import Review
 from .queries.draft import get_draft
-from .queries.friendship import FRIENDS_OF_PAGE, friends_of
+from .queries.friendship import FRIENDS_OF_PAGE, friends_of, plan_friends_of
 from .queries.handle import get_handle
 from .queries.member import get_member
-from .queries.post import POSTS_BY_PAGE, posts_by
+from .queries.post import POSTS_BY_PAGE, plan_posts_by, posts_by
 from .queries.product import get_product
 from .queries.product_review import PRODUCT_REVIEWS_PAGE, product_reviews
-from .queries.review import REVIEWS_BY_PAGE, reviews_by
+from .queries.review import REVIEWS_BY_PAGE, plan_reviews_by, reviews_by
 from .table import TABLE
 
 API = Api(
@@ -244,6 +244,50 @@ API = Api(
                         ("member_id", "member_id"),
                     ),
                     unique=True,
+                ),
+            ),
+            owned=(
+                Owned(
+                    "posts",
+                    plan_posts_by,
+                    ("member_id",),
+                    {
+                        "POST": Removal(
+                            lambda: API.writes["Post"],
+                            (
+                                ("member_id", "member_id"),
+                                ("post_id", "post_id"),
+                            ),
+                        ),
+                    },
+                ),
+                Owned(
+                    "reviews",
+                    plan_reviews_by,
+                    ("member_id",),
+                    {
+                        "REVIEW": Removal(
+                            lambda: API.writes["Review"],
+                            (
+                                ("member_id", "member_id"),
+                                ("product_id", "product_id"),
+                            ),
+                        ),
+                    },
+                ),
+                Owned(
+                    "friendships",
+                    plan_friends_of,
+                    ("member_id",),
+                    {
+                        "FRIEND": Removal(
+                            lambda: API.writes["Friendship"],
+                            (
+                                ("member_id", "member_id"),
+                                ("friend_id", "friend_id"),
+                            ),
+                        ),
+                    },
                 ),
             ),
         ),
