@@ -15,7 +15,7 @@ from keygraph.errors import TransactionCanceled
 from keygraph.store import Session
 from server.domain import cleanup
 from server.graphql.ids import local_id
-from tests.server.domain.conftest import World
+from tests.server.conftest import World
 from tests.server.domain.test_group_ids import stored_ids
 
 DELETE_GROUP = "mutation($i: DeleteInput!) { deleteGroup(input: $i) { complete } }"

@@ -24,7 +24,7 @@ from tests.server.realtime.streams_harness import (
     order_view,
     unordered,
 )
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 
 CREATE_USER = 'mutation { createUser(input: {email: "bob@acme.test", name: "Bob"}) { id } }'
 

@@ -15,7 +15,7 @@ import pytest
 from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 
 CREATE_USER = 'mutation { createUser(input: {email: "bob@acme.test", name: "Bob"}) { id version } }'
 RENAME = (

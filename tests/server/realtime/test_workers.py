@@ -16,7 +16,7 @@ from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
 from tests.server.realtime.test_fields import ORDERS
 from tests.server.realtime.test_served import CREATE_USER, create_order
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 
 MAX_CONNECTIONS = 200
 """Connections opened, at most, until each worker holds one: a worker still starting, or

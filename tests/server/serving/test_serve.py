@@ -24,7 +24,7 @@ from server.auth.tokens import issue_token
 from server.settings import Settings
 from tests.waiting import answering
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SECRET = "serve-test-secret-" + "s" * 32
 STOPS = [signal.SIGTERM, signal.SIGINT]
 

@@ -28,8 +28,7 @@ from server.edge import idempotency, owners
 from server.edge.app import create_app
 from server.edge.idempotency import Answer, Claimed, Ledger, Refused, TokenedStore, Writes
 from server.settings import Settings
-from tests.server.conftest import Api
-from tests.server.domain.conftest import World
+from tests.server.conftest import Api, World
 
 R = TypeVar("R")
 

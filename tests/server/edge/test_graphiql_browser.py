@@ -30,7 +30,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from bench.limits import readme_query
 from keygraph.stores.dynamodb.local import free_port
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SCREENSHOT = ROOT / "docs" / "graphiql.png"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 HOW_TO_GET = (
