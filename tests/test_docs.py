@@ -1,7 +1,8 @@
 """The docs' code blocks, run: the README's first spec and the library example compiled and
 run as written (in a temporary directory instead of /tmp), every GraphQL operation valid
-against the schema (tests/server/compiled/ runs them), every TOML and JSON block parsed, the
-authorization example the repo's own spec, and every command line a real command."""
+against the schema (tests/server/graphql/compiled/ runs them), every TOML and JSON block
+parsed, the authorization example the repo's own spec, and every command line a real
+command."""
 
 from __future__ import annotations
 

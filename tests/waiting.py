@@ -1,13 +1,14 @@
 """Waiting on a condition with a deadline, never for a fixed time: `wait_for` polls a
-condition, `until` does so inside an event loop (letting it run between looks), and
-`answering` polls until a URL answers (a server that has just started)."""
+condition, `until` does so inside an event loop (letting it run between looks), `eventually`
+awaits a condition that is itself awaited (a request, a read of the store), and `answering`
+polls until a URL answers (a server that has just started)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 POLL = 0.01
 """Seconds between two looks at the condition."""
@@ -28,6 +29,16 @@ async def until(condition: Callable[[], object], what: str) -> None:
     """As `wait_for` (for UNTIL_SECONDS), letting the event loop run between two looks."""
     deadline = time.monotonic() + UNTIL_SECONDS
     while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(POLL)
+
+
+async def eventually(
+    condition: Callable[[], Awaitable[object]], what: str, seconds: float = UNTIL_SECONDS
+) -> None:
+    """As `until`, for a condition that must be awaited to be known."""
+    deadline = time.monotonic() + seconds
+    while not await condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(POLL)
 

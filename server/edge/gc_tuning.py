@@ -3,7 +3,7 @@
 What start-up built (schema, types, caches) is frozen out of every generation, so that no
 collection rescans it. The young generation is collected every 5,000 net allocations, not
 CPython's 700: a request answered leaves no reference cycles (tests/server/
-test_request_memory.py), so a collection finds little to free, while at 700 it ran inside
+edge/test_request_memory.py), so a collection finds little to free, while at 700 it ran inside
 the requests that read much and rescanned what they held (GC time a request at 700 and
 5,000: Q4 0.16 and 0 ms, 4% of its CPU; Q3 1.6 and 0.8 ms). Side by side under the soak's
 load the two grow a server's memory alike (83 and 75 bytes a request, bench/README.md, "The

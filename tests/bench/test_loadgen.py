@@ -1,7 +1,6 @@
 import asyncio
 import json
 import os
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -59,18 +58,17 @@ async def failing_port() -> AsyncIterator[int]:
 
 async def test_stops_at_the_request_budget(ok_port: int) -> None:
     spec = LoadSpec(port=ok_port, body=b"{}", concurrency=3, duration_s=10.0, max_requests=25)
-    started = time.perf_counter()
     summary, first_error = await run_load(spec)
-    assert summary.requests == 25
+    assert summary.requests == 25  # not the thousands of its 10 s
     assert summary.errors == 0
     assert first_error is None
-    assert time.perf_counter() - started < 5.0
 
 
 async def test_stops_at_the_time_budget(ok_port: int) -> None:
     spec = LoadSpec(port=ok_port, body=b"{}", concurrency=2, duration_s=0.3, max_requests=10**9)
-    summary, _ = await run_load(spec)
-    assert 0.3 <= summary.seconds < 2.0
+    async with asyncio.timeout(60):  # a deadline for a run that would not stop
+        summary, _ = await run_load(spec)
+    assert summary.seconds >= 0.3
     assert summary.requests > 2
     assert summary.p50_ms <= summary.p99_ms
 

@@ -1,10 +1,12 @@
 """Fixtures for end-to-end GraphQL tests: the ASGI app on a fresh embedded store, tokens for
 two tenants ("acme" and "globex"), and `gql(client, query, variables, token)` which posts a
-request and returns the response body (asserting HTTP 200)."""
+request and returns the response body (asserting HTTP 200); and `world`, the app on each
+store kind in turn as two tenants, with the store underneath to look for leftovers."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +14,11 @@ import httpx
 import pytest
 
 from generated.table import TABLE
-from keygraph.plan import TableDef
+from keygraph.plan import Query, SortCondition, TableDef
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
+from server.domain import cleanup
 from server.edge.app import create_app
 from server.settings import Settings
 
@@ -179,3 +182,37 @@ async def refusal(api: Api, query: str, variables: dict[str, Any]) -> dict[str, 
     [error] = body["errors"]
     result: dict[str, Any] = error
     return result
+
+
+@dataclass
+class World:
+    acme: Api
+    globex: Api
+    store: Store
+    client: httpx.AsyncClient
+
+    async def partition(self, pk: str, sk_prefix: str | None = None) -> list[dict[str, Any]]:
+        """Every item of a partition, read strongly consistent."""
+        sort = None if sk_prefix is None else SortCondition("begins_with", sk_prefix)
+        result = await self.store.query(Query(pk, sort=sort, consistent=True, limit=1000))
+        return result.items
+
+
+@pytest.fixture
+async def world(
+    kind: str,
+    store_factory: Callable[[str, TableDef], Awaitable[Store]],
+    settings: Settings,
+) -> AsyncIterator[World]:
+    """The app on a store of `kind` (the tests of deletes, moves, addresses and idempotent
+    mutations), as an admin of each tenant, with the store underneath."""
+    store = await store_factory(kind, TABLE)
+    transport = httpx.ASGITransport(app=create_app(settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield World(
+            Api(client, issue_token(settings, "acme", "alice", roles=["admin"])),
+            Api(client, issue_token(settings, "globex", "gus", roles=["admin"])),
+            store,
+            client,
+        )
+    await cleanup.stop()

@@ -25,7 +25,7 @@ from graphql import (
 )
 
 from codegen import pipeline
-from tests.server.test_relay import _compiler
+from tests.server.graphql.test_relay import _compiler
 
 ROOT = Path(__file__).parents[3]
 SPECS = {

@@ -29,6 +29,7 @@ from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.embedded.store import EmbeddedStore
 from tests.conftest import StoreFactory
 from tests.packages import Importer
+from tests.waiting import eventually
 
 HERE = Path(__file__).parent
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -251,10 +252,14 @@ async def test_a_killed_migration_resumes_to_the_same_result(
         sys.executable, "-c", code, cwd=Path(__file__).parents[3]
     )
     checkpoint = Checkpoint(store, target, None)
+
+    async def under_way() -> bool:
+        assert child.returncode is None, "the migration ended before it could be killed"
+        scanned: int = (await checkpoint.load()).get("scanned", 0)
+        return scanned >= 20
+
     try:
-        while (await checkpoint.load()).get("scanned", 0) < 20:
-            assert child.returncode is None, "the migration ended before it could be killed"
-            await asyncio.sleep(0.05)
+        await eventually(under_way, "the migration to checkpoint 20 items", seconds=120)
     finally:
         child.send_signal(signal.SIGKILL)
         await child.wait()

@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from keygraph.stores.dynamodb import connections
 from keygraph.stores.dynamodb.connections import Connections, ExchangeFailed, ProtocolError
 from keygraph.stores.dynamodb.local import free_port
+from tests.waiting import until
 
 HEAD = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n"
 
@@ -128,16 +130,35 @@ def test_connections_of_an_ended_loop_close_with_it() -> None:
     assert idle == 1
 
 
-async def test_connections_idle_too_long_are_not_reused(serve: Start) -> None:
+class Clock:
+    """The pool's clock (its module's `time`), moved on by the test rather than waited on."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_connections_idle_too_long_are_not_reused(
+    serve: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(connections, "time", clock)
     server, port = await serve(lambda n: _ok())
     pool = Connections("127.0.0.1", port, idle_timeout=0.2)
     await asyncio.gather(pool.post(HEAD, b"{}"), pool.post(HEAD, b"{}"))
+    clock.now += 0.19
     await pool.post(HEAD, b"{}")
     assert (server.connections, len(pool._idle)) == (2, 2)  # reused while fresh
-    await asyncio.sleep(0.3)
+    clock.now += 0.15  # one was just used: the other has been idle past the timeout
     await pool.post(HEAD, b"{}")
-    assert (server.connections, server.requests) == (3, 4)
-    assert len(pool._idle) == 1  # the expired ones are closed, not kept
+    assert (server.connections, server.requests) == (2, 4)
+    assert len(pool._idle) == 1  # the expired one is closed, not kept
+    clock.now += 0.2
+    await pool.post(HEAD, b"{}")
+    assert (server.connections, server.requests) == (3, 5)
+    assert len(pool._idle) == 1
     pool.close()
 
 
@@ -146,7 +167,9 @@ async def test_a_connection_its_peer_closed_is_not_reused(serve: Start) -> None:
     server, port = await serve(lambda n: _ok(b'{"cut":0}'))
     pool = Connections("127.0.0.1", port)
     for _ in range(3):
-        await asyncio.sleep(0.05)  # the close arrives while the connection waits idle
+        await until(  # the close arrives while the connection waits idle
+            lambda: all(idle.reader.at_eof() for idle in pool._idle), "the server's close"
+        )
         assert (await pool.post(HEAD, b"{}")).data == b'{"cut":0}'
     assert (server.connections, server.requests) == (3, 3)
     pool.close()

@@ -85,6 +85,17 @@ async def read_all(
     return records
 
 
+async def holds(store: DynamoDBStore, position: Position, count: int) -> None:
+    """Waits until the table's stream holds `count` records after `position`, read through a
+    stream of its own: the one under test reads as if nothing had looked."""
+    watcher = stream_of(store)
+    assert isinstance(watcher, DynamoDBChangeStream)
+    try:
+        assert len(await read_all(watcher, position, count)) == count
+    finally:
+        await watcher.close()
+
+
 async def only_shard(stream: DynamoDBChangeStream) -> str:
     shards = await stream.shards()
     assert len(shards) == 1
@@ -203,7 +214,7 @@ async def test_an_expired_iterator_is_obtained_again_from_the_last_record_read(
     await store.put(Put(item("u0", n=0)))
     (first,) = await read_all(stream, Position(shard), 1)
     await store.put(Put(item("u1", n=1)))
-    await asyncio.sleep(0.2)
+    await holds(store, Position(shard, first.sequence), 1)
     reads = faults.calls["GetRecords"]
     faults.fail("GetRecords", "ExpiredIteratorException")
     batch = await stream.read(Position(shard, first.sequence))
@@ -261,7 +272,7 @@ async def test_through_the_fault_proxy_a_lost_answer_and_an_expired_iterator_los
             await store.put(Put(item("u0", n=0)))
             (first,) = await read_all(stream, Position(shard), 1)
             await store.put(Put(item("u1", n=1)))
-            await asyncio.sleep(0.2)
+            await holds(store, Position(shard, first.sequence), 1)
             proxy.add(RESET_AFTER, operations={records}, times=1)
             proxy.add(error("ExpiredIteratorException"), operations={records}, times=1)
             batch = await stream.read(Position(shard, first.sequence))

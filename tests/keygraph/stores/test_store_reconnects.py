@@ -13,10 +13,12 @@ import pytest
 
 from keygraph.errors import StoreUnavailable
 from keygraph.plan import Condition, Get, Put, Update
+from keygraph.stores.dynamodb.connections import Connections
 from keygraph.stores.dynamodb.local import LOCAL_REGION
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.dynamodb.transport import Transport
+from tests.waiting import until
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -42,6 +44,8 @@ class FaultProxy:
         self.idle_close, self.stale_after = idle_close, stale_after
         self.cut_next = 0
         self.connections = self.dropped = self.cut = 0
+        self.last_byte = 0.0
+        """When a byte last passed, either way, on any connection (the loop's clock)."""
         self._handlers: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
 
@@ -49,6 +53,12 @@ class FaultProxy:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         port: int = self._server.sockets[0].getsockname()[1]
         return port
+
+    def all_stale(self) -> bool:
+        """Whether every connection has been idle for `stale_after`: a request on any of
+        them is dropped."""
+        assert self.stale_after is not None
+        return asyncio.get_running_loop().time() - self.last_byte >= self.stale_after
 
     async def stop(self) -> None:
         assert self._server is not None
@@ -73,7 +83,7 @@ class FaultProxy:
                 if self.stale_after is not None and loop.time() - last >= self.stale_after:
                     self.dropped += 1
                     return
-                last = loop.time()
+                last = self.last_byte = loop.time()
                 up_writer.write(data)
                 await up_writer.drain()
 
@@ -86,7 +96,7 @@ class FaultProxy:
                     writer.write(data[: len(data) // 2])
                     await writer.drain()
                     return
-                last = loop.time()
+                last = self.last_byte = loop.time()
                 writer.write(data)
                 await writer.drain()
 
@@ -161,7 +171,7 @@ async def test_connections_expire_before_the_endpoint_drops_them(
 ) -> None:
     proxy, store = await behind(idle_timeout=0.3, stale_after=0.6)
     await busy(store)
-    await asyncio.sleep(0.8)
+    await until(proxy.all_stale, "the endpoint to hold every connection stale")
     await store.put(CREATE)  # a conditional write: never sent twice, so it needs a live one
     assert await dynamodb_store.get(Get({"PK": "u", "SK": "1"})) == CREATE.item
     await busy(store)
@@ -171,10 +181,14 @@ async def test_connections_expire_before_the_endpoint_drops_them(
 async def test_connections_the_endpoint_closed_are_not_reused(
     behind: Behind, dynamodb_store: DynamoDBStore
 ) -> None:
-    proxy, store = await behind(idle_timeout=30.0, idle_close=0.4)
+    proxy, store = await behind(idle_timeout=30.0, idle_close=0.2)
     await busy(store)
     opened = proxy.connections
-    await asyncio.sleep(0.7)
+    pool = store.transport.pool
+    assert isinstance(pool, Connections)
+    await until(
+        lambda: all(idle.reader.at_eof() for idle in pool._idle), "the endpoint's closes to arrive"
+    )
     await store.put(CREATE)
     assert await dynamodb_store.get(Get({"PK": "u", "SK": "1"})) == CREATE.item
     await busy(store)
@@ -187,14 +201,14 @@ async def test_a_close_crossing_a_request_is_retried_on_a_new_connection_when_sa
     proxy, store = await behind(idle_timeout=30.0, stale_after=0.4)
     await dynamodb_store.put(Put({**COUNTER, "n": 0}))
     await busy(store)
-    await asyncio.sleep(0.6)
+    await until(proxy.all_stale, "every connection to be stale")
     opened = proxy.connections
     assert await store.get(Get({"PK": "w", "SK": "1"})) is None
     assert (proxy.dropped, proxy.connections) == (1, opened + 1)
-    await asyncio.sleep(0.6)
+    await until(proxy.all_stale, "every connection to be stale")
     await store.transact_write([Update(COUNTER, add={"n": 1})])
     assert (proxy.dropped, await count(dynamodb_store)) == (2, 1)
-    await asyncio.sleep(0.6)
+    await until(proxy.all_stale, "every connection to be stale")
     with pytest.raises(StoreUnavailable, match="outcome unknown"):
         await store.put(CREATE)
     assert proxy.dropped == 3

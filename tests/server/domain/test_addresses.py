@@ -9,8 +9,7 @@ import pytest
 from server.domain.addresses import user_and_addresses
 from server.graphql.ids import local_id
 from server.graphql.resolvers import user as user_resolvers
-from tests.server.conftest import store_counts
-from tests.server.domain.conftest import World
+from tests.server.conftest import World, store_counts
 
 ADDRESS = "id label line1 line2 city postalCode country version isDefault"
 ADD = f"""mutation($i: AddAddressInput!) {{ addAddress(input: $i) {{

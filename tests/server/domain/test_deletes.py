@@ -11,7 +11,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from server.domain import cleanup, users
 from server.graphql.ids import local_id
-from tests.server.domain.conftest import World
+from tests.server.conftest import World
 from tests.server.domain.test_addresses import ADD, home
 
 DELETE = "mutation($i: DeleteInput!) {{ {field}(input: $i) {{ deletedId complete }} }}"

@@ -13,8 +13,7 @@ from keygraph.plan import Get, Update
 from keygraph.store import Session
 from server.domain import backfill, cleanup, groups
 from server.graphql.ids import local_id
-from tests.server.conftest import store_counts
-from tests.server.domain.conftest import World
+from tests.server.conftest import World, store_counts
 
 GROUPS = """query($id: ID!) { user(id: $id) { version
   groups(first: 10) { edges { cursor node { name } } pageInfo { hasNextPage endCursor } } } }"""

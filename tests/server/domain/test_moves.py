@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.server.domain.conftest import World
+from tests.server.conftest import World
 
 MOVE = """mutation($i: MoveShopInput!) { moveShop(input: $i) { id lat lng version } }"""
 NEAR = """query($lat: Float!, $lng: Float!) {

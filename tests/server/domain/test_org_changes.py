@@ -9,7 +9,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from server.domain import cleanup
 from server.graphql.ids import local_id
-from tests.server.domain.conftest import World
+from tests.server.conftest import World
 
 CREATE = """mutation($name: String!, $parent: ID) {
   createOrgNode(input: {name: $name, parentId: $parent}) { id version } }"""

@@ -15,8 +15,9 @@ from keygraph.errors import TransactionCanceled
 from keygraph.store import Session
 from server.domain import cleanup
 from server.graphql.ids import local_id
-from tests.server.domain.conftest import World
+from tests.server.conftest import World
 from tests.server.domain.test_group_ids import stored_ids
+from tests.waiting import until
 
 DELETE_GROUP = "mutation($i: DeleteInput!) { deleteGroup(input: $i) { complete } }"
 RENAME = "mutation($i: UpdateUserInput!) { updateUser(input: $i) { version } }"
@@ -35,6 +36,7 @@ async def test_a_group_deleted_while_its_members_change_is_cleaned_up(world: Wor
     await asyncio.gather(*(acme.add_member(group["id"], user["id"]) for user in members))
     done = asyncio.Event()
     codes: list[str] = []
+    answered: list[dict[str, Any]] = []
 
     async def rename(user_id: str) -> None:
         """Renames the user again and again until the group is deleted."""
@@ -42,11 +44,12 @@ async def test_a_group_deleted_while_its_members_change_is_cleaned_up(world: Wor
         while not done.is_set():
             variables = {"i": {"id": user_id, "expectedVersion": version, "name": "Renamed"}}
             body = await acme(RENAME, variables)
+            answered.append(body)
             codes.extend(error_codes(body))
             version = body["data"]["updateUser"]["version"] if body["data"] else version + 1
 
     async def delete() -> dict[str, Any]:
-        await asyncio.sleep(0.01)
+        await until(lambda: answered, "the renames to be under way")
         try:
             return await acme(DELETE_GROUP, {"i": {"id": group["id"], "expectedVersion": 1}})
         finally:

@@ -14,7 +14,7 @@ from keygraph.streams import Position
 from server.domain import cleanup, users
 from server.graphql.ids import local_id
 from tests.keygraph.stores.test_store_streams import everything
-from tests.server.domain.conftest import World
+from tests.server.conftest import World
 
 
 async def test_a_cleanup_tasks_deletes_are_in_the_stream(

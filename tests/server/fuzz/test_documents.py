@@ -4,9 +4,8 @@ and carries proper codes.
 Bounded is counted, not timed: the Python function calls the server makes for a request
 (sys.setprofile on the event loop's thread, where the app runs) must stay within a fixed
 allowance per byte of the document, so a document whose handling grows faster than its size
-(a fragment expanded once per path to it) fails the same way on any machine. A wall-clock
-limit of WALL_SECONDS backs it up only as a check that nothing hangs: it is generous enough
-for a slow CI machine and is not what measures the work.
+(a fragment expanded once per path to it) fails the same way on any machine. A request
+still unanswered after HANG_SECONDS hangs: a deadline, not a measure of the work.
 
 CI sends each shape at fixed sizes around its limit and far past it;
 KEYGRAPH_FUZZ_EXAMPLES=N sends N / HUNT_SHARE shapes at sizes drawn at random besides."""
@@ -16,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import FrameType
@@ -36,7 +34,8 @@ BASE_CALLS = 60_000
 its document. An ordinary query makes a few thousand calls; the costliest document within
 the limits (2,000 tokens of one field, which graphql-core's overlap check compares pairwise
 until its own budget stops it) about 90 a byte."""
-WALL_SECONDS = 2.0
+HANG_SECONDS = 20.0
+"""Seconds after which a request still unanswered hangs."""
 HUNT_SHARE = 5
 """A hunt sends one drawn document for every HUNT_SHARE of KEYGRAPH_FUZZ_EXAMPLES."""
 
@@ -94,21 +93,17 @@ async def test_hostile_documents_get_bounded_answers_with_codes(
         document = by_name[name].make(size)
         case = f"{name} at {size} ({len(document)} bytes)"
         caplog.clear()
-        started = time.perf_counter()
         with Work() as work:
             try:
                 response = await asyncio.wait_for(
-                    target.post({"query": document}), timeout=WALL_SECONDS * 10
+                    target.post({"query": document}), timeout=HANG_SECONDS
                 )
             except TimeoutError:
                 failures.add("hangs", case)
                 continue
-        seconds = time.perf_counter() - started
         allowed = BASE_CALLS + CALLS_PER_BYTE * len(document.encode())
         if work.calls > allowed:
             failures.add("work beyond the allowance", f"{case}: {work.calls} calls > {allowed}")
-        if seconds > WALL_SECONDS:
-            failures.add("slower than the backstop", f"{case}: {seconds:.1f} s")
         failures.answer(response, case)
         for record in errors_logged(caplog.records):
             failures.add(f"error logged: {record}", case)

@@ -18,7 +18,7 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from tests.server.fuzz.checks import Failures
 from tests.server.fuzz.races import SCENARIOS, plans, play
 from tests.server.fuzz.target import scan
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 
 ROUNDS = 5
 

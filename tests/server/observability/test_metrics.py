@@ -38,6 +38,7 @@ from tests.server.observability.helpers import (
     total,
     value,
 )
+from tests.waiting import eventually
 
 CREATE_USER = """mutation CreateUser($email: String!) {
   createUser(input: {email: $email, name: "Ann"}) { id } }"""
@@ -160,7 +161,11 @@ async def test_timeouts_shedding_and_requests_in_flight(tmp_path: Path) -> None:
     async with app_client(settings, wrap=lambda store: SlowStore(store, 1.0)) as client:
         before = await scrape(client)
         slow = asyncio.create_task(post(client, token, query))
-        await asyncio.sleep(0.2)
+
+        async def in_flight() -> bool:
+            return value(await scrape(client), "keygraph_requests_in_flight") == 1
+
+        await eventually(in_flight, "the slow request to be in flight")
         during = await scrape(client)
         shed = await post(client, token, query)
         timed_out = await slow

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from keygraph.stores.dynamodb.local import free_port
 from tests.server.observability.helpers import TOKEN
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 
 PING = {"query": "query Ping { viewer { tenant } }"}
 MAX_REQUESTS = 400

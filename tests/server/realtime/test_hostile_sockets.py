@@ -25,7 +25,7 @@ from tests.server.realtime.frames import (
     served,
     text,
 )
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 from tests.waiting import wait_for
 
 USER = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }"

@@ -11,6 +11,7 @@ from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
 from server.realtime.changes import change_of
 from tests.server.realtime.memory_stream import MemoryStream
+from tests.waiting import until
 
 
 def user_item(name: str, version: int) -> dict[str, object]:
@@ -57,8 +58,10 @@ async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
     try:
         feed = hub.open("acme", ("user", "U1"))
         hub.close(feed)
-        stream.append("INSERT", new=user_item("a", 1))
-        await asyncio.sleep(0.1)
+        record = stream.append("INSERT", new=user_item("a", 1))
+        await until(
+            lambda: record.sequence in hub.frontier().values(), "the reader to read the change"
+        )
         assert hub.delivered == 0
     finally:
         await hub.stop()

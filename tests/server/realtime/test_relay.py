@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from server.realtime import relayed
 from server.realtime.relay import StreamRelay
 from server.realtime.relayed import RelayedStream
 from tests.server.realtime.memory_stream import MemoryStream
+from tests.waiting import until
 
 
 @pytest.fixture
@@ -127,8 +129,20 @@ async def test_a_client_retries_until_the_relay_answers(
     with pytest.raises(StoreError):
         await lonely.shards()
     relay = StreamRelay(stream, socket_path, min_interval=0)
+    failed = 0
+    exchange = lonely._exchange
+
+    async def counted(request: dict[str, Any]) -> dict[str, Any]:
+        nonlocal failed
+        try:
+            return await exchange(request)
+        except OSError:
+            failed += 1
+            raise
+
+    monkeypatch.setattr(lonely, "_exchange", counted)
     asking = asyncio.create_task(lonely.shards())
-    await asyncio.sleep(0.08)  # the client has failed once
+    await until(lambda: failed >= 1, "the client to fail once")
     await relay.start()
     try:
         assert await asking == await stream.shards()

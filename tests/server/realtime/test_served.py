@@ -4,7 +4,6 @@ the store's change stream, and the client's cursor says where it was)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,12 @@ from tests.server.realtime.streams_harness import (
     order_view,
     unordered,
 )
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
+from tests.waiting import until
 
+STARTED = "subscription started"
+"""The server's log line as a subscription opens its feed (in the same turn of its loop):
+what is written after it reaches the subscription."""
 CREATE_USER = 'mutation { createUser(input: {email: "bob@acme.test", name: "Bob"}) { id } }'
 
 
@@ -43,7 +46,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
     def make(*flags: str) -> Server:
-        server = Server(tmp_path / "data", *flags)
+        server = Server(tmp_path / "data", *flags, log=tmp_path / f"serve-{len(servers)}.log")
         servers.append(server)
         server.wait_healthy()
         return server
@@ -166,11 +169,15 @@ async def _connect(ws: AsyncWebSocketSession, server: Server) -> None:
     assert (await receive(ws, 15))["type"] == "connection_ack"
 
 
-async def _subscribe(ws: AsyncWebSocketSession, variables: dict[str, dict[str, Any]]) -> None:
-    """Subscribes to the field of each op in `variables` with its variables."""
+async def _subscribe(
+    ws: AsyncWebSocketSession, server: Server, variables: dict[str, dict[str, Any]]
+) -> None:
+    """Subscribes to the field of each op in `variables` with its variables, and waits until
+    the server has started them."""
+    started = server.logged(STARTED) + len(variables)
     for op, values in variables.items():
         await subscribe(ws, op, FIELDS[op][1], values)
-    await asyncio.sleep(0.5)  # the subscriptions have started
+    await until(lambda: server.logged(STARTED) >= started, "the subscriptions to start")
 
 
 def _order(change: str, order_id: str, *view: Any, owner: str) -> dict[str, Any]:
@@ -204,6 +211,35 @@ def _org(events: list[dict[str, Any]], *sizes: int) -> list[list[dict[str, Any]]
     return cut
 
 
+async def _nothing_more(
+    ws: AsyncWebSocketSession,
+    write: Writes,
+    views: Views,
+    cursors: dict[str, str],
+    order: str,
+    dave: str,
+    root: str,
+    line_c: dict[str, Any],
+) -> None:
+    """A last write on each subscription's topic, after those the test has seen the events
+    of: once each one's event comes next, the reader has read every write before it and
+    sent none twice; and then nothing more comes (a ping's pong does)."""
+    write.status(order, "PAID", 1)
+    write.membership("addGroupMember", views.group, dave)
+    last = write.node("Last", root)
+    end = await _events(ws, {"o": 1, "g": 1, "n": 2}, cursors)
+    write.rename(views.bob, "Robin", 5)  # after the order's event, whose owner it names
+    end.update(await _events(ws, {"u": 1}, cursors))
+    assert {**end, "n": _org(end["n"], 2)} == {
+        "o": [_order("UPDATED", order, "PAID", 2, line_c, owner="Robbie")],
+        "u": [views.renamed("Robin", 6)],
+        "g": [views.member("CREATED", dave, "Dave")],
+        "n": _org([node("CREATED", last, "Last", 1), node("UPDATED", root, "Root", 5)], 2),
+    }
+    await ws.send_json({"type": "ping"})
+    assert await receive(ws, 15) == {"type": "pong"}
+
+
 @pytest.mark.parametrize(
     "store", ["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local)]
 )
@@ -226,13 +262,13 @@ async def test_every_field_resumes_after_sigkill_losing_nothing(
     async with httpx.AsyncClient() as client:
         async with await _session(client, server) as ws:
             await _connect(ws, server)
-            await _subscribe(ws, {"o": variables["o"]})
+            await _subscribe(ws, server, {"o": variables["o"]})
             first = write.order(bob, "A", 100)
             assert await _events(ws, {"o": 1}, cursors) == {
                 "o": [_order("CREATED", first, "PENDING", 1, a, owner="Bob")]
             }
             # the reader has read every write before that order's: none reaches these
-            await _subscribe(ws, {op: variables[op] for op in ("u", "g", "n")})
+            await _subscribe(ws, server, {op: variables[op] for op in ("u", "g", "n")})
             write.status(first, "PAID", 1)
             write.membership("addGroupMember", group, carol)
             team = write.node("Team", root)
@@ -258,7 +294,9 @@ async def test_every_field_resumes_after_sigkill_losing_nothing(
         write.delete_node(late, 1)
         async with await _session(client, restarted) as ws:
             await _connect(ws, restarted)
-            await _subscribe(ws, {op: {**variables[op], "after": cursors[op]} for op in FIELDS})
+            await _subscribe(
+                ws, restarted, {op: {**variables[op], "after": cursors[op]} for op in FIELDS}
+            )
             missed = await _events(ws, {"o": 2, "u": 2, "g": 2, "n": 4}, cursors)
             assert {**missed, "n": _org(missed["n"], 2, 2)} == {
                 "o": [
@@ -293,9 +331,7 @@ async def test_every_field_resumes_after_sigkill_losing_nothing(
                 "g": [views.member("DELETED", dave, "Dave")],
                 "n": _org([node("CREATED", live, "Live", 1), node("UPDATED", team, "Team", 2)], 2),
             }
-            await asyncio.sleep(0.5)  # the reader has read every write
-            await ws.send_json({"type": "ping"})
-            assert await receive(ws, 15) == {"type": "pong"}  # and sent nothing more
+            await _nothing_more(ws, write, views, cursors, third, dave, root, c)
 
 
 async def test_a_message_over_the_body_limit_closes_the_connection(

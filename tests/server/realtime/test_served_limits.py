@@ -15,7 +15,9 @@ import pytest
 from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
-from tests.server.test_serve import Server
+from tests.server.realtime.test_served import STARTED
+from tests.server.serving.test_serve import Server
+from tests.waiting import until
 
 CREATE_USER = 'mutation { createUser(input: {email: "bob@acme.test", name: "Bob"}) { id version } }'
 RENAME = (
@@ -62,7 +64,7 @@ async def test_a_flood_and_a_full_worker_over_real_sockets(
             flood = [await open_session(False) for _ in range(12)]
             ws = await open_session(True)  # evicts one more of the flood
             await subscribe(ws, "1", USER, {"id": bob["id"]})
-            await asyncio.sleep(0.5)  # the subscription has started
+            await until(lambda: server.logged(STARTED) == 1, "the subscription to start")
             rename = RENAME.format(id=bob["id"], version=bob["version"])
             assert "errors" not in await asyncio.to_thread(server.query, rename)
             message = await receive(ws, 15)

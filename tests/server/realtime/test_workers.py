@@ -15,8 +15,9 @@ from httpx_ws import AsyncWebSocketSession, aconnect_ws
 
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
 from tests.server.realtime.test_fields import ORDERS
-from tests.server.realtime.test_served import CREATE_USER, create_order
-from tests.server.test_serve import Server
+from tests.server.realtime.test_served import CREATE_USER, STARTED, create_order
+from tests.server.serving.test_serve import Server
+from tests.waiting import until
 
 MAX_CONNECTIONS = 200
 """Connections opened, at most, until each worker holds one: a worker still starting, or
@@ -82,7 +83,8 @@ async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path, store:
                 await subscribe(ws, "1", ORDERS, {"u": user})
                 sessions.append(ws)
             assert [_connections(pid, server.port) > 0 for pid in workers] == [True, True]
-            await asyncio.sleep(0.5)  # the subscriptions have started
+            started = len(sessions)
+            await until(lambda: server.logged(STARTED) == started, "the subscriptions to start")
             await asyncio.to_thread(create_order, server, user, "A")
             for ws in sessions:
                 message = await receive(ws, 15)

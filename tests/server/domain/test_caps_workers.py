@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from server.domain.org import MAX_CHILDREN
-from tests.server.test_serve import Server
+from tests.server.serving.test_serve import Server
 
 CREATE = """mutation($name: String!, $parent: ID) {
   createOrgNode(input: {name: $name, parentId: $parent}) { id } }"""

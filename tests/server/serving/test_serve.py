@@ -22,10 +22,11 @@ import pytest
 from keygraph.stores.dynamodb.local import LocalUnavailable, find_jar, find_java, free_port
 from server.auth.tokens import issue_token
 from server.settings import Settings
-from tests.waiting import answering
+from tests.waiting import answering, wait_for
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SECRET = "serve-test-secret-" + "s" * 32
+METRICS_TOKEN = "serve-test-metrics-" + "m" * 16
 STOPS = [signal.SIGTERM, signal.SIGINT]
 
 
@@ -34,6 +35,7 @@ class Server:
 
     def __init__(self, data: Path, *flags: str, log: Path | None = None) -> None:
         """`log`, when given, takes the server's standard error (its JSON log lines)."""
+        self.log = log
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "KEYGRAPH_JWT_SECRET": SECRET}
@@ -53,6 +55,16 @@ class Server:
 
     def wait_healthy(self, timeout: float = 180) -> None:
         answering(f"{self.url}/readyz", lambda: self.process.poll() is None, timeout)
+
+    def logged(self, message: str) -> int:
+        """How many of the server's log lines (its `log`) say `message`."""
+        assert self.log is not None, "the server was started without a log"
+        text = self.log.read_text(encoding="utf-8", errors="replace")
+        return sum(
+            json.loads(line).get("message") == message
+            for line in text.splitlines()
+            if line.startswith("{") and line.endswith("}")
+        )
 
     def query(self, query: str, variables: dict[str, object] | None = None) -> dict[str, object]:
         request = urllib.request.Request(
@@ -101,17 +113,29 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         server.stop()
 
 
-def _gone(pid: int, timeout: float = 30) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        if Path(f"/proc/{pid}/stat").exists() and " Z " in Path(f"/proc/{pid}/stat").read_text():
-            return True  # exited, waiting for its parent to reap it
-        time.sleep(0.1)
-    return False
+def _gone(pid: int) -> bool:
+    """Whether the process `pid` has exited (a zombie waiting to be reaped included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and " Z " in stat.read_text()
+
+
+def _all_gone(pids: list[int]) -> None:
+    wait_for(lambda: all(_gone(pid) for pid in pids), f"processes {pids} to exit", 30)
+
+
+def _in_flight(server: Server) -> float:
+    """The server's keygraph_requests_in_flight, read from its /metrics."""
+    request = urllib.request.Request(
+        f"{server.url}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read().decode()
+    (line,) = [n for n in text.splitlines() if n.startswith("keygraph_requests_in_flight ")]
+    return float(line.split()[1])
 
 
 def _needs_dynamodb_local() -> None:
@@ -126,9 +150,18 @@ def _needs_dynamodb_local() -> None:
 
 @pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
 def test_a_stop_signal_lets_the_request_in_flight_finish(
-    start: Callable[..., Server], stop: signal.Signals
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals
 ) -> None:
-    server = start()
+    monkeypatch.setenv("KEYGRAPH_METRICS_TOKEN", METRICS_TOKEN)
+    server = Server(tmp_path / "data", log=tmp_path / "serve.log")
+    try:
+        server.wait_healthy()
+        _drain(server, stop)
+    finally:
+        server.stop()
+
+
+def _drain(server: Server, stop: signal.Signals) -> None:
     body = json.dumps({"query": "{ viewer { tenant } }"}).encode()
     head = (
         f"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -136,9 +169,9 @@ def test_a_stop_signal_lets_the_request_in_flight_finish(
     ).encode()
     with socket.create_connection(("127.0.0.1", server.port)) as connection:
         connection.sendall(head + body[:10])  # the request has begun, its body is not all here
-        time.sleep(0.3)
+        wait_for(lambda: _in_flight(server) == 1, "the request to be in flight")
         server.process.send_signal(stop)
-        time.sleep(0.5)
+        wait_for(lambda: server.logged("Shutting down") == 1, "the server to begin its stop")
         assert server.process.poll() is None  # still draining
         connection.sendall(body[10:])
         answer = b""
@@ -157,7 +190,7 @@ def test_workers_share_the_port_and_stop_with_the_server(start: Callable[..., Se
         assert server.query("{ viewer { tenant } }")["data"] == {"viewer": {"tenant": "acme"}}
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=60) == 0
-    assert all(_gone(pid) for pid in workers)
+    _all_gone(workers)
 
 
 def test_workers_never_outlive_a_killed_server(start: Callable[..., Server]) -> None:
@@ -166,7 +199,7 @@ def test_workers_never_outlive_a_killed_server(start: Callable[..., Server]) -> 
     children = server.children(lambda cmd: "multiprocessing" in cmd)
     assert len(children) == 3
     server.process.kill()
-    assert all(_gone(pid) for pid in children)
+    _all_gone(children)
 
 
 @pytest.mark.dynamodb_local
@@ -181,7 +214,7 @@ def test_dynamodb_local_never_outlives_the_server(
     assert server.query("{ viewer { tenant } }")["data"] == {"viewer": {"tenant": "acme"}}
     server.process.send_signal(stop)
     server.process.wait(timeout=60)
-    assert _gone(java[0])
+    _all_gone(java)
 
 
 @pytest.mark.dynamodb_local

@@ -19,9 +19,8 @@ from keygraph.plan import Get
 from keygraph.serve.idempotency_key import record_name
 from server.auth.tokens import issue_token
 from server.settings import Settings
-from tests.server.conftest import SECRET
-from tests.server.domain.conftest import World
-from tests.server.domain.test_idempotency import CREATE, USERS
+from tests.server.conftest import SECRET, World
+from tests.server.edge.test_idempotency import CREATE, USERS
 
 REPLAYED = "Idempotent-Replayed"
 

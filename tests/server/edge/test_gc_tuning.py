@@ -40,7 +40,7 @@ def _start_an_app(tmp_path: Path, **settings: Any) -> Any:
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     ).stdout
     return json.loads(out)
 

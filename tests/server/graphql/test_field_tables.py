@@ -20,7 +20,7 @@ from server.graphql.tables import FieldTablesError, problems
 from server.settings import Limits, Settings
 
 SERVED = build_schema(Limits())._schema
-SDL = (Path(__file__).parents[2] / "schema.graphql").read_text(encoding="utf-8")
+SDL = (Path(__file__).parents[3] / "schema.graphql").read_text(encoding="utf-8")
 
 REMOVED = [
     (cost, "CONNECTION_PAGES", ("User", "orders")),

@@ -18,7 +18,7 @@ from server.edge import response
 from server.edge.app import App, create_app
 from server.settings import Settings
 from tests.server.conftest import Api
-from tests.server.test_batching import _seed
+from tests.server.graphql.test_batching import _seed
 
 QUERY = """{ users { edges { node { email
   orders(first: 2) { edges { node { totalCents } } }

@@ -15,7 +15,7 @@ import pytest
 
 from tests.server.conftest import Api
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 COMPILER = ROOT / ".keygraph/relay/node_modules/.bin/relay-compiler"
 SCHEMA = ROOT / "schema.graphql"
 

@@ -96,4 +96,4 @@ def test_without_a_redis_url_redis_is_never_loaded(tmp_path: Path) -> None:
         "create_app(settings, EmbeddedStore(TABLE, path=settings.embedded_path))\n"
         "assert 'redis' not in sys.modules, 'redis was loaded'\n"
     )
-    subprocess.run([sys.executable, "-c", program], check=True, cwd=Path(__file__).parents[2])
+    subprocess.run([sys.executable, "-c", program], check=True, cwd=Path(__file__).parents[3])

@@ -14,8 +14,8 @@ from server.api import build_schema
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.compiled.plan import Object, ObjectPlan, OperationPlan
 from server.settings import Limits
-from tests.server.compiled.corpus import MUTATIONS, QUERIES, Seeded
-from tests.server.compiled.test_agree import _docs_queries
+from tests.server.graphql.compiled.corpus import MUTATIONS, QUERIES, Seeded
+from tests.server.graphql.compiled.test_agree import _docs_queries
 
 SCHEMA = build_schema(Limits())._schema
 IDS = Seeded(

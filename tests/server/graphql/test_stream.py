@@ -24,7 +24,7 @@ from server.graphql import loaders
 from server.graphql.stream import Part
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api, store_counts
-from tests.server.test_batching import _seed
+from tests.server.graphql.test_batching import _seed
 
 PARTS = Limits(stream_cost=100, part_objects=40)
 QUERY = """{ users(first: 10) { edges { node { email

@@ -39,6 +39,7 @@ from server.domain import cleanup
 from server.edge.app import create_app
 from server.settings import Limits, Settings
 from tests.server.conftest import SECRET, Api
+from tests.waiting import eventually, until
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -304,7 +305,11 @@ async def test_a_cleanup_throttled_past_its_retries_finishes_in_the_background(
     throttled = proxy.add(THROUGHPUT_EXCEEDED, operations={"Query"})
     data = await api.data(DELETE_USER, {"id": user_id})
     assert data["deleteUser"] == {"deletedId": user_id, "complete": False}
-    await asyncio.sleep(0.2)  # pages fail in the background meanwhile, and are tried again
+    inline = proxy.injected["Query", THROUGHPUT_EXCEEDED.name]
+    await until(  # pages fail in the background meanwhile, and are tried again
+        lambda: proxy.injected["Query", THROUGHPUT_EXCEEDED.name] > inline + FAST.max_attempts,
+        "the background cleanup to try a page again",
+    )
     proxy.remove(throttled)
     await asyncio.wait_for(cleanup.drain(), 10)
     assert proxy.injected["Query", THROUGHPUT_EXCEEDED.name] > FAST.max_attempts
@@ -387,7 +392,11 @@ async def test_a_keyed_write_cut_off_by_the_timeout_is_not_run_again(
         409,
         "IDEMPOTENCY_OUTCOME_UNKNOWN",
     )
-    await asyncio.sleep(1.0)  # the late PutItem has run
+
+    async def late_put_ran() -> bool:
+        return await shops(api) > 0
+
+    await eventually(late_put_ran, "the late PutItem to run")
     assert await shops(api) == 1
 
     slow = proxy.add(delay(1.0), operations={"Query"}, times=1)

@@ -34,8 +34,8 @@ from server.seed.tenant import SeedSizes, seed
 from server.settings import Limits, Settings
 from tests.conftest import StoreFactory
 from tests.doc_blocks import blocks as doc_blocks
-from tests.server.compiled.corpus import MUTATIONS, QUERIES, SEEDED_IDS, Seeded, seeded
 from tests.server.conftest import SECRET
+from tests.server.graphql.compiled.corpus import MUTATIONS, QUERIES, SEEDED_IDS, Seeded, seeded
 
 pytestmark = pytest.mark.filterwarnings(
     # graphql-core drops the coroutines of fields it abandons after a failed non-null field

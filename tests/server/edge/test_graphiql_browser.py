@@ -29,8 +29,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench.limits import readme_query
 from keygraph.stores.dynamodb.local import free_port
+from tests.waiting import answering
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SCREENSHOT = ROOT / "docs" / "graphiql.png"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 HOW_TO_GET = (
@@ -61,19 +62,6 @@ def _chromium() -> str:
     pytest.skip(HOW_TO_GET)
 
 
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError("the server did not come up")
-
-
 @pytest.fixture
 def demo_server(tmp_path: Path) -> Iterator[str]:
     port = free_port()
@@ -84,7 +72,7 @@ def demo_server(tmp_path: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process)
+        answering(f"{url}/healthz", lambda: process.poll() is None, 120)
         yield url
     finally:
         process.terminate()

@@ -15,7 +15,7 @@ from server.edge.app import create_app
 from server.graphql.ids import to_global_id
 from server.settings import Settings
 from tests.server.conftest import Api, gql, store_counts
-from tests.server.test_batching import _seed
+from tests.server.graphql.test_batching import _seed
 
 ORDERS = "orders(first: 2) { edges { node { totalCents } } }"
 
