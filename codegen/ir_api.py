@@ -160,7 +160,8 @@ class WriteBindingIR:
 @dataclass(frozen=True, slots=True)
 class WatchBindingIR:
     """A Subscription field as api.py binds it: the entity's type discriminator, its key
-    arguments, its key builder, and its get pattern's guard with the owners it reads."""
+    arguments, its key builder (or, following a query pattern, its plan builder and index),
+    and the pattern's guard with the owners it reads."""
 
     field: str
     entity_type: str
@@ -168,3 +169,5 @@ class WatchBindingIR:
     key: str
     guard: str
     owners: tuple[str, ...]
+    plan: str = ""
+    index: str = ""

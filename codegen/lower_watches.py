@@ -1,15 +1,18 @@
 """Lowering of the spec to its API's subscriptions, when its table has a change stream that
 holds items' images: each entity a `get` pattern reads (and so a Node) gets
 `xChanged(<its key>, after: String): XChange!`, the item as each write leaves it (as it was,
-for a delete), under the same rule as its get pattern (api.graphql), and the binding that
-follows it on the stream (api.py, keygraph.api.watches)."""
+for a delete), under the same rule as its get pattern; and each query pattern of one
+partition reading one entity gets `<pattern>Changed(<its arguments>, after: String)`, the
+changes of the items it reads (or read), under its rule (api.graphql), with the bindings
+that follow them on the stream (api.py, keygraph.api.watches)."""
 
 from __future__ import annotations
 
 from .api_types import Collected, arg_binding, argument_type, field_name
 from .ir_api import GqlFieldIR, GqlTypeIR, WatchBindingIR
+from .lower_queries import module_of
 from .lower_writes import payload_field
-from .pattern_params import key_params
+from .pattern_params import key_params, query_params
 from .pytypes import snake
 from .relations import pattern_rules
 from .resolve import Resolved
@@ -34,20 +37,46 @@ def watched(resolved: Resolved) -> dict[str, str]:
     return found
 
 
+def watched_patterns(resolved: Resolved) -> dict[str, str]:
+    """Each query pattern that has a subscription (one partition, one entity, its field's
+    name free), by the entity it reads."""
+    if resolved.spec.table.stream not in IMAGES:
+        return {}
+    taken = {f"{payload_field(entity)}Changed" for entity in watched(resolved)}
+    found: dict[str, str] = {}
+    for name, pattern in sorted(resolved.spec.patterns.items()):
+        if pattern.operation != "query" or pattern.shards or len(pattern.returns) != 1:
+            continue
+        entity = resolved.entities.get(pattern.returns[0])
+        if entity is not None and entity.tenant_scoped and _field(name) not in taken:
+            found[name] = entity.name
+    return found
+
+
+def _field(pattern: str) -> str:
+    return f"{field_name(pattern)}Changed"
+
+
+def _change(found: Collected, entity: str) -> str:
+    """The change type of `entity`, declared in `found`."""
+    change = f"{entity}Change"
+    shown = (
+        GqlFieldIR("kind", "ChangeKind!", ""),
+        GqlFieldIR(
+            payload_field(entity), f"{entity}!", "As the write left it; as it was, deleted."
+        ),
+        GqlFieldIR("cursor", "String!", "Pass it as `after` to resume after this change."),
+    )
+    found.types["ChangeKind"] = KIND
+    found.types[change] = GqlTypeIR("type", change, f"A {entity} written.", fields=shown)
+    return change
+
+
 def watch_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
     """The Subscription fields, their change types declared in `found`."""
     fields = []
     for entity in sorted(watched(resolved)):
-        change = f"{entity}Change"
-        shown = (
-            GqlFieldIR("kind", "ChangeKind!", ""),
-            GqlFieldIR(
-                payload_field(entity), f"{entity}!", "As the write left it; as it was, deleted."
-            ),
-            GqlFieldIR("cursor", "String!", "Pass it as `after` to resume after this change."),
-        )
-        found.types["ChangeKind"] = KIND
-        found.types[change] = GqlTypeIR("type", change, f"A {entity} written.", fields=shown)
+        change = _change(found, entity)
         params = key_params(resolved, entity)
         args = [f"{field_name(p.name)}: {argument_type(p)}" for p in params] + ["after: String"]
         text = (
@@ -57,6 +86,15 @@ def watch_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
         fields.append(
             GqlFieldIR(f"{payload_field(entity)}Changed", f"{change}!", text, ", ".join(args))
         )
+    for name, entity in watched_patterns(resolved).items():
+        change = _change(found, entity)
+        params = query_params(resolved, name)
+        args = [f"{field_name(p.name)}: {argument_type(p)}" for p in params] + ["after: String"]
+        text = (
+            f"The changes of the {entity} items {name} reads, from now or after a cursor (one "
+            "that leaves what it reads is shown once more, as it now is); under its rule."
+        )
+        fields.append(GqlFieldIR(_field(name), f"{change}!", text, ", ".join(args)))
     return fields
 
 
@@ -80,8 +118,24 @@ def watch_bindings(resolved: Resolved) -> tuple[tuple[WatchBindingIR, ...], list
                 () if rule is None else tuple(owners(rule)),
             )
         )
+    for name, entity in watched_patterns(resolved).items():
+        pattern = resolved.spec.patterns[name]
+        imports.add(f"from .queries.{module_of(pattern)} import plan_{name}")
+        rule = rules.get(name)
+        found.append(
+            WatchBindingIR(
+                _field(name),
+                resolved.entities[entity].spec.type,
+                tuple(arg_binding(p) for p in query_params(resolved, name)),
+                "",
+                "" if rule is None else f"_authz.may_run_{name}",
+                () if rule is None else tuple(owners(rule)),
+                f"plan_{name}",
+                "" if pattern.index == "table" else pattern.index,
+            )
+        )
     if found:
-        imports.add("from .entities import ENTITIES")
+        imports.add("from .entities import ENTITIES, TENANT_PREFIXES")
         if any(w.guard for w in found):
             imports.add("from . import authz as _authz")
     return tuple(found), sorted(imports)

@@ -10,7 +10,7 @@ from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
 from keygraph.writes import Derived, Parent, Writes
 
 from . import authz as _authz
-from .entities import ENTITIES
+from .entities import ENTITIES, TENANT_PREFIXES
 from .keys import address as _keys_address
 from .keys import email_claim as _keys_email_claim
 from .keys import group as _keys_group
@@ -45,9 +45,17 @@ from .queries.membership import (
     USER_GROUPS_PAGE,
     get_membership,
     group_members,
+    plan_group_members,
+    plan_user_groups,
     user_groups,
 )
-from .queries.order import ORDERS_BY_STATUS_PAGE, get_order, get_orders, orders_by_status
+from .queries.order import (
+    ORDERS_BY_STATUS_PAGE,
+    get_order,
+    get_orders,
+    orders_by_status,
+    plan_orders_by_status,
+)
 from .queries.org_node import (
     ORG_CHILDREN_PAGE,
     ORG_SUBTREE_PAGE,
@@ -55,20 +63,25 @@ from .queries.org_node import (
     get_org_nodes,
     org_children,
     org_subtree,
+    plan_org_children,
+    plan_org_subtree,
 )
 from .queries.org_roots import get_org_roots
-from .queries.shop import SHOPS_IN_CELL_PAGE, get_shop, get_shops, shops_in_cell
+from .queries.shop import SHOPS_IN_CELL_PAGE, get_shop, get_shops, plan_shops_in_cell, shops_in_cell
 from .queries.user import (
     LIST_USERS_PAGE,
     USER_WITH_ADDRESSES_PAGE,
     get_user,
     get_users,
     list_users,
+    plan_list_users,
     user_with_addresses,
 )
 from .queries.user_order import (
     USER_ORDERS_BETWEEN_PAGE,
     USER_ORDERS_PAGE,
+    plan_user_orders,
+    plan_user_orders_between,
     user_orders,
     user_orders_between,
 )
@@ -556,8 +569,76 @@ API = Api(
             _keys_user.key,
             guard=Guard(_authz.may_run_get_user, ()),
         ),
+        "groupMembersChanged": Watch(
+            "MEMBER",
+            (Arg("groupId", "group_id", "ID"),),
+            guard=Guard(_authz.may_run_group_members, ()),
+            plan=plan_group_members,
+            index="GSI1",
+        ),
+        "listUsersChanged": Watch(
+            "USER",
+            (),
+            guard=Guard(_authz.may_run_list_users, ()),
+            plan=plan_list_users,
+            index="GSI1",
+        ),
+        "ordersByStatusChanged": Watch(
+            "ORDER",
+            (Arg("status", "status", "OrderStatus"),),
+            guard=Guard(_authz.may_run_orders_by_status, ()),
+            plan=plan_orders_by_status,
+            index="GSI2",
+        ),
+        "orgChildrenChanged": Watch(
+            "ORG_NODE",
+            (Arg("parentRef", "parent_ref", "ID"),),
+            guard=Guard(_authz.may_run_org_children, ()),
+            plan=plan_org_children,
+            index="GSI1",
+        ),
+        "orgSubtreeChanged": Watch(
+            "ORG_NODE",
+            (Arg("path", "path", "Path"),),
+            guard=Guard(_authz.may_run_org_subtree, ()),
+            plan=plan_org_subtree,
+        ),
+        "shopsInCellChanged": Watch(
+            "SHOP",
+            (
+                Arg("geoCell", "geo_cell", "String"),
+                Arg("geohashFrom", "geohash_from", "String"),
+                Arg("geohashTo", "geohash_to", "String"),
+            ),
+            guard=Guard(_authz.may_run_shops_in_cell, ()),
+            plan=plan_shops_in_cell,
+            index="GSI2",
+        ),
+        "userGroupsChanged": Watch(
+            "MEMBER",
+            (Arg("userId", "user_id", "ID"),),
+            guard=Guard(_authz.may_run_user_groups, ()),
+            plan=plan_user_groups,
+        ),
+        "userOrdersChanged": Watch(
+            "USER_ORDER",
+            (Arg("userId", "user_id", "ID"),),
+            guard=Guard(_authz.may_run_user_orders, ("user_id",)),
+            plan=plan_user_orders,
+        ),
+        "userOrdersBetweenChanged": Watch(
+            "USER_ORDER",
+            (
+                Arg("userId", "user_id", "ID"),
+                Arg("from", "from_", "DateTime"),
+                Arg("to", "to", "DateTime"),
+            ),
+            guard=Guard(_authz.may_run_user_orders_between, ("user_id",)),
+            plan=plan_user_orders_between,
+        ),
     },
     entities=ENTITIES,
+    tenant_prefixes=TENANT_PREFIXES,
     writes={
         "User": Writes(
             User,

@@ -53,6 +53,22 @@ class SortCondition:
     value: str
     high: str | None = None
 
+    def holds(self, value: str) -> bool:
+        """Whether a sort key of `value` meets the condition."""
+        if self.op == "eq":
+            return value == self.value
+        if self.op == "begins_with":
+            return value.startswith(self.value)
+        if self.op == "between":
+            return self.value <= value <= (self.high or "")
+        if self.op == "lt":
+            return value < self.value
+        if self.op == "le":
+            return value <= self.value
+        if self.op == "gt":
+            return value > self.value
+        return value >= self.value
+
 
 @dataclass(frozen=True, slots=True)
 class Get:

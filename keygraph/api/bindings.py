@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from keygraph.entity import EntityDef
 from keygraph.paging import PageSize
+from keygraph.plan import Query
 from keygraph.writes import Writes
 
 Operation = Literal["get", "batch_get", "query"]
@@ -97,13 +98,16 @@ class Type:
 @dataclass(frozen=True, slots=True)
 class Watch:
     """A Subscription field: the changes of the item of type `entity_type` whose key `key`
-    builds from `args` (after the tenant), shown to callers `guard` (its get pattern's
-    rule, owners by name) lets read it."""
+    builds from `args` (after the tenant), or of the items of that type a query pattern
+    reads (its `plan` builder, on `index`, None for the table's), shown to callers `guard`
+    (the get or query pattern's rule, owners by name) lets read them."""
 
     entity_type: str
     args: tuple[Arg, ...]
-    key: Callable[..., Any]
+    key: Callable[..., Any] | None = None
     guard: Guard | None = None
+    plan: Callable[..., Query] | None = None
+    index: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +123,6 @@ class Api:
     watches: dict[str, Watch] = field(default_factory=dict)
     entities: dict[str, EntityDef] = field(default_factory=dict)
     """Every entity by its type discriminator, to read the change stream's records."""
+    tenant_prefixes: tuple[str, ...] = ()
+    """The text before the tenant in its partition keys: where a replay of the tenant's
+    items reads."""

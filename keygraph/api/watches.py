@@ -1,8 +1,9 @@
 """The Subscription fields of a generated package's API: `xChanged(<key>, after)` follows
-one item on the table's change stream (keygraph.realtime), replaying what the stream holds
-after a cursor, then live. The item's get pattern's rule decides at subscribe, before
-anything is read; each change answers its kind, the item as the write left it (as it was,
-deleted) and the cursor to resume after it."""
+one item on the table's change stream (keygraph.realtime), and `<pattern>Changed(<its
+arguments>, after)` the items a query pattern reads, replaying what the stream holds after
+a cursor, then live. The get or query pattern's rule decides at subscribe, before anything
+is read; each change answers its kind, the item as the write left it (as it was, deleted)
+and the cursor to resume after it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from graphql import GraphQLObjectType, GraphQLSchema
 
 from keygraph.errors import BadArgument, Forbidden, KeygraphError
+from keygraph.keycodec import escape
 from keygraph.plan import Item, TableDef
 from keygraph.realtime.changes import Change, Decode, Topic, change_of
 from keygraph.realtime.cursors import EventCursors
@@ -37,20 +39,45 @@ class Realtime:
     cursors: EventCursors
     table: TableDef
     pay: Callable[[str], Callable[[int], None]]
+    tenant_prefixes: tuple[str, ...] = ()
+    """The text before the tenant in its partition keys (the package's)."""
+
+    def tenant_heads(self, tenant: str) -> tuple[str, ...]:
+        """Where the tenant's items lie: its partition keys begin so."""
+        return tuple(prefix + escape(tenant) for prefix in self.tenant_prefixes)
 
 
 def decoder(api: Api, table: TableDef) -> Decode:
     """How the hub reads a record: a change to a watched entity's item, published on the
-    item's own topic."""
-    watched = {watch.entity_type for watch in api.watches.values()}
+    item's own topic, and on each watched pattern's partition the item was or is in."""
+    items = {watch.entity_type for watch in api.watches.values() if watch.key is not None}
+    partitions: dict[str, list[tuple[str, str]]] = {}
+    for name, watch in api.watches.items():
+        if watch.plan is not None:
+            attribute = _partition_attribute(table, watch.index)
+            partitions.setdefault(watch.entity_type, []).append((name, attribute))
 
-    def topics(entity_type: str, _model: Any, keys: Item) -> tuple[Topic, ...]:
-        return ((entity_type, _key_text(table, keys)),) if entity_type in watched else ()
+    def topics(entity_type: str, _model: Any, record: StreamRecord) -> tuple[Topic, ...]:
+        found = [(entity_type, _key_text(table, record.keys))] if entity_type in items else []
+        for name, attribute in partitions.get(entity_type, ()):
+            for image in (record.new, record.old):
+                value = None if image is None else image.get(attribute)
+                if isinstance(value, str) and (name, value) not in found:
+                    found.append((name, value))
+        return tuple(found)
 
     def decode(record: StreamRecord, shard_id: str, frontier: Any) -> Change | None:
         return change_of(record, shard_id, frontier, api.entities, topics)
 
     return decode
+
+
+def _partition_attribute(table: TableDef, index: str | None) -> str:
+    return table.partition_key if index is None else table.index(index).partition_key
+
+
+def _sort_attribute(table: TableDef, index: str | None) -> str | None:
+    return table.sort_key if index is None else table.index(index).sort_key
 
 
 def _key_text(table: TableDef, key: Item) -> str:
@@ -70,7 +97,7 @@ def bind_subscriptions(schema: GraphQLSchema, api: Api) -> None:
         change = getattr(field.type, "of_type", field.type)
         assert isinstance(change, GraphQLObjectType)
         shown = next(f for f in change.fields if f not in ("kind", "cursor"))
-        field.subscribe = _subscriber(watch, shown)
+        field.subscribe = _subscriber(watch, name, shown)
         field.resolve = _payload
 
 
@@ -78,7 +105,35 @@ def _payload(payload: Any, _info: Any, **_args: Any) -> Any:
     return payload
 
 
-def _subscriber(watch: Watch, shown: str) -> Callable[..., Any]:
+def _followed(
+    watch: Watch, name: str, table: TableDef, tenant: str, values: dict[str, Any]
+) -> tuple[Topic, Callable[[Change], bool], Partitions | None]:
+    """What a subscription follows: its topic, which of its changes it shows, and where a
+    replay reads (None: the tenant's partitions). A pattern's subscription shows a change
+    to an item that was or is in the range the pattern reads, so one leaving it is seen."""
+    if watch.key is not None:
+        key = watch.key(tenant, *values.values())
+        partition = str(key[table.partition_key])
+        everything = Partitions(table.partition_key, (partition,))
+        return (watch.entity_type, _key_text(table, key)), lambda _change: True, everything
+    assert watch.plan is not None
+    plan = watch.plan(tenant, *values.values(), limit=1)
+    on, by = _partition_attribute(table, watch.index), _sort_attribute(table, watch.index)
+
+    def read(image: Item) -> bool:
+        if image.get(on) != plan.partition:
+            return False
+        sort = None if by is None else image.get(by)
+        return plan.sort is None or (isinstance(sort, str) and plan.sort.holds(sort))
+
+    def visible(change: Change) -> bool:
+        return any(read(image) for image in change.images)
+
+    within = Partitions(table.partition_key, (plan.partition,)) if watch.index is None else None
+    return (name, plan.partition), visible, within
+
+
+def _subscriber(watch: Watch, name: str, shown: str) -> Callable[..., Any]:
     async def subscribe(
         _source: Any, info: Any, after: str | None = None, **given: Any
     ) -> AsyncGenerator[dict[str, Any]]:
@@ -93,17 +148,17 @@ def _subscriber(watch: Watch, shown: str) -> Callable[..., Any]:
             owners = {owner: values.get(owner) for owner in watch.guard.owners}
             if not watch.guard.function(caller, **owners):
                 raise Forbidden("not allowed to read this item")
-        key = watch.key(ctx.tenant, *values.values())
         frontier = None if after is None else realtime.cursors.decode(ctx.tenant, after)
-        partition = str(key[realtime.table.partition_key])
+        table = realtime.table
+        topic, visible, within = _followed(watch, name, table, ctx.tenant, values)
         changes = follow(
             realtime.hub,
             realtime.cursors,
             ctx.tenant,
-            (watch.entity_type, _key_text(realtime.table, key)),
+            topic,
             frontier,
-            lambda _change: True,
-            within=Partitions(realtime.table.partition_key, (partition,)),
+            visible,
+            within=within or Partitions(table.partition_key, realtime.tenant_heads(ctx.tenant)),
             pay=realtime.pay(ctx.tenant),
             trimmed=_nothing,
         )

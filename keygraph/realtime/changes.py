@@ -29,7 +29,8 @@ class Change:
     """One item's change as subscribers see it: `model` the item after the change (before
     it, for a delete), `shard_id` and `sequence` where it sits in the stream, `frontier` the
     reader's over every shard when it read it (this shard's before it: frontier.py), and
-    the `topics` it is published on. `shared` holds the payloads its subscribers resolve, by
+    the `topics` it is published on, and the record's `images` (new, then old) for what a
+    subscription asks of its keys. `shared` holds the payloads its subscribers resolve, by
     what else a payload depends on."""
 
     tenant: str
@@ -40,6 +41,7 @@ class Change:
     sequence: str
     frontier: Mapping[str, str | None] = field(default_factory=dict)
     topics: tuple[Topic, ...] = ()
+    images: tuple[Item, ...] = ()
     shared: dict[bytes, asyncio.Future[tuple[bytes, int] | None]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -50,9 +52,9 @@ Decode = Callable[[StreamRecord, str, Mapping[str, str | None]], Change | None]
 no subscription is about."""
 
 
-Topics = Callable[[str, Any, Item], tuple[Topic, ...]]
-"""The topics a changed item is published on, from its type, its model and its keys (none:
-no subscription is about it)."""
+Topics = Callable[[str, Any, StreamRecord], tuple[Topic, ...]]
+"""The topics a changed item is published on, from its type, its model and its record
+(none: no subscription is about it)."""
 
 
 def change_of(
@@ -78,10 +80,19 @@ def change_of(
     except (BadArgument, ValueError) as exc:
         log.warning("stream record %s not decoded: %s", record.sequence, exc)
         return None
-    published = topics(str(entity_type), model, record.keys)
+    published = topics(str(entity_type), model, record)
     if tenant is None or not published:
         return None
     kind = KINDS[record.event]
+    images = tuple(image for image in (record.new, record.old) if image is not None)
     return Change(
-        tenant, str(entity_type), kind, model, shard_id, record.sequence, frontier, published
+        tenant,
+        str(entity_type),
+        kind,
+        model,
+        shard_id,
+        record.sequence,
+        frontier,
+        published,
+        images,
     )

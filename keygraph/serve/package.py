@@ -56,7 +56,8 @@ def served(package: str, store: Store, signing: str, **options: Any) -> Served:
             table = table_of(package)
             hub = Hub(stream, POLL_SECONDS, decoder(api, table))
             budget = options.get("budget")
-            realtime = Realtime(hub, EventCursors(cursors), table, _payer(budget))
+            payer = _payer(budget)
+            realtime = Realtime(hub, EventCursors(cursors), table, payer, api.tenant_prefixes)
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
     app = Served(executable(api), store, key, cursors, realtime=realtime, ledger=ledger)

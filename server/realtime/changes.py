@@ -10,7 +10,6 @@ from typing import Any
 from generated.entities import ENTITIES, TENANT_PREFIXES
 from generated.table import TABLE
 from keygraph.keycodec import escape
-from keygraph.plan import Item
 from keygraph.realtime.changes import Change, Topic
 from keygraph.realtime.changes import change_of as decoded
 from keygraph.streams import Partitions, StreamRecord
@@ -26,7 +25,7 @@ def change_of(
     return decoded(record, shard_id, frontier or {}, ENTITIES, _topics)
 
 
-def _topics(entity: str, model: Any, _keys: Item) -> tuple[Topic, ...]:
+def _topics(entity: str, model: Any, _record: StreamRecord) -> tuple[Topic, ...]:
     return tuple(topics_of(entity, model)) if entity in _PUBLISHED else ()
 
 

@@ -30,22 +30,6 @@ def prefix_successor(prefix: str) -> str | None:
     return None
 
 
-def _matches(sort: SortCondition, value: str) -> bool:
-    if sort.op == "eq":
-        return value == sort.value
-    if sort.op == "begins_with":
-        return value.startswith(sort.value)
-    if sort.op == "between":
-        return sort.value <= value <= (sort.high or "")
-    if sort.op == "lt":
-        return value < sort.value
-    if sort.op == "le":
-        return value <= sort.value
-    if sort.op == "gt":
-        return value > sort.value
-    return value >= sort.value
-
-
 @dataclass(frozen=True, slots=True)
 class QuerySQL:
     where: str
@@ -81,9 +65,7 @@ def _check_start(
     name, value = partition
     sort_name = names[-1] if plan.index is None or len(names) == 4 else None
     if start[name] != value or (
-        plan.sort is not None
-        and sort_name is not None
-        and not _matches(plan.sort, start[sort_name])
+        plan.sort is not None and sort_name is not None and not plan.sort.holds(start[sort_name])
     ):
         raise ValidationError("The provided starting key does not match the range key predicate")
 

@@ -42,6 +42,7 @@ class Social:
     served: Served
     app: Starlette
     members: writes.Writes
+    posts: writes.Writes
 
     def feeds(self, count: int) -> Callable[[], bool]:
         assert self.served.realtime is not None
@@ -99,9 +100,9 @@ async def social(
     store = await store_factory(kind, package.table)
     app_served = served(package.package.__name__, store, SECRET)
     built = create_app(app_served)
-    members = package.module("api").API.writes["Member"]
+    api = package.module("api").API
     async with built.router.lifespan_context(built):
-        yield Social(app_served, built, members)
+        yield Social(app_served, built, api.writes["Member"], api.writes["Post"])
 
 
 async def subscribe(ws: AsyncWebSocketSession, ident: str, **variables: Any) -> None:
@@ -138,6 +139,46 @@ async def test_library_writes_reach_subscribers_and_a_cursor_resumes(social: Soc
         await subscribe(ws, "b", id="m1", after=first["cursor"])
         resumed = [shown(await event(ws)) for _ in range(3)]
         assert resumed == [("UPDATED", "anna", 2), ("UPDATED", "anne", 3), ("DELETED", "anne", 3)]
+        await ws.send_json({"type": "ping"})
+        assert await ws.receive_json(timeout=15) == {"type": "pong"}  # nothing else came
+
+
+POSTS = """subscription($m: ID!, $after: String) {
+  postsByChanged(memberId: $m, after: $after) { kind cursor post { text } }
+}"""
+
+
+async def test_a_query_patterns_subscribers_see_the_items_it_reads(social: Social) -> None:
+    """postsByChanged follows the posts posts_by reads: another member's post, another
+    tenant's, and the member's own profile in the same partition are not its items."""
+    session = Session(social.served.store, CODEC)
+    for tenant, who in (("acme", "m1"), ("acme", "m2"), ("globex", "m1")):
+        await social.write(tenant, "create", {"member_id": who, "handle": who, "name": "N"})
+    async with social.socket() as ws:
+        payload: dict[str, Any] = {"query": POSTS, "variables": {"m": "m1"}}
+        await ws.send_json({"type": "subscribe", "id": "p", "payload": payload})
+        await until(social.feeds(1), "the subscription's feed")
+        for tenant, who in (("acme", "m2"), ("globex", "m1")):
+            await writes.create(session, tenant, social.posts, {"member_id": who, "text": "no"})
+        made = await writes.create(session, "acme", social.posts, {"member_id": "m1", "text": "hi"})
+        await social.write("acme", "update", {"member_id": "m1"}, {"name": "Ann"}, 1)
+        key = {"member_id": "m1", "post_id": made.post_id}
+        await writes.delete(session, "acme", social.posts, key)
+
+        async def post_event() -> dict[str, Any]:
+            message = await ws.receive_json(timeout=20)
+            assert message["type"] == "next", message
+            change: dict[str, Any] = message["payload"]["data"]["postsByChanged"]
+            return change
+
+        first = await post_event()
+        assert (first["kind"], first["post"]) == ("CREATED", {"text": "hi"})
+        assert (await post_event())["kind"] == "DELETED"
+        await ws.send_json({"type": "ping"})
+        assert await ws.receive_json(timeout=15) == {"type": "pong"}  # nothing else came
+        payload["variables"]["after"] = first["cursor"]
+        await ws.send_json({"type": "subscribe", "id": "q", "payload": payload})
+        assert (await post_event())["kind"] == "DELETED"
         await ws.send_json({"type": "ping"})
         assert await ws.receive_json(timeout=15) == {"type": "pong"}  # nothing else came
 
@@ -193,7 +234,8 @@ async def test_a_tenant_holds_at_most_its_connections(
     store = await store_factory("embedded", package.table)
     app_served = replace(served(package.package.__name__, store, SECRET), max_connections=2)
     built = create_app(app_served)
-    social = Social(app_served, built, package.module("api").API.writes["Member"])
+    api = package.module("api").API
+    social = Social(app_served, built, api.writes["Member"], api.writes["Post"])
     async with built.router.lifespan_context(built), social.connections() as open_socket:
         first = await open_socket()
         await open_socket()

@@ -10,7 +10,7 @@ from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type, Watch
 from keygraph.writes import Count, Derived, Owned, Parent, Removal, Writes
 
 from . import authz as _authz
-from .entities import ENTITIES
+from .entities import ENTITIES, TENANT_PREFIXES
 from .keys import draft as _keys_draft
 from .keys import friendship as _keys_friendship
 from .keys import handle as _keys_handle
@@ -32,7 +32,7 @@ from .queries.handle import get_handle
 from .queries.member import get_member
 from .queries.post import POSTS_BY_PAGE, plan_posts_by, posts_by
 from .queries.product import get_product
-from .queries.product_review import PRODUCT_REVIEWS_PAGE, product_reviews
+from .queries.product_review import PRODUCT_REVIEWS_PAGE, plan_product_reviews, product_reviews
 from .queries.review import REVIEWS_BY_PAGE, plan_reviews_by, reviews_by
 from .table import TABLE
 
@@ -219,8 +219,33 @@ API = Api(
             _keys_product.key,
             guard=Guard(_authz.may_run_get_product, ()),
         ),
+        "friendsOfChanged": Watch(
+            "FRIEND",
+            (Arg("memberId", "member_id", "ID"),),
+            guard=Guard(_authz.may_run_friends_of, ()),
+            plan=plan_friends_of,
+        ),
+        "postsByChanged": Watch(
+            "POST",
+            (Arg("memberId", "member_id", "ID"),),
+            guard=Guard(_authz.may_run_posts_by, ()),
+            plan=plan_posts_by,
+        ),
+        "productReviewsChanged": Watch(
+            "PRODUCT_REVIEW",
+            (Arg("productId", "product_id", "ID"),),
+            guard=Guard(_authz.may_run_product_reviews, ()),
+            plan=plan_product_reviews,
+        ),
+        "reviewsByChanged": Watch(
+            "REVIEW",
+            (Arg("memberId", "member_id", "ID"),),
+            guard=Guard(_authz.may_run_reviews_by, ()),
+            plan=plan_reviews_by,
+        ),
     },
     entities=ENTITIES,
+    tenant_prefixes=TENANT_PREFIXES,
     writes={
         "Member": Writes(
             Member,
