@@ -71,10 +71,10 @@ typecheck: install
 	$(BIN)/mypy .
 
 codegen: install
-	$(BIN)/python -m codegen generate
+	$(BIN)/keygraph generate
 
 codegen-check: install
-	$(BIN)/python -m codegen check
+	$(BIN)/keygraph check
 
 test: install dynamodb-local relay-compiler iac-tools lint typecheck codegen-check
 	$(BIN)/python -m pytest

@@ -41,7 +41,7 @@ from bench.targets import (
     open_store,
 )
 from keygraph.store import Store
-from keygraph.stores.view import StoreView
+from keygraph.stores.view import Planned, StoreView
 from server.serving.datastack import run_with_headroom
 
 R = TypeVar("R")
@@ -55,7 +55,7 @@ class TimedStore(StoreView):
         super().__init__(inner)
         self.calls: list[tuple[str, float, float]] = []
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         started = time.perf_counter()
         try:
             return await call()

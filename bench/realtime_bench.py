@@ -31,11 +31,11 @@ from generated.models.user import User
 from generated.table import TABLE
 from keygraph.plan import Put
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import drop_store, open_store
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
 from server.graphql.ids import to_global_id
 from server.settings import Settings
+from testkit.stores import drop_store, open_store
 
 SUBSCRIPTION = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }"
 SECRET = "bench-secret-" + "x" * 40

@@ -43,10 +43,10 @@ from keygraph.stores.dynamodb.local import (
 )
 from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import unique_table
 from server.auth.tokens import issue_token
 from server.graphql.ids import to_global_id
 from server.settings import Settings
+from testkit.stores import unique_table
 
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parents[1]

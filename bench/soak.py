@@ -8,7 +8,7 @@ acknowledged is remembered and read back at the end; one that does not read back
 acknowledged is lost. `python -m bench.soak --help` for the flags.
 
 With `--faults` (DynamoDB Local only) the server reaches DynamoDB Local through a
-fault-injecting proxy (keygraph.stores.dynamodb.faults) that throttles 5% of the data-plane
+fault-injecting proxy (testkit.faults) that throttles 5% of the data-plane
 calls and resets the connection on 1% (half before DynamoDB runs the call, half after): the
 answers' codes are counted (no INTERNAL is the goal), and the acknowledged writes are read
 back with the faults off.
@@ -37,9 +37,6 @@ from bench.soak_faults import DATA_PLANE, FAULTS, faults_seen, faulty_local
 from bench.soak_load import SECRET, TENANT, WRITE_SHARE, Minute, Soak
 from bench.stats import percentile
 from generated.table import TABLE
-from keygraph.stores.dynamodb.faults import (
-    FaultProxy,
-)
 from keygraph.stores.dynamodb.local import (
     LOCAL_KEY_ID,
     LOCAL_REGION,
@@ -48,6 +45,9 @@ from keygraph.stores.dynamodb.local import (
 )
 from server.auth.tokens import issue_token
 from server.settings import Settings
+from testkit.faults import (
+    FaultProxy,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("results")

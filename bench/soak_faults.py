@@ -10,13 +10,6 @@ from typing import Any
 
 from generated.table import TABLE
 from keygraph.stores.dynamodb import admin
-from keygraph.stores.dynamodb.faults import (
-    RESET_AFTER,
-    RESET_BEFORE,
-    THROTTLING,
-    THROUGHPUT_EXCEEDED,
-    FaultProxy,
-)
 from keygraph.stores.dynamodb.local import (
     LOCAL_KEY_ID,
     LOCAL_REGION,
@@ -24,6 +17,13 @@ from keygraph.stores.dynamodb.local import (
     DynamoDBLocal,
 )
 from keygraph.stores.dynamodb.store import make_client
+from testkit.faults import (
+    RESET_AFTER,
+    RESET_BEFORE,
+    THROTTLING,
+    THROUGHPUT_EXCEEDED,
+    FaultProxy,
+)
 
 DATA_PLANE = (
     "GetItem",

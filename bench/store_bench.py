@@ -41,7 +41,7 @@ from keygraph.stores.dynamodb.transport import CONTENT_TYPE, TARGET_PREFIX
 from keygraph.stores.embedded import schema as sqlite_schema
 from keygraph.stores.embedded import values
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import TEST_TABLE, unique_table
+from testkit.stores import TEST_TABLE, unique_table
 
 CACHE = Path(__file__).resolve().parents[1] / ".keygraph" / "bench"
 Row = tuple[str, str, str, str]

@@ -21,8 +21,8 @@ from bench.machine import machine_info
 from keygraph.plan import Delete, Put
 from keygraph.stores import stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import TEST_TABLE
 from keygraph.streams import Position
+from testkit.stores import TEST_TABLE
 
 OPERATIONS = ("insert", "modify", "delete")
 

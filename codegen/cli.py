@@ -104,8 +104,8 @@ def run(command: str, spec: Path, out: Path) -> int:
         if difference:
             sys.stdout.write(difference)
             print(
-                f"{out} is out of date: generate it again (keygraph generate, or python -m "
-                "codegen generate, with the same --spec and --out)",
+                f"{out} is out of date: generate it again (keygraph generate, with the same "
+                "--spec and --out)",
                 file=sys.stderr,
             )
             return 1

@@ -277,7 +277,7 @@ _NOT_FROM_ENV = frozenset({"limits", "batching"})
 KEYGRAPH_ and its name in capitals, converted by its type."""
 
 
-def _env_names(kind: type) -> dict[str, str]:
+def env_names(kind: type) -> dict[str, str]:
     """The environment variable of each field of a settings dataclass that has one."""
     return {
         f"KEYGRAPH_{f.name.upper()}": f.name for f in fields(kind) if f.name not in _NOT_FROM_ENV
@@ -318,10 +318,10 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     """Settings from the environment (KEYGRAPH_*), with `overrides` (None means unset) last."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {
-        name: _convert(name, env[var]) for var, name in _env_names(Settings).items() if env.get(var)
+        name: _convert(name, env[var]) for var, name in env_names(Settings).items() if env.get(var)
     }
     limits = {
-        name: _convert(name, env[var]) for var, name in _env_names(Limits).items() if env.get(var)
+        name: _convert(name, env[var]) for var, name in env_names(Limits).items() if env.get(var)
     }
     values["limits"] = Limits(**limits)
     values.update(

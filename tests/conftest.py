@@ -12,7 +12,7 @@
 - `redis_server`: a fresh `redis-server` for one test (tests/redis_server.py; skipped with a
   how-to when it is missing, a failure instead when the CI variable is set).
 
-keygraph.stores.testing has the same helpers for code that cannot take fixtures.
+testkit.stores has the same helpers for code that cannot take fixtures.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from keygraph.stores.dynamodb.local import (
     LocalUnavailable,
 )
 from keygraph.stores.dynamodb.store import make_client
-from keygraph.stores.testing import TEST_TABLE, drop_store, open_store
+from testkit.stores import TEST_TABLE, drop_store, open_store
 from tests.redis_server import RedisServer, RedisUnavailable
 
 StoreFactory = Callable[..., Awaitable[Store]]

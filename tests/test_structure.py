@@ -23,20 +23,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
-PACKAGES = ("codegen", "keygraph", "server", "bench", "generated")
+PACKAGES = ("codegen", "keygraph", "server", "bench", "generated", "testkit")
 UNSIZED = ("generated",)
 MAX_LINES = 400
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("keygraph",),
-    ("codegen", "generated"),
+    ("codegen", "generated", "testkit"),
     ("server",),
     ("bench",),
     ("tests",),
 )
 """The packages, lowest first: the runtime; the compiler (which uses the runtime's key
-codec) and the package it generates (which runs on the runtime); the app; its benchmarks;
-the tests."""
+codec), the package it generates (which runs on the runtime) and the test doubles (kept out
+of the wheel); the app; its benchmarks; the tests."""
 
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors", "persisted"),

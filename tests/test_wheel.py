@@ -1,8 +1,8 @@
-"""keygraph as another project installs it: the wheel built from this checkout, installed
-in a fresh virtual environment outside the repository, gives the `keygraph` command and the
-runtime. A spec in a temporary directory is linted, generated and checked there, its table
-planned, and the library example of docs/library.md runs on both stores and is served,
-GraphiQL's assets with it.
+"""keygraph as another project installs it: the wheel built from this checkout, installed in a
+fresh virtual environment outside the repository, gives the `keygraph` command and the
+runtime, without the test doubles (testkit/). A spec in a temporary directory is linted,
+generated and checked there, its table planned, and the library example of docs/library.md
+runs on both stores and is served, GraphiQL's assets with it.
 
 Offline and quick: the wheel is built with the dev environment's setuptools (no build
 isolation) and installed without its dependencies, which the new environment then reads
@@ -120,9 +120,21 @@ def test_the_wheel_holds_the_runtime_and_the_compiler_only(installed: Installed)
         )
     )
     assert all(line.startswith(str(installed.bin.parent)) for line in where.split()), where
-    for app in ("server", "generated"):
+    for app in ("server", "generated", "testkit"):
         done = installed.run(python, "-c", f"import {app}")
         assert "ModuleNotFoundError" in done.stderr, app
+
+
+def test_the_wheel_holds_no_test_doubles(installed: Installed) -> None:
+    listing = "from importlib.metadata import files; print(*files('keygraph'), sep='\\n')"
+    shipped = _ok(installed.run(installed.bin / "python", "-c", listing)).split()
+    assert any(name.startswith("keygraph/stores/") for name in shipped)
+    doubles = [
+        name
+        for name in shipped
+        if name.startswith(("testkit/", "tests/")) or Path(name).stem in ("faults", "testing")
+    ]
+    assert doubles == []
 
 
 def test_keygraph_compiles_a_spec_outside_the_repository(installed: Installed) -> None:

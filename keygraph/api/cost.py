@@ -54,7 +54,7 @@ class Read:
     most: int | None = None
 
 
-class _Walk:
+class OperationWalk:
     """One operation's walk: the schema, fragments and coerced variables it runs with."""
 
     def __init__(
@@ -73,6 +73,10 @@ class _Walk:
         return collect_subfields(
             self.schema, self.fragments, self.variables, self.operation, type_, details
         ).grouped_field_set
+
+
+class _Walk(OperationWalk):
+    """The walk that counts the items an operation of a spec's API can read."""
 
     def object_cost(self, type_: GraphQLNamedType, details: list[FieldDetails]) -> int:
         """What one object of `type_` costs below itself: its costliest possible type's."""

@@ -2,13 +2,14 @@
 
 What start-up built (schema, types, caches) is frozen out of every generation, so that no
 collection rescans it. The young generation is collected every 5,000 net allocations, not
-CPython's 700: a request answered leaves no reference cycles (tests/server/
-edge/test_request_memory.py), so a collection finds little to free, while at 700 it ran inside
-the requests that read much and rescanned what they held (GC time a request at 700 and
-5,000: Q4 0.16 and 0 ms, 4% of its CPU; Q3 1.6 and 0.8 ms). Side by side under the soak's
-load the two grow a server's memory alike (83 and 75 bytes a request, bench/README.md, "The
-DynamoDB Local soak's memory"); while requests still left cycles, 20,000 grew it by 40 to 60
-bytes a request more than 700. `KEYGRAPH_GC_YOUNG_THRESHOLD` sets it.
+CPython's 700: a request answered leaves no reference cycles
+(tests/server/edge/test_request_memory.py), so a collection finds little to free, while at
+700 it ran inside the requests that read much and rescanned what they held (GC time a
+request at 700 and 5,000: Q4 0.16 and 0 ms, 4% of its CPU; Q3 1.6 and 0.8 ms). Side by side
+under the soak's load the two grow a server's memory alike (83 and 75 bytes a request,
+bench/README.md, "The DynamoDB Local soak's memory"); while requests still left cycles,
+20,000 grew it by 40 to 60 bytes a request more than 700. `KEYGRAPH_GC_YOUNG_THRESHOLD` sets
+it.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ from generated.models.idempotency_record import IdempotencyRecord
 from keygraph.errors import ConditionFailed, StoreUnavailable
 from keygraph.plan import Condition, Delete, Put, Update, WriteAction
 from keygraph.store import Store
-from keygraph.stores.view import StoreView
+from keygraph.stores.view import Planned, StoreView
 from server.edge import owners
 
 REPLAYED = "Idempotent-Replayed"
@@ -329,7 +329,7 @@ class TokenedStore(StoreView):
         self._sent = 0
         self.writes = Writes() if writes is None else writes
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         if kind not in _WRITES:
             return await call()
         try:
@@ -349,4 +349,6 @@ class TokenedStore(StoreView):
     ) -> None:
         self._sent += 1
         mine = f"{self._prefix}-{self._sent}" if token is None else token
-        await self._call("TransactWriteItems", lambda: self.inner.transact_write(actions, mine))
+        await self._call(
+            "TransactWriteItems", actions, lambda: self.inner.transact_write(actions, mine)
+        )

@@ -45,7 +45,6 @@ from graphql.execution.collect_fields import (
     FieldDetails,
     FragmentDetails,
     collect_fields,
-    collect_subfields,
 )
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from pydantic import BaseModel
@@ -54,6 +53,7 @@ from generated.api import API
 from generated.models.order import Order
 from generated.queries.membership import USER_GROUPS_PAGE
 from keygraph.api import Relation, Root
+from keygraph.api.cost import OperationWalk
 from keygraph.caller import MAX_ROLES, Caller
 from keygraph.paging import PageSize
 from server.authz.fields import Decision, decide
@@ -146,12 +146,8 @@ def _is_list(type_: GraphQLOutputType) -> bool:
     return isinstance(type_, GraphQLList)
 
 
-def _is_connection(type_: GraphQLNamedType) -> bool:
-    return type_.name.endswith("Connection")
-
-
-class _Walk:
-    """One operation's walk: the schema, fragments and coerced variables it runs with."""
+class _Walk(OperationWalk):
+    """One operation's walk, knowing who asks and which user objects it passes through."""
 
     def __init__(
         self,
@@ -161,10 +157,7 @@ class _Walk:
         variables: VariableValues,
         caller: Caller | None = None,
     ) -> None:
-        self.schema = schema
-        self.operation = operation
-        self.fragments = fragments
-        self.variables = variables
+        super().__init__(schema, operation, fragments, variables)
         self.caller = caller
         """Who asks, when what it may read is less than everything (None: everything)."""
         self._bound: str | None = None
@@ -174,13 +167,6 @@ class _Walk:
         self._own: list[int] = []
         """Per list of users being walked, the cost of fields only the caller's own user
         may read: at most one user of the list is the caller."""
-
-    def fields_of(
-        self, type_: GraphQLObjectType, details: list[FieldDetails]
-    ) -> dict[str, list[FieldDetails]]:
-        return collect_subfields(
-            self.schema, self.fragments, self.variables, self.operation, type_, details
-        ).grouped_field_set
 
     def object_cost(
         self, type_: GraphQLNamedType, details: list[FieldDetails]

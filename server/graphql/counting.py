@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from keygraph.store import Store
-from keygraph.stores.view import StoreView
+from keygraph.stores.view import Planned, StoreView
 
 R = TypeVar("R")
 
@@ -52,7 +52,7 @@ class CountingStore(StoreView):
         if self._in_flight == 0:
             self._hold_from_idle = False
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         if self._in_flight == 0 or self._hold_from_idle:
             self.waves += 1
             self._hold_from_idle = False

@@ -12,20 +12,9 @@ from typing import Any, TypeVar
 from opentelemetry import trace
 
 from keygraph import capacity
-from keygraph.plan import (
-    BatchGet,
-    Delete,
-    Get,
-    Item,
-    Put,
-    Query,
-    QueryResult,
-    Scan,
-    Update,
-    WriteAction,
-)
+from keygraph.plan import BatchGet, Query, QueryResult, Scan
 from keygraph.store import Store, query_each
-from keygraph.stores.view import Forwarding
+from keygraph.stores.view import Forwarding, Planned
 from server.observability import metrics
 from server.observability.patterns import BATCH_WRITE, TRANSACTION, Patterns
 from server.observability.tracing import CURRENT
@@ -50,31 +39,22 @@ class ObservedStore(Forwarding):
         self.metered = metered
         self.tracer = tracer
 
-    async def _observe(
-        self,
-        kind: str,
-        plan: object,
-        keys: int,
-        call: Callable[[], Awaitable[R]],
-        index: str | None = None,
-    ) -> R:
-        """Makes the call, observed; `plan` names its pattern (or is the pattern's name),
-        `keys` counts the items it names (0: a query's)."""
-        request = CURRENT.get() if self.tracer is not None else None
-        traced = request is not None and not request.done
-        if not traced and not self.metered:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
+        """Makes the call, observed under its plan's pattern."""
+        if self._quiet():
             return await call()
-        pattern = plan if isinstance(plan, str) else self.patterns.of(plan)
+        request = CURRENT.get() if self.tracer is not None else None
+        pattern, keys = self._named(kind, plan)
         span = None
-        if traced and request is not None and self.tracer is not None:
+        if request is not None and not request.done and self.tracer is not None:
             attributes: dict[str, Any] = {
                 "db.system.name": "aws.dynamodb",
                 "db.operation.name": kind,
                 "keygraph.pattern": pattern,
                 "keygraph.keys": keys,
             }
-            if index is not None:
-                attributes["aws.dynamodb.index_name"] = index
+            if isinstance(plan, Query) and plan.index is not None:
+                attributes["aws.dynamodb.index_name"] = plan.index
             span = self.tracer.start_span(
                 f"{kind} {pattern}",
                 context=request.call_started(),
@@ -109,12 +89,19 @@ class ObservedStore(Forwarding):
         return result  # type: ignore[no-any-return]
 
     def _quiet(self) -> bool:
-        """Nothing to record: metrics off, and no traced request (or an unsampled one).
-        The reads, most of a request's calls, then skip `_observe` altogether."""
+        """Nothing to record: metrics off, and no traced request (or an unsampled one)."""
         if self.metered or self.tracer is None:
             return not self.metered
         request = CURRENT.get()
         return request is None or request.done
+
+    def _named(self, kind: str, plan: Planned) -> tuple[str, int]:
+        """The call's pattern, and how many items it names (0: a query's or a scan's)."""
+        if isinstance(plan, Sequence):
+            return (BATCH_WRITE if kind == "BatchWriteItem" else TRANSACTION), len(plan)
+        if isinstance(plan, BatchGet):
+            return self.patterns.of(plan), len(plan.keys)
+        return self.patterns.of(plan), 0 if isinstance(plan, (Query, Scan)) else 1
 
     @staticmethod
     def _record(
@@ -128,56 +115,12 @@ class ObservedStore(Forwarding):
         if error is not None:
             metrics.STORE_ERRORS.labels(kind, pattern, type(error).__name__).inc()
 
-    async def get(self, plan: Get) -> Item | None:
-        if self._quiet():
-            return await self.inner.get(plan)
-        return await self._observe("GetItem", plan, 1, lambda: self.inner.get(plan))
-
-    async def batch_get(self, plan: BatchGet) -> list[Item]:
-        if self._quiet():
-            return await self.inner.batch_get(plan)
-        return await self._observe(
-            "BatchGetItem", plan, len(plan.keys), lambda: self.inner.batch_get(plan)
-        )
-
-    async def query(self, plan: Query) -> QueryResult:
-        if self._quiet():
-            return await self.inner.query(plan)
-        return await self._observe("Query", plan, 0, lambda: self.inner.query(plan), plan.index)
-
     async def query_many(self, plans: Sequence[Query]) -> list[QueryResult]:
         """Unobserved, as the inner store reads them together (query_each); observed, each
         Query on its own."""
         if self._quiet():
             return await query_each(self.inner, plans)
         return list(await asyncio.gather(*(self.query(plan) for plan in plans)))
-
-    async def scan(self, plan: Scan) -> QueryResult:
-        return await self._observe("Scan", plan, 0, lambda: self.inner.scan(plan))
-
-    async def put(self, plan: Put) -> None:
-        await self._observe("PutItem", plan, 1, lambda: self.inner.put(plan))
-
-    async def update(self, plan: Update) -> Item:
-        return await self._observe("UpdateItem", plan, 1, lambda: self.inner.update(plan))
-
-    async def delete(self, plan: Delete) -> None:
-        await self._observe("DeleteItem", plan, 1, lambda: self.inner.delete(plan))
-
-    async def batch_write(self, actions: Sequence[Put | Delete]) -> None:
-        await self._observe(
-            "BatchWriteItem", BATCH_WRITE, len(actions), lambda: self.inner.batch_write(actions)
-        )
-
-    async def transact_write(
-        self, actions: Sequence[WriteAction], token: str | None = None
-    ) -> None:
-        await self._observe(
-            "TransactWriteItems",
-            TRANSACTION,
-            len(actions),
-            lambda: self.inner.transact_write(actions, token),
-        )
 
 
 def _items(result: object) -> int | None:

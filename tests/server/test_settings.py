@@ -1,14 +1,17 @@
 """Settings: environment variables, the dev-mode secret kept in the data directory, dev mode
 only when asked for or when no key is configured, and production mode refusing to start
-without a key."""
+without a key; each variable named in the docs, and each the docs name read by some code."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from server.settings import Limits, SettingsError, load_settings
+from server.settings import Limits, Settings, SettingsError, env_names, load_settings
+
+ROOT = Path(__file__).parents[2]
 
 
 def test_dev_mode_creates_a_secret_once_and_keeps_it(tmp_path: Path) -> None:
@@ -131,3 +134,19 @@ def test_the_cursor_key_follows_the_jwt_secret(tmp_path: Path) -> None:
     two = load_settings({"KEYGRAPH_JWT_SECRET": "b" * 40})
     assert one.cursor_key() != two.cursor_key()
     assert one.cursor_key() != b"a" * 40  # derived, not the signing secret itself
+
+
+def test_the_docs_name_every_variable_and_only_those_read() -> None:
+    """Each setting's KEYGRAPH_ variable is in the docs; a variable the docs name that is no
+    setting's (`KEYGRAPH_MAX_WS_*` names several) is read by the code or the tests."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = {v for page in pages for v in re.findall(r"KEYGRAPH_\w*[A-Z0-9]", page.read_text())}
+    settings = {*env_names(Settings), *env_names(Limits)}
+    assert sorted(settings - named) == []
+    code = "".join(
+        path.read_text()
+        for folder in ("keygraph", "server", "codegen", "tests")
+        for path in (ROOT / folder).rglob("*.py")
+    )
+    others = {v for v in named - settings if not any(s.startswith(f"{v}_") for s in settings)}
+    assert sorted(v for v in others if f'"{v}"' not in code) == []

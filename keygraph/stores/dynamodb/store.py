@@ -16,6 +16,7 @@ from keygraph.plan import (
     BatchGet,
     Check,
     Delete,
+    Floats,
     Get,
     Item,
     Put,
@@ -185,18 +186,7 @@ class DynamoDBStore:
             params["IndexName"] = plan.index
         if not plan.forward:
             params["ScanIndexForward"] = False
-        if plan.limit is not None:
-            params["Limit"] = plan.limit
-        if plan.start is not None:
-            params["ExclusiveStartKey"] = serialize_key(plan.start)
-        if plan.consistent:
-            params["ConsistentRead"] = True
-        response = await self._call("Query", params)
-        last = response.get("LastEvaluatedKey")
-        return QueryResult(
-            [deserialize_item(i, plan.floats) for i in response.get("Items", ())],
-            deserialize_key(last) if last else None,
-        )
+        return await self._page("Query", params, plan, plan.floats)
 
     async def scan(self, plan: Scan) -> QueryResult:
         params: dict[str, Any] = {"TableName": self.table.name}
@@ -206,16 +196,26 @@ class DynamoDBStore:
             params.update(ex.params(FilterExpression=f"begins_with({name}, {value})"))
         if plan.segments > 1:
             params.update(Segment=plan.segment, TotalSegments=plan.segments)
+        return await self._page("Scan", params, plan)
+
+    async def _page(
+        self,
+        operation: str,
+        params: dict[str, Any],
+        plan: Query | Scan,
+        floats: Floats = frozenset(),
+    ) -> QueryResult:
+        """A Query's or Scan's page: `params` with the plan's limit, start and consistency."""
         if plan.limit is not None:
             params["Limit"] = plan.limit
         if plan.start is not None:
             params["ExclusiveStartKey"] = serialize_key(plan.start)
         if plan.consistent:
             params["ConsistentRead"] = True
-        response = await self._call("Scan", params)
+        response = await self._call(operation, params)
         last = response.get("LastEvaluatedKey")
         return QueryResult(
-            [deserialize_item(i) for i in response.get("Items", ())],
+            [deserialize_item(i, floats) for i in response.get("Items", ())],
             deserialize_key(last) if last else None,
         )
 

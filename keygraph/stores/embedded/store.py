@@ -29,6 +29,7 @@ from keygraph.errors import (
 from keygraph.plan import (
     BatchGet,
     Check,
+    Condition,
     Delete,
     Get,
     Item,
@@ -47,7 +48,7 @@ from . import schema as sqlite_schema
 from .conditions import encode_values, holds
 from .connections import Connections
 from .olds import read_olds
-from .values import PLAIN, encode_item, item_of, plain_size, stored_body
+from .values import PLAIN, Wire, encode_item, item_of, plain_size, stored_body
 
 TOKEN_WINDOW = 600.0
 """Seconds a transaction's ClientRequestToken is remembered, as DynamoDB does."""
@@ -211,9 +212,7 @@ class EmbeddedStore:
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
-                old = self._read_item(conn, key)
-                if not holds(plan.conditions, values, old):
-                    raise ConditionFailed("The conditional request failed", old)
+                self._checked(conn, key, plan.conditions, values)
             self._store(conn, row)
 
     async def update(self, plan: Update) -> Item:
@@ -222,12 +221,23 @@ class EmbeddedStore:
         encode_item(plan.set)
         values = encode_values(plan.conditions)
         with self._write() as conn:
-            old = self._read_item(conn, key)
-            if not holds(plan.conditions, values, old):
-                raise ConditionFailed("The conditional request failed", old)
-            item = self._updated(plan, old)
+            item = self._updated(plan, self._checked(conn, key, plan.conditions, values))
             self._store(conn, self._row(item))
         return item
+
+    def _checked(
+        self,
+        conn: sqlite3.Connection,
+        key: tuple[str, str],
+        conditions: Sequence[Condition],
+        values: Sequence[Wire | None],
+    ) -> Item | None:
+        """The item at `key` (None: absent), once it meets `conditions`: ConditionFailed
+        when it does not."""
+        old = self._read_item(conn, key)
+        if not holds(conditions, values, old):
+            raise ConditionFailed("The conditional request failed", old)
+        return old
 
     def _updated(self, plan: Update, old: Item | None) -> Item:
         item: Item = dict(old) if old is not None else dict(plan.key)
@@ -248,9 +258,7 @@ class EmbeddedStore:
         values = encode_values(plan.conditions)
         with self._write() as conn:
             if plan.conditions:
-                old = self._read_item(conn, key)
-                if not holds(plan.conditions, values, old):
-                    raise ConditionFailed("The conditional request failed", old)
+                self._checked(conn, key, plan.conditions, values)
             conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", key)
             capacity.add(write_units=capacity.write_units(0))
 

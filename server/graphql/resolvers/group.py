@@ -11,7 +11,7 @@ from server.errors import NotFound
 from server.graphql.context import Info
 from server.graphql.types.group import Group, load_group
 from server.graphql.types.node import lookup_id
-from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
+from server.graphql.types.payloads import DeleteInput, DeletePayload, delete, local_id_of
 
 
 @strawberry.input(description="A new group.")
@@ -20,13 +20,7 @@ class CreateGroupInput:
 
 
 def _ids(group_id: strawberry.ID, user_id: strawberry.ID) -> tuple[str, str]:
-    group = lookup_id(group_id, "Group")
-    if group is None:
-        raise NotFound("no such group")
-    user = lookup_id(user_id, "User")
-    if user is None:
-        raise NotFound("no such user")
-    return group, user
+    return local_id_of(group_id, "Group"), local_id_of(user_id, "User")
 
 
 async def _reload(info: Info, group_id: str) -> Group:
@@ -81,10 +75,6 @@ class GroupMutation:
         description="Delete a group with every membership; a stale expectedVersion is a CONFLICT."
     )
     async def delete_group(self, info: Info, input: DeleteInput) -> DeletePayload:
-        ctx = info.context
-        group_id = local_id_of(input.id, "Group")
-        require(authz.may_delete_group(ctx.caller), "delete groups")
-        complete = await groups.delete_group(
-            ctx.server_session, ctx.tenant, group_id, input.expected_version
+        return await delete(
+            info, input, "Group", authz.may_delete_group, "delete groups", groups.delete_group
         )
-        return DeletePayload(deleted_id=input.id, complete=complete)

@@ -9,12 +9,11 @@ from generated.models.enums import OrderStatus
 from generated.queries.order import orders_by_status
 from server.authz import require
 from server.domain import orders
-from server.errors import NotFound
 from server.graphql.context import Info
 from server.graphql.types.connection import Connection, connection_from_page
 from server.graphql.types.node import lookup_id
 from server.graphql.types.order import Order, load_order
-from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
+from server.graphql.types.payloads import DeleteInput, DeletePayload, delete, local_id_of
 
 
 @strawberry.input(
@@ -70,9 +69,7 @@ class OrderMutation:
     @strawberry.mutation(description="Create a PENDING order with its items, in one transaction.")
     async def create_order(self, info: Info, input: CreateOrderInput) -> Order:
         ctx = info.context
-        user_id = lookup_id(input.user_id, "User")
-        if user_id is None:
-            raise NotFound("no such user")
+        user_id = local_id_of(input.user_id, "User")
         require(authz.may_create_order(ctx.caller, user_id=user_id), "create orders for this user")
         lines = [
             {
@@ -91,9 +88,7 @@ class OrderMutation:
     @strawberry.mutation(description="Change an order's status; a stale version is a CONFLICT.")
     async def update_order_status(self, info: Info, input: UpdateOrderStatusInput) -> Order:
         ctx = info.context
-        order_id = lookup_id(input.id, "Order")
-        if order_id is None:
-            raise NotFound("no such order")
+        order_id = local_id_of(input.id, "Order")
         require(authz.may_update_order(ctx.caller), "update orders")
         model = await orders.update_order_status(
             ctx.server_session, ctx.tenant, order_id, input.status, input.expected_version
@@ -102,8 +97,6 @@ class OrderMutation:
 
     @strawberry.mutation(description="Delete an order; a stale expectedVersion is a CONFLICT.")
     async def delete_order(self, info: Info, input: DeleteInput) -> DeletePayload:
-        ctx = info.context
-        order_id = local_id_of(input.id, "Order")
-        require(authz.may_delete_order(ctx.caller), "delete orders")
-        await orders.delete_order(ctx.server_session, ctx.tenant, order_id, input.expected_version)
-        return DeletePayload(deleted_id=input.id, complete=True)
+        return await delete(
+            info, input, "Order", authz.may_delete_order, "delete orders", orders.delete_order
+        )

@@ -9,7 +9,7 @@ from server.authz import require
 from server.domain import shops
 from server.graphql.context import Info
 from server.graphql.types.node import lookup_id
-from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
+from server.graphql.types.payloads import DeleteInput, DeletePayload, delete, local_id_of
 from server.graphql.types.shop import TYPE_NAME, Shop, ShopDistance, load_shop
 
 
@@ -80,8 +80,6 @@ class ShopMutation:
 
     @strawberry.mutation(description="Delete a shop; a stale expectedVersion is a CONFLICT.")
     async def delete_shop(self, info: Info, input: DeleteInput) -> DeletePayload:
-        ctx = info.context
-        shop_id = local_id_of(input.id, TYPE_NAME)
-        require(authz.may_delete_shop(ctx.caller), "delete shops")
-        await shops.delete_shop(ctx.server_session, ctx.tenant, shop_id, input.expected_version)
-        return DeletePayload(deleted_id=input.id, complete=True)
+        return await delete(
+            info, input, TYPE_NAME, authz.may_delete_shop, "delete shops", shops.delete_shop
+        )

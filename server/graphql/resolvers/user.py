@@ -9,12 +9,11 @@ from generated.queries.user import get_user, list_users
 from server.authz import require
 from server.domain import emails, users
 from server.domain.addresses import user_and_addresses
-from server.errors import NotFound
 from server.graphql import lookahead, prefetch
 from server.graphql.context import Info
 from server.graphql.types.connection import Connection, connection_from_page
 from server.graphql.types.node import lookup_id
-from server.graphql.types.payloads import DeleteInput, DeletePayload, local_id_of
+from server.graphql.types.payloads import DeleteInput, DeletePayload, delete, local_id_of
 from server.graphql.types.user import User, load_user
 
 
@@ -84,9 +83,7 @@ class UserMutation:
     @strawberry.mutation(description="Update a user; a stale expectedVersion is a CONFLICT.")
     async def update_user(self, info: Info, input: UpdateUserInput) -> User:
         ctx = info.context
-        user_id = lookup_id(input.id, "User")
-        if user_id is None:
-            raise NotFound("no such user")
+        user_id = local_id_of(input.id, "User")
         require(authz.may_update_user(ctx.caller, user_id=user_id), "update this user")
         model = await users.update_user(
             ctx.server_session,
@@ -103,10 +100,12 @@ class UserMutation:
         "and orders go with it."
     )
     async def delete_user(self, info: Info, input: DeleteInput) -> DeletePayload:
-        ctx = info.context
-        user_id = local_id_of(input.id, "User")
-        require(authz.may_delete_user(ctx.caller, user_id=user_id), "delete this user")
-        complete = await users.delete_user(
-            ctx.server_session, ctx.tenant, user_id, input.expected_version
+        return await delete(
+            info,
+            input,
+            "User",
+            authz.may_delete_user,
+            "delete this user",
+            users.delete_user,
+            owner="user_id",
         )
-        return DeletePayload(deleted_id=input.id, complete=complete)

@@ -20,9 +20,9 @@ import pytest
 
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from keygraph.stores.testing import unique_table
 from keygraph.tokens import issue
 from keygraph.writes import owned
+from testkit.stores import unique_table
 from tests.keygraph.api.conftest import CASES, Compiled
 from tests.keygraph.api.policy import Call, allowed, recording, stack_of
 from tests.lambda_events import KINDS, answered, event

@@ -18,6 +18,7 @@ import pytest
 from keygraph.caller import Caller
 from keygraph.plan import Put
 from keygraph.store import Store
+from keygraph.stores.view import Planned
 from server.graphql.counting import CountingStore
 from server.seed.tenant import SeedSizes, seed
 from tests.conftest import StoreFactory
@@ -35,9 +36,9 @@ class Calls(CountingStore):
         super().__init__(inner)
         self.kinds: Counter[str] = Counter()
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         self.kinds[kind] += 1
-        return await super()._call(kind, call)
+        return await super()._call(kind, plan, call)
 
 
 @pytest.fixture

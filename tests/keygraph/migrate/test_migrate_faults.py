@@ -15,7 +15,10 @@ import pytest
 from keygraph.migrate import plan as plan_module
 from keygraph.plan import Put, TableDef
 from keygraph.stores.dynamodb import admin
-from keygraph.stores.dynamodb.faults import (
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.store import DynamoDBStore
+from server.cli import main
+from testkit.faults import (
     INTERNAL_SERVER_ERROR,
     RESET_AFTER,
     RESET_BEFORE,
@@ -24,10 +27,7 @@ from keygraph.stores.dynamodb.faults import (
     FaultProxy,
     delay,
 )
-from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from keygraph.stores.dynamodb.store import DynamoDBStore
-from keygraph.stores.testing import unique_table
-from server.cli import main
+from testkit.stores import unique_table
 from tests.keygraph.migrate.test_migrate import BOOKS, library
 from tests.packages import Importer
 

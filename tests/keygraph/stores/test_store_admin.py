@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from keygraph.stores.dynamodb import admin, local
-from keygraph.stores.testing import TEST_TABLE, unique_table
+from testkit.stores import TEST_TABLE, unique_table
 
 
 @pytest.mark.dynamodb_local

@@ -27,7 +27,7 @@ from keygraph.plan import (
     Update,
 )
 from keygraph.store import Store
-from keygraph.stores.testing import TEST_TABLE, drop_store, open_store
+from testkit.stores import TEST_TABLE, drop_store, open_store
 
 pytestmark = pytest.mark.dynamodb_local
 

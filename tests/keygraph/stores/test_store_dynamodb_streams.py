@@ -20,12 +20,12 @@ from keygraph.errors import StoreUnavailable, ValidationError
 from keygraph.plan import Delete, Put, TableDef, Update
 from keygraph.stores import stream_of
 from keygraph.stores.dynamodb import admin, connections
-from keygraph.stores.dynamodb.faults import RESET_AFTER, FaultProxy, error
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.dynamodb.streams import TARGET_PREFIX, DynamoDBChangeStream
 from keygraph.streams import NoStream, Position, StreamRecord, Trimmed
+from testkit.faults import RESET_AFTER, FaultProxy, error
 
 pytestmark = pytest.mark.dynamodb_local
 

@@ -22,13 +22,13 @@ from keygraph.errors import ConditionFailed, ValidationError
 from keygraph.plan import Condition, Get, Put, Query, Update
 from keygraph.stores.embedded import validate
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import TEST_TABLE
+from testkit.stores import TEST_TABLE
 
 WRITER = """
 import asyncio, sys
 from keygraph.plan import Put
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import TEST_TABLE
+from testkit.stores import TEST_TABLE
 
 async def main() -> None:
     store = EmbeddedStore(TEST_TABLE, path=sys.argv[1])

@@ -21,9 +21,9 @@ from keygraph.plan import Delete, Get, Put
 from keygraph.stores import admin_of, stream_of
 from keygraph.stores.embedded.changes import ROTATE_SECONDS
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import TEST_TABLE
 from keygraph.stores.view import StoreView
 from keygraph.streams import RETENTION_SECONDS, NoStream, Position, Trimmed
+from testkit.stores import TEST_TABLE
 from tests.keygraph.stores.test_store_streams import everything, key, summary
 
 STREAMED = dataclasses.replace(TEST_TABLE, stream="NEW_AND_OLD_IMAGES")
@@ -128,7 +128,7 @@ import asyncio, json, sys
 from dataclasses import replace
 from keygraph.plan import BatchGet, Delete, Put
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.testing import TEST_TABLE
+from testkit.stores import TEST_TABLE
 from keygraph.stores import stream_of
 from keygraph.streams import Position
 

@@ -31,7 +31,7 @@ from keygraph.stores.dynamodb.local import LOCAL_REGION, free_port
 from keygraph.stores.dynamodb.retry import RetryBudget, RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from keygraph.stores.dynamodb.transport import TARGET_PREFIX, Transport
-from keygraph.stores.testing import TEST_TABLE
+from testkit.stores import TEST_TABLE
 
 FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.004)
 CREDENTIALS = Credentials("key", "secret")

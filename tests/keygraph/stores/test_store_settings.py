@@ -21,7 +21,7 @@ from keygraph.stores.dynamodb.connect import is_local
 from keygraph.stores.dynamodb.errors import map_error
 from keygraph.stores.dynamodb.local import LOCAL_REGION, DynamoDBLocal
 from keygraph.stores.dynamodb.transport import ServiceError
-from keygraph.stores.testing import TEST_TABLE, unique_table
+from testkit.stores import TEST_TABLE, unique_table
 
 
 @pytest.fixture

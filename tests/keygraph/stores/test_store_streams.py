@@ -15,8 +15,8 @@ from keygraph.errors import ConditionFailed, TransactionCanceled, ValidationErro
 from keygraph.plan import Check, Condition, Delete, Put, StreamView, Update
 from keygraph.store import Store
 from keygraph.stores import stream_of
-from keygraph.stores.testing import TEST_TABLE
 from keygraph.streams import ChangeStream, Position, StreamRecord
+from testkit.stores import TEST_TABLE
 from tests.conftest import StoreFactory
 
 KINDS = ("embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_local))

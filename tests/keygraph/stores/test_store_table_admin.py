@@ -12,7 +12,7 @@ import pytest
 from keygraph.errors import ValidationError
 from keygraph.plan import IndexDef, Put, Query
 from keygraph.stores import admin_of
-from keygraph.stores.testing import TEST_TABLE
+from testkit.stores import TEST_TABLE
 from tests.conftest import StoreFactory
 
 BY_STATUS = IndexDef("ByStatus", "status", "SK", "INCLUDE", ("n",))

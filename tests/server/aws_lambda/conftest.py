@@ -15,9 +15,9 @@ import pytest
 from generated.table import TABLE
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from keygraph.stores.testing import unique_table
 from keygraph.tokens import issue
 from server.aws_lambda import environment, http
+from testkit.stores import unique_table
 from tests.lambda_events import event
 
 SECRET = "lambda-server-secret-" + "s" * 32

@@ -22,7 +22,7 @@ from keygraph.plan import Get, Put, Update
 from keygraph.serve import idempotency_key
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.view import Forwarding
+from keygraph.stores.view import Forwarding, Planned
 from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge import idempotency, owners
@@ -225,7 +225,7 @@ class Faulty(Forwarding):
         self.throttle: Counter[str] = Counter()
         self.lose: Counter[str] = Counter()
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         if self.throttle[kind]:
             self.throttle[kind] -= 1
             raise StoreThrottled(f"{kind} throttled")

@@ -16,7 +16,7 @@ import pytest
 from generated.table import TABLE
 from keygraph.plan import Delete, Put, TableDef, Update
 from keygraph.store import Store
-from keygraph.stores.view import Forwarding
+from keygraph.stores.view import Forwarding, Planned
 from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge.app import create_app
@@ -38,7 +38,7 @@ class Written(Forwarding):
         self.writes = 0
         self.records = 0
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         self.writes += kind in _WRITES
         return await call()
 

@@ -19,7 +19,14 @@ from generated.table import TABLE
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from keygraph.stores.dynamodb import admin
-from keygraph.stores.dynamodb.faults import (
+from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
+from keygraph.stores.dynamodb.retry import RetryPolicy
+from keygraph.stores.dynamodb.store import DynamoDBStore
+from server.auth.tokens import issue_token
+from server.domain import cleanup
+from server.edge.app import create_app
+from server.settings import Limits, Settings
+from testkit.faults import (
     INTERNAL_SERVER_ERROR,
     RESET_AFTER,
     RESET_BEFORE,
@@ -30,14 +37,7 @@ from keygraph.stores.dynamodb.faults import (
     cancelled,
     delay,
 )
-from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
-from keygraph.stores.dynamodb.retry import RetryPolicy
-from keygraph.stores.dynamodb.store import DynamoDBStore
-from keygraph.stores.testing import unique_table
-from server.auth.tokens import issue_token
-from server.domain import cleanup
-from server.edge.app import create_app
-from server.settings import Limits, Settings
+from testkit.stores import unique_table
 from tests.server.conftest import SECRET, Api
 from tests.waiting import eventually, until
 

@@ -18,7 +18,7 @@ from generated.table import TABLE
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
 from keygraph.stores.dynamodb.store import DynamoDBStore
-from keygraph.stores.testing import unique_table
+from testkit.stores import unique_table
 from tests.conftest import StoreFactory
 from tests.server.fuzz.checks import Failures
 from tests.server.fuzz.idle_proxy import IdleProxy

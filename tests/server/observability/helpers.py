@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from generated.table import TABLE
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.stores.view import StoreView
+from keygraph.stores.view import Planned, StoreView
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
 from server.settings import Limits, Settings
@@ -93,7 +93,7 @@ class SlowStore(StoreView):
         super().__init__(inner)
         self.delay = delay
 
-    async def _call(self, kind: str, call: Callable[[], Awaitable[R]]) -> R:
+    async def _call(self, kind: str, plan: Planned, call: Callable[[], Awaitable[R]]) -> R:
         import asyncio
 
         await asyncio.sleep(self.delay)

@@ -14,7 +14,7 @@ from keygraph.store import Store
 from keygraph.streams import Batch, ChangeStream, Partitions, Position, Shard
 
 READER_TASK = "keygraph-stream-reader"
-"""The name of the hub's reader task (server/realtime/hub.py); replays run in others."""
+"""The name of the hub's reader task (keygraph/realtime/hub.py); replays run in others."""
 MARKER = "MARKER#"
 
 

@@ -1,4 +1,4 @@
-"""A variable's compiled coercion (compiled/coercion.py) gives what graphql-core's
+"""A variable's compiled coercion (server/graphql/compiled/coercion.py) gives what graphql-core's
 `coerce_input_value` gives, value for value, Undefined where that refuses."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The fast path's executor (compiled/operation.py) runs the operation graphql-core's `build`
-would, with the same variables: plain scalar values taken as they are, and everything else
-coerced, or refused, by graphql-core."""
+"""The fast path's executor (server/graphql/compiled/operation.py) runs the operation
+graphql-core's `build` would, with the same variables: plain scalar values taken as they
+are, and everything else coerced, or refused, by graphql-core."""
 
 from __future__ import annotations
 

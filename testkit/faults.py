@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from .transport import TARGET_PREFIX
+from keygraph.stores.dynamodb.transport import TARGET_PREFIX
 
 __all__ = [
     "INTERNAL_SERVER_ERROR",

@@ -10,10 +10,9 @@ from typing import Any
 
 from keygraph.plan import IndexDef, TableDef
 from keygraph.store import Store
-
-from .dynamodb import admin
-from .dynamodb.store import DynamoDBStore
-from .embedded.store import EmbeddedStore
+from keygraph.stores.dynamodb import admin
+from keygraph.stores.dynamodb.store import DynamoDBStore
+from keygraph.stores.embedded.store import EmbeddedStore
 
 TEST_TABLE = TableDef(
     name="kg_test",
