@@ -1,6 +1,6 @@
 """A Store that forwards every call to another through one hook, `_call`: the base of the
-wrappers that count a request's calls (server/counting.py), time them (bench/calltime.py) or
-observe them for the whole process (server/observability/store.py)."""
+wrappers that count a request's calls (server/counting.py) or observe them for the whole
+process (server/observability/store.py)."""
 
 from __future__ import annotations
 
