@@ -80,15 +80,15 @@ test: install dynamodb-local relay-compiler iac-tools lint typecheck codegen-che
 	$(BIN)/python -m pytest
 
 bench: install dynamodb-local
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench queries
 
 bench-quick: install dynamodb-local
-	$(BIN)/python -m bench --quick
+	$(BIN)/python -m bench queries --quick
 
 # Ten minutes of mixed reads and writes on each store (bench/README.md, "Soak").
 soak: install dynamodb-local
-	$(BIN)/python -m bench.soak --store embedded
-	$(BIN)/python -m bench.soak --store dynamodb-local
+	$(BIN)/python -m bench soak --store embedded
+	$(BIN)/python -m bench soak --store dynamodb-local
 
 # A long hunt of the fuzzers on both stores, about a quarter of an hour (bench/README.md,
 # "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.

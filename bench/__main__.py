@@ -1,5 +1,7 @@
-"""`python -m bench [--quick] [--store embedded|dynamodb-local|both] [--out PATH]`."""
+"""`python -m bench <name> [options]` (bench/harness.py)."""
 
-from bench.run import main
+import sys
 
-main()
+from bench.harness import main
+
+sys.exit(main())

@@ -4,23 +4,23 @@ between the spec's guards (on) and guards that allow everything without evaluati
 emails for orders: every user, each other user's email refused). Prints one JSON object and writes
 bench/results/authz-embedded.json; bench/README.md records it.
 
-`python -m bench.authz_bench [--rounds N]`
+`python -m bench authz [--rounds N]`
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.asgi import AsgiClient
 from bench.machine import machine_info
 from bench.queries import Q1, Q3
@@ -123,15 +123,11 @@ async def run(rounds: int) -> dict[str, Any]:
     return {"machine": machine_info(), "sizes": asdict(SIZES), "results": results}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str]) -> None:
+    parser = harness.parser("authz", __doc__)
     parser.add_argument("--rounds", type=int, default=2000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     report = asyncio.run(run(args.rounds))
     text = json.dumps(report, indent=2)
     RESULTS.write_text(text + "\n")
     print(text)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""`python -m bench.big_response`: the memory a server takes to send one large response, on
+"""`python -m bench big-response`: the memory a server takes to send one large response, on
 each executor.
 
 A tenant of 100 users with about 100 orders each (1-5 lines) is seeded into a store (the
@@ -15,12 +15,10 @@ page cache. Fresh processes each run, medians of the runs.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,8 +28,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.machine import peak_rss_mib, rss_mib
-from bench.overhttp import HOST, ROOT, free_port
+from bench.overhttp import HOST, free_port
+from bench.processes import start, stop, wait_answering
 from generated.table import TABLE
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
@@ -103,28 +103,18 @@ def _one_run(data_dir: Path, store: str, executor: str, token: str) -> dict[str,
     }
     command = [sys.executable, "-m", "server", "serve", "--data", str(data_dir)]
     command += ["--port", str(port)]
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    process = start(command, env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                _send(port, token, SMALL)
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"the {executor} server did not start") from None
-                time.sleep(0.2)
-        time.sleep(0.5)
+        wait_answering(f"http://{HOST}:{port}/readyz", process, timeout=60)
+        _send(port, token, SMALL)
+        time.sleep(0.5)  # the first answer's garbage settled before the baseline
         baseline, anon = rss_mib(process.pid) or 0.0, _anon_mib(process.pid)
         Path(f"/proc/{process.pid}/clear_refs").write_text("5")
         with _AnonPeak(process.pid) as sampled:
             body = _send(port, token, LARGE)
         peak = peak_rss_mib(process.pid) or 0.0
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        stop(process)
     return {
         "response_mib": len(body) / 2**20,
         "baseline_mib": baseline,
@@ -149,7 +139,7 @@ async def _seed(data_dir: Path, store: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.big_response", description=__doc__)
+    parser = harness.parser("big-response", __doc__)
     parser.add_argument("--runs", type=int, default=3, help="fresh servers per executor (3)")
     parser.add_argument(
         "--store", choices=("embedded", "dynamodb-local"), default="embedded", help="(embedded)"
@@ -174,7 +164,3 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             f" {anon:.1f} MiB ({anon / size:.1f}x)"
         )
     return results
-
-
-if __name__ == "__main__":
-    main()

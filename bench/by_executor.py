@@ -4,18 +4,18 @@ report to bench/results and prints it."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import json
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.asgi import Answer, AsgiClient
 from bench.machine import machine_info
 from generated.table import TABLE
@@ -103,12 +103,16 @@ async def run_by_executor(sizes: SeedSizes, tenant: str, arms: Arms, rounds: int
 
 
 def command_line(
-    doc: str, run: Callable[[int], Coroutine[Any, Any, dict[str, Any]]], results: Path
+    name: str,
+    doc: str | None,
+    run: Callable[[int], Coroutine[Any, Any, dict[str, Any]]],
+    results: Path,
+    argv: Sequence[str],
 ) -> None:
     """`--rounds N` (3,000 by default), then the report written to `results` and printed."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
+    parser = harness.parser(name, doc)
     parser.add_argument("--rounds", type=int, default=3000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     text = json.dumps(asyncio.run(run(args.rounds)), indent=2)
     results.write_text(text + "\n")
     print(text)

@@ -6,7 +6,6 @@ bench/results/changes-<store>.json; bench/README.md records it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -18,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from bench import harness
 from bench.machine import machine_info
 from bench.migrate_bench import local_store
 from generated.queries.org_node import get_org_node
@@ -193,7 +193,7 @@ async def measure(kind: str, work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.changes_bench", description=__doc__)
+    parser = harness.parser("changes", __doc__)
     parser.add_argument("--store", choices=tuple(SIZES), default="embedded")
     parser.add_argument("--out", type=Path, help="default bench/results/changes-<store>.json")
     args = parser.parse_args(argv)
@@ -203,7 +203,3 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or Path(__file__).with_name("results") / f"changes-{args.store}.json"
     out.write_text(text)
     print(text, end="")
-
-
-if __name__ == "__main__":
-    main()

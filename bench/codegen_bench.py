@@ -1,17 +1,18 @@
 """Times a full codegen run for access_patterns.toml: load, check, lint, lower, render and
 ruff-format, in memory (nothing written). Prints the median of N runs.
 
-    .venv/bin/python bench/codegen_bench.py [--runs N] [--spec PATH]
+    python -m bench codegen [--runs N] [--spec PATH]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from bench import harness
 from codegen import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,11 +24,11 @@ def _cpu() -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str]) -> None:
+    parser = harness.parser("codegen", __doc__)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--spec", type=Path, default=ROOT / "access_patterns.toml")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     text = args.spec.read_text(encoding="utf-8")
     timings: list[float] = []
     cpu: list[float] = []
@@ -44,7 +45,3 @@ def main() -> None:
         f"median {statistics.median(cpu) * 1000:.0f} ms CPU incl. ruff; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
-
-
-if __name__ == "__main__":
-    main()

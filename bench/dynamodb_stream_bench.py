@@ -7,7 +7,6 @@ bench/results/stream-dynamodb-local.json; bench/README.md records it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -20,6 +19,7 @@ from typing import Any
 
 import boto3
 
+from bench import harness
 from bench.machine import machine_info
 from bench.stats import percentile
 from keygraph.plan import Put, TableDef
@@ -224,9 +224,7 @@ async def measure(local: DynamoDBLocal, quick: bool = False) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.dynamodb_stream_bench", description=__doc__
-    )
+    parser = harness.parser("dynamodb-stream", __doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run: few calls")
     args = parser.parse_args(argv)
     with DynamoDBLocal() as local:
@@ -235,7 +233,3 @@ def main(argv: list[str] | None = None) -> None:
     if not args.quick:
         (Path(__file__).with_name("results") / "stream-dynamodb-local.json").write_text(text)
     print(text, end="")
-
-
-if __name__ == "__main__":
-    main()

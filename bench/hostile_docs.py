@@ -9,13 +9,12 @@ served from the cache of prepared documents; the median time is reported. A tick
 sleeps a millisecond at a time meanwhile and records how late it wakes: the event loop's lag,
 which is how long a request holds every other one (and /healthz) up.
 
-`python -m bench.hostile_docs` prints one JSON object and writes
+`python -m bench hostile-docs` prints one JSON object and writes
 bench/results/hostile_docs.json.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -28,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from bench import harness
 from bench.asgi import AsgiClient
 from bench.machine import machine_info
 from generated.table import TABLE
@@ -271,7 +271,7 @@ async def run(repeats: int) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.hostile_docs", description=__doc__)
+    parser = harness.parser("hostile-docs", __doc__)
     parser.add_argument("--repeats", type=int, default=5, help="requests per document")
     args = parser.parse_args(argv)
     result = {
@@ -282,7 +282,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "hostile_docs.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-
-
-if __name__ == "__main__":
-    main()

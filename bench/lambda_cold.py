@@ -5,11 +5,10 @@ case's package), this repository's server (server.aws_lambda.http) and a minimal
 floor. Prints the medians (wall and CPU milliseconds) and each handler's ratio to the
 minimal app.
 
-`python -m bench.lambda_cold [--rounds N]`"""
+`python -m bench lambda-cold [--rounds N]`"""
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import statistics
@@ -17,8 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from bench import harness
 from codegen import output, pipeline
 
 ROOT = Path(__file__).parents[1]
@@ -68,10 +69,10 @@ def once(program: str, env: dict[str, str]) -> tuple[float, float]:
     return wall * 1000, cpu * 1000
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str]) -> None:
+    parser = harness.parser("lambda-cold", __doc__)
     parser.add_argument("--rounds", type=int, default=15)
-    rounds = parser.parse_args().rounds
+    rounds = parser.parse_args(argv).rounds
     from keygraph.tokens import issue
 
     with tempfile.TemporaryDirectory() as directory:
@@ -102,7 +103,3 @@ def main() -> None:
     for name in ("keygraph", "server"):
         ratio = medians[name][0] / medians["strawberry+mangum"][0]
         print(f"{name} / strawberry+mangum, wall: {ratio:.2f}x")
-
-
-if __name__ == "__main__":
-    main()

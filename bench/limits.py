@@ -1,29 +1,27 @@
 """What the request limits cost and save: the time to estimate an operation's cost, and the
 server's memory after it is sent a 200 MB body (declared, and streamed with no length).
 
-`python -m bench.limits` prints one JSON object and writes bench/results/limits.json.
+`python -m bench limits` prints one JSON object and writes bench/results/limits.json.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from graphql import OperationDefinitionNode, parse
 
-from bench.machine import machine_info
-from bench.soak import memory_kib
+from bench import harness
+from bench.machine import machine_info, memory_kib
+from bench.processes import serving
 from keygraph.stores.dynamodb.local import free_port
 from server.api import build_schema
 from server.auth.tokens import issue_token
@@ -91,19 +89,7 @@ def big_bodies() -> dict[str, Any]:
     env = {**os.environ, "KEYGRAPH_JWT_SECRET": secret}
     with tempfile.TemporaryDirectory() as data:
         command = [sys.executable, "-m", "server", "serve", "--port", str(port), "--data", data]
-        server = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
+        with serving(command, f"http://127.0.0.1:{port}/healthz", env) as server:
             token = issue_token(
                 Settings(data_dir=Path(data), jwt_secret=secret), "acme", roles=["admin"]
             )
@@ -120,14 +106,11 @@ def big_bodies() -> dict[str, Any]:
                     "after_kib": after,
                     "rss_growth_kib": after["VmRSS"] - idle["VmRSS"],
                 }
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
     return found
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.limits", description=__doc__)
+    parser = harness.parser("limits", __doc__)
     parser.add_argument("--repeats", type=int, default=2000, help="cost estimates per query")
     args = parser.parse_args(argv)
     result = {
@@ -139,7 +122,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "limits.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-
-
-if __name__ == "__main__":
-    main()

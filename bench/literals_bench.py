@@ -7,11 +7,12 @@ requests in turns, on each executor; a request's cost is the process CPU time ar
 in-process client's own part is the same for every arm). Prints one JSON object and writes
 bench/results/literals-embedded.json; bench/README.md records it.
 
-`python -m bench.literals_bench [--rounds N]`
+`python -m bench literals [--rounds N]`
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,5 @@ async def run(rounds: int) -> dict[str, Any]:
     return await run_by_executor(SIZES, TENANT, _executor, rounds)
 
 
-def main() -> None:
-    command_line(__doc__, run, RESULTS)
-
-
-if __name__ == "__main__":
-    main()
+def main(argv: Sequence[str]) -> None:
+    command_line("literals", __doc__, run, RESULTS, argv)

@@ -100,3 +100,28 @@ def process_cpu_s(pid: int) -> float:
         max(_stat_cpu_ticks(each) / tick, _schedstat_cpu_s(each))
         for each in [pid, *_descendants(pid)]
     )
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """VmRSS and its parts (RssAnon, RssFile, RssShmem) of a process, in KiB, and HeapAnon:
+    the part of RssAnon in glibc's main heap (the `[heap]` mapping); the rest of RssAnon is
+    mapped apart from it (Python's allocator arenas, glibc's large blocks and thread arenas)."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+            found[name] = int(value.split()[0])
+    found["HeapAnon"] = _heap_anon_kib(pid)
+    return found
+
+
+def _heap_anon_kib(pid: int) -> int:
+    """The anonymous KiB of a process's `[heap]` mapping (0 when it has none)."""
+    in_heap, kib = False, 0
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        first, _, rest = line.partition(" ")
+        if "-" in first and not first.endswith(":"):  # a mapping's header line
+            in_heap = rest.rstrip().endswith("[heap]")
+        elif in_heap and first == "Anonymous:":
+            kib += int(rest.split()[0])
+    return kib

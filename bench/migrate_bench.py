@@ -4,12 +4,11 @@ against a plain PutItem loop writing the same items, side by side on the same st
 The data is the library of tests/keygraph/migrate (v1: an author's books newest first; v2:
 books by title, and a new index over every book's genre): one tenant of N books written
 under v1, then planned and migrated to v2. Prints one JSON object; bench/README.md records
-it. `python -m bench.migrate_bench --help` for the flags.
+it. `python -m bench migrate --help` for the flags.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import importlib
@@ -23,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from bench import harness
 from bench.machine import machine_info
 from codegen import output, pipeline
 from keygraph.migrate.plan import make_plan
@@ -162,7 +162,7 @@ async def measure(kind: str, v1: ModuleType, v2: ModuleType, count: int, work: P
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.migrate_bench", description=__doc__)
+    parser = harness.parser("migrate", __doc__)
     parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="embedded")
     parser.add_argument("--items", type=int, default=100_000, help="books (default 100,000)")
     parser.add_argument("--out", type=Path, help="default bench/results/migrate-<store>.json")
@@ -174,7 +174,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     out = args.out or Path(__file__).with_name("results") / f"migrate-{args.store}.json"
     out.write_text(text)
     print(text, end="")
-
-
-if __name__ == "__main__":
-    main()

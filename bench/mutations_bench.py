@@ -3,7 +3,7 @@ file's worker against its checkout's app (in-process, embedded store), and the a
 turns, so the machine's noise falls on both. The worker times createOrder and updateUser
 (a name change, then an email change that moves the claim) as process CPU per request.
 
-    python -m bench.mutations_bench --base <git ref>   # the ref's checkout against this one
+    python -m bench mutations --base <git ref>   # the ref's checkout against this one
 """
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from bench import harness
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -89,8 +92,8 @@ def _run_arm(checkout: Path, requests: int) -> dict[str, list[float]]:
     return times
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = harness.parser("mutations", __doc__)
     parser.add_argument("--base", default="HEAD", help="the git ref of the other arm")
     parser.add_argument("--rounds", type=int, default=6, help="turns each arm takes")
     parser.add_argument("--requests", type=int, default=200, help="of each operation a turn")

@@ -10,7 +10,7 @@ drops them, so their whole cost lands in the request that made them), `sampled` 
 cost is the process CPU time it takes. Prints one JSON object and writes
 bench/results/observability-embedded.json; bench/README.md records it.
 
-`python -m bench.observability_bench [--rounds N]`
+`python -m bench observability [--rounds N]`
 """
 
 from __future__ import annotations
@@ -129,9 +129,5 @@ async def run(rounds: int) -> dict[str, Any]:
     return await run_by_executor(SIZES, TENANT, _executor, rounds)
 
 
-def main() -> None:
-    command_line(__doc__, run, RESULTS)
-
-
-if __name__ == "__main__":
-    main()
+def main(argv: Sequence[str]) -> None:
+    command_line("observability", __doc__, run, RESULTS, argv)

@@ -7,13 +7,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from types import TracebackType
 
 from bench.machine import peak_rss_mib
+from bench.processes import start, stop, wait_answering
 from bench.queries import Operation
 from bench.stats import RunSummary
 
@@ -42,22 +40,20 @@ class ServerProcess:
     def launch(self) -> None:
         command = [sys.executable, "-m", "bench.serve", "--port", str(self.port), *self._args]
         with self._log_path.open("wb") as log:
-            self._process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
+            self._process = start(command, log=log)
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         if self._process is None:
             raise RuntimeError(f"{self.name} server was not launched")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"{self.name} server exited:\n{self._log_path.read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://{HOST}:{self.port}/healthz", timeout=2):
-                    return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"{self.name} server did not answer within {timeout:.0f} s")
+        try:
+            wait_answering(f"http://{HOST}:{self.port}/healthz", self._process, timeout)
+        except RuntimeError:
+            raise RuntimeError(
+                f"{self.name} server exited:\n{self._log_path.read_text()}"
+            ) from None
+        except TimeoutError:
+            self.stop()
+            raise
 
     @property
     def pid(self) -> int:
@@ -69,12 +65,7 @@ class ServerProcess:
         if self._process is None:
             return
         self.peak_rss_mib = peak_rss_mib(self._process.pid)
-        self._process.terminate()
-        try:
-            self._process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        stop(self._process, timeout=15)
         self._process = None
 
 

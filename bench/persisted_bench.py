@@ -9,7 +9,7 @@ one process, on each executor. A request's cost is the process CPU time it takes
 in-process client's own part is the same few microseconds for every arm). Prints one JSON
 object and writes bench/results/persisted-embedded.json; bench/README.md records it.
 
-`python -m bench.persisted_bench [--rounds N]`
+`python -m bench persisted [--rounds N]`
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import statistics
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,9 +232,5 @@ async def run(rounds: int) -> dict[str, Any]:
     return await run_by_executor(SIZES, TENANT, _executor, rounds)
 
 
-def main() -> None:
-    command_line(__doc__, run, RESULTS)
-
-
-if __name__ == "__main__":
-    main()
+def main(argv: Sequence[str]) -> None:
+    command_line("persisted", __doc__, run, RESULTS, argv)

@@ -9,7 +9,6 @@ under server code. Prints one JSON object.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -17,6 +16,7 @@ import random
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import httpx
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
+from bench import harness
 from bench.machine import machine_info
 from bench.realtime_rounds import served_runs
 from bench.stats import percentile
@@ -226,8 +227,8 @@ async def in_process(writes: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv: Sequence[str]) -> None:
+    parser = harness.parser("realtime", __doc__)
     parser.add_argument("--writes", type=int, default=50, help="timed writes per run (50)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds, medians reported (3)")
     parser.add_argument(
@@ -241,14 +242,10 @@ def main() -> None:
         action="store_true",
         help="the client in the server's process instead (and memory per idle subscription)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.in_process:
         result = asyncio.run(in_process(args.writes))
     else:
         kind = "dynamodb-local" if args.dynamodb_local else "embedded"
         result = served_runs(kind, args.subscribers, args.writes, args.rounds)
     print(json.dumps(result, indent=2))
-
-
-if __name__ == "__main__":
-    main()

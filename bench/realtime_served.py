@@ -16,17 +16,16 @@ import contextlib
 import os
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.soak import memory_kib
+from bench.machine import memory_kib
+from bench.processes import start, stop, wait_answering
 from bench.stats import percentile
 from bench.ws_client import OnNext, Subscriber, subscriber
 from generated.models.user import User
@@ -90,19 +89,6 @@ class Served:
     store: Store
 
 
-def _wait_ready(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://{HOST}:{port}/readyz", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError("the server did not come up")
-
-
 @contextlib.contextmanager
 def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Iterator[Served]:
     """`python -m server serve` on a new embedded file, or on a new table of `local`."""
@@ -131,15 +117,12 @@ def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Itera
         port = free_port()
         command = [sys.executable, "-m", "server", "serve", "--store", served]
         command += ["--port", str(port), "--data", str(data), "--workers", "1"]
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        process = start(command, env)
         try:
-            _wait_ready(port, process)
+            wait_answering(f"http://{HOST}:{port}/readyz", process)
             yield Served(kind, port, process.pid, store)
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            stop(process)
             if client is not None:
                 admin.delete_table(client, table.name)
                 client.close()

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.dataset import TENANTS, Dataset, Profile, load_dataset
 from bench.floor_data import load_floor_data
 from bench.machine import machine_info
@@ -112,7 +113,7 @@ def run_store(
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser = harness.parser("queries", __doc__)
     parser.add_argument("--quick", action="store_true", help="small data, short runs")
     parser.add_argument("--store", choices=("embedded", "dynamodb-local", "both"), default="both")
     parser.add_argument("--out", type=Path, default=None, help="results JSON path")

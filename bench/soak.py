@@ -5,7 +5,7 @@ Each minute it reports the answers, errors, p50/p99 latency and the server's mem
 its anonymous part apart: the embedded store's SQLite file is memory-mapped, so RSS grows
 with the data read while anonymous memory is the process's own). Every write the server
 acknowledged is remembered and read back at the end; one that does not read back as
-acknowledged is lost. `python -m bench.soak --help` for the flags.
+acknowledged is lost. `python -m bench soak --help` for the flags.
 
 With `--faults` (DynamoDB Local only) the server reaches DynamoDB Local through a
 fault-injecting proxy (testkit.faults) that throttles 5% of the data-plane
@@ -16,23 +16,21 @@ back with the faults off.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.loadgen import HOST
-from bench.machine import machine_info
+from bench.machine import machine_info, memory_kib
+from bench.processes import start, stop, wait_answering
 from bench.soak_faults import DATA_PLANE, FAULTS, faults_seen, faulty_local
 from bench.soak_load import SECRET, TENANT, WRITE_SHARE, Minute, Soak
 from bench.stats import percentile
@@ -51,44 +49,6 @@ from testkit.faults import (
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("results")
-
-
-def memory_kib(pid: int) -> dict[str, int]:
-    """VmRSS and its parts (RssAnon, RssFile, RssShmem) of a process, in KiB, and HeapAnon:
-    the part of RssAnon in glibc's main heap (the `[heap]` mapping); the rest of RssAnon is
-    mapped apart from it (Python's allocator arenas, glibc's large blocks and thread arenas)."""
-    found = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
-            found[name] = int(value.split()[0])
-    found["HeapAnon"] = _heap_anon_kib(pid)
-    return found
-
-
-def _heap_anon_kib(pid: int) -> int:
-    """The anonymous KiB of a process's `[heap]` mapping (0 when it has none)."""
-    in_heap, kib = False, 0
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        first, _, rest = line.partition(" ")
-        if "-" in first and not first.endswith(":"):  # a mapping's header line
-            in_heap = rest.rstrip().endswith("[heap]")
-        elif in_heap and first == "Anonymous:":
-            kib += int(rest.split()[0])
-    return kib
-
-
-def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/readyz", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError("the server did not come up")
 
 
 def run(
@@ -123,9 +83,9 @@ def _run(
         )
     command = [sys.executable, "-m", "server", "serve", "--demo", "--store", served]
     command += ["--port", str(port), "--data", str(data)]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    server = start(command, env)
     try:
-        wait_ready(f"http://{HOST}:{port}", server)
+        wait_answering(f"http://{HOST}:{port}/readyz", server, timeout=300)
         if proxy is not None:
             for fault, share in FAULTS:
                 proxy.add(fault, operations=DATA_PLANE, probability=share)
@@ -155,8 +115,7 @@ def _run(
             proxy.clear()
         lost = asyncio.run(soak.lost())
     finally:
-        server.terminate()
-        server.wait(timeout=60)
+        stop(server)
     warm, last = rows[0]["memory_kib"], rows[-1]["memory_kib"]
     codes: Counter[str] = Counter()
     for row in rows:
@@ -179,7 +138,7 @@ def _run(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
+    parser = harness.parser("soak", __doc__)
     parser.add_argument("--store", choices=("embedded", "dynamodb-local"), default="embedded")
     parser.add_argument("--minutes", type=float, default=10.0, help="default 10")
     parser.add_argument("--concurrency", type=int, default=8, help="default 8 connections")
@@ -206,7 +165,3 @@ def main(argv: Sequence[str] | None = None) -> None:
             }
         )
     )
-
-
-if __name__ == "__main__":
-    main()

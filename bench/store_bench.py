@@ -2,7 +2,7 @@
 (our lean transport) against boto3's resource Table API, the (de)serialiser and SigV4 signer
 against boto3's and botocore's, and embedded point reads at 10k and 1M items.
 
-    python -m bench.store_bench [--quick]
+    python -m bench store [--quick]
 
 prints a markdown table. The 1M-item SQLite file is built once (one executemany in one
 transaction) and cached under .keygraph/bench/.
@@ -10,7 +10,6 @@ transaction) and cached under .keygraph/bench/.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import json
@@ -19,7 +18,7 @@ import sqlite3
 import tempfile
 import time
 import timeit
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials
 
+from bench import harness
 from bench.stats import median, median_ratio, percentile
 from keygraph.plan import BatchGet, Get, Put, Query
 from keygraph.store import Store
@@ -326,7 +326,7 @@ def show(rows: list[Row]) -> None:
         print("| " + " | ".join(row) + " |", flush=True)
 
 
-async def main(quick: bool) -> None:
+async def measure(quick: bool) -> None:
     runs = 50 if quick else 300
     print("| measure | median / value | p99 / other | unit |")
     print("|---|---:|---:|---|", flush=True)
@@ -350,7 +350,7 @@ async def main(quick: bool) -> None:
     show(await scale_rows(100_000 if quick else 1_000_000, runs * 20))
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str]) -> None:
+    parser = harness.parser("store", __doc__)
     parser.add_argument("--quick", action="store_true", help="fewer runs, 100k instead of 1M")
-    asyncio.run(main(parser.parse_args().quick))
+    asyncio.run(measure(parser.parse_args(argv).quick))

@@ -7,7 +7,6 @@ bench/results/stream-embedded.json; bench/README.md records it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import json
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.machine import machine_info
 from keygraph.plan import Delete, Put
 from keygraph.stores import stream_of
@@ -114,7 +114,7 @@ async def _polls(store: EmbeddedStore, position: Position, polls: int) -> dict[s
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.stream_bench", description=__doc__)
+    parser = harness.parser("change-log", __doc__)
     parser.add_argument("--writes", type=int, default=2000, help="items per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--out", type=Path, help="default bench/results/stream-embedded.json")
@@ -125,7 +125,3 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or Path(__file__).with_name("results") / "stream-embedded.json"
     out.write_text(text)
     print(text, end="")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,11 +1,10 @@
-"""`python -m bench.peer`: keygraph against the peer (Strawberry + PynamoDB with DataLoaders)
+"""`python -m bench peer`: keygraph against the peer (Strawberry + PynamoDB with DataLoaders)
 on one DynamoDB Local holding the bench's dynamodb-local dataset, over HTTP; prints the
 table of bench/README's "Against the peer" and writes the results as JSON to
 bench/results/peer-dynamodb-local.json."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -13,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import harness
 from bench.dataset import TENANTS, load_dataset
 from bench.floor_data import load_floor_data
 from bench.overhttp import ROOT
@@ -25,7 +25,7 @@ OUT = ROOT / "bench" / "results" / "peer-dynamodb-local.json"
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.peer", description=__doc__)
+    parser = harness.parser("peer", __doc__)
     parser.add_argument("--ops", default="Q1,Q2,Q3", help="(Q1,Q2,Q3)")
     parser.add_argument("--rounds", type=int, default=Load.rounds, help="(%(default)s)")
     parser.add_argument("--seconds", type=float, default=Load.seconds, help="a run (%(default)s)")
@@ -52,7 +52,3 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(table(results))
     OUT.write_text(json.dumps(results, indent=2) + "\n")
     return results
-
-
-if __name__ == "__main__":
-    main()
