@@ -28,8 +28,7 @@ from server.observability.metrics import RESUMES_BY
 from server.realtime.elected import LEASE_PARTITION
 from server.settings import Settings
 from tests.redis_server import RedisServer
-from tests.server.realtime.conftest import realtime_of, sessions, subscribe
-from tests.server.realtime.test_fields import event
+from tests.server.realtime.conftest import realtime_of, receive, sessions, subscribe
 from tests.server.realtime.test_hub import user_item
 from tests.waiting import POLL, UNTIL_SECONDS, until
 
@@ -37,6 +36,8 @@ USER = """subscription($id: ID!, $after: String) {
   userChanged(id: $id, after: $after) { change cursor user { name } }
 }"""
 LEASE_KEY = {TABLE.partition_key: LEASE_PARTITION, TABLE.sort_key: "keygraph"}
+HOST_WAIT = 30.0
+"""How long an event may take to come: a takeover or a reconnect to Redis runs first."""
 Start = Callable[[str], Awaitable[App]]
 
 
@@ -104,8 +105,9 @@ class Subscriber:
         a name sent again is read past)."""
         wanted = list(names)
         while wanted:
-            payload = await event(self.ws, self.op_id)
-            data = payload["data"]["userChanged"]
+            message = await receive(self.ws, HOST_WAIT)
+            assert (message["type"], message.get("id")) == ("next", self.op_id), message
+            data = message["payload"]["data"]["userChanged"]
             self.names.append(data["user"]["name"])
             self.cursors.append(data["cursor"])
             if data["user"]["name"] == wanted[0]:
