@@ -10,7 +10,7 @@ RELAY_PKG := $(RELAY_DIR)/node_modules/relay-compiler/package.json
 IAC_DIR := .keygraph/iac
 IAC_BIN := $(IAC_DIR)/bin/checkov
 
-.PHONY: install dynamodb-local relay-compiler iac-tools graphiql-assets serve test lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
+.PHONY: install dynamodb-local relay-compiler iac-tools graphiql-assets serve test check lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
 
 install: $(VENV)/.installed
 
@@ -78,6 +78,13 @@ codegen-check: install
 
 test: install dynamodb-local relay-compiler iac-tools lint typecheck codegen-check
 	$(BIN)/python -m pytest
+
+# The inner loop: lint, keygraph check, and the tests of the spec's compiler, its API and
+# this repository's schema and domain on the embedded store (about three minutes here).
+CHECKED = tests/codegen tests/keygraph/api tests/server/graphql tests/server/domain \
+	tests/test_structure.py tests/test_docs.py
+check: install relay-compiler iac-tools lint codegen-check
+	$(BIN)/python -m pytest -m "not dynamodb_local" $(CHECKED)
 
 bench: install dynamodb-local
 	$(BIN)/python -m bench queries
