@@ -76,25 +76,9 @@ def statements(resolved: Resolved) -> list[dict[str, Any]]:
             }
         )
     if any(entity.spec.writes for entity in resolved.entities.values()):
-        found.append(
-            {
-                "Sid": "IdempotencyRecords",
-                "Effect": "Allow",
-                "Action": [f"dynamodb:{action}" for action in LEDGER_ACTIONS],
-                "Resource": TABLE_ARN,
-                "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{LEDGER}*"]}},
-            }
-        )
+        found.append(_within("IdempotencyRecords", LEDGER_ACTIONS, f"{LEDGER}*"))
     if any(entity.spec.owns for entity in resolved.entities.values()):
-        found.append(
-            {
-                "Sid": "CleanupTasks",
-                "Effect": "Allow",
-                "Action": [f"dynamodb:{action}" for action in CLEANUP_ACTIONS],
-                "Resource": TABLE_ARN,
-                "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [CLEANUP]}},
-            }
-        )
+        found.append(_within("CleanupTasks", CLEANUP_ACTIONS, CLEANUP))
     if indexes:
         found.append(
             {
@@ -105,3 +89,15 @@ def statements(resolved: Resolved) -> list[dict[str, Any]]:
             }
         )
     return found
+
+
+def _within(sid: str, actions: tuple[str, ...], leading: str) -> dict[str, Any]:
+    """A statement allowing `actions` on the table's items whose partition key is like
+    `leading` (keygraph's own partitions)."""
+    return {
+        "Sid": sid,
+        "Effect": "Allow",
+        "Action": [f"dynamodb:{action}" for action in actions],
+        "Resource": TABLE_ARN,
+        "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [leading]}},
+    }

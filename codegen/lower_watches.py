@@ -13,7 +13,7 @@ from .ir_api import GqlFieldIR, GqlTypeIR, WatchBindingIR
 from .lower_queries import module_of
 from .lower_writes import payload_field
 from .pattern_params import key_params, query_params
-from .pytypes import snake
+from .pytypes import KeyVar, snake
 from .relations import pattern_rules
 from .resolve import Resolved
 from .rules import owners
@@ -77,25 +77,27 @@ def watch_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
     fields = []
     for entity in sorted(watched(resolved)):
         change = _change(found, entity)
-        params = key_params(resolved, entity)
-        args = [f"{field_name(p.name)}: {argument_type(p)}" for p in params] + ["after: String"]
+        args = _arguments(key_params(resolved, entity))
         text = (
             f"The {entity} at this key as each write changes it, from now or after a cursor; "
             "under its get pattern's rule."
         )
-        fields.append(
-            GqlFieldIR(f"{payload_field(entity)}Changed", f"{change}!", text, ", ".join(args))
-        )
+        fields.append(GqlFieldIR(f"{payload_field(entity)}Changed", f"{change}!", text, args))
     for name, entity in watched_patterns(resolved).items():
         change = _change(found, entity)
-        params = query_params(resolved, name)
-        args = [f"{field_name(p.name)}: {argument_type(p)}" for p in params] + ["after: String"]
+        args = _arguments(query_params(resolved, name))
         text = (
             f"The changes of the {entity} items {name} reads, from now or after a cursor (one "
             "that leaves what it reads is shown once more, as it now is); under its rule."
         )
-        fields.append(GqlFieldIR(_field(name), f"{change}!", text, ", ".join(args)))
+        fields.append(GqlFieldIR(_field(name), f"{change}!", text, args))
     return fields
+
+
+def _arguments(params: list[KeyVar]) -> str:
+    """A subscription's arguments: its key's or pattern's, then `after`."""
+    given = [f"{field_name(p.name)}: {argument_type(p)}" for p in params]
+    return ", ".join([*given, "after: String"])
 
 
 def watch_bindings(resolved: Resolved) -> tuple[tuple[WatchBindingIR, ...], list[str]]:

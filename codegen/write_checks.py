@@ -172,22 +172,29 @@ def _parent(resolved: Resolved, source: Entity, where: str, spec: ParentSpec) ->
         return
     parent = resolved.entities[spec.entity]
     parts = _key_attributes(resolved, parent)
-    for arg, attribute in spec.args.items():
-        if arg not in parts:
+    of, each = f"a part of {parent.name}'s key", f"{parent.name}'s key part"
+    yield from _given(where, spec.args, parts, source, of, each)
+
+
+def _given(
+    where: str, args: dict[str, str], names: list[str], source: Entity, of: str, each: str
+) -> Iterator[Problem]:
+    """`args` giving `names` (what `of` takes) from `source`'s attributes: each a name,
+    each from an attribute, and each name given or one of the source's own."""
+    for arg, attribute in args.items():
+        if arg not in names:
             yield Problem(
-                f"{where}.args.{arg}",
-                f"{arg!r} is not a part of {parent.name}'s key ({', '.join(parts) or 'none'})",
+                f"{where}.args.{arg}", f"{arg!r} is not {of} ({', '.join(names) or 'none'})"
             )
         elif attribute not in source.attrs:
             yield Problem(
                 f"{where}.args.{arg}", f"{attribute!r} is not an attribute of {source.name}"
             )
-    for part in parts:
-        if part not in spec.args and part not in source.attrs:
+    for name in names:
+        if name not in args and name not in source.attrs:
             yield Problem(
                 f"{where}.args",
-                f"give {parent.name}'s key part {part} from an attribute of {source.name} "
-                f'({part} = "<attribute>")',
+                f'give {each} {name} from an attribute of {source.name} ({name} = "<attribute>")',
             )
 
 
@@ -219,23 +226,8 @@ def _owns(resolved: Resolved, owner: Entity, where: str, spec: OwnsSpec) -> Iter
         removals = [removal_of(resolved, found) for found in pattern.returns]
     except (KeyError, keytemplate.TemplateError):
         return  # its pattern's or entities' own problems are reported by their checks
-    for arg, attribute in spec.args.items():
-        if arg not in params:
-            yield Problem(
-                f"{where}.args.{arg}",
-                f"{arg!r} is not an argument of {spec.pattern} ({', '.join(params) or 'none'})",
-            )
-        elif attribute not in owner.attrs:
-            yield Problem(
-                f"{where}.args.{arg}", f"{attribute!r} is not an attribute of {owner.name}"
-            )
-    for param in params:
-        if param not in spec.args and param not in owner.attrs:
-            yield Problem(
-                f"{where}.args",
-                f"give {spec.pattern}'s argument {param} from an attribute of {owner.name} "
-                f'({param} = "<attribute>")',
-            )
+    of, each = f"an argument of {spec.pattern}", f"{spec.pattern}'s argument"
+    yield from _given(where, spec.args, params, owner, of, each)
     for found, removal in zip(pattern.returns, removals, strict=True):
         kept = resolved.entities[found].spec
         if removal.by is None and (kept.unique or kept.copies or kept.counts):
