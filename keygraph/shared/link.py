@@ -51,8 +51,7 @@ class Link:
             socket_connect_timeout=TIMEOUT,
             retry=Retry(NoBackoff(), 1),
         )
-        self.errors: tuple[type[BaseException], ...] = (RedisError, OSError)
-        """What a failed call raises."""
+        self._errors: tuple[type[BaseException], ...] = (RedisError, OSError)
         self._fell_back = fell_back
         self._changed = changed
         self._probe_every = probe_every
@@ -75,7 +74,7 @@ class Link:
             self._next_probe = now + self._probe_every  # this call is the probe
         try:
             result = await call()
-        except self.errors as exc:
+        except self._errors as exc:
             self._down(exc)
             self._fell_back(what)
             return None
