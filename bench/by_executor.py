@@ -64,17 +64,21 @@ def cycling(client: AsgiClient, bodies: list[dict[str, Any]]) -> Send:
     return lambda: client.post("/graphql", json=next(turn))
 
 
-async def interleave(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
-    """Mean and median CPU time (µs) per request of each arm, one of each per round, in
-    turns (the order reversed every other round)."""
+async def interleave(
+    arms: dict[str, Send],
+    rounds: int,
+    timed: Callable[[Send], Awaitable[float]] = user_cpu,
+) -> dict[str, Any]:
+    """Mean and median CPU time (µs) per request of each arm, taken by `timed`, one of each
+    per round, in turns (the order reversed every other round)."""
     names = list(arms)
     taken: dict[str, list[float]] = {name: [] for name in names}
     for name in names:
         for _ in range(20):
-            await user_cpu(arms[name])
+            await timed(arms[name])
     for round_ in range(rounds):
         for name in names if round_ % 2 == 0 else reversed(names):
-            taken[name].append(await user_cpu(arms[name]))
+            taken[name].append(await timed(arms[name]))
     result: dict[str, Any] = {"rounds": rounds}
     for name in names:
         result[f"{name}_mean_us"] = round(statistics.fmean(taken[name]) * 1e6, 1)

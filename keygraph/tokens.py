@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import jwt
 
@@ -85,6 +86,44 @@ def verify(token: str, key: TokenKey) -> Verified:
             )
     caller = Caller(subject, _roles(payload, key), _other_claims(payload, key.roles_claim))
     return Verified(tenant, caller, float(payload["exp"]))
+
+
+VERIFIED_KEPT = 4096
+"""Verified tokens a Verifier remembers, by default."""
+
+
+C = TypeVar("C")
+
+
+class Verifier(Generic[C]):
+    """Checks tokens against a key, and remembers what each verified one gives (its
+    `derive`) by its exact text until it expires: a client that reuses a token skips the
+    signature check, and expiry is still checked on every use."""
+
+    def __init__(
+        self, key: TokenKey, derive: Callable[[Verified], C], size: int = VERIFIED_KEPT
+    ) -> None:
+        self.key = key
+        self._derive = derive
+        self._size = size
+        self._verified: OrderedDict[str, tuple[C, float]] = OrderedDict()
+
+    def verify(self, token: str) -> C:
+        """What the token gives; TokenError when it names no caller."""
+        cached = self._verified.get(token)
+        if cached is not None:
+            derived, expires = cached
+            if time.time() <= expires + LEEWAY_SECONDS:
+                self._verified.move_to_end(token)
+                return derived
+            del self._verified[token]
+            raise TokenError("the token has expired")
+        verified = verify(token, self.key)
+        derived = self._derive(verified)
+        self._verified[token] = (derived, verified.expires)
+        if len(self._verified) > self._size:
+            self._verified.popitem(last=False)
+        return derived
 
 
 def bearer(authorization: str | None) -> str:

@@ -125,7 +125,7 @@ class Settings:
     get_max_age: int = 0
     """Seconds a shared cache may keep a GET query's answer (per Authorization); 0: none."""
     executor: ExecutorKind = "compiled"
-    """How operations run: compiled into plans (server/graphql/compiled), or by Strawberry's
+    """How operations run: compiled into plans (keygraph/execution), or by Strawberry's
     graphql-core executor; the answers are the same."""
     ws_init_timeout: float = 10.0
     """Seconds a WebSocket client has to send `connection_init` (server/realtime/)."""

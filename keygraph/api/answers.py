@@ -3,7 +3,7 @@ arguments from a field's, and a page as a Relay connection."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from keygraph.page import Page
 
@@ -19,17 +19,61 @@ def converted(arg: Arg, value: Any) -> Any:
     return tuple(value) if arg.kind == "Path" else value
 
 
-def connection(page: Page[Any]) -> dict[str, Any]:
+class PageInfo:
+    """A connection's pageInfo: its cursors signed only when asked for."""
+
+    __slots__ = ("_page", "has_next_page")
+    has_previous_page = False
+
+    def __init__(self, page: Page[Any]) -> None:
+        self._page = page
+        self.has_next_page = page.has_next
+
+    @property
+    def start_cursor(self) -> str | None:
+        return self._page.cursor_after(0) if self._page.items else None
+
+    @property
+    def end_cursor(self) -> str | None:
+        page = self._page
+        if page.has_next:
+            return page.cursor
+        return page.cursor_after(len(page.items) - 1) if page.items else None
+
+
+class Edge:
+    """An edge of a connection: its node, and its cursor signed only when asked for."""
+
+    __slots__ = ("_index", "_page", "node")
+
+    def __init__(self, page: Page[Any], index: int) -> None:
+        self._page = page
+        self._index = index
+        self.node = page.items[index]
+
+    @property
+    def cursor(self) -> str | None:
+        return self._page.cursor_after(self._index)
+
+
+class Connection(NamedTuple):
+    edges: list[Edge]
+    page_info: PageInfo
+
+
+CONNECTION_FIELDS: dict[str, str] = {
+    "edges": "edges",
+    "pageInfo": "page_info",
+    "node": "node",
+    "cursor": "cursor",
+    "hasNextPage": "has_next_page",
+    "hasPreviousPage": "has_previous_page",
+    "startCursor": "start_cursor",
+    "endCursor": "end_cursor",
+}
+"""The attribute answering each field of a connection, its edges and its PageInfo."""
+
+
+def connection(page: Page[Any]) -> Connection:
     """A page as a Relay connection: each edge's cursor continues after its node."""
-    items, after = page.items, page.cursor_after
-    edges = [{"node": item, "cursor": after(index)} for index, item in enumerate(items)]
-    end = page.cursor if page.has_next else (after(len(items) - 1) if items else None)
-    return {
-        "edges": edges,
-        "pageInfo": {
-            "hasNextPage": page.has_next,
-            "hasPreviousPage": False,
-            "startCursor": edges[0]["cursor"] if edges else None,
-            "endCursor": end,
-        },
-    }
+    return Connection([Edge(page, index) for index in range(len(page.items))], PageInfo(page))

@@ -20,13 +20,15 @@ from graphql import (
     GraphQLSchema,
     GraphQLUnionType,
     build_schema,
+    get_named_type,
 )
 
 from keygraph.errors import Forbidden
+from keygraph.execution.plan import ATTRIBUTE, ORIGIN
 from keygraph.store import Session
 
 from . import scalars
-from .answers import arguments, connection, converted
+from .answers import CONNECTION_FIELDS, arguments, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
 from .cost import READ, Read
 from .ids import global_id, key_values, parse_global_id
@@ -68,6 +70,8 @@ def executable(api: Api) -> GraphQLSchema:
         raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
     for name, root in api.roots.items():
         _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root)
+        if root.operation == "query":
+            _bind_connection(query.fields[name])
     if "node" in query.fields:
         _read(query.fields["node"], Read("get")).resolve = _node(api)
     bind_mutations(schema, api)
@@ -81,6 +85,7 @@ def executable(api: Api) -> GraphQLSchema:
 def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
     gql = schema.type_map[name]
     assert isinstance(gql, GraphQLObjectType)
+    gql.extensions = {**(gql.extensions or {}), ORIGIN: binding.model}
     node = binding.get is not None
     bound = set(binding.fields) | set(binding.relations) | ({"id"} if node else set())
     unbound = sorted(set(gql.fields) - bound)
@@ -88,12 +93,15 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
         raise ValueError(f"fields of {name} with nothing to answer them: {', '.join(unbound)}")
     for field_name, attribute in binding.fields.items():
         guard = binding.guards.get(field_name)
-        gql.fields[field_name].resolve = (
-            _attribute(attribute) if guard is None else _guarded(attribute, guard)
-        )
+        if guard is None:
+            _answer(gql.fields[field_name], attribute)
+        else:
+            gql.fields[field_name].resolve = _guarded(attribute, guard)
     for field_name, relation in binding.relations.items():
         read = Read(relation.operation, relation.page, relation.most)
         _read(gql.fields[field_name], read).resolve = resolver(relation)
+        if relation.operation == "query":
+            _bind_connection(gql.fields[field_name])
     if node:
         gql.fields["id"].resolve = _id_of(name, binding.node)
 
@@ -102,6 +110,26 @@ def _read(field: GraphQLField, read: Read) -> GraphQLField:
     """The field, what it reads noted in its extensions for the cost (cost.py)."""
     field.extensions = {**(field.extensions or {}), READ: read}
     return field
+
+
+def _answer(field: GraphQLField, attribute: str) -> None:
+    """Answers the field with the source's attribute: by its resolver, and as compiled
+    execution reads it (keygraph/execution)."""
+    field.resolve = _attribute(attribute)
+    field.extensions = {**(field.extensions or {}), ATTRIBUTE: attribute}
+
+
+def _bind_connection(field: GraphQLField) -> None:
+    """Answers the fields of the connection the field gives, of its edges and PageInfo,
+    from answers.connection's values."""
+    connection_type = get_named_type(field.type)
+    assert isinstance(connection_type, GraphQLObjectType)
+    edge_type = get_named_type(connection_type.fields["edges"].type)
+    page_info = get_named_type(connection_type.fields["pageInfo"].type)
+    for gql in (connection_type, edge_type, page_info):
+        assert isinstance(gql, GraphQLObjectType)
+        for name, definition in gql.fields.items():
+            _answer(definition, CONNECTION_FIELDS[name])
 
 
 def _type_name(value: Any, _info: Info, _type: Any) -> str:

@@ -26,8 +26,21 @@ def _shown(value: Any) -> Any:
 
 
 def global_id(type_name: str, parts: list[Any]) -> str:
-    text = type_name + ":" + json.dumps([_shown(p) for p in parts], separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    if all(type(part) is str and _plain(part) for part in parts):
+        listed = '["' + '","'.join(parts) + '"]'  # what json.dumps writes for these
+    else:
+        listed = json.dumps([_shown(p) for p in parts], separators=(",", ":"))
+    raw = binascii.b2a_base64((type_name + ":" + listed).encode(), newline=False)
+    return raw.translate(_URLSAFE).rstrip(b"=").decode("ascii")
+
+
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON writes the string as it is, between quotes: printable ASCII, no quote
+    or backslash."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 def parse_global_id(value: str) -> tuple[str, list[Any]]:

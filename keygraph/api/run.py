@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphql import GraphQLError, GraphQLSchema, graphql
+from graphql import ExecutionResult, GraphQLError, GraphQLSchema, graphql
 
 from keygraph.errors import (
     BadArgument,
@@ -18,6 +18,7 @@ from keygraph.errors import (
     NotFound,
     StoreUnavailable,
 )
+from keygraph.execution.executor import CompiledExecutor
 
 from .executable import ApiContext
 
@@ -63,12 +64,46 @@ async def execute(
     context: ApiContext,
     variables: dict[str, Any] | None = None,
     operation: str | None = None,
+    compiled: bool = True,
 ) -> dict[str, Any]:
-    """The operation's answer: `data`, and `errors` when any, each with its code."""
+    """The operation's answer: `data`, and `errors` when any, each with its code. It runs
+    compiled (keygraph/execution) unless `compiled` is False: graphql-core's own executor,
+    which answers the same."""
     result = await graphql(
-        schema, document, context_value=context, variable_values=variables, operation_name=operation
+        schema,
+        document,
+        context_value=context,
+        variable_values=variables,
+        operation_name=operation,
+        executor_class=CompiledExecutor if compiled else None,
     )
     answer: dict[str, Any] = {"data": result.data}
     if result.errors:
-        answer["errors"] = [formatted(error) for error in result.errors]
+        answer["errors"] = [formatted(error) for error in in_response_order(result)]
     return answer
+
+
+def in_response_order(result: ExecutionResult) -> list[GraphQLError]:
+    """The result's errors in the order of the places they name in its data (those naming
+    none first), whatever order the reads that raised them finished in."""
+    return sorted(result.errors or (), key=lambda error: _place(result.data, error.path))
+
+
+def _place(data: Any, path: list[str | int] | None) -> tuple[int, ...]:
+    """Where a path points in the data, as positions: a key's among its object's keys, an
+    item's index; past a place the data does not hold (nulled), the path's own order."""
+    if path is None:
+        return (-1,)
+    places: list[int] = []
+    value = data
+    for step in path:
+        if isinstance(value, dict) and step in value:
+            places.append(list(value).index(step))
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            places.append(step)
+            value = value[step]
+        else:
+            places.append(len(value) if isinstance(value, dict | list) else 0)
+            value = None
+    return tuple(places)

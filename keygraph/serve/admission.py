@@ -62,25 +62,17 @@ def admit(
 ) -> Admitted | Refused:
     """The operation, admitted to run for `tenant`, or why not; one whose type is not
     `allowed` is 405 (a mutation sent with GET)."""
-    if len(query) > served.max_document:
-        message = f"a document is at most {served.max_document} characters"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
-    try:
-        document = parse(query, max_tokens=served.max_tokens)
-    except GraphQLError as exc:
-        return Refused(400, [formatted(exc)])
-    selected = _fields_selected(document)
-    if selected > served.max_fields:  # before validation, which compares fields in pairs
-        message = f"{selected} fields, fragments counted each time they are spread; "
-        message += f"at most {served.max_fields}"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
-    invalid = validate(served.schema, document)
+    document = served.documents.get(query)
+    if document is None:
+        checked = _checked(served, query)
+        if isinstance(checked, Refused):
+            return checked
+        document = checked
+        served.documents.keep(query, document)
     operation = get_operation_ast(document, name)
-    if not invalid and operation is None:
-        invalid = [GraphQLError("no operation of that name, or several without one")]
-    if invalid:
-        return Refused(400, [formatted(e) for e in invalid])
-    assert operation is not None
+    if operation is None:
+        error = GraphQLError("no operation of that name, or several without one")
+        return Refused(400, [formatted(error)])
     if operation.operation not in allowed:
         kind = operation.operation.value
         return refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
@@ -101,6 +93,26 @@ def admit(
             headers = {"Retry-After": str(admission.retry_after)}
             return Refused(429, [dict(throttled(admission, cost).formatted)], headers)
     return Admitted(document, operation)
+
+
+def _checked(served: Served, query: str) -> DocumentNode | Refused:
+    """The document, parsed and valid for the schema, or why not."""
+    if len(query) > served.max_document:
+        message = f"a document is at most {served.max_document} characters"
+        return refused(400, "QUERY_TOO_COMPLEX", message)
+    try:
+        document = parse(query, max_tokens=served.max_tokens)
+    except GraphQLError as exc:
+        return Refused(400, [formatted(exc)])
+    selected = _fields_selected(document)
+    if selected > served.max_fields:  # before validation, which compares fields in pairs
+        message = f"{selected} fields, fragments counted each time they are spread; "
+        message += f"at most {served.max_fields}"
+        return refused(400, "QUERY_TOO_COMPLEX", message)
+    invalid = validate(served.schema, document)
+    if invalid:
+        return Refused(400, [formatted(e) for e in invalid])
+    return document
 
 
 def _fields_selected(document: DocumentNode) -> int:

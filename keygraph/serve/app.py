@@ -23,9 +23,10 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
-from keygraph.api.run import formatted
+from keygraph.api.run import formatted, in_response_order
+from keygraph.execution.executor import CompiledExecutor
 from keygraph.store import Session
-from keygraph.tokens import TokenError, Verified, bearer, verify
+from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
 
 from . import graphiql
@@ -59,7 +60,7 @@ def create_app(served: Served) -> Starlette:
         if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
             return _graphiql(request, served)
         try:
-            token = verify(bearer(request.headers.get("authorization")), served.tokens)
+            token = served.verifier.verify(bearer(request.headers.get("authorization")))
         except TokenError as exc:
             return _refused(401, "UNAUTHENTICATED", str(exc))
         params = await _params(request, served.max_body_bytes)
@@ -162,10 +163,11 @@ async def _run(
         context_value=ApiContext(session, token.tenant),
         variable_values=variables,
         operation_name=name,
+        executor_class=CompiledExecutor if served.compiled else None,
     )
     if isawaitable(result):
         result = await result
-    errors = [formatted(error) for error in result.errors or ()]
+    errors = [formatted(error) for error in in_response_order(result)]
     if result.data is None and all(error.path is None for error in result.errors or ()):
         return 400, {"errors": errors}  # its variables did not coerce
     body: dict[str, Any] = {"data": result.data}

@@ -11,10 +11,11 @@ from graphql import GraphQLSchema
 from keygraph.api.watches import Realtime
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
-from keygraph.tokens import TokenKey
+from keygraph.tokens import TokenKey, Verified, Verifier
 from keygraph.writes import Writes
 
 from .budget import TenantBudget
+from .documents import Documents
 from .idempotency import Ledger
 
 MEDIA = "application/graphql-response+json"
@@ -49,6 +50,8 @@ class Served:
     max_root_fields: int = MAX_ROOT_FIELDS
     max_cost: int = MAX_COST
     """The most items an operation's answer may hold (keygraph.api.cost)."""
+    compiled: bool = True
+    """Operations run compiled (keygraph/execution); False: on graphql-core's executor."""
     budget: TenantBudget | None = None
     """Each tenant's bucket of cost points; None: no budget."""
     graphiql: bool = True
@@ -63,6 +66,17 @@ class Served:
     """WebSocket connections one tenant may hold at once in the process."""
     ledger: Ledger | None = None
     """Where Idempotency-Key's records are kept; None: the header is not honoured."""
+    verifier: Verifier[Verified] = field(init=False, compare=False, repr=False)
+    """Checks tokens with `tokens`, remembering each verified one until it expires."""
+    documents: Documents = field(default_factory=Documents, compare=False, repr=False)
+    """The documents parsed and validated, by text (documents.py)."""
     sweeps: Mapping[str, Writes] = field(default_factory=dict)
     """The package's writes when its deletes leave owned items to remove: the app then
     sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verifier", Verifier(self.tokens, _itself))
+
+
+def _itself(verified: Verified) -> Verified:
+    return verified

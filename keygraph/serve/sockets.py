@@ -23,7 +23,7 @@ from keygraph.api import ApiContext
 from keygraph.api.run import formatted
 from keygraph.errors import KeygraphError
 from keygraph.store import Session
-from keygraph.tokens import TokenError, Verified, bearer, verify
+from keygraph.tokens import TokenError, Verified, bearer
 
 from .admission import Refused, admit
 from .served import Served
@@ -106,7 +106,7 @@ class _Connection:
             return
         payload = first.get("payload") or {}
         try:
-            self.token = verify(bearer(_authorization(payload)), self.served.tokens)
+            self.token = self.served.verifier.verify(bearer(_authorization(payload)))
         except TokenError:
             await self._close(4403, "Forbidden")
             return

@@ -6,18 +6,15 @@ token is remembered until it expires."""
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from keygraph.caller import Caller
-from keygraph.tokens import LEEWAY_SECONDS, TokenError, TokenKey, bearer, issue, verify
+from keygraph.tokens import TokenError, TokenKey, Verified, bearer, issue
+from keygraph.tokens import Verifier as TokenVerifier
 from server.authz.fields import unrestricted
 from server.errors import Unauthenticated
 from server.settings import Settings
-
-_VERIFIED_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +41,8 @@ class Verifier:
         else:
             raise ValueError("settings carry neither a JWT secret nor a public key")
         roles = frozenset(settings.default_roles)
-        self._key = TokenKey(key, settings.jwt_algorithm, settings.roles_claim, roles)
-        self._verified: OrderedDict[str, tuple[Claims, float]] = OrderedDict()
+        token_key = TokenKey(key, settings.jwt_algorithm, settings.roles_claim, roles)
+        self._tokens = TokenVerifier(token_key, _claims)
 
     def verify_header(self, authorization: str | None) -> Claims:
         try:
@@ -55,27 +52,16 @@ class Verifier:
         return self.verify(token)
 
     def verify(self, token: str) -> Claims:
-        """The token's claims. A verified token is remembered (by its exact text) until it
-        expires, so a client reusing it skips the signature check; expiry is still checked
-        on every use."""
-        cached = self._verified.get(token)
-        if cached is not None:
-            claims, expires = cached
-            if time.time() <= expires + LEEWAY_SECONDS:
-                self._verified.move_to_end(token)
-                return claims
-            del self._verified[token]
-            raise Unauthenticated("the token has expired")
+        """The token's claims, remembered until it expires (keygraph.tokens.Verifier)."""
         try:
-            verified = verify(token, self._key)
+            return self._tokens.verify(token)
         except TokenError as exc:
             raise Unauthenticated(str(exc)) from exc
-        caller = verified.caller
-        claims = Claims(tenant=verified.tenant, caller=caller, unrestricted=unrestricted(caller))
-        self._verified[token] = (claims, verified.expires)
-        if len(self._verified) > _VERIFIED_CACHE_SIZE:
-            self._verified.popitem(last=False)
-        return claims
+
+
+def _claims(verified: Verified) -> Claims:
+    caller = verified.caller
+    return Claims(tenant=verified.tenant, caller=caller, unrestricted=unrestricted(caller))
 
 
 def issue_token(

@@ -18,18 +18,19 @@ import orjson
 from graphql import ExecutionResult as GraphQLResult
 from graphql import GraphQLError, OperationDefinitionNode, OperationType
 from starlette.responses import Response
+from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
+from keygraph.execution.operation import build_executor
+from keygraph.execution.plan import OperationPlan
+from keygraph.execution.run import Run
 from server.edge.request import GraphQLRequest
 from server.edge.request_context import RequestContexts
 from server.edge.response import create_response, create_streamed_response, new_sub_response
 from server.edge.result import Results
 from server.graphql.compiled.executor import CompiledExecutor
-from server.graphql.compiled.operation import build_executor
-from server.graphql.compiled.plan import OperationPlan
-from server.graphql.compiled.run import Run
 from server.graphql.context import RequestContext
 from server.graphql.cost import Estimate
 from server.graphql.error_format import log_errors
@@ -190,7 +191,15 @@ def _planned(
         return None  # Strawberry's view answers the same failure, before any planning
     variables = resolved.variables
     document = resolved.prepared.document
-    built = build_executor(graphql_schema, document, name, variables, requested.extensions)
+    built = build_executor(
+        CompiledExecutor,
+        graphql_schema,
+        document,
+        name,
+        variables,
+        is_awaitable=optimized_is_awaitable,
+        operation_extensions=requested.extensions,
+    )
     if built is None:
         return None
     kind = built.operation.operation

@@ -1,5 +1,5 @@
 """How a subscription's events are resolved. Subscribing builds the operation's executor
-and its plan (server/graphql/compiled: the selection under the root field, compiled once,
+and its plan (keygraph/execution: the selection under the root field, compiled once,
 the root field's value being each event) and opens the source stream through the root
 field's resolver, which checks the caller's rights. Each event then runs the plan against
 the changed object (graphql-core's executor, where the compiler leaves the operation to it
@@ -21,11 +21,12 @@ from typing import Any
 
 import orjson
 from graphql import DocumentNode, ExecutionResult, GraphQLError, create_source_event_stream
+from strawberry.execution.is_awaitable import optimized_is_awaitable
 
+from keygraph.execution.operation import build_executor
+from keygraph.execution.plan import OperationPlan
+from keygraph.execution.run import Run
 from server.graphql.compiled.executor import CompiledExecutor
-from server.graphql.compiled.operation import build_executor
-from server.graphql.compiled.plan import OperationPlan
-from server.graphql.compiled.run import Run
 from server.graphql.error_format import format_error
 from server.graphql.executor import Executor
 from server.graphql.schema import KeygraphSchema
@@ -139,7 +140,15 @@ async def open_events(
     graphql_schema = schema._schema
     executor: Executor | None = None
     if schema.compiled:
-        executor = build_executor(graphql_schema, document, name, variables, None)
+        executor = build_executor(
+            CompiledExecutor,
+            graphql_schema,
+            document,
+            name,
+            variables,
+            is_awaitable=optimized_is_awaitable,
+            operation_extensions=None,
+        )
     if executor is None:
         built = Executor.build(graphql_schema, document, None, ctx, variables, name)
         if isinstance(built, list):

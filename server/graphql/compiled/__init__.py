@@ -1,3 +1,3 @@
-"""Compiled execution: each operation compiled once into a plan over the schema's own
-resolvers, then run in waves of batched loads, without graphql-core's per-field machinery.
-Operations the compiler does not cover (introspection, subscriptions) run on Strawberry."""
+"""Compiled execution on Strawberry's schema: the runtime's compiler and runs
+(keygraph/execution) over Strawberry's fields. Operations the compiler does not cover
+(introspection, @defer) run on Strawberry."""

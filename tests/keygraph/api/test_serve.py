@@ -6,6 +6,7 @@ another is served."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import httpx
@@ -16,6 +17,7 @@ from keygraph.api import estimate
 from keygraph.plan import Put
 from keygraph.serve import Served
 from keygraph.serve.budget import TenantBudget
+from keygraph.serve.documents import Documents
 from keygraph.store import Store
 from keygraph.tokens import TokenKey, issue
 from tests.keygraph.api.conftest import CODEC, SECRET, Compiled, bearer, post, served_client
@@ -167,3 +169,31 @@ async def test_a_tenant_past_its_budget_is_throttled_while_another_is_served(
         other = await post(client, {"query": query}, **bearer("globex"))
         assert other.status_code == 200
         assert len(other.json()["data"]["catalog"]["edges"]) == 3
+
+
+async def test_valid_documents_are_kept_and_remembered_tokens_still_expire(
+    shop: tuple[Compiled, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package, store = shop
+    served = Served(package.schema, store, TokenKey(SECRET), CODEC, documents=Documents(size=1))
+    invalid = "{ catalog(first: 2) { edges { node { nope } } } }"
+    token = bearer()
+    async with served_client(served) as c:
+        for _ in range(2):
+            answer = await post(c, {"query": CATALOG}, **bearer())
+            assert answer.json()["data"]["catalog"]["pageInfo"]["hasNextPage"]
+            refused = await post(c, {"query": invalid}, **bearer())
+            assert refused.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+        assert served.documents.get(CATALOG) is not None
+        assert served.documents.get(invalid) is None
+        unnamed = await post(c, {"query": CATALOG, "operationName": "Other"}, **bearer())
+        assert unnamed.status_code == 400
+        other = "{ catalog(first: 1) { edges { node { sku } } } }"
+        assert (await post(c, {"query": other}, **bearer())).status_code == 200
+        assert served.documents.get(CATALOG) is None  # one kept: the older one left
+        assert (await post(c, {"query": CATALOG}, **token)).status_code == 200
+        later = time.time() + 2 * 86400
+        monkeypatch.setattr(time, "time", lambda: later)
+        expired = await post(c, {"query": CATALOG}, **token)
+        assert expired.status_code == 401
+        assert "expired" in expired.json()["errors"][0]["message"]

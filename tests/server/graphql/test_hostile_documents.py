@@ -15,9 +15,10 @@ from graphql.execution.collect_fields import FragmentDetails
 from graphql.execution.values import VariableValues
 
 from generated.queries.user_order import USER_ORDERS_PAGE
+from keygraph.execution.plan import Object
 from server.api import build_schema
 from server.graphql import lookahead, prepare
-from server.graphql.compiled.plan import Compiler, Object
+from server.graphql.compiled.compiler import StrawberryCompiler as Compiler
 from server.graphql.cost import estimate
 from server.graphql.size import Sizes, check_size, same_key_pairs
 from server.settings import Limits

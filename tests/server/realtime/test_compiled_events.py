@@ -14,9 +14,9 @@ import pytest
 from httpx_ws import AsyncWebSocketSession
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from keygraph.execution.run import Run
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import App, create_app
-from server.graphql.compiled.run import Run
 from server.graphql.ids import local_id
 from server.realtime import events
 from server.settings import Settings

@@ -1,4 +1,4 @@
-"""A variable's compiled coercion (server/graphql/compiled/coercion.py) gives what graphql-core's
+"""A variable's compiled coercion (keygraph/execution/coercion.py) gives what graphql-core's
 `coerce_input_value` gives, value for value, Undefined where that refuses."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from graphql.pyutils import Undefined
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keygraph.execution.coercion import compile_coercion
 from server.api import build_schema
-from server.graphql.compiled.coercion import compile_coercion
 from server.settings import Limits
 
 SCHEMA = build_ast_schema(

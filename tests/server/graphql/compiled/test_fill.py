@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from server.graphql.compiled.fill import Plain, compile_fill
+from keygraph.execution.fill import Plain, compile_fill
 
 
 @dataclass

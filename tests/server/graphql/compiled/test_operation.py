@@ -1,4 +1,4 @@
-"""The fast path's executor (server/graphql/compiled/operation.py) runs the operation
+"""The fast path's executor (keygraph/execution/operation.py) runs the operation
 graphql-core's `build` would, with the same variables: plain scalar values taken as they
 are, and everything else coerced, or refused, by graphql-core."""
 
@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from graphql import build_ast_schema, parse
 
+from keygraph.execution import operation
+from keygraph.execution.operation import build_executor
 from server.api import build_schema
-from server.graphql.compiled import operation
 from server.graphql.compiled.executor import CompiledExecutor
-from server.graphql.compiled.operation import build_executor
 from server.settings import Limits
 
 SCHEMA = build_schema(Limits())._schema
@@ -23,6 +23,16 @@ DOCUMENT = parse(
          __typename @include(if: $cascade) }
        query B { __typename }"""
 )
+
+
+def _build(
+    document: Any, name: str | None, variables: Any, extensions: Any
+) -> CompiledExecutor | None:
+    return build_executor(
+        CompiledExecutor, SCHEMA, document, name, variables, operation_extensions=extensions
+    )
+
+
 PLAIN = {"id": "x", "first": 5, "lat": 52.5, "after": "c", "cascade": True}
 
 
@@ -44,7 +54,7 @@ PLAIN = {"id": "x", "first": 5, "lat": 52.5, "after": "c", "cascade": True}
     ],
 )
 def test_variables_are_what_graphql_core_makes_of_them(variables: dict[str, Any] | None) -> None:
-    mine = build_executor(SCHEMA, DOCUMENT, "A", variables, None)
+    mine = _build(DOCUMENT, "A", variables, None)
     theirs = CompiledExecutor.build(
         SCHEMA, DOCUMENT, raw_variable_values=variables, operation_name="A"
     )
@@ -75,16 +85,16 @@ def test_plain_variables_skip_graphql_cores_coercion(monkeypatch: pytest.MonkeyP
         raise AssertionError("graphql-core's build was called")
 
     monkeypatch.setattr(CompiledExecutor, "build", refuse)
-    built = build_executor(SCHEMA, DOCUMENT, "A", PLAIN, {"trace": 1})
+    built = _build(DOCUMENT, "A", PLAIN, {"trace": 1})
     assert built is not None
     assert built.variable_values.coerced == PLAIN
     assert built.operation_extensions == {"trace": 1}
 
 
 def test_an_operation_build_would_not_pick_is_left_to_it() -> None:
-    assert build_executor(SCHEMA, DOCUMENT, None, PLAIN, None) is None  # two, no name
-    assert build_executor(SCHEMA, DOCUMENT, "C", PLAIN, None) is None  # no such operation
-    built = build_executor(SCHEMA, DOCUMENT, "B", None, None)
+    assert _build(DOCUMENT, None, PLAIN, None) is None  # two, no name
+    assert _build(DOCUMENT, "C", PLAIN, None) is None  # no such operation
+    built = _build(DOCUMENT, "B", None, None)
     assert built is not None
     assert built.operation.name is not None
     assert built.operation.name.value == "B"
@@ -118,7 +128,7 @@ ORDER = {"userId": "u", "currency": "EUR", "items": [LINE, {**LINE, "quantity": 
     ],
 )
 def test_input_variables_are_what_graphql_core_makes_of_them(variables: dict[str, Any]) -> None:
-    mine = build_executor(SCHEMA, MUTATION, "M", variables, None)
+    mine = _build(MUTATION, "M", variables, None)
     theirs = CompiledExecutor.build(
         SCHEMA, MUTATION, raw_variable_values=variables, operation_name="M"
     )
@@ -135,7 +145,7 @@ def test_input_variables_skip_graphql_cores_build(monkeypatch: pytest.MonkeyPatc
         raise AssertionError("graphql-core's build was called")
 
     monkeypatch.setattr(CompiledExecutor, "build", refuse)
-    built = build_executor(SCHEMA, MUTATION, "M", {"input": ORDER, "lines": [LINE]}, None)
+    built = _build(MUTATION, "M", {"input": ORDER, "lines": [LINE]}, None)
     assert built is not None
     assert built.variable_values.coerced["input"]["items"][1]["quantity"] == 1
 

@@ -10,9 +10,9 @@ from typing import Any
 from graphql import parse
 
 from bench.queries import M1, Q1, Q2, Q3, Q4, Q5, Q6
+from keygraph.execution.plan import Object, ObjectPlan, OperationPlan
 from server.api import build_schema
 from server.graphql.compiled.executor import CompiledExecutor
-from server.graphql.compiled.plan import Object, ObjectPlan, OperationPlan
 from server.settings import Limits
 from tests.server.graphql.compiled.corpus import MUTATIONS, QUERIES, Seeded
 from tests.server.graphql.compiled.test_agree import _docs_queries
@@ -82,20 +82,20 @@ def test_scalar_and_enum_arguments_pass_on_by_name_and_inputs_convert() -> None:
     plan = _executor(query, {"id": "VXNlcjox"}).plan()
     assert plan is not None
     user, by_status = plan.root.fields
-    assert (user.plain_arguments, user.literal_arguments) == ({"id": "id"}, False)
+    assert (user.binding.plain, user.literal_arguments) == ({"id": "id"}, False)
     orders = user.completion.plan.fields[0]  # type: ignore[union-attr]
-    assert orders.plain_arguments == {
+    assert orders.binding.plain == {
         "first": "first",
         "after": "after",
         "from": "from_",
         "to": "to",
     }
     assert orders.literal_arguments
-    assert by_status.plain_arguments is not None
-    assert by_status.plain_arguments["status"] == "status"
+    assert by_status.binding.plain is not None
+    assert by_status.binding.plain["status"] == "status"
     create = _executor('mutation { createUser(input: {email: "a@b.c", name: "A"}) { id } }').plan()
     assert create is not None
-    assert create.root.fields[0].plain_arguments is None  # an input object: Strawberry's
+    assert create.root.fields[0].binding.plain is None  # an input object: Strawberry's
 
 
 def test_a_subscription_compiles_for_its_events_whose_root_value_is_the_event() -> None:

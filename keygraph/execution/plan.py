@@ -1,18 +1,19 @@
 """An operation compiled into plans: per object type and selection, the fields to fill, each
-with what gives its value (an attribute, or the Strawberry resolver called directly) and how
-its value completes (leaf, list, object, interface). Fields are collected as the executor
+with what gives its value (an attribute, or its resolver called directly) and how its value
+completes (leaf, list, object, interface or union). Fields are collected as the executor
 collects them (fragments, @skip/@include, merged fields), so a plan holds for every request
 giving the same values to the operation's @skip/@include variables, and is kept for them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from graphql import (
     FieldNode,
     GraphQLBoolean,
+    GraphQLField,
     GraphQLFloat,
     GraphQLID,
     GraphQLInt,
@@ -24,7 +25,7 @@ from graphql import (
     GraphQLOutputType,
     GraphQLSchema,
     GraphQLString,
-    Node,
+    GraphQLUnionType,
     OperationDefinitionNode,
     OperationType,
     VariableNode,
@@ -35,14 +36,17 @@ from graphql.execution.collect_fields import (
     collect_fields,
     collect_subfields,
 )
-from graphql.execution.values import VariableValues
-from strawberry.types.field import StrawberryField
+from graphql.execution.executor import default_field_resolver
+from graphql.execution.values import VariableValues, get_argument_values
+from graphql.pyutils import Path
 
-from server.graphql.answers import ANSWERED_BY
-from server.graphql.compiled.fill import Fill, Plain, compile_fill
-from server.graphql.compiled.inputs import ConvertArguments, compile_arguments, plain_arguments
+from .fill import Fill, Plain, compile_fill
 
-_BACKREF = "strawberry-definition"
+ORIGIN = "keygraph.origin"
+"""A type's extension naming the class of its values (which need no is_type_of check)."""
+ATTRIBUTE = "keygraph.attribute"
+"""A field's extension naming the source's attribute that is its value: compiled, it is
+read (or filled) without calling the field's resolver, which must answer the same."""
 
 
 class Unsupported(Exception):
@@ -93,11 +97,11 @@ class Object:
 
 @dataclass(eq=False, slots=True)
 class Abstract:
-    interface: GraphQLInterfaceType
+    abstract: GraphQLInterfaceType | GraphQLUnionType
     plans: dict[str, ObjectPlan]
     """A plan per possible object type, by name."""
     by_class: dict[type, str]
-    """The object type name of each Strawberry class implementing the interface."""
+    """The object type name of each class known to be one of the possible types."""
 
 
 Completion = Leaf | NonNull | ListOf | Object | Abstract
@@ -118,26 +122,29 @@ class FieldPlan:
     """Its value is a scalar or enum (or a list of them): it makes no path of its own."""
     typename: bool = False
     attribute: str | None = None
-    """A field without a resolver: the source's attribute of this name."""
+    """A field whose value is the source's attribute of this name."""
     answer_attribute: str | None = None
     """A leaf field with a resolver: the source's attribute holding its answer, when it
-    holds a plain value (server/graphql/answers.py); the fill function reads it."""
-    strawberry: StrawberryField | None = None
+    holds a plain value; the fill function reads it."""
     resolver: Callable[..., Any] | None = None
+    positional: bool = False
+    """Called as graphql-core calls a resolver: (source, info, **arguments); otherwise by
+    keyword, as below."""
     pass_self: bool = False
     info_name: str | None = None
     source_names: tuple[str, ...] = ()
-    """Keyword parameters (strawberry.Parent, root) given the source object."""
+    """Keyword parameters given the source object."""
+    info_of: Callable[[Any, FieldPlan, Path], Any] | None = None
+    """The info its resolver is given, from the executor, the field and its path."""
     takes_arguments: bool = False
-    plain_arguments: dict[str, str] | None = None
-    """GraphQL to Python names of the arguments when its resolver takes each as graphql-core
-    gives it (a scalar or enum): None when Strawberry converts them."""
+    arguments_of: Callable[[Any, FieldPlan], dict[str, Any]] | None = None
+    """Its arguments as its resolver takes them, from the executor and the field."""
     literal_arguments: bool = False
     """Its arguments are literals (or defaults): they convert the same for every request."""
     fixed_arguments: dict[str, Any] | None = None
     """Plain literal arguments, once converted."""
-    convert_arguments: ConvertArguments | None = None
-    """Converts other arguments as Strawberry would (inputs.py); None: Strawberry does."""
+    binding: Any = None
+    """What the compiler that bound the field keeps to convert its arguments."""
 
 
 @dataclass(eq=False, slots=True)
@@ -146,7 +153,7 @@ class ObjectPlan:
     fields: list[FieldPlan]
     is_type_of: Callable[[Any, Any], Any] | None
     origin: type | None = None
-    """The Strawberry class of the type: its instances need no is_type_of check."""
+    """The class of the type's values: its instances need no is_type_of check."""
     fill: Fill | None = None
     """Writes the plain fields (and placeholders for the rest) in one call (fill.py)."""
     rest: list[FieldPlan] = field(default_factory=list)
@@ -176,6 +183,8 @@ class CompiledOperation:
 
     operation: OperationDefinitionNode
     directive_variables: tuple[str, ...]
+    schema: GraphQLSchema
+    """The schema it compiles against: an operation's plans hold for it alone."""
     plans: dict[tuple[object, ...], OperationPlan | None] = field(default_factory=dict)
 
 
@@ -212,11 +221,8 @@ class Compiler:
     def _object_plan(
         self, type_: GraphQLObjectType, grouped: dict[str, list[FieldDetails]]
     ) -> ObjectPlan:
-        definition = type_.extensions.get(_BACKREF)
-        if definition is None:
-            raise Unsupported(f"{type_.name} is no Strawberry type")
+        origin = self._origin(type_)
         fields = [self._field_plan(type_, key, details) for key, details in grouped.items()]
-        origin = getattr(definition, "origin", None)
         plains = [_plain(type_, field) for field in fields]
         fill = compile_fill(plains)
         rest = [f for f, plain in zip(fields, plains, strict=True) if not (fill and plain.inline)]
@@ -224,7 +230,7 @@ class Compiler:
             type_,
             fields,
             type_.is_type_of,
-            origin if isinstance(origin, type) else None,
+            origin,
             fill,
             rest,
         )
@@ -251,9 +257,6 @@ class Compiler:
         definition = parent.fields.get(name)
         if definition is None:
             raise Unsupported(f"{parent.name}.{name}")
-        strawberry_field = definition.extensions.get(_BACKREF)
-        if not isinstance(strawberry_field, StrawberryField) or strawberry_field.extensions:
-            raise Unsupported(f"{parent.name}.{name} is not a plain Strawberry field")
         completion = self._completion(definition.type, details)
         plan = FieldPlan(
             key,
@@ -264,29 +267,33 @@ class Compiler:
             completion,
             nullable=not isinstance(completion, NonNull),
             leaf=_is_leaf(completion),
-            strawberry=strawberry_field,
             takes_arguments=bool(definition.args or nodes[0].arguments),
         )
-        resolver = strawberry_field.base_resolver
-        if resolver is None:
-            plan.attribute = strawberry_field.python_name
-            return plan
-        if plan.takes_arguments:
-            plan.plain_arguments = plain_arguments(strawberry_field, self.schema)
-            if plan.plain_arguments is None:
-                plan.convert_arguments = compile_arguments(strawberry_field, self.schema)
-            plan.literal_arguments = not any(
-                isinstance(argument.value, VariableNode) for argument in nodes[0].arguments or ()
-            )
-        if plan.leaf and not plan.takes_arguments:
-            plan.answer_attribute = strawberry_field.metadata.get(ANSWERED_BY)
-        plan.resolver = cast(Callable[..., Any], resolver.wrapped_func)
-        plan.pass_self = resolver.self_parameter is not None
-        plan.info_name = resolver.info_parameter.name if resolver.info_parameter else None
-        plan.source_names = tuple(
-            p.name for p in (resolver.parent_parameter, resolver.root_parameter) if p is not None
-        )
+        self._bind(plan, definition)
         return plan
+
+    def _origin(self, type_: GraphQLObjectType) -> type | None:
+        """The class of the type's values, when every value is of it; raises Unsupported
+        for a type the compiler leaves to graphql-core."""
+        origin = (type_.extensions or {}).get(ORIGIN)
+        return origin if isinstance(origin, type) else None
+
+    def _bind(self, plan: FieldPlan, definition: GraphQLField) -> None:
+        """Sets what gives the field's value: its ATTRIBUTE, else its resolver (or
+        graphql-core's default) called as graphql-core calls it."""
+        attribute = (definition.extensions or {}).get(ATTRIBUTE)
+        if isinstance(attribute, str):
+            plan.attribute = attribute
+            return
+        plan.resolver = definition.resolve or default_field_resolver
+        plan.positional = True
+        plan.info_of = core_info
+        if plan.takes_arguments:
+            plan.arguments_of = core_arguments
+            plan.literal_arguments = not any(
+                isinstance(argument.value, VariableNode)
+                for argument in plan.nodes[0].arguments or ()
+            )
 
     def _completion(self, type_: GraphQLOutputType, details: list[FieldDetails]) -> Completion:
         if isinstance(type_, GraphQLNonNull):
@@ -298,13 +305,13 @@ class Compiler:
             return Leaf(type_, EXACT.get(type_.name))
         if isinstance(type_, GraphQLObjectType):
             return Object(self._subplan(type_, details))
-        if isinstance(type_, GraphQLInterfaceType):
+        if isinstance(type_, GraphQLInterfaceType | GraphQLUnionType):
             plans: dict[str, ObjectPlan] = {}
             by_class: dict[type, str] = {}
             for possible in self.schema.get_possible_types(type_):
                 plans[possible.name] = self._subplan(possible, details)
-                origin = getattr(possible.extensions.get(_BACKREF), "origin", None)
-                if isinstance(origin, type):
+                origin = self._origin(possible)
+                if origin is not None:
                     by_class[origin] = possible.name
             return Abstract(type_, plans, by_class)
         raise Unsupported(f"fields of type {type_}")
@@ -356,32 +363,6 @@ def _is_leaf(completion: Completion) -> bool:
     return isinstance(completion, Leaf)
 
 
-def directive_variables(
-    operation: OperationDefinitionNode, fragments: dict[str, FragmentDetails]
-) -> tuple[str, ...]:
-    """The variables the operation's @skip/@include directives (and its fragments') read."""
-    found: set[str] = set()
-    roots: list[Node] = [operation, *(details.definition for details in fragments.values())]
-    for root in roots:
-        for node in _walk(root):
-            directives = getattr(node, "directives", None) or ()
-            for directive in directives:
-                for argument in directive.arguments:
-                    if isinstance(argument.value, VariableNode):
-                        found.add(argument.value.name.value)
-    return tuple(sorted(found))
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        selection_set = getattr(current, "selection_set", None)
-        if selection_set is not None:
-            stack.extend(selection_set.selections)
-
-
 def whole_items(completion: Completion) -> tuple[Fill | None, type | None]:
     """The fill function of a list's items when it answers them whole, filled without a
     path or place each, and the class an item must be of to be filled so (None: any)."""
@@ -390,3 +371,23 @@ def whole_items(completion: Completion) -> tuple[Fill | None, type | None]:
     if type(completion) is not Object:
         return None, None
     return completion.plan.whole or (None, None)
+
+
+def core_info(executor: Any, field: FieldPlan, path: Path) -> Any:
+    """The GraphQLResolveInfo graphql-core gives one call of the field's resolver."""
+    definition = field.parent_type.fields[field.name]
+    return executor.build_resolve_info(definition, field.nodes, field.parent_type, path)
+
+
+def core_arguments(executor: Any, field: FieldPlan) -> dict[str, Any]:
+    """The field's arguments as graphql-core gives them (literal ones once per plan)."""
+    fixed = field.fixed_arguments
+    if fixed is not None:
+        return fixed
+    definition = field.parent_type.fields[field.name]
+    values = get_argument_values(
+        definition, field.nodes[0], executor.variable_values, None, executor.hide_suggestions
+    )
+    if field.literal_arguments:
+        field.fixed_arguments = values
+    return values

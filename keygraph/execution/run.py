@@ -14,9 +14,8 @@ from graphql import GraphQLError, located_error
 from graphql.execution.executor import invalid_return_type_error
 from graphql.pyutils import Path, Undefined, inspect
 
-from server.graphql.compiled.arguments import field_arguments, resolve_info
-from server.graphql.compiled.parts import PartedList
-from server.graphql.compiled.plan import (
+from .parts import PartedList
+from .plan import (
     Abstract,
     Completion,
     FieldPlan,
@@ -29,7 +28,7 @@ from server.graphql.compiled.plan import (
     unchanged,
     whole_items,
 )
-from server.graphql.compiled.waves import Pending, Place, Waves, in_parts, is_dead
+from .waves import Pending, Place, Waves, in_parts, is_dead
 
 
 class Run(Waves):
@@ -162,13 +161,17 @@ class Run(Waves):
 
     def _call(self, field: FieldPlan, source: Any, path: Path) -> Any:
         kwargs = self._arguments(field) if field.takes_arguments else {}
+        assert field.resolver is not None
+        if field.positional:
+            assert field.info_of is not None
+            return field.resolver(source, field.info_of(self.executor, field, path), **kwargs)
         if field.info_name is not None or field.source_names:
             kwargs = dict(kwargs)
             if field.info_name is not None:
-                kwargs[field.info_name] = resolve_info(self.executor, field, path)
+                assert field.info_of is not None
+                kwargs[field.info_name] = field.info_of(self.executor, field, path)
             for name in field.source_names:
                 kwargs[name] = source
-        assert field.resolver is not None
         if field.pass_self:
             return field.resolver(source, **kwargs)
         return field.resolver(**kwargs)
@@ -178,7 +181,8 @@ class Run(Waves):
         found = self.arguments.get(id(field))
         if found is None:
             try:
-                found = field_arguments(self.executor, field)
+                assert field.arguments_of is not None
+                found = field.arguments_of(self.executor, field)
             except Exception as error:  # each call of the field raises it again
                 found = error
             self.arguments[id(field)] = found
@@ -346,9 +350,11 @@ class Run(Waves):
             executor = self.executor
             definition = field.parent_type.fields[field.name]
             info = executor.build_resolve_info(definition, field.nodes, field.parent_type, path)
-            resolved = completion.interface.resolve_type(value, info, completion.interface)  # type: ignore[misc]
+            abstract = completion.abstract
+            resolve_type = abstract.resolve_type or executor.type_resolver
+            resolved = resolve_type(value, info, abstract)
             runtime = executor.ensure_valid_runtime_type(
-                resolved, completion.interface, field.details, info, value
+                resolved, abstract, field.details, info, value
             )
             name = runtime.name
         return completion.plans[name]

@@ -13,7 +13,7 @@ from typing import Any
 
 from graphql.pyutils import Path
 
-from server.graphql.compiled.plan import FieldPlan
+from .plan import FieldPlan
 
 
 class Place:

@@ -1,17 +1,48 @@
-"""A list answered in parts by a run (stream.py): its values, the items completed so far,
-and its part, to which completed items are serialized a part at a time."""
+"""A list answered in parts by a run: its values, the items completed so far, and its part,
+to which completed items are serialized a part at a time. The parts and the stream that
+makes them are the caller's (the context's `stream`), as these protocols say."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from graphql.pyutils import Path
 
-from server.graphql.compiled.plan import FieldPlan, ListOf
-from server.graphql.compiled.waves import Place
-from server.graphql.stream import Part
+from .plan import FieldPlan, ListOf
+from .waves import Place
+
+
+class Shape(Protocol):
+    """What a part's list holds: the most objects one of its items can."""
+
+    @property
+    def item_cost(self) -> int: ...
+
+
+class Part(Protocol):
+    """One list answered in parts: its items serialized, and the objects they hold."""
+
+    @property
+    def shape(self) -> Shape: ...
+
+    @property
+    def objects(self) -> int: ...
+
+    def add(self, item: Any) -> None: ...
+
+
+class Stream(Protocol):
+    """A response answered in parts: a new part per list, and the objects a part may hold."""
+
+    @property
+    def part_objects(self) -> int: ...
+
+    def part(
+        self, path: list[str | int], alive: Callable[[], bool]
+    ) -> tuple[Part, orjson.Fragment]: ...
 
 
 @dataclass(eq=False, slots=True)

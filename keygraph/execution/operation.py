@@ -4,7 +4,7 @@ operation name, and variables given as plain values of a built-in scalar (an id 
 as str, an Int as a 32-bit int, a Boolean as bool, a Float as a finite float), null or
 left out (when nullable, with no default) are taken as they are. Other variables without a
 default (an input object, a list, another scalar) are coerced as `build` would coerce them,
-by a function compiled for their type (compiled/coercion.py) or else graphql-core's
+by a function compiled for their type (coercion.py) or else graphql-core's
 `coerce_input_value`, when their type cannot nest deeper than graphql-core allows. Anything
 else (a default, a value that does not coerce, a type that nests without bound) goes
 through `build`, which coerces it and reports its errors."""
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import (
     DocumentNode,
@@ -28,17 +28,16 @@ from graphql import (
     OperationDefinitionNode,
     coerce_input_value,
 )
+from graphql.execution import Executor
 from graphql.execution.collect_fields import FragmentDetails
 from graphql.execution.executor import default_field_resolver, default_type_resolver
 from graphql.execution.get_variable_signature import get_variable_signature
 from graphql.execution.values import VariableValues, VariableValueSource
 from graphql.language.parser import MAX_NESTING_DEPTH
 from graphql.pyutils import Undefined
-from strawberry.execution.is_awaitable import optimized_is_awaitable
 
-from server.graphql.compiled.coercion import Coerce, compile_coercion
-from server.graphql.compiled.executor import CompiledExecutor
-from server.graphql.compiled.plan import EXACT, unchanged
+from .coercion import Coerce, compile_coercion
+from .plan import EXACT, unchanged
 
 _KEPT = 512
 """Operations remembered, as many as prepared documents (prepare.py)."""
@@ -69,29 +68,33 @@ _operations: OrderedDict[tuple[int, str | None], tuple[DocumentNode, _Operation 
 _operations = OrderedDict()
 
 
+E = TypeVar("E", bound=Executor[Any])
+
+
 def build_executor(
+    kind: type[E],
     schema: GraphQLSchema,
     document: DocumentNode,
     name: str | None,
     variables: dict[str, Any] | None,
-    extensions: dict[str, Any] | None,
-) -> CompiledExecutor | None:
-    """The executor of the named operation with these variables; None when graphql-core
+    **custom: Any,
+) -> E | None:
+    """The executor of the kind for the named operation with these variables, built with
+    `custom`'s keywords too (context, is_awaitable, a subclass's own); None when graphql-core
     reports errors for them instead (an unknown operation, variables that do not coerce).
-    The caller has screened the variables' size (Preparation.screen) before."""
+    The caller has bounded the variables' size before."""
     found = _operation(schema, document, name)
     coerced = _plain_variables(found, variables or {}) if found is not None else None
     if found is None or coerced is None:
-        built = CompiledExecutor.build(
+        built = kind.build(
             schema,
             document,
             raw_variable_values=variables,
             operation_name=name,
-            is_awaitable=optimized_is_awaitable,
-            operation_extensions=extensions,
+            **custom,
         )
-        return built if isinstance(built, CompiledExecutor) else None
-    return CompiledExecutor(
+        return built if isinstance(built, kind) else None
+    return kind(
         schema,
         found.fragment_definitions,
         found.fragments,
@@ -102,8 +105,7 @@ def build_executor(
         default_field_resolver,
         default_type_resolver,
         default_field_resolver,
-        is_awaitable=optimized_is_awaitable,
-        operation_extensions=extensions,
+        **custom,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from graphql import GraphQLObjectType, OperationType
 from graphql.execution.collect_fields import FieldDetails, collect_fields
 
-from server.graphql.compiled.plan import Compiler, FieldPlan, OperationPlan, Unsupported
+from .plan import Compiler, FieldPlan, OperationPlan, Unsupported
 
 
 def _event(event: Any) -> Any:
@@ -43,6 +43,7 @@ class EventCompiler(Compiler):
         # value is the event, whatever its arguments
         plan.attribute = None
         plan.resolver = _event
+        plan.positional = False
         plan.pass_self = True
         plan.info_name = None
         plan.source_names = ()
