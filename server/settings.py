@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
+from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from keygraph.tokens import DEV_TENANT, dev_secret
 from server.persisted import manifest
@@ -78,9 +79,9 @@ class Limits:
     """Requests a worker runs at once; more are refused with 503."""
     idempotency_window: float = 600.0
     """Seconds an Idempotency-Key's first answer is kept and repeated (edge/idempotency.py)."""
-    document_cache_entries: int = 512
-    """Prepared documents a worker keeps, by text or by shape (graphql/document_cache.py)."""
-    document_cache_chars: int = 2_000_000
+    document_cache_entries: int = DOCUMENTS_KEPT
+    """Prepared documents a worker keeps, by text or by shape (keygraph.serve.document_cache)."""
+    document_cache_chars: int = DOCUMENT_CHARS_KEPT
     """Characters of document text those hold in all: their memory, about 20 KB per 100."""
 
 

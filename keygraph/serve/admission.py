@@ -68,7 +68,7 @@ def admit(
         if isinstance(checked, Refused):
             return checked
         document = checked
-        served.documents.keep(query, document)
+        served.documents.put(query, document, len(query))
     operation = get_operation_ast(document, name)
     if operation is None:
         error = GraphQLError("no operation of that name, or several without one")

@@ -15,7 +15,7 @@ from keygraph.tokens import TokenKey, Verified, Verifier
 from keygraph.writes import Writes
 
 from .budget import TenantBudget
-from .documents import Documents
+from .document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT, DocumentCache
 from .idempotency import Ledger
 
 MEDIA = "application/graphql-response+json"
@@ -68,8 +68,13 @@ class Served:
     """Where Idempotency-Key's records are kept; None: the header is not honoured."""
     verifier: Verifier[Verified] = field(init=False, compare=False, repr=False)
     """Checks tokens with `tokens`, remembering each verified one until it expires."""
-    documents: Documents = field(default_factory=Documents, compare=False, repr=False)
-    """The documents parsed and validated, by text (documents.py)."""
+    documents: DocumentCache = field(
+        default_factory=lambda: DocumentCache(DOCUMENTS_KEPT, DOCUMENT_CHARS_KEPT),
+        compare=False,
+        repr=False,
+    )
+    """The documents parsed and validated, by text: a text sent again skips the lexer,
+    the parser and validation. Only those that passed are kept (document_cache.py)."""
     sweeps: Mapping[str, Writes] = field(default_factory=dict)
     """The package's writes when its deletes leave owned items to remove: the app then
     sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""

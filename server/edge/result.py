@@ -11,10 +11,10 @@ from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
+from keygraph.serve.document_cache import DocumentCache
 from server.edge.cost_extension import CostExtension
 from server.edge.request import GraphQLRequest
 from server.edge.response import GRAPHQL_RESPONSE, wants_graphql_response
-from server.graphql.document_cache import DocumentCache
 from server.graphql.error_format import drop_tracebacks, format_error
 
 

@@ -17,7 +17,7 @@ from keygraph.api import estimate
 from keygraph.plan import Put
 from keygraph.serve import Served
 from keygraph.serve.budget import TenantBudget
-from keygraph.serve.documents import Documents
+from keygraph.serve.document_cache import DocumentCache
 from keygraph.store import Store
 from keygraph.tokens import TokenKey, issue
 from tests.keygraph.api.conftest import CODEC, SECRET, Compiled, bearer, post, served_client
@@ -175,7 +175,9 @@ async def test_valid_documents_are_kept_and_remembered_tokens_still_expire(
     shop: tuple[Compiled, Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     package, store = shop
-    served = Served(package.schema, store, TokenKey(SECRET), CODEC, documents=Documents(size=1))
+    served = Served(
+        package.schema, store, TokenKey(SECRET), CODEC, documents=DocumentCache(1, 10_000)
+    )
     invalid = "{ catalog(first: 2) { edges { node { nope } } } }"
     token = bearer()
     async with served_client(served) as c:

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
+from keygraph.serve.document_cache import DocumentCache
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.graphql.document_cache import DocumentCache
 from server.graphql.ids import from_global_id
 from server.graphql.literals import split
 from server.settings import ExecutorKind, Limits, Settings, load_settings

@@ -9,6 +9,12 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
+DOCUMENTS_KEPT = 512
+"""Documents a cache keeps by default."""
+DOCUMENT_CHARS_KEPT = 2_000_000
+"""Characters of document text those hold in all by default: their memory, about 20 KB per
+100."""
+
 
 class DocumentCache:
     """A least-recently-used map whose entries each weigh the characters of their text."""
