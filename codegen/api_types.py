@@ -31,6 +31,11 @@ def field_name(name: str) -> str:
     return words[0] + "".join(word[:1].upper() + word[1:] for word in words[1:])
 
 
+def root_field(resolved: Resolved, pattern: str) -> str:
+    """The root Query field a pattern answers: its `field`, else its name in camelCase."""
+    return resolved.spec.patterns[pattern].field or field_name(pattern)
+
+
 def _int(low: float | None, high: float | None, width: int | None) -> str:
     if width is not None:
         return "Int" if width <= 9 else "Long"

@@ -18,6 +18,7 @@ from .api_types import (
     described,
     field_name,
     object_type,
+    root_field,
 )
 from .field_guards import field_guards
 from .ir_api import ApiIR, GqlFieldIR, GqlTypeIR
@@ -68,7 +69,7 @@ def lower_api(resolved: Resolved) -> ApiIR:
         entity = str(pattern.entity)
         object_type(found, resolved, entity, entity in refetchable)
         params = key_params(resolved, entity)
-        field, description = field_name(name), pattern.description
+        field, description = root_field(resolved, name), pattern.description
         if pattern.operation == "get":
             args = ", ".join(f"{field_name(p.name)}: {argument_type(p)}" for p in params)
             found.roots.append(GqlFieldIR(field, entity, description, args))
@@ -83,7 +84,7 @@ def _query_root(
 ) -> GqlFieldIR:
     """A query pattern's root field, declaring what its connection holds."""
     pattern = resolved.spec.patterns[name]
-    field = field_name(name)
+    field = root_field(resolved, name)
     classes = returned_classes(pattern, resolved)
     for entity_name, class_name in zip(pattern.returns, classes, strict=True):
         entity = resolved.entities[entity_name]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from . import keytemplate
-from .api_types import arg_binding, field_name
+from .api_types import arg_binding, field_name, root_field
 from .field_guards import field_guards
 from .imports import sort_imports
 from .ir_api import (
@@ -47,7 +47,7 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         else:
             args = tuple(arg_binding(p) for p in key_params(resolved, str(pattern.entity)))
         root = RootBindingIR(
-            field_name(name), pattern.operation, name, args, _scoped(resolved, name)
+            root_field(resolved, name), pattern.operation, name, args, _scoped(resolved, name)
         )
         roots.append(replace(root, page=page))
     shown = {d.name: d for d in api.definitions if d.kind == "type"}

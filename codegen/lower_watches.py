@@ -8,7 +8,7 @@ that follow them on the stream (api.py, keygraph.api.watches)."""
 
 from __future__ import annotations
 
-from .api_types import Collected, arg_binding, argument_type, field_name
+from .api_types import Collected, arg_binding, argument_type, field_name, root_field
 from .ir_api import GqlFieldIR, GqlTypeIR, WatchBindingIR
 from .lower_queries import module_of
 from .lower_writes import payload_field
@@ -48,13 +48,13 @@ def watched_patterns(resolved: Resolved) -> dict[str, str]:
         if pattern.operation != "query" or pattern.shards or len(pattern.returns) != 1:
             continue
         entity = resolved.entities.get(pattern.returns[0])
-        if entity is not None and entity.tenant_scoped and _field(name) not in taken:
+        if entity is not None and entity.tenant_scoped and _field(resolved, name) not in taken:
             found[name] = entity.name
     return found
 
 
-def _field(pattern: str) -> str:
-    return f"{field_name(pattern)}Changed"
+def _field(resolved: Resolved, pattern: str) -> str:
+    return f"{root_field(resolved, pattern)}Changed"
 
 
 def _change(found: Collected, entity: str) -> str:
@@ -90,7 +90,7 @@ def watch_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
             f"The changes of the {entity} items {name} reads, from now or after a cursor (one "
             "that leaves what it reads is shown once more, as it now is); under its rule."
         )
-        fields.append(GqlFieldIR(_field(name), f"{change}!", text, args))
+        fields.append(GqlFieldIR(_field(resolved, name), f"{change}!", text, args))
     return fields
 
 
@@ -126,7 +126,7 @@ def watch_bindings(resolved: Resolved) -> tuple[tuple[WatchBindingIR, ...], list
         rule = rules.get(name)
         found.append(
             WatchBindingIR(
-                _field(name),
+                _field(resolved, name),
                 resolved.entities[entity].spec.type,
                 tuple(arg_binding(p) for p in query_params(resolved, name)),
                 "",

@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Iterator
 
 from . import fixes, keytemplate
+from .api_types import root_field
 from .checks import RESERVED, SNAKE
 from .diagnostics import Edit, Problem, toml_string
 from .key_checks import check_placeholders
@@ -145,3 +146,25 @@ def check_patterns(resolved: Resolved) -> Iterator[Problem]:
             yield from _query(path, name, pattern, resolved)
         else:
             yield from _get(path, name, pattern, resolved)
+    yield from _root_fields(resolved)
+
+
+def _root_fields(resolved: Resolved) -> Iterator[Problem]:
+    """Each root Query field is one pattern's, and none is `node` (Node's refetch)."""
+    taken: dict[str, str] = {}
+    for name in sorted(resolved.spec.patterns):
+        field = root_field(resolved, name)
+        where = (
+            f"patterns.{name}.field" if resolved.spec.patterns[name].field else f"patterns.{name}"
+        )
+        if field == "node":
+            yield Problem(
+                where, "its root field would be `node`, Node's refetch: set another field"
+            )
+        elif field in taken:
+            yield Problem(
+                where,
+                f"its root field {field} is already {taken[field]}'s: set another field",
+            )
+        else:
+            taken[field] = name

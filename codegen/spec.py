@@ -229,6 +229,9 @@ class PatternSpec(_Strict):
     allow: str | None = None
     """Who may run the pattern: a rule decided from the caller and the pattern's key
     arguments alone, before any read."""
+    field: str | None = Field(default=None, pattern=r"^[a-z][A-Za-z0-9]*$")
+    """Its root Query field's name (and its subscription's, with `Changed`): the pattern's
+    name in camelCase when left out."""
 
 
 class Spec(_Strict):

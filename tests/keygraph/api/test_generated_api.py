@@ -188,3 +188,26 @@ async def test_a_range_that_is_no_range_is_bad_user_input(
     answer = await ask(package.schema, store, "acme", RANGE, variables)
     assert [e["extensions"]["code"] for e in answer["errors"]] == ["BAD_USER_INPUT"]
     assert why in answer["errors"][0]["message"]
+
+
+async def test_a_pattern_field_names_its_root_field_and_subscription(
+    tmp_path: Path, store_factory: StoreFactory, compiled: Compile
+) -> None:
+    text = (CASES / "social" / "spec.toml").read_text(encoding="utf-8")
+    renamed = text.replace(
+        '[patterns.posts_by]\noperation = "query"',
+        '[patterns.posts_by]\nfield = "postsOf"\noperation = "query"',
+    )
+    assert renamed != text
+    spec = tmp_path / "spec.toml"
+    spec.write_text(renamed, encoding="utf-8")
+    package = compiled(spec)
+    query, subscription = package.schema.query_type, package.schema.subscription_type
+    assert query is not None
+    assert subscription is not None
+    assert {"postsOf", "postsBy"} & set(query.fields) == {"postsOf"}
+    assert {"postsOfChanged", "postsByChanged"} & set(subscription.fields) == {"postsOfChanged"}
+    store = await store_factory("embedded", package.table)
+    read = '{ postsOf(memberId: "m1", first: 2) { edges { node { postId } } } }'
+    answer = await ask(package.schema, store, "acme", read)
+    assert answer == {"data": {"postsOf": {"edges": []}}}
