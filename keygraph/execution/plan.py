@@ -28,7 +28,6 @@ from graphql import (
     GraphQLUnionType,
     OperationDefinitionNode,
     OperationType,
-    VariableNode,
 )
 from graphql.execution.collect_fields import (
     FieldDetails,
@@ -37,9 +36,10 @@ from graphql.execution.collect_fields import (
     collect_subfields,
 )
 from graphql.execution.executor import default_field_resolver
-from graphql.execution.values import VariableValues, get_argument_values
+from graphql.execution.values import VariableValues
 from graphql.pyutils import Path
 
+from .calls import core_arguments, core_info, literal
 from .fill import Fill, Plain, compile_fill
 
 ORIGIN = "keygraph.origin"
@@ -290,10 +290,7 @@ class Compiler:
         plan.info_of = core_info
         if plan.takes_arguments:
             plan.arguments_of = core_arguments
-            plan.literal_arguments = not any(
-                isinstance(argument.value, VariableNode)
-                for argument in plan.nodes[0].arguments or ()
-            )
+            plan.literal_arguments = literal(plan.nodes[0])
 
     def _completion(self, type_: GraphQLOutputType, details: list[FieldDetails]) -> Completion:
         if isinstance(type_, GraphQLNonNull):
@@ -371,23 +368,3 @@ def whole_items(completion: Completion) -> tuple[Fill | None, type | None]:
     if type(completion) is not Object:
         return None, None
     return completion.plan.whole or (None, None)
-
-
-def core_info(executor: Any, field: FieldPlan, path: Path) -> Any:
-    """The GraphQLResolveInfo graphql-core gives one call of the field's resolver."""
-    definition = field.parent_type.fields[field.name]
-    return executor.build_resolve_info(definition, field.nodes, field.parent_type, path)
-
-
-def core_arguments(executor: Any, field: FieldPlan) -> dict[str, Any]:
-    """The field's arguments as graphql-core gives them (literal ones once per plan)."""
-    fixed = field.fixed_arguments
-    if fixed is not None:
-        return fixed
-    definition = field.parent_type.fields[field.name]
-    values = get_argument_values(
-        definition, field.nodes[0], executor.variable_values, None, executor.hide_suggestions
-    )
-    if field.literal_arguments:
-        field.fixed_arguments = values
-    return values

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from graphql import GraphQLField, GraphQLObjectType, VariableNode
+from graphql import GraphQLField, GraphQLObjectType
 from strawberry.types.field import StrawberryField
 
+from keygraph.execution.calls import literal
 from keygraph.execution.plan import Compiler, FieldPlan, Unsupported
 from keygraph.execution.subscription import EventCompiler
 from server.graphql.answers import ANSWERED_BY
@@ -45,10 +46,7 @@ class StrawberryCompiler(Compiler):
             plain = plain_arguments(strawberry_field, self.schema)
             if plain is None:
                 convert = compile_arguments(strawberry_field, self.schema)
-            plan.literal_arguments = not any(
-                isinstance(argument.value, VariableNode)
-                for argument in plan.nodes[0].arguments or ()
-            )
+            plan.literal_arguments = literal(plan.nodes[0])
             plan.arguments_of = field_arguments
         if plan.leaf and not plan.takes_arguments:
             plan.answer_attribute = strawberry_field.metadata.get(ANSWERED_BY)

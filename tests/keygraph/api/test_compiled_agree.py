@@ -30,15 +30,18 @@ from graphql.execution.values import VariableValues
 from keygraph.api import ApiContext, execute
 from keygraph.caller import Caller
 from keygraph.execution.plan import Compiler
+from keygraph.serve import Served
 from keygraph.store import Session
+from keygraph.tokens import TokenKey, issue
 from server.seed.tenant import SeedSizes, seed
 from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import CODEC, ROOT, Compiled
+from tests.keygraph.api.conftest import CODEC, ROOT, SECRET, Compiled, post, served_client
 from tests.keygraph.api.test_generated_api import SPECS, _sample
 
 SIZES = SeedSizes(users=6, orders=5, groups=2, org_nodes=4, org_depth=2, shops=3, max_members=3)
 CALLERS = (None, Caller("user-1", frozenset({"member"})))
 DEPTH = 6
+LIST_IDS = "{ listUsers(first: 5) { edges { node { userId } } } }"
 
 
 def _arguments(field: GraphQLField) -> str:
@@ -117,3 +120,20 @@ async def test_compiled_and_graphql_core_answer_the_same_bytes(
                 answer = await execute(package.schema, document, context, compiled=compiled_run)
                 answers.append(orjson.dumps(answer))
             assert answers[0] == answers[1], (document, caller)
+
+
+async def test_a_variable_inside_a_list_or_input_is_read_on_every_request(
+    store_factory: StoreFactory, compiled: Callable[[Path], Compiled]
+) -> None:
+    package = compiled(ROOT / "access_patterns.toml")
+    store = await store_factory("embedded", package.table)
+    await seed(store, "acme", SIZES, progress=False)
+    listed = await execute(package.schema, LIST_IDS, ApiContext(Session(store, CODEC), "acme"))
+    ids = [edge["node"]["userId"] for edge in listed["data"]["listUsers"]["edges"]]
+    many = "query($id: ID!) { getUsers(userIds: [$id]) { userId } }"
+    admin = {"authorization": f"Bearer {issue(SECRET, 'acme', 'boss', roles=['admin'])}"}
+    async with served_client(Served(package.schema, store, TokenKey(SECRET), CODEC)) as client:
+        for user in ids[:3]:  # one kept document and plan: each request's value, not the first's
+            body = {"query": many, "variables": {"id": user}}
+            answer = await post(client, body, **admin)
+            assert answer.json() == {"data": {"getUsers": [{"userId": user}]}}
