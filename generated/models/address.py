@@ -20,7 +20,7 @@ _COUNTRY_PATTERN = _stored.matcher("^[A-Z]{2}$")
 class Address(BaseModel):
     """A postal address of a user, keyed below the user's profile (A1): the user and its addresses are one item collection."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ADDRESS"
 
     user_id: Id

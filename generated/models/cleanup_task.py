@@ -19,7 +19,7 @@ from .enums import CleanupTaskKind
 class CleanupTask(BaseModel):
     """Work a large delete or move left to finish after its first transaction; resumed after a crash or restart."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "CLEANUP"
 
     task_id: Id

@@ -17,7 +17,7 @@ from ._types import Id
 class EmailClaim(BaseModel):
     """Claims an email for one user; written in the same transaction as the user (U2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "EMAIL"
 
     email_key: Annotated[str, Field(min_length=3, max_length=381)]

@@ -18,7 +18,7 @@ from ._types import Id, UtcDatetime
 class Group(BaseModel):
     """A named group of users."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "GROUP"
 
     group_id: Id

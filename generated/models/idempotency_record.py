@@ -19,7 +19,7 @@ from .enums import IdempotencyRecordState
 class IdempotencyRecord(BaseModel):
     """The outcome of a mutation sent with an Idempotency-Key, kept for its window."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "IDEMPOTENCY"
 
     idempotency_key: Annotated[str, Field(min_length=1, max_length=255)]

@@ -18,7 +18,7 @@ from ._types import Id, UtcDatetime
 class Membership(BaseModel):
     """A user in a group: in the user's partition (G1) and, inverted, in GSI1 (G2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "MEMBER"
 
     user_id: Id

@@ -19,7 +19,7 @@ from .order_line import OrderLine
 class Order(BaseModel):
     """An order with its line items, at its own key (O3) and in the status index (O4)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ORDER"
 
     order_id: Id

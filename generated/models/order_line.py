@@ -13,7 +13,7 @@ from keygraph.plan import Item
 class OrderLine(BaseModel):
     """One line item of an order; kept inside the order item."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     sku: Annotated[str, Field(min_length=1, max_length=64)]
     name: Annotated[str, Field(min_length=1, max_length=200)]

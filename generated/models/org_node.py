@@ -17,7 +17,7 @@ from ._types import Id, UtcDatetime
 class OrgNode(BaseModel):
     """A node of an org tree; its path is the ids from the root down to it (T1-T3)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ORG_NODE"
 
     node_id: Annotated[Id, Field(max_length=26, pattern="^[0-9A-Za-z]+$")]

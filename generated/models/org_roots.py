@@ -16,7 +16,7 @@ from ..keys import org_roots as _keys
 class OrgRoots(BaseModel):
     """A tenant's count of org roots, changed in each transaction that adds or removes one; written when first needed."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ORG_ROOTS"
 
     child_count: Annotated[int, Field(ge=0)]

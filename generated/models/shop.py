@@ -19,7 +19,7 @@ from ._types import Id, UtcDatetime
 class Shop(BaseModel):
     """A shop with a position; in GSI2 under its geohash cell (S1)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "SHOP"
 
     shop_id: Id

@@ -20,7 +20,7 @@ _EMAIL_PATTERN = _stored.matcher("^[^@\\s]+@[^@\\s]+$")
 class User(BaseModel):
     """A person in a tenant (U1, U3)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "USER"
 
     user_id: Id

@@ -19,7 +19,7 @@ from .order_line import OrderLine
 class UserOrder(BaseModel):
     """A copy of an order in its user's partition, written in the same transaction (O1, O2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "USER_ORDER"
 
     order_id: Id

@@ -1,9 +1,10 @@
 """A generated package's API on AWS Lambda, behind an HTTP API (payload 1.0 or 2.0), a REST
 API, an ALB or a function URL: the app `keygraph serve` runs, adapted by Mangum. It is built
-once per execution environment, at import (the init phase), from KEYGRAPH_PACKAGE (the
-package's import name), KEYGRAPH_TABLE_NAME (the deployed table), KEYGRAPH_JWT_SECRET and,
-for another endpoint than AWS's, KEYGRAPH_ENDPOINT_URL. `sweep` is the scheduled function
-removing what owners' deletes left. Needs the `lambda` extra."""
+once per execution environment, at import (the init phase, with no cyclic collection:
+startup.py), from KEYGRAPH_PACKAGE (the package's import name), KEYGRAPH_TABLE_NAME (the
+deployed table), KEYGRAPH_JWT_SECRET and, for another endpoint than AWS's,
+KEYGRAPH_ENDPOINT_URL. `sweep` is the scheduled function removing what owners' deletes
+left. Needs the `lambda` extra."""
 
 from __future__ import annotations
 
@@ -11,27 +12,30 @@ import asyncio
 import os
 from typing import Any
 
-from mangum import Mangum
+from .startup import building
 
-from keygraph.store import Session
-from keygraph.stores.dynamodb.store import DynamoDBStore
-from keygraph.writes import sweep as sweep_owned
+with building():
+    from mangum import Mangum
 
-from .app import create_app
-from .package import served, table_of
-from .secret import secret
-from .served import MEDIA
+    from keygraph.store import Session
+    from keygraph.stores.dynamodb.store import DynamoDBStore
+    from keygraph.writes import sweep as sweep_owned
 
-PACKAGE = os.environ.get("KEYGRAPH_PACKAGE", "generated")
+    from .app import create_app
+    from .package import served, table_of
+    from .secret import secret
+    from .served import MEDIA
 
-store = DynamoDBStore(
-    table_of(PACKAGE, os.environ.get("KEYGRAPH_TABLE_NAME")),
-    endpoint_url=os.environ.get("KEYGRAPH_ENDPOINT_URL"),
-)
-served_app = served(PACKAGE, store, secret())
-app = create_app(served_app)
-handler = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
-"""Answers are text (a REST API without binary media types would pass base64 on)."""
+    PACKAGE = os.environ.get("KEYGRAPH_PACKAGE", "generated")
+
+    store = DynamoDBStore(
+        table_of(PACKAGE, os.environ.get("KEYGRAPH_TABLE_NAME")),
+        endpoint_url=os.environ.get("KEYGRAPH_ENDPOINT_URL"),
+    )
+    served_app = served(PACKAGE, store, secret())
+    app = create_app(served_app)
+    handler = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
+    """Answers are text (a REST API without binary media types would pass base64 on)."""
 
 SWEEP_MARGIN_SECONDS = 5.0
 """Of an invocation's time, what a sweep leaves unused: a page under way ends in it."""

@@ -7,6 +7,7 @@ Imported on first use, so the embedded store does not load boto3.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from keygraph.admin import TableAdmin
@@ -42,13 +43,14 @@ def admin_of(store: Store) -> TableAdmin:
 def stream_of(store: Store) -> ChangeStream:
     """The change stream of a store's table (StoreViews are looked through); NoStream when
     the table has none, or the store cannot read it."""
-    from .embedded.changes import ChangeLog, kept
-    from .embedded.store import EmbeddedStore
     from .view import StoreView
 
     while isinstance(store, StoreView):
         store = store.inner
-    if isinstance(store, EmbeddedStore):
+    embedded = sys.modules.get(f"{__name__}.embedded.store")  # loaded if store is one
+    if embedded is not None and isinstance(store, embedded.EmbeddedStore):
+        from .embedded.changes import ChangeLog, kept
+
         if not kept(store._conn()):
             raise NoStream(_no_stream(store.table.name))
         log.info("reading the change stream of the table %s", store.table.name)

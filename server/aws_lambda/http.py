@@ -9,14 +9,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from mangum import Mangum
-from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
+from keygraph.serve.startup import building
 
-from server.aws_lambda import environment
-from server.domain import cleanup
-from server.edge.app import create_app
-from server.edge.gc_tuning import tune_for_serving
-from server.edge.response import GRAPHQL_RESPONSE
+with building():
+    from mangum import Mangum
+    from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
+
+    from server.aws_lambda import environment
+    from server.domain import cleanup
+    from server.edge.app import create_app
+    from server.edge.gc_tuning import tune_for_serving
+    from server.edge.response import GRAPHQL_RESPONSE
 
 
 @functools.cache
@@ -25,7 +28,8 @@ def adapter() -> Mangum:
     every event), answers as text (a REST API without binary media types passes base64)."""
     settings = environment.settings()
     environment.loop()  # current before Mangum looks for one
-    app = create_app(settings, environment.store(), own_stream=False)
+    with building():
+        app = create_app(settings, environment.store(), own_stream=False)
     tune_for_serving(settings.gc_young_threshold)
     return Mangum(app, lifespan="off", text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, GRAPHQL_RESPONSE])
 

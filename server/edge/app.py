@@ -7,9 +7,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from opentelemetry.sdk.trace import TracerProvider
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -19,7 +18,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
-from keygraph.realtime.hub import Hub
 from keygraph.serve import graphiql
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
@@ -31,13 +29,19 @@ from server.edge import persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
 from server.edge.shared import budgets
-from server.observability.requests import REQUEST_SCOPE_KEY
+from server.observability import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest
-from server.realtime.changes import change_of
-from server.realtime.connection import Realtime
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
 from server.settings import Settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from keygraph.realtime.hub import Hub
+    from keygraph.serve.budget import Budget
+    from keygraph.shared.places import SharedPlaces
+    from server.graphql.schema import KeygraphSchema
 
 _PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}
 log = logging.getLogger("keygraph.app")
@@ -61,6 +65,50 @@ def _stream_of(store: Store) -> ChangeStream | None:
     except NoStream as exc:
         log.info("subscriptions are off: %s", exc)
         return None
+
+
+def _hub(stream: ChangeStream, poll_interval: float) -> Hub:
+    """The hub subscriptions read `stream` through; realtime is loaded only for one."""
+    from keygraph.realtime.hub import Hub
+    from server.realtime.changes import change_of
+
+    return Hub(stream, poll_interval, change_of)
+
+
+def _realtime(
+    settings: Settings,
+    schema: KeygraphSchema,
+    store: Store,
+    verifier: Verifier,
+    cursors: CursorCodec,
+    hub: Hub,
+    budget: Budget,
+    places: SharedPlaces | None,
+) -> ASGIApp:
+    """Subscriptions over WebSocket, fed by `hub`, within the settings' limits."""
+    from server.realtime.connection import Realtime
+
+    return Realtime(
+        schema,
+        store,
+        verifier,
+        cursors,
+        hub,
+        SubscriptionLimits(
+            settings.max_subscriptions_per_tenant,
+            settings.max_subscriptions_per_worker,
+            places,
+        ),
+        ConnectionLimits(
+            settings.max_ws_connections,
+            settings.max_ws_awaiting_init,
+            settings.max_ws_connections_per_tenant,
+            places,
+        ),
+        budget,
+        init_timeout=settings.ws_init_timeout,
+        per_connection=settings.max_subscriptions_per_connection,
+    )
 
 
 GRAPHQL_PATH = "/graphql"
@@ -144,7 +192,7 @@ def create_app(
 
     if stream is None and own_stream:
         stream = _stream_of(store)
-    hub = None if stream is None else Hub(stream, settings.poll_interval, change_of)
+    hub = None if stream is None else _hub(stream, settings.poll_interval)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -174,27 +222,7 @@ def create_app(
         *observability.routes(),
     ]
     if hub is not None:
-        realtime = Realtime(
-            schema,
-            served,
-            verifier,
-            cursors,
-            hub,
-            SubscriptionLimits(
-                settings.max_subscriptions_per_tenant,
-                settings.max_subscriptions_per_worker,
-                places,
-            ),
-            ConnectionLimits(
-                settings.max_ws_connections,
-                settings.max_ws_awaiting_init,
-                settings.max_ws_connections_per_tenant,
-                places,
-            ),
-            budget,
-            init_timeout=settings.ws_init_timeout,
-            per_connection=settings.max_subscriptions_per_connection,
-        )
+        realtime = _realtime(settings, schema, served, verifier, cursors, hub, budget, places)
         routes.append(WebSocketRoute(GRAPHQL_PATH, realtime))
     if settings.graphiql_enabled:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))

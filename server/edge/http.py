@@ -57,7 +57,7 @@ from server.edge.result import Results
 from server.edge.strawberry_view import StrawberryView
 from server.errors import Unauthenticated
 from server.graphql.schema import KeygraphSchema
-from server.observability.requests import REQUEST_SCOPE_KEY
+from server.observability import REQUEST_SCOPE_KEY
 from server.settings import Limits
 
 log = logging.getLogger("keygraph.request")

@@ -11,7 +11,6 @@ from keygraph.serve.budget import Budget, TenantBudget, share
 from keygraph.shared.bucket import SharedBudget
 from keygraph.shared.link import Link
 from keygraph.shared.places import SharedPlaces
-from server.observability.metrics import FALLBACKS_BY, REDIS_UP
 from server.settings import Settings
 
 
@@ -39,6 +38,8 @@ def budgets(settings: Settings) -> tuple[Budget, Shared | None]:
     own = TenantBudget(*share(limits.tenant_budget, limits.tenant_refill, settings.workers))
     if settings.redis_url is None:
         return own, None
+    from server.observability.metrics import FALLBACKS_BY, REDIS_UP  # only with Redis
+
     link = Link(
         settings.redis_url,
         fell_back=lambda what: FALLBACKS_BY(what).inc(),

@@ -17,7 +17,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keygraph.capacity import Meter
-from server.observability import metrics
+from server.observability import REQUEST_SCOPE_KEY, metrics
 from server.observability.tracing import CURRENT, RequestTrace
 
 OK = "OK"
@@ -26,10 +26,6 @@ MAX_OPERATIONS = 500
 """Distinct operation names a worker labels its metrics with; later ones are `(other)`:
 clients choose the names, and every label value is a time series kept forever."""
 _PROPAGATOR = TraceContextTextMapPropagator()
-
-REQUEST_SCOPE_KEY = "keygraph.request"
-"""Where the ASGI scope holds the request, an ObservedRequest, for ObservedEndpoint to read
-once the endpoint answered."""
 
 
 class _Tenanted(Protocol):

@@ -1,25 +1,24 @@
 """What the app installs for metrics and traces, as the settings ask: nothing at all when
-both are off, so that an unobserved server runs none of this package's code."""
+both are off, so that an unobserved server runs none of this package's code and imports
+neither prometheus_client nor OpenTelemetry."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from keygraph.store import Store
-from server.observability import exposition
-from server.observability.patterns import Patterns
-from server.observability.requests import ObservedEndpoint
-from server.observability.store import ObservedStore
-from server.observability.tracing import INSTRUMENTATION, provider_for
 from server.settings import Settings
+
+if TYPE_CHECKING:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
 
 METRICS_PATH = "/metrics"
 
@@ -33,13 +32,13 @@ class Observability:
         self.metered = settings.metrics_enabled
         self.owned: TracerProvider | None = None
         """The provider made here from the settings, shut down with the app."""
-        if not settings.tracing:
-            provider = None
-        elif provider is None:
-            provider = self.owned = provider_for(settings)
-        self.tracer: trace.Tracer | None = (
-            provider.get_tracer(INSTRUMENTATION) if provider is not None else None
-        )
+        self.tracer: trace.Tracer | None = None
+        if settings.tracing:
+            from server.observability.tracing import INSTRUMENTATION, provider_for
+
+            if provider is None:
+                provider = self.owned = provider_for(settings)
+            self.tracer = provider.get_tracer(INSTRUMENTATION)
 
     @property
     def on(self) -> bool:
@@ -49,12 +48,17 @@ class Observability:
         """The store the app serves from: observed, when anything is on."""
         if not self.on:
             return store
+        from server.observability.patterns import Patterns
+        from server.observability.store import ObservedStore
+
         return ObservedStore(store, Patterns.load(), metered=self.metered, tracer=self.tracer)
 
     def endpoint(self, endpoint: ASGIApp) -> ASGIApp:
         """The GraphQL endpoint, observed when anything is on."""
         if not self.on:
             return endpoint
+        from server.observability.requests import ObservedEndpoint
+
         return ObservedEndpoint(
             endpoint,
             metered=self.metered,
@@ -67,6 +71,7 @@ class Observability:
         token = self.settings.metrics_token
         if token is None:
             return []
+        from server.observability import exposition
 
         async def metrics(request: Request) -> Response:
             return exposition.metrics_response(request, token)
@@ -78,6 +83,8 @@ class Observability:
         """While the app serves: the table's gauges kept fresh; at the end, spans sent."""
         try:
             if self.metered:
+                from server.observability import exposition
+
                 async with exposition.reading_table(store):
                     yield
             else:

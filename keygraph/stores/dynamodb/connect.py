@@ -4,7 +4,8 @@ for the data plane, from explicit settings or from such a client.
 Both resolve their settings the same way (`resolve`): a local endpoint (DynamoDB Local on
 this machine) needs no AWS configuration and gets dummy credentials and region unless given
 some; any other endpoint takes the given ones, else botocore's usual chain, and a missing
-region or credentials is a StoreNotConfigured saying what to set.
+region or credentials is a StoreNotConfigured saying what to set. The transport reads what
+the chain would find first (`fixed`) without loading botocore's session, as on Lambda.
 """
 
 from __future__ import annotations
@@ -12,18 +13,18 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import botocore.session
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError
 
 from keygraph.errors import StoreNotConfigured
 
 from .connections import IDLE_TIMEOUT
-from .local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
-from .transport import Transport, default_endpoint
+from .transport import Credentials, Transport, default_endpoint
+
+if TYPE_CHECKING:
+    import botocore.session
 
 REGION_HELP = (
     "no AWS region for DynamoDB: pass region= (e.g. region='eu-west-1'), or set AWS_REGION "
@@ -62,9 +63,56 @@ class Resolved:
     region: str
     session: botocore.session.Session
 
-    @property
-    def url(self) -> str:
-        return self.endpoint_url or default_endpoint(self.region)
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """Credentials that never change, as botocore's Credentials would hold them."""
+
+    access_key: str
+    secret_key: str
+    token: str | None = None
+
+    def get_frozen_credentials(self) -> Fixed:
+        return self
+
+
+def _both_or_neither(access_key_id: str | None, secret_access_key: str | None) -> None:
+    if (access_key_id is None) != (secret_access_key is None):
+        given = "access_key_id" if access_key_id is not None else "secret_access_key"
+        raise StoreNotConfigured(
+            f"DynamoDB credentials take both access_key_id and secret_access_key; only "
+            f"{given} was given"
+        )
+
+
+def fixed(
+    endpoint_url: str | None,
+    region: str | None,
+    access_key_id: str | None = None,
+    secret_access_key: str | None = None,
+) -> tuple[str, Fixed] | None:
+    """The region and credentials `resolve` would find, when they are given, DynamoDB
+    Local's, or in AWS_* variables with no profile or expiry; None when only botocore's
+    chain can tell."""
+    _both_or_neither(access_key_id, secret_access_key)
+    if is_local(endpoint_url):
+        from .local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET  # not loaded for AWS
+
+        return region or LOCAL_REGION, Fixed(
+            access_key_id or LOCAL_KEY_ID, secret_access_key or LOCAL_SECRET
+        )
+    env = os.environ
+    region = region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if not region:
+        return None
+    if access_key_id is not None and secret_access_key is not None:
+        return region, Fixed(access_key_id, secret_access_key)
+    # botocore's chain reads AWS_* first; a profile or an expiry sends it elsewhere.
+    variables = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CREDENTIAL_EXPIRATION")
+    key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    if any(env.get(name) for name in variables) or not key or not secret:
+        return None
+    return region, Fixed(key, secret, env.get("AWS_SECURITY_TOKEN") or env.get("AWS_SESSION_TOKEN"))
 
 
 def resolve(
@@ -75,14 +123,13 @@ def resolve(
 ) -> Resolved:
     """The endpoint, region and credentials to use (module docstring); StoreNotConfigured
     when something is missing, never a botocore exception."""
-    if (access_key_id is None) != (secret_access_key is None):
-        given = "access_key_id" if access_key_id is not None else "secret_access_key"
-        raise StoreNotConfigured(
-            f"DynamoDB credentials take both access_key_id and secret_access_key; only "
-            f"{given} was given"
-        )
+    import botocore.session
+
+    _both_or_neither(access_key_id, secret_access_key)
     session = botocore.session.Session()
     if is_local(endpoint_url):
+        from .local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
+
         session.set_credentials(access_key_id or LOCAL_KEY_ID, secret_access_key or LOCAL_SECRET)
         return Resolved(endpoint_url, region or LOCAL_REGION, session)
     if access_key_id is not None and secret_access_key is not None:
@@ -112,6 +159,8 @@ def make_client(
     """A low-level boto3 DynamoDB client for the control plane (creating, describing and
     changing tables), retrying throttling and transient failures as botocore's standard mode
     does (DynamoDB Local answers InternalFailure now and then while an index is built)."""
+    from botocore.config import Config
+
     resolved = resolve(endpoint_url, region, access_key_id, secret_access_key)
     config = Config(
         max_pool_connections=max_connections,
@@ -160,11 +209,17 @@ def make_transport(
 ) -> Transport:
     """A transport to the endpoint (the region's by default) with the credentials and region
     `resolve` finds."""
-    resolved = resolve(endpoint_url, region, access_key_id, secret_access_key)
+    found = fixed(endpoint_url, region, access_key_id, secret_access_key)
+    credentials: Credentials | None
+    if found is None:
+        resolved = resolve(endpoint_url, region, access_key_id, secret_access_key)
+        region, credentials = resolved.region, resolved.session.get_credentials()
+    else:
+        region, credentials = found
     return Transport(
-        resolved.url,
-        resolved.region,
-        resolved.session.get_credentials(),
+        endpoint_url or default_endpoint(region),
+        region,
+        credentials,
         max_connections=max_connections,
         idle_timeout=idle_timeout,
     )

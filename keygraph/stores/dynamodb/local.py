@@ -13,7 +13,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from keygraph.process import orphan_proof
@@ -110,6 +109,7 @@ class DynamoDBLocal:
 
     def _wait_ready(self, timeout: float) -> None:
         import boto3  # only where DynamoDB Local is started, not where it is imported
+        from botocore.config import Config
 
         client = boto3.client(
             "dynamodb",

@@ -8,11 +8,21 @@ import hashlib
 import hmac
 import time
 from collections.abc import MutableMapping
-
-from botocore.credentials import ReadOnlyCredentials
+from typing import Protocol
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 SERVICE = "dynamodb"
+
+
+class Signing(Protocol):
+    """Credentials as of one request (botocore's ReadOnlyCredentials, or fixed ones)."""
+
+    @property
+    def access_key(self) -> str | None: ...
+    @property
+    def secret_key(self) -> str | None: ...
+    @property
+    def token(self) -> str | None: ...
 
 
 def _hmac(key: bytes, message: str) -> bytes:
@@ -39,7 +49,7 @@ class Signer:
         self,
         headers: MutableMapping[str, str],
         body: bytes,
-        credentials: ReadOnlyCredentials,
+        credentials: Signing,
         now: float | None = None,
     ) -> None:
         """Add X-Amz-Date, X-Amz-Security-Token (temporary credentials) and Authorization to

@@ -5,20 +5,21 @@ x-amz-crc32 header."""
 
 from __future__ import annotations
 
+import functools
+import os
 import ssl
 import zlib
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import botocore
 import orjson
-from botocore.credentials import Credentials
 from botocore.exceptions import BotoCoreError
-from botocore.httpsession import get_cert_path
 
 from keygraph.errors import StoreUnavailable, ValidationError
 
 from .connections import IDLE_TIMEOUT, Connections, ExchangeFailed, Reply
-from .sigv4 import Signer
+from .sigv4 import Signer, Signing
 
 TARGET_PREFIX = "DynamoDB_20120810."
 CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -46,12 +47,31 @@ class TransientError(Exception):
         self.sent, self.stale = sent, stale
 
 
+class Credentials(Protocol):
+    """What signs the calls: botocore's credential objects, or connect.Fixed."""
+
+    def get_frozen_credentials(self) -> Signing: ...
+
+
 class Pool(Protocol):
     """What the transport sends its requests through (connections.Connections)."""
 
     async def post(self, head: bytes, body: bytes, *, fresh: bool = False) -> Reply: ...
 
     def close(self) -> None: ...
+
+
+@functools.cache
+def tls() -> ssl.SSLContext:
+    """The TLS context of every HTTPS transport, loaded once: the CA bundle botocore's own
+    client verifies with (certifi's when installed, else the one botocore ships)."""
+    try:
+        from certifi import where
+    except ImportError:
+        bundle = os.path.join(os.path.dirname(botocore.__file__), "cacert.pem")
+    else:
+        bundle = where()
+    return ssl.create_default_context(cafile=bundle)
 
 
 def default_endpoint(region: str) -> str:
@@ -77,9 +97,10 @@ class Transport:
     """DynamoDB calls on the running event loop, as many at once as callers make (up to
     `max_connections` keep-alive connections carry them).
 
-    `credentials` is botocore's credential object (its chain's answer): it is frozen on
-    every call, so refreshing temporary credentials keep working. `target_prefix` names the
-    API: DynamoDB's by default, DynamoDB Streams' for a stream reader (streams.py).
+    `credentials` is botocore's credential object (its chain's answer) or fixed ones: it is
+    frozen on every call, so refreshing temporary credentials keep working. `target_prefix`
+    names the API: DynamoDB's by default, DynamoDB Streams' for a stream reader
+    (streams.py).
     """
 
     def __init__(
@@ -107,12 +128,10 @@ class Transport:
         self.host = parts.hostname if parts.port in (None, default_port) else parts.netloc
         self.credentials = credentials
         self.signer = Signer(region)
-        # botocore's CA bundle for HTTPS, as its own client would verify with.
-        tls = ssl.create_default_context(cafile=get_cert_path(True)) if https else None
         self.pool: Pool = pool or Connections(
             parts.hostname,
             parts.port or default_port,
-            tls=tls,
+            tls=tls() if https else None,
             max_connections=max_connections,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,

@@ -17,7 +17,7 @@ from ._types import Id
 class Note(BaseModel):
     """The Note entity."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "NOTE"
 
     user_id: Id

@@ -17,7 +17,7 @@ from ._types import Id
 class User(BaseModel):
     """The User entity."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "USER"
 
     user_id: Id

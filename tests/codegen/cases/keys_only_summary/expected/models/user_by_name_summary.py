@@ -14,7 +14,7 @@ from ._types import Id
 class UserByNameSummary(BaseModel):
     """What index BY_NAME holds of User items: user_id, name."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "USER"
 
     user_id: Id

@@ -16,7 +16,7 @@ from ._types import Id
 class Team(BaseModel):
     """The Team entity."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "TEAM"
 
     team_id: Id

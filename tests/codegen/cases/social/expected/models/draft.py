@@ -17,7 +17,7 @@ from ._types import Id
 class Draft(BaseModel):
     """A post being written: gone 30 days after it was started, or sooner when its writer sets expiresAt (a draft its post supersedes)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "DRAFT"
 
     member_id: Id

@@ -18,7 +18,7 @@ from ._types import Id, UtcDatetime
 class Friendship(BaseModel):
     """One direction of a friendship; the other is written with it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "FRIEND"
 
     member_id: Id

@@ -17,7 +17,7 @@ from ._types import Id
 class Handle(BaseModel):
     """The claim on a handle: which member holds it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "HANDLE"
 
     handle: Annotated[str, Field(min_length=2, max_length=30)]

@@ -19,7 +19,7 @@ _HANDLE_PATTERN = _stored.matcher("^[a-z0-9_]+$")
 class Member(BaseModel):
     """A person; their handle is theirs alone in a tenant."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "MEMBER"
 
     member_id: Id

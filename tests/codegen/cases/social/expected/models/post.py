@@ -18,7 +18,7 @@ from ._types import Id, UtcDatetime
 class Post(BaseModel):
     """Something a member wrote, under the member."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "POST"
 
     member_id: Id

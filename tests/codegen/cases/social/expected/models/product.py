@@ -17,7 +17,7 @@ from ._types import Id
 class Product(BaseModel):
     """Something members review."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "PRODUCT"
 
     product_id: Id

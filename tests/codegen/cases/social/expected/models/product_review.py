@@ -17,7 +17,7 @@ from ._types import Id
 class ProductReview(BaseModel):
     """A review's copy under its product."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "PRODUCT_REVIEW"
 
     member_id: Id

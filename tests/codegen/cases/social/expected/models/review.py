@@ -17,7 +17,7 @@ from ._types import Id
 class Review(BaseModel):
     """A member's review of a product, stored under the member."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "REVIEW"
 
     member_id: Id

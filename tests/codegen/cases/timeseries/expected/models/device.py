@@ -18,7 +18,7 @@ from ._types import Id, UtcDatetime
 class Device(BaseModel):
     """A device; its events share its partition."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "DEVICE"
 
     device_id: Id

@@ -19,7 +19,7 @@ from .reading import Reading
 class Event(BaseModel):
     """One event of a device."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "EVENT"
 
     device_id: Annotated[Id, Field(max_length=64)]

@@ -14,7 +14,7 @@ from keygraph.plan import Item
 class Reading(BaseModel):
     """One measured value."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: Annotated[str, Field(min_length=1, max_length=64)]
     value: Annotated[float, Field(allow_inf_nan=False)]

@@ -13,7 +13,7 @@ from keygraph.plan import Item
 class Money(BaseModel):
     """An amount in minor units of a currency."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     amount: Annotated[int, Field(ge=0)]
     currency: Annotated[str, Field(pattern="^[A-Z]{3}$")]

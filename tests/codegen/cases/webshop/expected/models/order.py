@@ -20,7 +20,7 @@ from .money import Money
 class Order(BaseModel):
     """A customer's order; its line items sit below it in the same partition."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ORDER"
 
     customer_id: Id

@@ -17,7 +17,7 @@ from .money import Money
 class OrderByStatusSummary(BaseModel):
     """What index ByStatus holds of Order items: customer_id, order_id, placed_on, status, total."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ORDER"
 
     customer_id: Id

@@ -19,7 +19,7 @@ from .money import Money
 class OrderItem(BaseModel):
     """One line of an order, keyed below it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "ORDER_ITEM"
 
     customer_id: Id

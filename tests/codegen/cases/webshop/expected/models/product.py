@@ -17,7 +17,7 @@ from .money import Money
 class Product(BaseModel):
     """A product of the public catalog, the same for every tenant."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     TYPE: ClassVar[str] = "PRODUCT"
 
     sku: Id
