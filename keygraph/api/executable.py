@@ -54,7 +54,7 @@ class ApiContext:
 def executable(api: Api) -> GraphQLSchema:
     """The package's schema with every bound field resolved; ValueError, at once, for a
     root field or an object field nothing answers."""
-    schema = build_schema(api.sdl)
+    schema = build_schema(api.sdl, assume_valid_sdl=True)  # codegen checked it
     scalars.install(schema)
     for name, enum in api.enums.items():
         gql = schema.type_map[name]
