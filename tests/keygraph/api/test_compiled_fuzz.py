@@ -26,6 +26,7 @@ from keygraph.store import Session
 from server.seed.tenant import SeedSizes, seed
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CODEC, ROOT, Compiled
+from tests.keygraph.api.test_compiled_agree import both
 from tests.server.fuzz.target import HUNT, generate
 
 SIZES = SeedSizes(users=5, orders=3, groups=2, org_nodes=4, org_depth=2, shops=3, max_members=3)
@@ -59,19 +60,9 @@ async def test_compiled_and_graphql_core_agree_on_drawn_documents(
     for document in generate(strategy, HUNT or EXAMPLES):
         planned += _plans(package.schema, document)
         for caller in CALLERS:
-            answers = [
-                orjson.dumps(
-                    await execute(
-                        package.schema,
-                        document,
-                        ApiContext(Session(store, CODEC, caller), "acme"),
-                        compiled=compiled_run,
-                    )
-                )
-                for compiled_run in (True, False)
-            ]
+            answers = await both(package.schema, document, store, caller)
             if answers[0] != answers[1]:
-                _abandoned_work(*map(orjson.loads, answers), document)
+                _abandoned_work(orjson.loads(answers[0]), orjson.loads(answers[1]), document)
             compared += 1
     assert compared >= 2 * (HUNT or EXAMPLES) * 0.9
     assert planned >= compared / 2 * 0.9  # compiled execution ran, not its fallback
