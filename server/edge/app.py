@@ -20,20 +20,18 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.realtime.hub import Hub
-from keygraph.serve import graphiql
+from keygraph.serve import graphiql, manifest, persisted
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
 from server.api import build_schema
 from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
-from server.edge import persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
 from server.edge.shared import budgets
 from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
-from server.persisted import manifest
 from server.realtime.changes import change_of
 from server.realtime.connection import Realtime
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -13,15 +14,19 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
+import generated
+from keygraph.serve.metrics import metrics_response
+from keygraph.serve.patterns import Patterns
 from keygraph.store import Store
 from server.observability import exposition
-from server.observability.patterns import Patterns
 from server.observability.requests import ObservedEndpoint
 from server.observability.store import ObservedStore
 from server.observability.tracing import INSTRUMENTATION, provider_for
 from server.settings import Settings
 
 METRICS_PATH = "/metrics"
+SPEC = Path(generated.__file__).resolve().parent.parent / "access_patterns.toml"
+"""The spec the generated package was made from: its store calls' patterns."""
 
 
 class Observability:
@@ -49,7 +54,7 @@ class Observability:
         """The store the app serves from: observed, when anything is on."""
         if not self.on:
             return store
-        return ObservedStore(store, Patterns.load(), metered=self.metered, tracer=self.tracer)
+        return ObservedStore(store, Patterns.load(SPEC), metered=self.metered, tracer=self.tracer)
 
     def endpoint(self, endpoint: ASGIApp) -> ASGIApp:
         """The GraphQL endpoint, observed when anything is on."""
@@ -69,7 +74,7 @@ class Observability:
             return []
 
         async def metrics(request: Request) -> Response:
-            return exposition.metrics_response(request, token)
+            return metrics_response(request, token)
 
         return [Route(METRICS_PATH, metrics)]
 
