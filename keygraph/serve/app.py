@@ -34,10 +34,9 @@ from keygraph.writes import sweep
 
 from . import graphiql
 from .admission import Admitted, Refused, admit, persisted_query
+from .answer import REPLAYED, Answer
 from .idempotency import Answered, Claimed
 from .idempotency_key import HEADER, digest, record_name, valid_key
-from .metrics import metrics_response
-from .observed import REPLAYED, Answer, MeteredStore, Observer
 from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
 
@@ -62,8 +61,11 @@ def _refused(status: int, code: str, message: str, **extensions: Any) -> Answer:
 def create_app(served: Served) -> Starlette:
     """The app: /graphql over HTTP and WebSocket (and GraphiQL's assets), /healthz, and
     /metrics to the bearers of its token; the change stream's hub runs while it does."""
-    observer = Observer() if served.metered else None
-    if served.metered:
+    observer = None
+    if served.metered:  # prometheus_client is loaded only then
+        from .observed import MeteredStore, Observer
+
+        observer = Observer()
         served = replace(served, store=MeteredStore(served.store, served.pattern_of))
 
     async def graphql(request: Request) -> Response:
@@ -148,6 +150,8 @@ def _metrics_routes(token: str | None) -> list[BaseRoute]:
     """/metrics, to the bearers of `token`; none without one."""
     if token is None:
         return []
+
+    from .metrics import metrics_response
 
     async def metrics(request: Request) -> Response:
         return metrics_response(request, token)

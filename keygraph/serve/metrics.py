@@ -32,8 +32,6 @@ MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """Where worker processes write their values, when several serve (prometheus_client)."""
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
-OK = "OK"
-"""The code of a request answered without errors."""
 REFUSED_STATUSES = frozenset({429, 503, 504})
 MAX_OPERATIONS = 500
 """Distinct operation names a worker labels its metrics with; later ones are `(other)`:

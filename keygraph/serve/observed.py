@@ -6,8 +6,8 @@ call with its capacity units (by its access pattern, patterns.py, else `other`).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from graphql import OperationDefinitionNode
 from prometheus_client import Counter
@@ -18,12 +18,11 @@ from keygraph.store import Store
 from keygraph.stores.view import Forwarding, Planned
 
 from . import metrics
+from .answer import OK, Answer
 
 R = TypeVar("R")
 OTHER = "other"
 """The pattern of a store call when none is named."""
-REPLAYED = "REPLAYED"
-"""The code of an Idempotency-Key's retry, answered as the first time."""
 
 REQUESTS = Counter(
     "keygraph_requests",
@@ -38,22 +37,6 @@ ERRORS = Counter(
 )
 TYPES_BY = metrics.Children(REQUESTS)
 ERRORS_BY = metrics.Children(ERRORS)
-
-
-class Answer(Response):
-    """A response to /graphql, with what the metrics record of it: the code that decided it,
-    its errors' codes, and the operation it ran."""
-
-    code: str = metrics.OK
-    errors: tuple[str, ...] = ()
-    operation: OperationDefinitionNode | None = None
-
-    def with_errors(self, errors: Iterable[Any]) -> Answer:
-        """This answer, its errors (a body's `errors`) counted by code."""
-        self.errors = tuple(str(e.get("extensions", {}).get("code", "")) for e in errors)
-        if self.errors:
-            self.code = self.errors[0]
-        return self
 
 
 class Observer:
@@ -76,7 +59,7 @@ class Observer:
 
     def _record(self, response: Response | None, elapsed: float) -> None:
         status = 500 if response is None else response.status_code
-        code = metrics.OK if status < 400 else f"HTTP_{status}"
+        code = OK if status < 400 else f"HTTP_{status}"
         errors: tuple[str, ...] = ()
         operation: OperationDefinitionNode | None = None
         if isinstance(response, Answer):

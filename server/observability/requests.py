@@ -18,7 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keygraph.capacity import Meter
 from keygraph.serve import metrics as served_metrics
-from keygraph.serve.metrics import OK, OperationNames
+from keygraph.serve.answer import OK
+from keygraph.serve.metrics import OperationNames
 from server.observability import REQUEST_SCOPE_KEY, metrics
 from server.observability.tracing import CURRENT, RequestTrace
 
