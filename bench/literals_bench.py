@@ -18,8 +18,8 @@ from typing import Any
 
 from bench.asgi import AsgiClient
 from bench.by_executor import clients, command_line, cycling, interleave, ratios, run_by_executor
+from keygraph.serve.manifest import sha256
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.persisted.manifest import sha256
 from server.seed.tenant import SeedSizes
 from server.settings import ExecutorKind
 

@@ -33,8 +33,8 @@ from bench.by_executor import (
     user_cpu,
 )
 from bench.queries import Q1
+from keygraph.serve.manifest import sha256
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.persisted.manifest import sha256
 from server.seed.tenant import SeedSizes
 from server.settings import ExecutorKind, Limits
 

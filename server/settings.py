@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from keygraph.serve import manifest
 from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from keygraph.tokens import DEV_TENANT, dev_secret
-from server.persisted import manifest
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
@@ -122,7 +122,7 @@ class Settings:
     batching: bool = True
     """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
     trusted_documents: Path | None = None
-    """A manifest of the only operations the server runs (server/persisted/manifest.py)."""
+    """A manifest of the only operations the server runs (keygraph/serve/manifest.py)."""
     get_max_age: int = 0
     """Seconds a shared cache may keep a GET query's answer (per Authorization); 0: none."""
     executor: ExecutorKind = "compiled"

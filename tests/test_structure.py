@@ -39,7 +39,7 @@ codec), the package it generates (which runs on the runtime) and the test double
 of the wheel); the app; its benchmarks; the tests."""
 
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "errors", "persisted"),
+    ("__init__", "errors"),
     ("settings",),
     ("authz", "domain", "observability"),
     ("auth", "graphql"),
@@ -50,10 +50,10 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("__main__",),
 )
-"""server/'s folders and top-level modules, lowest first: errors and the persisted
-documents' manifest; settings; the guards, the domain's writes, metrics and traces; tokens,
-and the GraphQL layer; subscriptions; the schema of both (api.py); the HTTP edge; serving,
-the server on Lambda and demo data; the commands."""
+"""server/'s folders and top-level modules, lowest first: errors; settings; the guards, the
+domain's writes, metrics and traces; tokens, and the GraphQL layer; subscriptions; the
+schema of both (api.py); the HTTP edge; serving, the server on Lambda and demo data; the
+commands."""
 
 
 def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:

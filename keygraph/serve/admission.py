@@ -3,7 +3,7 @@ alike: a document bounded before it is parsed (characters, tokens) and validated
 fragments counted each time they are spread), one that does not parse or validate refused,
 at most `max_root_fields` root fields (aliases and fragments counted), a cost of at most
 `max_cost` (the most items its answer can hold: keygraph.api.cost), then the cost taken
-from the tenant's budget."""
+from the tenant's budget. A document sent by its hash is found first (persisted.py)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from graphql import (
 from keygraph.api import estimate
 from keygraph.api.run import formatted
 
+from . import persisted
 from .budget import throttled
 from .served import Served
 
@@ -62,13 +63,9 @@ def admit(
 ) -> Admitted | Refused:
     """The operation, admitted to run for `tenant`, or why not; one whose type is not
     `allowed` is 405 (a mutation sent with GET)."""
-    document = served.documents.get(query)
-    if document is None:
-        checked = _checked(served, query)
-        if isinstance(checked, Refused):
-            return checked
-        document = checked
-        served.documents.put(query, document, len(query))
+    document = prepared(served, query)
+    if isinstance(document, Refused):
+        return document
     operation = get_operation_ast(document, name)
     if operation is None:
         error = GraphQLError("no operation of that name, or several without one")
@@ -93,6 +90,31 @@ def admit(
             headers = {"Retry-After": str(admission.retry_after)}
             return Refused(429, [dict(throttled(admission, cost).formatted)], headers)
     return Admitted(document, operation)
+
+
+def persisted_query(served: Served, data: dict[str, Any]) -> str | Refused | None:
+    """The text a request (`data`, its JSON) runs when it names a persisted document, why it
+    must not run, or None when its own `query` runs as it is (persisted.resolve)."""
+
+    def runs(text: str) -> bool:
+        return not isinstance(prepared(served, text), Refused)
+
+    resolved = persisted.resolve(data, served.persisted, runs)
+    if isinstance(resolved, persisted.Refusal):
+        return refused(resolved.status, resolved.code, resolved.message)
+    return resolved
+
+
+def prepared(served: Served, query: str) -> DocumentNode | Refused:
+    """The document of `query`, parsed and valid (from the cache when it was before), or why
+    it is refused."""
+    document: DocumentNode | None = served.documents.get(query)
+    if document is not None:
+        return document
+    checked = _checked(served, query)
+    if not isinstance(checked, Refused):
+        served.documents.put(query, checked, len(query))
+    return checked
 
 
 def _checked(served: Served, query: str) -> DocumentNode | Refused:

@@ -2,8 +2,10 @@
 query, answered `application/graphql-response+json`, and its subscriptions over WebSocket
 (sockets.py). The tenant and caller come only from the bearer token (401 UNAUTHENTICATED
 without a valid one); a body is capped before it is read (413); an operation is admitted
-before anything is read (admission.py: limits, cost, the tenant's budget). A browser asking
-for /graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql), offline."""
+before anything is read (admission.py: limits, cost, the tenant's budget). A request may
+name its document by sha256 (persisted.py: automatic persisted queries, trusted documents).
+A browser asking for /graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql),
+offline."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from inspect import isawaitable
 from typing import Any
 
@@ -30,7 +33,8 @@ from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
 
 from . import graphiql
-from .admission import Admitted, Refused, admit
+from .admission import Admitted, Refused, admit, persisted_query
+from .answer import REPLAYED, Answer
 from .idempotency import Answered, Claimed
 from .idempotency_key import HEADER, digest, record_name, valid_key
 from .served import MEDIA, SWEEP_EVERY, Served
@@ -38,55 +42,36 @@ from .sockets import Places, serve_socket
 
 log = logging.getLogger("keygraph.serve")
 
+METRICS_PATH = "/metrics"
 QUERIES = frozenset({OperationType.QUERY})
 READS_AND_WRITES = frozenset({OperationType.QUERY, OperationType.MUTATION})
 
 
-def _answer(body: Mapping[str, Any], status: int = 200) -> Response:
-    return Response(orjson.dumps(body), status_code=status, media_type=MEDIA)
+def _answer(body: Mapping[str, Any], status: int = 200) -> Answer:
+    answer = Answer(orjson.dumps(body), status_code=status, media_type=MEDIA)
+    return answer.with_errors(body.get("errors", ()))
 
 
-def _refused(status: int, code: str, message: str, **extensions: Any) -> Response:
+def _refused(status: int, code: str, message: str, **extensions: Any) -> Answer:
     """An answer of one error, `code` and `extensions` in its extensions."""
     shown = {"code": code, **extensions}
     return _answer({"errors": [{"message": message, "extensions": shown}]}, status)
 
 
 def create_app(served: Served) -> Starlette:
-    """The app: /graphql over HTTP and WebSocket (and GraphiQL's assets) and /healthz; the
-    change stream's hub runs while it does."""
+    """The app: /graphql over HTTP and WebSocket (and GraphiQL's assets), /healthz, and
+    /metrics to the bearers of its token; the change stream's hub runs while it does."""
+    observer = None
+    if served.metered:  # prometheus_client is loaded only then
+        from .observed import MeteredStore, Observer
+
+        observer = Observer()
+        served = replace(served, store=MeteredStore(served.store, served.pattern_of))
 
     async def graphql(request: Request) -> Response:
-        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
-            return _graphiql(request, served)
-        try:
-            token = served.verifier.verify(bearer(request.headers.get("authorization")))
-        except TokenError as exc:
-            return _refused(401, "UNAUTHENTICATED", str(exc))
-        params = await _params(request, served.max_body_bytes)
-        if isinstance(params, Response):
-            return params
-        query, variables, name = params
-        allowed = QUERIES if request.method == "GET" else READS_AND_WRITES
-        admitted = admit(served, token.tenant, query, variables, name, allowed)
-        if isinstance(admitted, Refused):
-            refusal = _answer({"errors": admitted.errors}, admitted.status)
-            refusal.headers.update(admitted.headers)
-            return refusal
-        claimed = await _claim(served, request, token, params, admitted)
-        if isinstance(claimed, Response):
-            return claimed
-        try:
-            status, body = await _run(served, admitted, token, variables, name)
-        except BaseException:
-            if claimed is not None and served.ledger is not None:
-                await served.ledger.settle(claimed, 500, b"", set())
-            raise
-        answer = orjson.dumps(body)
-        if claimed is not None and served.ledger is not None:
-            codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}
-            await served.ledger.settle(claimed, status, answer, codes)
-        return Response(answer, status, media_type=MEDIA)
+        if observer is None:
+            return await _graphql(served, request)
+        return await observer.observe(lambda: _graphql(served, request))
 
     async def healthz(_request: Request) -> Response:
         return Response("ok")
@@ -118,9 +103,60 @@ def create_app(served: Served) -> Starlette:
     ]
     if served.graphiql:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
+    routes.extend(_metrics_routes(served.metrics_token))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.places = places
     return app
+
+
+async def _graphql(served: Served, request: Request) -> Response:
+    """The answer to a request of /graphql."""
+    if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        return _graphiql(request, served)
+    try:
+        token = served.verifier.verify(bearer(request.headers.get("authorization")))
+    except TokenError as exc:
+        return _refused(401, "UNAUTHENTICATED", str(exc))
+    params = await _params(request, served)
+    if isinstance(params, Response):
+        return params
+    query, variables, name = params
+    allowed = QUERIES if request.method == "GET" else READS_AND_WRITES
+    admitted = admit(served, token.tenant, query, variables, name, allowed)
+    if isinstance(admitted, Refused):
+        refusal = _answer({"errors": admitted.errors}, admitted.status)
+        refusal.headers.update(admitted.headers)
+        return refusal
+    claimed = await _claim(served, request, token, params, admitted)
+    if isinstance(claimed, Answer):
+        claimed.operation = admitted.operation
+        return claimed
+    try:
+        status, body = await _run(served, admitted, token, variables, name)
+    except BaseException:
+        if claimed is not None and served.ledger is not None:
+            await served.ledger.settle(claimed, 500, b"", set())
+        raise
+    sent = orjson.dumps(body)
+    if claimed is not None and served.ledger is not None:
+        codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}
+        await served.ledger.settle(claimed, status, sent, codes)
+    answered = Answer(sent, status, media_type=MEDIA).with_errors(body.get("errors", ()))
+    answered.operation = admitted.operation
+    return answered
+
+
+def _metrics_routes(token: str | None) -> list[BaseRoute]:
+    """/metrics, to the bearers of `token`; none without one."""
+    if token is None:
+        return []
+
+    from .metrics import metrics_response
+
+    async def metrics(request: Request) -> Response:
+        return metrics_response(request, token)
+
+    return [Route(METRICS_PATH, metrics)]
 
 
 async def _claim(
@@ -129,7 +165,7 @@ async def _claim(
     token: Verified,
     params: tuple[str, dict[str, Any] | None, str | None],
     admitted: Admitted,
-) -> Claimed | Response | None:
+) -> Claimed | Answer | None:
     """The record a mutation sent with an Idempotency-Key claims, or the answer that it
     gets instead (a kept answer, a refusal); None without a key (or for a query)."""
     given = request.headers.get(HEADER)
@@ -144,7 +180,9 @@ async def _claim(
     sent = orjson.dumps({"query": query, "variables": variables, "operationName": name})
     outcome = await served.ledger.claim(token.tenant, record, digest(sent))
     if isinstance(outcome, Answered):
-        return Response(outcome.body, outcome.status, outcome.headers, MEDIA)
+        replayed = Answer(outcome.body, outcome.status, outcome.headers, MEDIA)
+        replayed.code = REPLAYED
+        return replayed
     return outcome
 
 
@@ -199,16 +237,41 @@ def _graphiql(request: Request, served: Served) -> Response:
 
 
 async def _params(
-    request: Request, limit: int
+    request: Request, served: Served
 ) -> tuple[str, dict[str, Any] | None, str | None] | Response:
-    """The request's query, variables and operation name, or the answer refusing it."""
+    """The request's query (a persisted document's when it names one by its hash), variables
+    and operation name, or the answer refusing it."""
+    raw = await _raw(request, served.max_body_bytes)
+    if isinstance(raw, Response):
+        return raw
+    if not isinstance(raw, dict):
+        return _refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
+    resolved = persisted_query(served, raw)
+    if isinstance(resolved, Refused):
+        return _answer({"errors": resolved.errors}, resolved.status)
+    if resolved is not None:
+        raw = {**raw, "query": resolved}
+    if not isinstance(raw.get("query"), str):
+        return _refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
+    variables, name = raw.get("variables"), raw.get("operationName")
+    if variables is not None and not isinstance(variables, dict):
+        return _refused(400, "BAD_REQUEST", "variables must be a JSON object")
+    if name is not None and not isinstance(name, str):
+        return _refused(400, "BAD_REQUEST", "operationName must be a string")
+    return raw["query"], variables, name
+
+
+async def _raw(request: Request, limit: int) -> Any:
+    """The request's parameters as sent (GET: `variables` and `extensions` decoded from
+    JSON), or the answer refusing them."""
     if request.method == "GET":
         raw: Any = dict(request.query_params)
-        if "variables" in raw:
-            try:
-                raw["variables"] = orjson.loads(raw["variables"])
-            except orjson.JSONDecodeError:
-                return _refused(400, "BAD_REQUEST", "variables must be a JSON object")
+        for name in ("variables", "extensions"):
+            if name in raw:
+                try:
+                    raw[name] = orjson.loads(raw[name])
+                except orjson.JSONDecodeError:
+                    return _refused(400, "BAD_REQUEST", f"{name} must be a JSON object")
     else:
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
@@ -222,11 +285,4 @@ async def _params(
             raw = orjson.loads(body)
         except orjson.JSONDecodeError:
             return _refused(400, "BAD_REQUEST", "the body must be a JSON object")
-    if not isinstance(raw, dict) or not isinstance(raw.get("query"), str):
-        return _refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
-    variables, name = raw.get("variables"), raw.get("operationName")
-    if variables is not None and not isinstance(variables, dict):
-        return _refused(400, "BAD_REQUEST", "variables must be a JSON object")
-    if name is not None and not isinstance(name, str):
-        return _refused(400, "BAD_REQUEST", "operationName must be a string")
-    return raw["query"], variables, name
+    return raw

@@ -2,8 +2,10 @@
 store (a SQLite file) or DynamoDB, and development tokens for it, both with the secret of
 KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks), else a development secret
 kept beside the SQLite file; GraphiQL's page holds a development token in that case or with
---dev. What serving needs (Starlette, uvicorn, PyJWT) is imported only to serve: compiling a
-spec needs none of it."""
+--dev. Persisted queries are always taken; --trusted-documents runs only a manifest's
+documents. Metrics are off unless a token (/metrics on the app's port) or a port of their
+own is given, as the repository's server does. What serving needs (Starlette, uvicorn, PyJWT)
+is imported only to serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
@@ -23,6 +26,8 @@ from .served import MAX_COST
 
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
+METRICS_TOKEN_ENV = "KEYGRAPH_METRICS_TOKEN"
+MIN_METRICS_TOKEN = 16
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,6 +63,25 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         type=float,
         default=REFILL_PER_SECOND,
         help=f"points a bucket regains a second (default {REFILL_PER_SECOND:g})",
+    )
+    serve.add_argument(
+        "--trusted-documents",
+        type=Path,
+        metavar="FILE",
+        help="run only this manifest's documents (Apollo's persisted-query manifest, or a "
+        "{sha256: text} object); without it, clients may register documents by hash",
+    )
+    serve.add_argument(
+        "--metrics-token",
+        default=os.environ.get(METRICS_TOKEN_ENV),
+        help=f"serve Prometheus metrics at /metrics to bearers of this token (at least "
+        f"{MIN_METRICS_TOKEN} characters; default {METRICS_TOKEN_ENV})",
+    )
+    serve.add_argument(
+        "--metrics-port", type=int, help="serve /metrics without a token on this port"
+    )
+    serve.add_argument(
+        "--metrics-host", default="127.0.0.1", help="the metrics port's address (127.0.0.1)"
     )
     about = f"print a development token signed with {SECRET_ENV}"
     token = commands.add_parser("token", help=about, description=about)
@@ -115,8 +139,10 @@ def serve(args: argparse.Namespace, package: str) -> int:
             raise ValueError(f"--tenant-budget must be at least the cost limit, {MAX_COST}")
         budget = TenantBudget(args.tenant_budget, args.tenant_refill)
         secret, dev = _secret(args.db)
+        observed = _observed(args)
         store = _store(args, table_of(package, args.table_name))
         app = served(package, store, secret, budget=budget, graphiql=not args.no_graphiql)
+        app = replace(app, **observed)
     except (ValueError, KeygraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -131,11 +157,37 @@ def serve(args: argparse.Namespace, package: str) -> int:
 
     if dev or args.dev:
         app = replace(app, dev_authorization=dev_authorization)
+    if args.metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port, args.metrics_host)
     print(f"serving {package} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
     if dev:
         print(f"no {SECRET_ENV}: tokens are signed with a development secret", file=sys.stderr)
     uvicorn.Server(uvicorn_config(create_app(app), args.host, args.port)).run()
     return 0
+
+
+def _observed(args: argparse.Namespace) -> dict[str, Any]:
+    """Served's options for the trusted documents and the metrics the arguments ask for;
+    ValueError (a ManifestError) when they cannot be used."""
+    from .manifest import load
+    from .patterns import Patterns
+    from .persisted import Documents
+
+    options: dict[str, Any] = {}
+    if args.trusted_documents is not None:
+        options["persisted"] = Documents(load(args.trusted_documents))
+    token = args.metrics_token
+    if token is not None and len(token) < MIN_METRICS_TOKEN:
+        raise ValueError(f"a metrics token is at least {MIN_METRICS_TOKEN} characters")
+    if args.metrics_port is not None and args.metrics_port == args.port:
+        raise ValueError("--metrics-port must differ from --port")
+    if token is not None or args.metrics_port is not None:
+        options["metered"], options["metrics_token"] = True, token
+        if args.spec is not None:
+            options["pattern_of"] = Patterns.load(args.spec).of_call
+    return options
 
 
 def _store(args: argparse.Namespace, table: TableDef) -> Store:

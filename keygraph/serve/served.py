@@ -1,5 +1,5 @@
 """What `keygraph serve` answers with, and its limits: the package's schema and store, how
-tokens are checked, the cursors' key, the tenant budget, GraphiQL."""
+tokens are checked, the cursors' key, the tenant budget, GraphiQL, persisted documents."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from graphql import GraphQLSchema
 from keygraph.api.watches import Realtime
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
+from keygraph.stores.view import Planned
 from keygraph.tokens import TokenKey, Verified, Verifier
 from keygraph.writes import Writes
 
 from .budget import TenantBudget
 from .document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT, DocumentCache
 from .idempotency import Ledger
+from .persisted import Documents
 
 MEDIA = "application/graphql-response+json"
 MAX_BODY_BYTES = 1024 * 1024
@@ -75,6 +77,16 @@ class Served:
     )
     """The documents parsed and validated, by text: a text sent again skips the lexer,
     the parser and validation. Only those that passed are kept (document_cache.py)."""
+    persisted: Documents = field(default_factory=Documents, compare=False, repr=False)
+    """The documents known by their sha256: those clients registered (automatic persisted
+    queries), or a manifest's trusted documents, the only ones then run (persisted.py)."""
+    metered: bool = False
+    """Whether requests and store calls are recorded in Prometheus metrics (observed.py)."""
+    metrics_token: str | None = None
+    """Serves /metrics on the app's port to requests bearing this token; None: not there."""
+    pattern_of: Callable[[str, Planned], str] | None = None
+    """The access pattern a store call (its DynamoDB operation, its plan) serves, its
+    metrics' `pattern` (patterns.py); None: `other`."""
     sweeps: Mapping[str, Writes] = field(default_factory=dict)
     """The package's writes when its deletes leave owned items to remove: the app then
     sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""

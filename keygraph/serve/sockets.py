@@ -25,7 +25,7 @@ from keygraph.errors import KeygraphError
 from keygraph.store import Session
 from keygraph.tokens import TokenError, Verified, bearer
 
-from .admission import Refused, admit
+from .admission import Refused, admit, persisted_query
 from .served import Served
 
 PROTOCOL = "graphql-transport-ws"
@@ -159,8 +159,12 @@ class _Connection:
         if ident in self.running:
             await self._close(4409, f"Subscriber for {ident} already exists")
             return False
-        query, variables = payload.get("query"), payload.get("variables")
-        name = payload.get("operationName")
+        resolved = persisted_query(self.served, payload)
+        if isinstance(resolved, Refused):
+            await self._send({"type": "error", "id": ident, "payload": resolved.errors})
+            return True
+        query = payload.get("query") if resolved is None else resolved
+        variables, name = payload.get("variables"), payload.get("operationName")
         if not isinstance(query, str) or not isinstance(variables, dict | None):
             await self._close(4400, "a subscribe payload has a query and variables")
             return False

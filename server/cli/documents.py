@@ -1,5 +1,5 @@
 """`python -m server documents check | make`: trusted-documents manifests, checked against
-the schema (server/persisted/manifest.py; served with KEYGRAPH_TRUSTED_DOCUMENTS)."""
+the schema (keygraph/serve/manifest.py; served with KEYGRAPH_TRUSTED_DOCUMENTS)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from graphql import GraphQLError, GraphQLSchema, OperationDefinitionNode, parse, validate
 
-from server.persisted import manifest
+from keygraph.serve import manifest
 
 EXIT_INVALID = 1
 EXIT_BAD_INPUT = 2

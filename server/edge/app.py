@@ -18,20 +18,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
-from keygraph.serve import graphiql
+from keygraph.serve import graphiql, manifest, persisted
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
 from server.api import build_schema
 from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
-from server.edge import persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
 from server.edge.shared import budgets
 from server.observability import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
-from server.persisted import manifest
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
 from server.settings import Settings
 

@@ -19,9 +19,10 @@ waves, and the worker's document cache (`documentCache`: how this request's docu
 found, hits, misses, hit rate).
 A mutation POSTed with an Idempotency-Key runs once within the key's window; retries by the
 same caller get its first answer, and a request refused before it runs writes nothing for
-its key (edge/idempotency.py). A request may name its document by sha256 (edge/persisted.py);
-a GET answer says how long caches may keep it. Each request logs one line: a warning with
-its code when it was refused or any error came back, else info.
+its key (edge/idempotency.py). A request may name its document by sha256
+(keygraph/serve/persisted.py); a GET answer says how long caches may keep it. Each request
+logs one line: a warning with its code when it was refused or any error came back, else
+info.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ from strawberry.schema.base import BaseSchema
 from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
-from keygraph.serve import graphiql, idempotency_key
+from keygraph.serve import graphiql, idempotency_key, persisted
 from keygraph.serve.budget import Budget
 from keygraph.store import Store
 from server.auth.tokens import Claims, Verifier
-from server.edge import idempotency, persisted, request_body
+from server.edge import idempotency, request_body
 from server.edge.cost_extension import CostExtension
 from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
@@ -221,7 +222,7 @@ class GraphQLEndpoint:
 
     async def _resolve_persisted(self, request: GraphQLRequest) -> Refusal | None:
         """Put the document a persisted operation names in place of the request's query
-        (edge/persisted.py); why it must not run, if so."""
+        (keygraph/serve/persisted.py); why it must not run, if so."""
         if request.method == "GET":
             if "extensions" not in request.query_params and self.documents.trusted is None:
                 return None
@@ -234,8 +235,10 @@ class GraphQLEndpoint:
         else:
             return None
         resolved = persisted.resolve(data, self.documents, self._prepares)
-        if resolved is None or isinstance(resolved, Refusal):
-            return resolved
+        if resolved is None:
+            return None
+        if isinstance(resolved, persisted.Refusal):
+            return Refusal(resolved.status, resolved.code, resolved.message)
         request.document = resolved
         if request.method == "GET":
             data["query"] = resolved  # Strawberry's view reads it once compiled execution declines

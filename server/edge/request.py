@@ -58,9 +58,10 @@ class GraphQLRequest(Request):
         """The request's Idempotency-Key, claimed only by a mutation about to run
         (edge/keyed.py)."""
         self.document: str | None = None
+        """The persisted document run in place of the request's query
+        (keygraph/serve/persisted.py)."""
         self.document_cache: str | None = None
         """How compiled execution found the request's document (Preparation.resolve)."""
-        """The persisted document run in place of the request's query (edge/persisted.py)."""
         self.meter = capacity.Meter()
         self.code: str | None = None
         """The code of the failure that decided the response (a refusal's, else the first

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import os
 import shutil
@@ -24,47 +23,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, start_http_server
 from prometheus_client import multiprocess as prometheus_multiprocess
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from starlette.requests import Request
-from starlette.responses import Response
+from prometheus_client import start_http_server
 
 from generated.models.cleanup_task import CleanupTask
 from generated.queries.cleanup_task import plan_cleanup_tasks
 from keygraph.errors import StoreError
 from keygraph.migrate.target import MIGRATION_PARTITION
 from keygraph.plan import Query
+from keygraph.serve.metrics import MULTIPROC_DIR, registry
 from keygraph.store import Store
 from server.observability import metrics
 from server.settings import Settings
 
 log = logging.getLogger("keygraph.metrics")
 
-MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 TABLE_INTERVAL = 15.0
 """Seconds between two readings of the table's cleanup tasks and migration checkpoints."""
 MAX_TASKS_COUNTED = 10_000
 """Cleanup tasks counted at most (a count stuck here means at least as many)."""
-
-
-def registry() -> CollectorRegistry:
-    """What a scrape reports: every worker's values under multiprocess mode, else this
-    process's (with its CPU and memory)."""
-    path = os.environ.get(MULTIPROC_DIR)
-    if not path:
-        return REGISTRY
-    merged = CollectorRegistry()
-    prometheus_multiprocess.MultiProcessCollector(merged, path)  # type: ignore[no-untyped-call]
-    return merged
-
-
-def metrics_response(request: Request, token: str) -> Response:
-    """The metrics, to a request bearing the token; 401 to any other."""
-    given = request.headers.get("authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-        return Response("unauthorized\n", 401, {"WWW-Authenticate": "Bearer"}, "text/plain")
-    return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
 
 
 @contextlib.contextmanager

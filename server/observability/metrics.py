@@ -1,51 +1,15 @@
-"""The server's Prometheus metrics (the store's retries and throttles are keygraph's own:
-keygraph/stores/dynamodb/counters.py). Under `serve --workers N` each worker writes its
-values to PROMETHEUS_MULTIPROC_DIR and a scrape of any worker reads them all (exposition.py).
+"""The server's own Prometheus metrics: per tenant, the table's cleanup tasks and migrations,
+and shared budgets; those `keygraph serve` records too (requests, store calls, capacity) are
+keygraph/serve/metrics.py's. Under `serve --workers N` each worker writes its values to
+PROMETHEUS_MULTIPROC_DIR and a scrape of any worker reads them all (exposition.py).
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from prometheus_client import Counter, Gauge
 
-from prometheus_client import Counter, Gauge, Histogram
+from keygraph.serve.metrics import Children
 
-M = TypeVar("M", Counter, Histogram)
-
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
-STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
-
-REQUESTS = Histogram(
-    "keygraph_request_duration_seconds",
-    "GraphQL requests by operation name and outcome code (OK, or the deciding error's code).",
-    ["operation", "code"],
-    buckets=LATENCY_BUCKETS,
-)
-REFUSALS = Counter(
-    "keygraph_requests_refused",
-    "Requests refused by the tenant budget (429), load shedding (503) or their timeout (504).",
-    ["status", "code"],
-)
-IN_FLIGHT = Gauge(
-    "keygraph_requests_in_flight",
-    "GraphQL requests being answered.",
-    multiprocess_mode="livesum",
-)
-STORE_CALLS = Histogram(
-    "keygraph_store_call_duration_seconds",
-    "Store calls by DynamoDB operation and access pattern, with retries inside.",
-    ["call", "pattern"],
-    buckets=STORE_BUCKETS,
-)
-STORE_ERRORS = Counter(
-    "keygraph_store_call_errors",
-    "Store calls that failed, by the protocol's error.",
-    ["call", "pattern", "error"],
-)
-CAPACITY = Counter(
-    "keygraph_capacity_units",
-    "DynamoDB capacity units consumed (read or write), by access pattern.",
-    ["unit", "pattern"],
-)
 TENANT_REQUESTS = Counter(
     "keygraph_tenant_requests",
     "GraphQL requests by tenant and outcome code (only when tenant labels are allowed).",
@@ -102,23 +66,4 @@ REDIS_UP = Gauge(
     multiprocess_mode="livemin",
 )
 
-
-class Children(Generic[M]):
-    """A metric's children by label values, kept: `labels()` takes a lock and checks the
-    values on every call. Only for labels of a bounded set of values."""
-
-    def __init__(self, metric: M) -> None:
-        self.metric: M = metric
-        self.children: dict[tuple[str, ...], M] = {}
-
-    def __call__(self, *values: str) -> M:
-        child = self.children.get(values)
-        if child is None:
-            child = self.children[values] = self.metric.labels(*values)
-        return child
-
-
-REQUESTS_BY: Children[Histogram] = Children(REQUESTS)
-STORE_CALLS_BY: Children[Histogram] = Children(STORE_CALLS)
-CAPACITY_BY: Children[Counter] = Children(CAPACITY)
 FALLBACKS_BY: Children[Counter] = Children(SHARED_FALLBACKS)

@@ -17,14 +17,12 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keygraph.capacity import Meter
+from keygraph.serve import metrics as served_metrics
+from keygraph.serve.answer import OK
+from keygraph.serve.metrics import OperationNames
 from server.observability import REQUEST_SCOPE_KEY, metrics
 from server.observability.tracing import CURRENT, RequestTrace
 
-OK = "OK"
-REFUSED_STATUSES = frozenset({429, 503, 504})
-MAX_OPERATIONS = 500
-"""Distinct operation names a worker labels its metrics with; later ones are `(other)`:
-clients choose the names, and every label value is a time series kept forever."""
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
@@ -71,24 +69,6 @@ class ObservedRequest(Protocol):
     def ctx(self) -> _Learnt | None: ...
 
 
-class OperationNames:
-    """The label of an operation name, from a bounded set."""
-
-    def __init__(self, limit: int = MAX_OPERATIONS) -> None:
-        self.limit = limit
-        self.seen: set[str] = set()
-
-    def label(self, name: str | None) -> str:
-        if name is None:
-            return ""
-        if name in self.seen:
-            return name
-        if len(self.seen) >= self.limit:
-            return "(other)"
-        self.seen.add(name)
-        return name
-
-
 class ObservedEndpoint:
     """Wraps the GraphQL endpoint: metrics when `metered`, spans when `tracer`; tenants as
     labels only when `tenant_labels` (there is no bound on them)."""
@@ -122,13 +102,13 @@ class ObservedEndpoint:
         started = time.perf_counter()
         traced = self._start_trace(scope) if self.tracer is not None else None
         if self.metered:
-            metrics.IN_FLIGHT.inc()
+            served_metrics.IN_FLIGHT.inc()
         try:
             await self.endpoint(scope, receive, sending)
         finally:
             own: ObservedRequest | None = scope.get(REQUEST_SCOPE_KEY)
             if self.metered:
-                metrics.IN_FLIGHT.dec()
+                served_metrics.IN_FLIGHT.dec()
                 self._record(own, status, time.perf_counter() - started)
             if traced is not None:
                 self._end_trace(traced, own, status)
@@ -136,9 +116,7 @@ class ObservedEndpoint:
     def _record(self, request: ObservedRequest | None, status: int, elapsed: float) -> None:
         code = _code(request, status)
         operation = self.operations.label(_operation(request))
-        metrics.REQUESTS_BY(operation, code).observe(elapsed)
-        if status in REFUSED_STATUSES:
-            metrics.REFUSALS.labels(str(status), code).inc()
+        served_metrics.observe_request(operation, code, status, elapsed)
         if self.tenant_labels and request is not None and request.claims is not None:
             tenant = request.claims.tenant
             metrics.TENANT_REQUESTS.labels(tenant, code).inc()

@@ -13,10 +13,10 @@ from opentelemetry import trace
 
 from keygraph import capacity
 from keygraph.plan import BatchGet, Query, QueryResult, Scan
+from keygraph.serve.metrics import observe_store_call
+from keygraph.serve.patterns import Patterns
 from keygraph.store import Store, query_each
 from keygraph.stores.view import Forwarding, Planned
-from server.observability import metrics
-from server.observability.patterns import BATCH_WRITE, TRANSACTION, Patterns
 from server.observability.tracing import CURRENT
 
 R = TypeVar("R")
@@ -74,7 +74,7 @@ class ObservedStore(Forwarding):
             elapsed = time.perf_counter() - started
             capacity.add(meter.read_units, meter.write_units)  # the request's meter too
             if self.metered:
-                self._record(kind, pattern, elapsed, meter, error)
+                observe_store_call(kind, pattern, elapsed, meter, error)
             if span is not None and request is not None:
                 span.set_attribute("keygraph.read_units", meter.read_units)
                 span.set_attribute("keygraph.write_units", meter.write_units)
@@ -97,23 +97,12 @@ class ObservedStore(Forwarding):
 
     def _named(self, kind: str, plan: Planned) -> tuple[str, int]:
         """The call's pattern, and how many items it names (0: a query's or a scan's)."""
+        pattern = self.patterns.of_call(kind, plan)
         if isinstance(plan, Sequence):
-            return (BATCH_WRITE if kind == "BatchWriteItem" else TRANSACTION), len(plan)
+            return pattern, len(plan)
         if isinstance(plan, BatchGet):
-            return self.patterns.of(plan), len(plan.keys)
-        return self.patterns.of(plan), 0 if isinstance(plan, (Query, Scan)) else 1
-
-    @staticmethod
-    def _record(
-        kind: str, pattern: str, elapsed: float, meter: capacity.Meter, error: Exception | None
-    ) -> None:
-        metrics.STORE_CALLS_BY(kind, pattern).observe(elapsed)
-        if meter.read_units:
-            metrics.CAPACITY_BY("read", pattern).inc(meter.read_units)
-        if meter.write_units:
-            metrics.CAPACITY_BY("write", pattern).inc(meter.write_units)
-        if error is not None:
-            metrics.STORE_ERRORS.labels(kind, pattern, type(error).__name__).inc()
+            return pattern, len(plan.keys)
+        return pattern, 0 if isinstance(plan, (Query, Scan)) else 1
 
     async def query_many(self, plans: Sequence[Query]) -> list[QueryResult]:
         """Unobserved, as the inner store reads them together (query_each); observed, each

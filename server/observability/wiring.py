@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -13,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
+import generated
 from keygraph.store import Store
 from server.settings import Settings
 
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
 METRICS_PATH = "/metrics"
+SPEC = Path(generated.__file__).resolve().parent.parent / "access_patterns.toml"
+"""The spec the generated package was made from: its store calls' patterns."""
 
 
 class Observability:
@@ -48,10 +52,10 @@ class Observability:
         """The store the app serves from: observed, when anything is on."""
         if not self.on:
             return store
-        from server.observability.patterns import Patterns
+        from keygraph.serve.patterns import Patterns
         from server.observability.store import ObservedStore
 
-        return ObservedStore(store, Patterns.load(), metered=self.metered, tracer=self.tracer)
+        return ObservedStore(store, Patterns.load(SPEC), metered=self.metered, tracer=self.tracer)
 
     def endpoint(self, endpoint: ASGIApp) -> ASGIApp:
         """The GraphQL endpoint, observed when anything is on."""
@@ -71,10 +75,10 @@ class Observability:
         token = self.settings.metrics_token
         if token is None:
             return []
-        from server.observability import exposition
+        from keygraph.serve.metrics import metrics_response
 
         async def metrics(request: Request) -> Response:
-            return exposition.metrics_response(request, token)
+            return metrics_response(request, token)
 
         return [Route(METRICS_PATH, metrics)]
 

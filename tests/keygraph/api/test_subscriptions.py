@@ -20,7 +20,9 @@ from starlette.applications import Starlette
 
 from keygraph import writes
 from keygraph.serve import create_app
+from keygraph.serve.manifest import sha256
 from keygraph.serve.package import served
+from keygraph.serve.persisted import Documents
 from keygraph.serve.served import Served
 from keygraph.store import Session
 from keygraph.tokens import issue
@@ -252,3 +254,21 @@ async def test_a_tenant_holds_at_most_its_connections(
         held = built.state.places.held
         await until(lambda: held.get("acme") == 1, "the first socket's place back")
         await open_socket()  # the place came back with the socket
+
+
+async def test_a_trusted_documents_app_subscribes_only_by_its_manifest(social: Social) -> None:
+    trusted = replace(social.served, persisted=Documents({sha256(WATCH): WATCH}))
+    only = Social(trusted, create_app(trusted), social.members, social.posts)
+    async with only.socket() as ws:
+        text = {"query": WATCH + " ", "variables": {"id": "m1"}}
+        await ws.send_json({"type": "subscribe", "id": "text", "payload": text})
+        refused = await ws.receive_json(timeout=15)
+        assert (refused["type"], refused["id"]) == ("error", "text")
+        assert refused["payload"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"
+        persisted = {"version": 1, "sha256Hash": sha256(WATCH)}
+        by_hash = {"extensions": {"persistedQuery": persisted}, "variables": {"id": "m1"}}
+        await ws.send_json({"type": "subscribe", "id": "hash", "payload": by_hash})
+        await until(only.feeds(1), "the subscription by hash")
+        await social.write("acme", "create", {"member_id": "m1", "handle": "ann", "name": "Ann"})
+        assert (await ws.receive_json(timeout=20))["id"] == "hash"
+    await until(only.feeds(0), "the feed closed with its socket")

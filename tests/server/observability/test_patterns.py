@@ -27,7 +27,8 @@ from generated.queries import (
     user_order,
 )
 from keygraph.plan import BatchGet, Delete, Get, Put, Query, Scan, Update
-from server.observability.patterns import OTHER, SCAN, Patterns
+from keygraph.serve.patterns import OTHER, SCAN, Patterns
+from server.observability.wiring import SPEC
 
 T = "acme"
 WHEN = datetime(2024, 1, 2, tzinfo=UTC)
@@ -59,7 +60,7 @@ READS = {
     "get_idempotency_record": idempotency_record.plan_get_idempotency_record(T, "k"),
     "cleanup_tasks": cleanup_task.plan_cleanup_tasks(limit=5),
 }
-PATTERNS = Patterns.load()
+PATTERNS = Patterns.load(SPEC)
 
 
 @pytest.mark.parametrize("name", sorted(READS))
@@ -69,8 +70,6 @@ def test_each_read_is_named_by_its_pattern(name: str) -> None:
 
 def test_every_pattern_of_the_spec_is_covered() -> None:
     import tomllib
-
-    from server.observability.patterns import SPEC
 
     assert set(tomllib.loads(SPEC.read_text())["patterns"]) == set(READS)
 

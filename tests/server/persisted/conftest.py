@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from server.persisted.manifest import sha256
+from keygraph.serve.manifest import sha256
 from server.settings import ExecutorKind, Settings
 
 USERS = "query Users($n: Int) { users(first: $n) { edges { node { email } } } }"

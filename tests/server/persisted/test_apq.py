@@ -10,8 +10,8 @@ import httpx
 import pytest
 from graphql import validate
 
+from keygraph.serve import persisted as apq
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge import persisted as apq
 from server.edge.app import create_app
 from server.edge.strawberry_view import StrawberryView
 from server.graphql import prepare as prepare_module

@@ -13,10 +13,10 @@ import httpx
 import orjson
 import pytest
 
+from keygraph.serve.manifest import apollo_manifest, sha256
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.cli import main
 from server.edge.app import create_app
-from server.persisted.manifest import apollo_manifest, sha256
 from server.settings import Settings, SettingsError
 from tests.server.persisted.conftest import USERS, codes, get, persisted, post
 

@@ -10,18 +10,19 @@ a size: the text is no tenant's data (every answer is computed for its own calle
 document one tenant registered serves every tenant. A retry that reaches another worker sends
 the text again, as the protocol does on NOT_FOUND, so workers need not share them.
 
-With trusted documents (a manifest, server/persisted/manifest.py) nothing registers and
-only the manifest's documents run: an unknown hash is PERSISTED_QUERY_NOT_FOUND, any other
-text PERSISTED_QUERY_REQUIRED (HTTP 403)."""
+With trusted documents (a manifest, manifest.py) nothing registers and only the manifest's
+documents run: an unknown hash is PERSISTED_QUERY_NOT_FOUND, any other text
+PERSISTED_QUERY_REQUIRED (HTTP 403). Both servers resolve requests here: `keygraph serve`
+(app.py) and the repository's own (server/edge/http.py)."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from server.edge.guard import Refusal
-from server.persisted.manifest import is_hash, sha256
+from .manifest import is_hash, sha256
 
 NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
 REQUIRED = "PERSISTED_QUERY_REQUIRED"
@@ -29,6 +30,15 @@ MISMATCH = "PERSISTED_QUERY_HASH_MISMATCH"
 MAX_DOCUMENTS = 2048
 MAX_BYTES = 8 * 1024 * 1024
 """Registered documents a worker keeps, and their total size in UTF-8 bytes at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a persisted operation must not run: HTTP status, error code and message."""
+
+    status: int
+    code: str
+    message: str
 
 
 class Documents:

@@ -4,7 +4,9 @@ and a few fixed ones) whatever the keys hold.
 
 A read is matched against the patterns' key templates (a get's or batch get's against its
 entity's primary key, a query's against its index, partition and sort condition); a write
-is named by the entity whose primary key it addresses. Anything else is `other`.
+is named by the entity whose primary key it addresses. Anything else is `other`. Both
+servers name their store calls' metrics so: `keygraph serve` with the spec it compiled, the
+repository's server with its generated package's.
 """
 
 from __future__ import annotations
@@ -16,11 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import generated
 from keygraph.plan import BatchGet, Check, Delete, Get, Put, Query, Scan, Update, WriteAction
 
-SPEC = Path(generated.__file__).resolve().parent.parent / "access_patterns.toml"
-"""The spec the generated package was made from."""
 OTHER = "other"
 TRANSACTION = "transaction"
 BATCH_WRITE = "batch_write"
@@ -103,7 +102,7 @@ class Patterns:
         )
 
     @classmethod
-    def load(cls, path: Path = SPEC) -> Patterns:
+    def load(cls, path: Path) -> Patterns:
         """From the spec file; with none there (an installed server), every call is `other`."""
         try:
             spec = tomllib.loads(path.read_text())
@@ -158,3 +157,10 @@ class Patterns:
         if isinstance(plan, Scan):
             return SCAN
         return OTHER
+
+    def of_call(self, kind: str, plan: object) -> str:
+        """The pattern of a store call of DynamoDB operation `kind`: a batch write's or a
+        transaction's is its kind, as its actions mix entities."""
+        if isinstance(plan, Sequence):
+            return BATCH_WRITE if kind == "BatchWriteItem" else TRANSACTION
+        return self.of(plan)
