@@ -30,12 +30,13 @@ from server.domain import cleanup
 from server.edge import persisted
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
-from server.edge.shared import budgets
+from server.edge.shared import Shared, budgets
 from server.observability.requests import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.persisted import manifest
 from server.realtime.changes import change_of
 from server.realtime.connection import Realtime
+from server.realtime.elected import Elected
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
 from server.settings import Settings
 
@@ -61,6 +62,35 @@ def _stream_of(store: Store) -> ChangeStream | None:
     except NoStream as exc:
         log.info("subscriptions are off: %s", exc)
         return None
+
+
+def _hub(
+    settings: Settings, store: Store, stream: ChangeStream | None, shared: Shared | None
+) -> tuple[Hub | None, Elected | None]:
+    """The hub of subscriptions (None: no stream, none served), fed by the Redis Stream
+    of one elected reader when hosts share Redis (then with this worker's contender)."""
+    if stream is None:
+        return None, None
+    if shared is None:
+        return Hub(stream, settings.poll_interval, change_of), None
+    elected = Elected(settings, store, stream, shared.link)
+    return Hub(stream, settings.poll_interval, change_of, elected.source), elected
+
+
+@contextlib.asynccontextmanager
+async def _running(hub: Hub | None, elected: Elected | None) -> AsyncIterator[None]:
+    """The hub and this worker's contender for the reader's lease, for the block."""
+    if hub is not None:
+        await hub.start()
+    if elected is not None:
+        elected.start()
+    try:
+        yield
+    finally:
+        if elected is not None:
+            await elected.stop()
+        if hub is not None:
+            await hub.stop()
 
 
 GRAPHQL_PATH = "/graphql"
@@ -144,7 +174,7 @@ def create_app(
 
     if stream is None and own_stream:
         stream = _stream_of(store)
-    hub = None if stream is None else Hub(stream, settings.poll_interval, change_of)
+    hub, elected = _hub(settings, store, stream, shared)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -152,14 +182,10 @@ def create_app(
         await _resume_cleanups(Session(served, cursors))
         if shared is not None:
             shared.start()
-        if hub is not None:
-            await hub.start()
         try:
-            async with observability.running(store):
+            async with _running(hub, elected), observability.running(store):
                 yield
         finally:
-            if hub is not None:
-                await hub.stop()
             await cleanup.stop()
             if shared is not None:
                 await shared.close()

@@ -9,6 +9,7 @@ from generated.models.user import User
 from keygraph.realtime.changes import Change
 from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
+from keygraph.realtime.sources import StreamSource
 from server.realtime.changes import change_of
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
@@ -58,9 +59,11 @@ async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
     try:
         feed = hub.open("acme", ("user", "U1"))
         hub.close(feed)
+        assert isinstance(hub.source, StreamSource)
+        reader = hub.source.reader
         record = stream.append("INSERT", new=user_item("a", 1))
         await until(
-            lambda: record.sequence in hub.frontier().values(), "the reader to read the change"
+            lambda: record.sequence in reader.frontier().values(), "the reader to read the change"
         )
         assert hub.delivered == 0
     finally:
