@@ -2,6 +2,8 @@
 (keygraph/realtime/reader.py), read by every host's hub (source.py). An entry is one
 record with its shard, its sequence, its partition key's value and the reader's frontier
 when it read it, so a hub hands on the changes the change stream would, cursors and all.
+It also holds the sequence the reader had appended up to on its shard just before it (the
+previous record of its read, or the frontier's), which tells a resume where to start.
 
 An append is fenced: it carries the reader's term (its lease's version when taken), and
 Redis refuses it once a later term has appended. Entries older than the retention, and the
@@ -36,9 +38,9 @@ while i <= #ARGV do
   local shard, frontier, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   i = i + 3
   for _ = 1, count do
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*',
-      's', shard, 'f', frontier, 'q', ARGV[i], 'p', ARGV[i + 1], 'r', ARGV[i + 2])
-    i = i + 3
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 's', shard, 'f', frontier,
+      'q', ARGV[i], 'b', ARGV[i + 1], 'p', ARGV[i + 2], 'r', ARGV[i + 3])
+    i = i + 4
   end
 end
 local clock = redis.call('TIME')
@@ -48,7 +50,8 @@ return 1
 """
 """Appends to the stream KEYS[1] unless a later term than ARGV[1] holds the fence KEYS[2];
 then trims entries older than ARGV[2] ms and past ARGV[3]. Each read is its shard, its
-frontier and its count of records, each record its sequence, partition and wire JSON."""
+frontier and its count of records, each record its sequence, the sequence before it on its
+shard ("": none), partition and wire JSON."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,9 @@ class Entry:
     shard_id: str
     frontier: dict[str, str | None]
     sequence: str
+    before: str | None
+    """The sequence the reader had appended up to on this shard before this record (None:
+    none)."""
     partition: str
     wire: bytes
 
@@ -70,6 +76,11 @@ class Entry:
     def record(self) -> StreamRecord:
         return record_of_wire(orjson.loads(self.wire))
 
+    def reached(self) -> dict[str, str | None]:
+        """The reader's frontier just before this record: its read's, with this record's
+        shard at the record before it (a read's records share one frontier)."""
+        return {**self.frontier, self.shard_id: self.before}
+
 
 def entries_of(raw: Sequence[tuple[Any, dict[bytes, bytes]]]) -> list[Entry]:
     """Entries as XRANGE and XREAD give them."""
@@ -79,6 +90,7 @@ def entries_of(raw: Sequence[tuple[Any, dict[bytes, bytes]]]) -> list[Entry]:
             fields[b"s"].decode(),
             orjson.loads(fields[b"f"]),
             fields[b"q"].decode(),
+            fields[b"b"].decode() or None,
             fields[b"p"].decode(),
             fields[b"r"],
         )
@@ -107,9 +119,12 @@ class ChangeLog:
         args: list[str | int | bytes] = [term, self.retention_ms, self.most]
         for read in reads:
             args += [read.shard_id, orjson.dumps(read.frontier), len(read.records)]
+            before = read.frontier.get(read.shard_id)
             for record in read.records:
                 partition = record.keys.get(self.partition_key)
-                args += [record.sequence, str(partition), orjson.dumps(record_to_wire(record))]
+                wire = orjson.dumps(record_to_wire(record))
+                args += [record.sequence, before or "", str(partition), wire]
+                before = record.sequence
         done = await self._append(keys=[self.key, self.fence], args=args)
         return int(done) == 1
 

@@ -4,8 +4,10 @@ change stream. A record appended again by a reader that took over from a checkpo
 handed on once per shard (by its sequence).
 
 A resume reads the Redis Stream when it holds everything the cursor lacks: it finds the
-newest entry whose frontier the cursor has reached on every shard (halving the time the
-stream spans, each look one entry), and reads on from there. A cursor older than what
+newest entry with the cursor at or past where the reader was just before that record on
+every shard (halving the time the stream spans, each look one entry), and reads on from
+there. Where the reader was is the entry's own (`Entry.reached`), not its read's frontier:
+a read's records share one, and a cursor may fall between them. A cursor older than what
 Redis keeps, or a Redis that does not answer, replays from the change stream instead."""
 
 from __future__ import annotations
@@ -138,8 +140,8 @@ class RedisSource:
     async def _start(
         self, after: Mapping[str, str | None], parents: Mapping[str, str | None]
     ) -> Entry | None:
-        """The newest entry (at a millisecond's first) from which the stream holds every
-        record the resume needs; None when even the oldest kept does not."""
+        """The newest entry from which the stream holds every record the resume needs, as
+        found a millisecond at a time; None when even the oldest kept does not."""
         low = await self.changes.first_from("-")
         if low is None or not holds(low, after, parents):
             return None
@@ -192,9 +194,10 @@ class RedisSource:
 
 
 def holds(entry: Entry, after: Mapping[str, str | None], parents: Mapping[str, str | None]) -> bool:
-    """Whether every record after `after` (per shard) lies at or after `entry`: the reader
-    had read no shard of it past what the cursor has, and had not left one behind."""
-    frontier = entry.frontier
+    """Whether every record after `after` (per shard) lies at or after `entry`: just before
+    it, the reader had appended no shard past what the cursor has, and had left none
+    behind."""
+    frontier = entry.reached()
     left: set[str] = set()
     for shard_id in frontier:
         parent = parents.get(shard_id)

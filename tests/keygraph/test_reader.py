@@ -2,7 +2,8 @@
 real redis-server: contenders for the lease in the table elect exactly one, and a holder
 that stopped renewing is fenced off by the lease's version (in the table) and its term (in
 Redis); the holder appends the stream to the Redis Stream, and when it is cancelled or its
-process is killed another contender goes on from its checkpoint, losing nothing."""
+process is killed another contender goes on from its checkpoint, losing nothing. A resume
+reads Redis from the first record its cursor lacks."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from keygraph.shared.source import RedisSource
 from keygraph.store import Store
 from keygraph.stores import stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.streams import StreamRecord
+from keygraph.streams import Partitions, Position, Shard, StreamRecord
 from tests.conftest import StoreFactory
 from tests.redis_server import RedisServer
 from tests.waiting import until
@@ -101,6 +102,30 @@ async def test_a_stale_term_cannot_append(link: Link) -> None:
     assert await log.append(3, [Read("s1", {"s1": "1"}, [record(2)])])
     entries, _ = await log.after("-", 10)
     assert [entry.sequence for entry in entries] == ["1", "2"]
+
+
+@pytest.mark.parametrize(
+    ("after", "lacked"), [("1", [2, 3, 4, 5]), ("3", [4, 5]), ("4", [5]), ("5", [])]
+)
+async def test_a_resume_reads_redis_from_the_first_record_the_cursor_lacks(
+    link: Link, redis_server: RedisServer, after: str, lacked: list[int]
+) -> None:
+    log = changes(link)
+    assert await log.append(1, [Read("s1", {"s1": None}, [record(n) for n in (1, 2, 3)])])
+    # a reader taking over from a checkpoint at 1 appends 2 and 3 again, in one read with 4, 5
+    assert await log.append(2, [Read("s1", {"s1": "1"}, [record(n) for n in (2, 3, 4, 5)])])
+    source = RedisSource(log, redis_server.url)
+    try:
+        replayed = await source.replay(
+            [Position("s1", after)],
+            [Shard("s1", None, False)],
+            Partitions("PK", ("T",)),
+            lambda _points: None,
+        )
+        assert replayed is not None  # Redis holds it all: the change stream is not read
+        assert [int(record.sequence) async for _shard, record in replayed] == lacked
+    finally:
+        await source.close()
 
 
 def write(store: Store, n: int) -> asyncio.Future[None]:
