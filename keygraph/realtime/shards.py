@@ -43,7 +43,16 @@ class ShardReader:
                 return
 
     async def poll(self) -> list[Read]:
-        """Reads each followed shard once; what was found."""
+        """Reads each followed shard once; what was found. A poll that fails leaves the
+        reader where it was: what it had read of other shards is read again."""
+        before = self.state()
+        try:
+            return await self._poll()
+        except BaseException:
+            self.restore(before)
+            raise
+
+    async def _poll(self) -> list[Read]:
         self._follow(await self.stream.shards())
         reads: list[Read] = []
         for shard_id, position in list(self._positions.items()):
