@@ -3,13 +3,15 @@ each host runs a contender, the lease in the table (lease.py) elects one, and th
 appends every record it reads to the Redis Stream (keygraph/shared/changes.py) under its
 term, and checkpoints where it is on every shard in the lease with each renewal.
 
-A reader that stops (cancelled, killed, cut off from the table) stops renewing; another
-contender takes the lease once it has run out and goes on from the checkpoint, so records
-read after the last checkpoint are appended again (hubs hand each on once) and none is
-lost. A reader that lost the lease without knowing it is fenced off: its renewal and its
-appends are refused by the lease's version and its term. The first reader ever starts at
-the stream's end. While Redis cannot be reached the reader keeps its place and tries again.
-The lease's own records are not appended."""
+A reader that dies (killed, cut off from the table) stops renewing; another contender
+takes the lease once it has run out and goes on from the checkpoint, so records read after
+the last checkpoint are appended again (hubs hand each on once) and none is lost. One that
+is cancelled, or whose lease ran out on its own clock while it was held up, releases the
+lease with its checkpoint unless another contender took it. A reader that lost the lease
+without knowing it is fenced off: its renewal and its appends are refused by the lease's
+version and its term. The first reader ever starts at the stream's end. While Redis cannot
+be reached the reader keeps its place and tries again. The lease's own records are not
+appended."""
 
 from __future__ import annotations
 
@@ -135,8 +137,9 @@ class ElectedReader:
                 log.warning("the stream reader's lease was not renewed: %s", exc)
 
     async def _release(self) -> None:
-        """Checkpoints and lets another contender take over at once (if still held)."""
-        if not self.lease.held:
+        """Checkpoints and lets another contender take over at once, unless one took the
+        lease already (the write is fenced by its version)."""
+        if self.lease.version is None:
             return
         with contextlib.suppress(StoreError, OSError):
             await self.lease.renew(self._checkpoint(), release=True)

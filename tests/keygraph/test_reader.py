@@ -3,7 +3,8 @@ real redis-server: contenders for the lease in the table elect exactly one, and 
 that stopped renewing is fenced off by the lease's version (in the table) and its term (in
 Redis); the holder appends the stream to the Redis Stream, and when it is cancelled or its
 process is killed another contender goes on from its checkpoint, losing nothing. A resume
-reads Redis from the first record its cursor lacks."""
+reads Redis from the first record its cursor lacks, and a holder held up past its lease
+releases it with its checkpoint."""
 
 from __future__ import annotations
 
@@ -201,6 +202,33 @@ async def test_a_cancelled_holder_is_replaced_from_its_checkpoint(
         await asyncio.gather(*(write(store, n) for n in range(40, 60)))
         await until(lambda: set(seen) >= set(range(60)), "every write in Redis")
     assert sorted(set(seen)) == list(range(60))
+
+
+async def test_a_holder_held_up_past_its_lease_releases_it_with_its_checkpoint(
+    store_factory: StoreFactory, link: Link, redis_server: RedisServer
+) -> None:
+    store = await store_factory("embedded", TABLE)
+    clock = Clock()
+    leaders: set[str] = set()
+    lease = Lease(store, KEY, 10.0, "a", clock)
+    held_up = ElectedReader(
+        stream_of(store),
+        lease,
+        changes(link),
+        0.01,
+        leading=lambda on: leaders.add("a") if on else leaders.discard("a"),
+    )
+    async with collecting(redis_server.url, link) as seen, running(held_up):
+        await until(lambda: leaders == {"a"}, "a reader to lead")
+        await asyncio.gather(*(write(store, n) for n in range(5)))
+        await until(lambda: set(seen) >= set(range(5)), "the writes in Redis")
+        clock.now = 20.0  # its lease ran out on its clock: it stops reading
+        await until(lambda: held_up.takes == 2, "the released lease to be taken again")
+        await write(store, 5)
+        await until(lambda: 5 in seen, "the next write in Redis")
+    entries, _ = await changes(link).after("-", 100)
+    appended = [entry.record().keys["SK"] for entry in entries]
+    assert sorted(appended) == [f"{n:04}" for n in range(6)]  # none appended again
 
 
 READER_PROCESS = """
