@@ -167,8 +167,17 @@ class Settings:
     trace_service: str = "keygraph"
     """The spans' service.name."""
     redis_url: str | None = None
-    """Redis (or Valkey) every host shares tenants' budgets and places through
-    (keygraph/shared/; needs the `redis` extra); unset: each worker counts its own."""
+    """Redis (or Valkey) every host shares tenants' budgets and places through, and the
+    change stream one elected reader appends to a Redis Stream every hub reads
+    (keygraph/shared/; needs the `redis` extra); unset: each worker counts its own, and
+    each host reads the change stream."""
+    reader_lease: float = 8.0
+    """Seconds the stream reader's lease lasts unrenewed (keygraph/realtime/lease.py): a
+    reader that stops is replaced within it, and a contender's look at the lease, after."""
+    redis_stream_retention: float = 3600.0
+    """Seconds of changes the Redis Stream keeps: a resume within them reads Redis."""
+    redis_stream_max: int = 1_000_000
+    """Entries the Redis Stream keeps at most (its memory, about 1 KB an entry)."""
 
     @property
     def poll_interval(self) -> float:

@@ -44,7 +44,8 @@ async def follow(
         # read them yet): they are not sent again
         had = feed.had
         if after is not None:
-            resumed = plan(await hub.stream.shards(), after)
+            shards = await hub.stream.shards()
+            resumed = plan(shards, after)
             whole = after.whole or resumed.lost
             had.update((p.shard_id, p.after) for p in resumed.positions)
             told = False
@@ -57,7 +58,7 @@ async def follow(
 
             if resumed.lost:
                 await trimmed_once()
-            async for change in hub.replay(resumed.positions, trimmed_once, within, pay):
+            async for change in hub.replay(resumed.positions, trimmed_once, within, pay, shards):
                 had[change.shard_id] = change.sequence
                 if change.tenant == tenant and topic in change.topics and visible(change):
                     yield change, _cursor(cursors, tenant, change, had, whole)

@@ -51,7 +51,8 @@ class Link:
             socket_connect_timeout=TIMEOUT,
             retry=Retry(NoBackoff(), 1),
         )
-        self._errors: tuple[type[BaseException], ...] = (RedisError, OSError)
+        self.errors: tuple[type[BaseException], ...] = (RedisError, OSError)
+        """What a failed call raises."""
         self._fell_back = fell_back
         self._changed = changed
         self._probe_every = probe_every
@@ -74,7 +75,7 @@ class Link:
             self._next_probe = now + self._probe_every  # this call is the probe
         try:
             result = await call()
-        except self._errors as exc:
+        except self.errors as exc:
             self._down(exc)
             self._fell_back(what)
             return None

@@ -27,7 +27,7 @@ from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
 from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
-from server.edge.shared import budgets
+from server.edge.shared import Shared, budgets
 from server.observability import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
 from server.realtime.limits import ConnectionLimits, SubscriptionLimits
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from keygraph.serve.budget import Budget
     from keygraph.shared.places import SharedPlaces
     from server.graphql.schema import KeygraphSchema
+    from server.realtime.elected import Elected
 
 _PROBE_KEY = {"PK": "KEYGRAPH#READY", "SK": "PROBE"}
 log = logging.getLogger("keygraph.app")
@@ -65,12 +66,23 @@ def _stream_of(store: Store) -> ChangeStream | None:
         return None
 
 
-def _hub(stream: ChangeStream, poll_interval: float) -> Hub:
-    """The hub subscriptions read `stream` through; realtime is loaded only for one."""
+def _hub(
+    settings: Settings, store: Store, stream: ChangeStream | None, shared: Shared | None
+) -> tuple[Hub | None, Elected | None]:
+    """The hub of subscriptions (None: no stream, none served), fed by the Redis Stream
+    of one elected reader when hosts share Redis (then with this worker's contender);
+    realtime is loaded only for a stream."""
+    if stream is None:
+        return None, None
     from keygraph.realtime.hub import Hub
     from server.realtime.changes import change_of
 
-    return Hub(stream, poll_interval, change_of)
+    if shared is None:
+        return Hub(stream, settings.poll_interval, change_of), None
+    from server.realtime.elected import Elected
+
+    elected = Elected(settings, store, stream, shared.link)
+    return Hub(stream, settings.poll_interval, change_of, elected.source), elected
 
 
 def _realtime(
@@ -107,6 +119,22 @@ def _realtime(
         init_timeout=settings.ws_init_timeout,
         per_connection=settings.max_subscriptions_per_connection,
     )
+
+
+@contextlib.asynccontextmanager
+async def _running(hub: Hub | None, elected: Elected | None) -> AsyncIterator[None]:
+    """The hub and this worker's contender for the reader's lease, for the block."""
+    if hub is not None:
+        await hub.start()
+    if elected is not None:
+        elected.start()
+    try:
+        yield
+    finally:
+        if elected is not None:
+            await elected.stop()
+        if hub is not None:
+            await hub.stop()
 
 
 GRAPHQL_PATH = "/graphql"
@@ -190,7 +218,7 @@ def create_app(
 
     if stream is None and own_stream:
         stream = _stream_of(store)
-    hub = None if stream is None else _hub(stream, settings.poll_interval)
+    hub, elected = _hub(settings, store, stream, shared)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -198,14 +226,10 @@ def create_app(
         await _resume_cleanups(Session(served, cursors))
         if shared is not None:
             shared.start()
-        if hub is not None:
-            await hub.start()
         try:
-            async with observability.running(store):
+            async with _running(hub, elected), observability.running(store):
                 yield
         finally:
-            if hub is not None:
-                await hub.stop()
             await cleanup.stop()
             if shared is not None:
                 await shared.close()

@@ -65,5 +65,24 @@ REDIS_UP = Gauge(
     "1 while the worker reaches Redis for shared budgets and places, else 0 (with Redis).",
     multiprocess_mode="livemin",
 )
+STREAM_READER = Gauge(
+    "keygraph_stream_reader",
+    "1 on the worker holding the stream reader's lease, else 0 (with Redis).",
+    multiprocess_mode="livesum",
+)
+STREAM_READER_TAKES = Counter(
+    "keygraph_stream_reader_takes",
+    "Times a worker took the stream reader's lease (with Redis): each is a failover but one.",
+)
+STREAM_APPENDED = Counter(
+    "keygraph_stream_appended_records",
+    "Change stream records the reader appended to the Redis Stream.",
+)
+RESUMES = Counter(
+    "keygraph_stream_resumes",
+    "Resumes by what they replayed from: the Redis Stream or the change stream (with Redis).",
+    ["source"],
+)
 
 FALLBACKS_BY: Children[Counter] = Children(SHARED_FALLBACKS)
+RESUMES_BY: Children[Counter] = Children(RESUMES)

@@ -17,12 +17,10 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from keygraph.errors import StoreError
-from keygraph.stores.dynamodb.wire import deserialize_item, serialize_item
 from keygraph.streams import (
     Batch,
     ChangeStream,
@@ -32,34 +30,13 @@ from keygraph.streams import (
     StreamRecord,
     Trimmed,
 )
+from keygraph.streams.wire import record_to_wire
 
 log = logging.getLogger("keygraph.realtime")
 
 KEEP = 4096
 """Records kept in memory a shard."""
 READ_LIMIT = 1000
-
-
-def record_to_wire(record: StreamRecord) -> dict[str, Any]:
-    return {
-        "sequence": record.sequence,
-        "event": record.event,
-        "keys": serialize_item(record.keys),
-        "old": None if record.old is None else serialize_item(record.old),
-        "new": None if record.new is None else serialize_item(record.new),
-        "at": record.at.isoformat(),
-    }
-
-
-def record_of_wire(wire: dict[str, Any]) -> StreamRecord:
-    return StreamRecord(
-        wire["sequence"],
-        wire["event"],
-        deserialize_item(wire["keys"]),
-        None if wire["old"] is None else deserialize_item(wire["old"]),
-        None if wire["new"] is None else deserialize_item(wire["new"]),
-        datetime.fromisoformat(wire["at"]),
-    )
 
 
 @dataclass

@@ -14,7 +14,8 @@ from typing import Any
 
 from keygraph.errors import StoreError
 from keygraph.streams import Batch, Partitions, Position, Shard, Trimmed
-from server.realtime.relay import READ_LIMIT, record_of_wire
+from keygraph.streams.wire import record_of_wire
+from server.realtime.relay import READ_LIMIT
 
 CONNECT_TRIES = 5
 CONNECT_PAUSE = 0.2

@@ -1,14 +1,18 @@
-"""The stream reader: it follows shards into their children, and when the records it has
-not read yet are trimmed away under it, it goes on from the oldest kept."""
+"""The stream reader: it follows shards into their children, when the records it has not
+read yet are trimmed away under it, it goes on from the oldest kept, and a read that fails
+on one shard loses nothing it read of the others."""
 
 from __future__ import annotations
 
 import asyncio
 
 from generated.models.user import User
+from keygraph.errors import StoreError
 from keygraph.realtime.changes import Change
 from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
+from keygraph.realtime.sources import StreamSource
+from keygraph.streams import Batch, Partitions, Position
 from server.realtime.changes import change_of
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
@@ -58,10 +62,43 @@ async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
     try:
         feed = hub.open("acme", ("user", "U1"))
         hub.close(feed)
+        assert isinstance(hub.source, StreamSource)
+        reader = hub.source.reader
         record = stream.append("INSERT", new=user_item("a", 1))
         await until(
-            lambda: record.sequence in hub.frontier().values(), "the reader to read the change"
+            lambda: record.sequence in reader.frontier().values(), "the reader to read the change"
         )
         assert hub.delivered == 0
+    finally:
+        await hub.stop()
+
+
+class FailingOnce(MemoryStream):
+    """Two shards side by side; the next read of the second fails once `failing` is set."""
+
+    def __init__(self) -> None:
+        super().__init__(lanes=2)
+        self.failing = False
+
+    async def read(
+        self, position: Position, limit: int = 1000, *, within: Partitions | None = None
+    ) -> Batch:
+        if self.failing and position.shard_id == "shard-1":
+            self.failing = False
+            raise StoreError("the second shard was not read")
+        return await super().read(position, limit, within=within)
+
+
+async def test_a_read_failing_on_one_shard_loses_nothing_read_of_another() -> None:
+    stream = FailingOnce()
+    hub = Hub(stream, poll_interval=0.01, decode=change_of)
+    await hub.start()
+    try:
+        feed = hub.open("acme", ("user", "U1"))
+        stream.failing = True
+        stream.append("INSERT", new=user_item("a", 1))  # the first shard's
+        stream.append("MODIFY", old=user_item("a", 1), new=user_item("b", 2))  # the second's
+        assert await names(feed, 2) == ["a", "b"]
+        assert not stream.failing
     finally:
         await hub.stop()

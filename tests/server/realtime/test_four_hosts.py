@@ -1,0 +1,160 @@
+"""Four `serve` processes, `--workers 2` each, with their own data directories over one
+table (the embedded file, linked into each directory, as hosts share one DynamoDB table)
+and one redis-server: subscribers on every worker of every host get every event, and when
+the host whose worker reads the change stream is SIGKILLed, a worker of another host takes
+the lease over within it, and subscribers of the killed host resuming elsewhere lose no
+event."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_ws import AsyncWebSocketSession, aconnect_ws
+
+from generated.table import TABLE
+from keygraph.plan import Get, Put
+from keygraph.store import Store
+from keygraph.stores.embedded.store import EmbeddedStore
+from server.graphql.ids import to_global_id
+from tests.redis_server import RedisServer
+from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
+from tests.server.realtime.test_hosts import LEASE_KEY, USER, Subscriber, led, rename
+from tests.server.realtime.test_hub import user_item
+from tests.server.realtime.test_served import STARTED
+from tests.server.realtime.test_workers import MAX_CONNECTIONS, _connections
+from tests.server.serving.test_serve import Server
+from tests.waiting import POLL, UNTIL_SECONDS, until
+
+HOSTS = 4
+LEASE = 2.0
+"""Seconds of the reader's lease: a takeover comes after about one."""
+TAKEOVER = 10.0
+"""Seconds within which another host reads the change stream once the reader's is killed."""
+
+
+@pytest.fixture
+async def writer(tmp_path: Path) -> AsyncIterator[Store]:
+    """The one table every host serves, with a user to subscribe to (the change log exists
+    before any host opens it)."""
+    (tmp_path / "table").mkdir()
+    store = EmbeddedStore(TABLE, path=tmp_path / "table" / "keygraph.sqlite3")
+    await store.put(Put(user_item("n0", 1)))
+    yield store
+    await store.close()
+
+
+def workers(server: Server) -> list[int]:
+    return server.children(lambda cmdline: "multiprocessing.spawn" in cmdline)
+
+
+async def subscribed(
+    server: Server, client: httpx.AsyncClient, stack: contextlib.AsyncExitStack, after: str | None
+) -> Subscriber:
+    """A userChanged subscription on `server` (after the cursor `after`, if any)."""
+    ws: AsyncWebSocketSession = await stack.enter_async_context(
+        aconnect_ws(
+            f"{server.url}/graphql",
+            client,
+            subprotocols=[PROTOCOL],
+            keepalive_ping_interval_seconds=None,
+        )
+    )
+    await ws.send_json({"type": "connection_init", "payload": bearer(server.token)})
+    assert (await receive(ws, 30))["type"] == "connection_ack"
+    variables: dict[str, Any] = {"id": to_global_id("User", "U1")}
+    if after is not None:
+        variables["after"] = after
+    await subscribe(ws, "1", USER, variables)
+    return Subscriber(ws, "1")
+
+
+async def on_every_worker(
+    server: Server, client: httpx.AsyncClient, stack: contextlib.AsyncExitStack
+) -> list[Subscriber]:
+    """Subscribers on `server` until each of its workers holds one, started."""
+    pids = workers(server)
+    assert len(pids) == 2
+    found: list[Subscriber] = []
+    while len(found) < MAX_CONNECTIONS and not all(_connections(p, server.port) for p in pids):
+        found.append(await subscribed(server, client, stack, None))
+    assert all(_connections(p, server.port) for p in pids)
+    await until(lambda: server.logged(STARTED) >= len(found), "the subscriptions to start")
+    return found
+
+
+async def reading(store: Store, servers: list[Server]) -> tuple[Server, str]:
+    """The host whose worker holds the reader's lease, and its holder's name."""
+    lease = await store.get(Get(LEASE_KEY, consistent=True))
+    assert lease is not None
+    holder = str(lease["holder"])
+    pid = int(holder.split(":")[1])
+    (host,) = [server for server in servers if pid in workers(server)]
+    return host, holder
+
+
+async def taken_over(store: Store, killed: str, since: float) -> float:
+    """Returns, once a holder other than `killed` reads, the seconds from `since` to then."""
+    deadline = since + UNTIL_SECONDS + TAKEOVER
+    while True:
+        lease = await store.get(Get(LEASE_KEY, consistent=True))
+        if lease is not None and lease["holder"] != killed and not lease.get("released"):
+            return time.monotonic() - since
+        assert time.monotonic() < deadline, "timed out waiting for another host to read"
+        await asyncio.sleep(POLL)
+
+
+async def test_every_host_delivers_and_the_reading_host_killed_loses_nothing(
+    tmp_path: Path,
+    writer: Store,
+    redis_server: RedisServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KEYGRAPH_REDIS_URL", redis_server.url)
+    monkeypatch.setenv("KEYGRAPH_READER_LEASE", str(LEASE))
+    servers: list[Server] = []
+    try:
+        for n in range(HOSTS):
+            data = tmp_path / f"host-{n}"
+            data.mkdir()
+            (data / "keygraph.sqlite3").symlink_to(tmp_path / "table" / "keygraph.sqlite3")
+            servers.append(Server(data, "--workers", "2", log=tmp_path / f"host-{n}.log"))
+        await asyncio.gather(*(asyncio.to_thread(server.wait_healthy) for server in servers))
+        await led(writer)
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(httpx.AsyncClient())
+            subscribers: dict[Server, list[Subscriber]] = {}
+            for server in servers:
+                subscribers[server] = await on_every_worker(server, client, stack)
+            everyone = [s for found in subscribers.values() for s in found]
+            await rename(writer, "n1", "n2", "n3")
+            await asyncio.gather(*(s.until_names("n1", "n2", "n3") for s in everyone))
+
+            host, holder = await reading(writer, servers)
+            await rename(writer, "n4")  # mid-stream: read by the killed reader, or not yet
+            for pid in [*workers(host), host.process.pid]:
+                os.kill(pid, signal.SIGKILL)
+            killed = time.monotonic()
+            host.process.wait(timeout=30)
+            await rename(writer, "n5", "n6")
+            assert await taken_over(writer, holder, killed) <= TAKEOVER
+            survivors = [server for server in servers if server is not host]
+            live = [s for server in survivors for s in subscribers[server]]
+            await asyncio.gather(*(s.until_names("n4", "n5", "n6") for s in live))
+            resumed = [
+                await subscribed(survivors[n % len(survivors)], client, stack, s.cursors[-1])
+                for n, s in enumerate(subscribers[host])
+            ]
+            await asyncio.gather(*(s.until_names("n4", "n5", "n6") for s in resumed))
+            assert not any({"n1", "n2", "n3"} & set(s.names) for s in resumed)
+    finally:
+        for server in servers:
+            server.stop()
