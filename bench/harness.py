@@ -33,6 +33,7 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     "change-log": ("bench.stream_bench", "what the embedded change log costs a write"),
     "dynamodb-stream": ("bench.dynamodb_stream_bench", "the DynamoDB Streams reader"),
     "codegen": ("bench.codegen_bench", "a full `generate` of access_patterns.toml"),
+    "budget": ("bench.budget_bench", "a budget check: the bucket in Redis against the local one"),
 }
 """name -> (module, one line)."""
 

@@ -3,7 +3,7 @@ table (the embedded file, linked into each directory, as hosts share one DynamoD
 and one redis-server: subscribers on every worker of every host get every event, and when
 the host whose worker reads the change stream is SIGKILLed, a worker of another host takes
 the lease over within it, and subscribers of the killed host resuming elsewhere lose no
-event."""
+event; and one tenant's requests spread over the hosts are held to its one budget."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,16 @@ from generated.table import TABLE
 from keygraph.plan import Get, Put
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
 from server.graphql.ids import to_global_id
+from server.settings import Settings, load_settings
 from tests.redis_server import RedisServer
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
 from tests.server.realtime.test_hosts import LEASE_KEY, USER, Subscriber, led, rename
 from tests.server.realtime.test_hub import user_item
 from tests.server.realtime.test_served import STARTED
 from tests.server.realtime.test_workers import MAX_CONNECTIONS, _connections
-from tests.server.serving.test_serve import Server
+from tests.server.serving.test_serve import SECRET, Server
 from tests.waiting import POLL, UNTIL_SECONDS, until
 
 HOSTS = 4
@@ -39,6 +41,24 @@ LEASE = 2.0
 """Seconds of the reader's lease: a takeover comes after about one."""
 TAKEOVER = 10.0
 """Seconds within which another host reads the change stream once the reader's is killed."""
+BUDGET = {
+    "KEYGRAPH_TENANT_BUDGET": "1000",
+    "KEYGRAPH_TENANT_REFILL": "200",
+    "KEYGRAPH_MAX_COST": "1000",
+}
+"""A small budget: a tenant's requests on the four hosts exceed its refill many times over."""
+WINDOW = 3.0
+"""Seconds one tenant's requests are sent for."""
+CLIENTS = 4 * HOSTS
+"""Requests in flight at once."""
+ALIASES = 10
+SPREAD = (
+    "query($id: ID!) { "
+    + " ".join(f"u{n}: user(id: $id) {{ name }}" for n in range(ALIASES))
+    + " }"
+)
+"""One user read ALIASES times: it costs ALIASES and returns as many objects (no refund)."""
+TOLERANCE = 0.10
 
 
 @pytest.fixture
@@ -50,6 +70,22 @@ async def writer(tmp_path: Path) -> AsyncIterator[Store]:
     await store.put(Put(user_item("n0", 1)))
     yield store
     await store.close()
+
+
+@contextlib.contextmanager
+def hosts(tmp_path: Path) -> Iterator[list[Server]]:
+    """HOSTS `serve` processes of `--workers 2` over the `writer`'s table, killed at the end."""
+    servers: list[Server] = []
+    try:
+        for n in range(HOSTS):
+            data = tmp_path / f"host-{n}"
+            data.mkdir()
+            (data / "keygraph.sqlite3").symlink_to(tmp_path / "table" / "keygraph.sqlite3")
+            servers.append(Server(data, "--workers", "2", log=tmp_path / f"host-{n}.log"))
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
 
 
 def workers(server: Server) -> list[int]:
@@ -120,13 +156,7 @@ async def test_every_host_delivers_and_the_reading_host_killed_loses_nothing(
 ) -> None:
     monkeypatch.setenv("KEYGRAPH_REDIS_URL", redis_server.url)
     monkeypatch.setenv("KEYGRAPH_READER_LEASE", str(LEASE))
-    servers: list[Server] = []
-    try:
-        for n in range(HOSTS):
-            data = tmp_path / f"host-{n}"
-            data.mkdir()
-            (data / "keygraph.sqlite3").symlink_to(tmp_path / "table" / "keygraph.sqlite3")
-            servers.append(Server(data, "--workers", "2", log=tmp_path / f"host-{n}.log"))
+    with hosts(tmp_path) as servers:
         await asyncio.gather(*(asyncio.to_thread(server.wait_healthy) for server in servers))
         await led(writer)
         async with contextlib.AsyncExitStack() as stack:
@@ -155,6 +185,80 @@ async def test_every_host_delivers_and_the_reading_host_killed_loses_nothing(
             ]
             await asyncio.gather(*(s.until_names("n4", "n5", "n6") for s in resumed))
             assert not any({"n1", "n2", "n3"} & set(s.names) for s in resumed)
-    finally:
-        for server in servers:
-            server.stop()
+
+
+class Spread:
+    """One tenant's requests sent round-robin to the hosts, and what their budget admitted."""
+
+    def __init__(self, servers: list[Server], client: httpx.AsyncClient, token: str) -> None:
+        self.servers = servers
+        self.client = client
+        self.headers = bearer(token)
+        self.sent = 0
+        self.admitted = 0
+        self.refused = 0
+        self.cost = 0
+        """Points the admitted requests kept: requested, less what went back unused."""
+
+    async def one(self) -> None:
+        server = self.servers[self.sent % len(self.servers)]
+        self.sent += 1
+        variables = {"id": to_global_id("User", "U1")}
+        response = await self.client.post(
+            f"{server.url}/graphql",
+            json={"query": SPREAD, "variables": variables},
+            headers=self.headers,
+            timeout=30,
+        )
+        body = response.json()
+        if response.status_code == 429:
+            assert body["errors"][0]["extensions"]["code"] == "THROTTLED", body
+            self.refused += 1
+            return
+        assert response.status_code == 200, body
+        assert "errors" not in body, body
+        cost = body["extensions"]["cost"]
+        requested, objects = cost["requested"], cost["actual"]["objects"]
+        self.admitted += 1
+        self.cost += requested - max(0, requested - objects)
+
+    async def until(self, end: float) -> None:
+        while time.monotonic() < end:
+            await self.one()
+
+
+async def test_one_tenant_spread_over_the_hosts_is_held_to_its_budget(
+    tmp_path: Path,
+    writer: Store,
+    redis_server: RedisServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KEYGRAPH_REDIS_URL", redis_server.url)
+    for name, value in BUDGET.items():
+        monkeypatch.setenv(name, value)
+    limits = load_settings(jwt_secret=SECRET).limits
+    with hosts(tmp_path) as servers:
+        await asyncio.gather(*(asyncio.to_thread(server.wait_healthy) for server in servers))
+        pool = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+        async with httpx.AsyncClient(limits=pool) as client:
+            # another tenant opens the pooled connections and warms the hosts up
+            settings = Settings(data_dir=tmp_path / "host-0", jwt_secret=SECRET)
+            other = issue_token(settings, "warm", roles=["admin"])
+            warm = Spread(servers, client, other)
+            await asyncio.gather(*(warm.one() for _ in range(CLIENTS)))
+            assert warm.admitted == CLIENTS
+
+            spread = Spread(servers, client, servers[0].token)
+            start = time.monotonic()
+            await asyncio.gather(*(spread.until(start + WINDOW) for _ in range(CLIENTS)))
+            elapsed = time.monotonic() - start
+    fell_back = [s.log for s in servers if s.log and "redis cannot be reached" in s.log.read_text()]
+    assert not fell_back, f"hosts counted on their own budget: {fell_back}"
+    expected = limits.tenant_budget + limits.tenant_refill * elapsed
+    report = (
+        f"{spread.cost} points admitted against {expected:.0f} (capacity "
+        f"{limits.tenant_budget} + {limits.tenant_refill}/s over {elapsed:.2f} s); "
+        f"{spread.admitted} requests admitted, {spread.refused} refused"
+    )
+    assert spread.refused > 0, report
+    assert abs(spread.cost - expected) <= TOLERANCE * expected, report
