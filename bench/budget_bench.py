@@ -40,9 +40,9 @@ Batch = Callable[[int], Awaitable[None]]
 
 
 @contextlib.contextmanager
-def _redis() -> Iterator[tuple[str, str]]:
-    """The URL and version of a redis-server without persistence on a free loopback port,
-    once it answers; stopped at the end."""
+def redis_server() -> Iterator[tuple[str, str, int]]:
+    """The URL, version and pid of a redis-server without persistence on a free loopback
+    port, once it answers; stopped at the end."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise SystemExit("redis-server is not on PATH: apt-get install redis-server")
@@ -70,7 +70,7 @@ def _redis() -> Iterator[tuple[str, str]]:
             info: dict[str, Any] = client.info("server")  # type: ignore[assignment]
             version = info["redis_version"]
             client.close()
-            yield f"redis://127.0.0.1:{port}/0", str(version)
+            yield f"redis://127.0.0.1:{port}/0", str(version), process.pid
         finally:
             process.terminate()
             process.wait(timeout=10)
@@ -126,7 +126,7 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=50, help="checks timed together")
     args = parser.parse_args(argv)
-    with _redis() as (url, version):
+    with redis_server() as (url, version, _):
         report = {"redis": version, **asyncio.run(_run(url, args.rounds, args.batch))}
     text = json.dumps(report, indent=2)
     RESULTS.write_text(text + "\n")

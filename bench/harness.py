@@ -34,6 +34,7 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     "dynamodb-stream": ("bench.dynamodb_stream_bench", "the DynamoDB Streams reader"),
     "codegen": ("bench.codegen_bench", "a full `generate` of access_patterns.toml"),
     "budget": ("bench.budget_bench", "a budget check: the bucket in Redis against the local one"),
+    "hosts": ("bench.hosts_bench", "four hosts on one Redis: latency, failover, CPU per event"),
 }
 """name -> (module, one line)."""
 
