@@ -86,10 +86,16 @@ async def execute(
 def in_response_order(result: ExecutionResult) -> list[GraphQLError]:
     """The result's errors in the order of the places they name in its data (those naming
     none first), whatever order the reads that raised them finished in."""
-    return sorted(result.errors or (), key=lambda error: _place(result.data, error.path))
+    errors = result.errors or []
+    if len(errors) < 2:
+        return list(errors)
+    keys: dict[int, dict[str, int]] = {}  # each object's keys by position, found once
+    return sorted(errors, key=lambda error: _place(result.data, error.path, keys))
 
 
-def _place(data: Any, path: list[str | int] | None) -> tuple[int, ...]:
+def _place(
+    data: Any, path: list[str | int] | None, keys: dict[int, dict[str, int]]
+) -> tuple[int, ...]:
     """Where a path points in the data, as positions: a key's among its object's keys, an
     item's index; past a place the data does not hold (nulled), the path's own order."""
     if path is None:
@@ -98,7 +104,10 @@ def _place(data: Any, path: list[str | int] | None) -> tuple[int, ...]:
     value = data
     for step in path:
         if isinstance(value, dict) and step in value:
-            places.append(list(value).index(step))
+            found = keys.get(id(value))
+            if found is None:
+                found = keys[id(value)] = {key: at for at, key in enumerate(value)}
+            places.append(found[step])  # type: ignore[index]
             value = value[step]
         elif isinstance(value, list) and isinstance(step, int) and step < len(value):
             places.append(step)
