@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from keygraph.serve import Served
 from keygraph.serve.patterns import Patterns
@@ -24,22 +23,17 @@ from tests.keygraph.api.conftest import (
     post,
     served_client,
 )
+from tests.server.observability.helpers import Samples
+from tests.server.observability.helpers import scrape as scrape_with
 
 TOKEN = "serve-metrics-token-" + "t" * 16
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 pytestmark = pytest.mark.parametrize("kind", ["embedded"])
 
 
 async def scrape(client: httpx.AsyncClient) -> Samples:
-    """Every sample /metrics answers: (name, labels) to value."""
-    response = await client.get("/metrics", headers={"authorization": f"Bearer {TOKEN}"})
-    assert response.status_code == 200, response.text
-    samples: Samples = {}
-    for family in text_string_to_metric_families(response.text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return samples
+    """Every sample /metrics answers to TOKEN: (name, labels) to value."""
+    return await scrape_with(client, TOKEN)
 
 
 def grown(before: Samples, after: Samples, name: str, **labels: str) -> float:

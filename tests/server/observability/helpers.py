@@ -60,9 +60,9 @@ async def app_client(
         await store.close()
 
 
-async def scrape(client: httpx.AsyncClient) -> Samples:
-    """Every sample of /metrics: (name, labels) to value."""
-    response = await client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+async def scrape(client: httpx.AsyncClient, token: str = TOKEN) -> Samples:
+    """Every sample of /metrics, asked with `token`: (name, labels) to value."""
+    response = await client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200, response.text
     samples: Samples = {}
     for family in text_string_to_metric_families(response.text):
