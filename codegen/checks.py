@@ -39,7 +39,7 @@ _TYPE_KEYS = {
     "id": {"max_length", "pattern"},
     "struct": {"of"},
 }
-_COMMON_KEYS = {"type", "description", "optional", "default", "generated"}
+_COMMON_KEYS = {"type", "description", "optional", "default", "generated", "field"}
 _GENERATED = {"id": ("id", "string"), "now": ("datetime",)}
 """The types each generated value fits."""
 SCALAR_LISTS = frozenset({"id", "string"})

@@ -56,6 +56,8 @@ class RootBindingIR:
     scoped: bool
     page: str = ""
     """A query's page sizes (the constant of its module), "" for a get."""
+    by_id: str = ""
+    """A get taking its type's global id: the type it names; "" for key arguments."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,8 @@ class RelationBindingIR:
     batch: str = ""
     page: str = ""
     most: int | None = None
+    via: RelationBindingIR | None = None
+    """The relation of a query's items whose answers the field shows in their place."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from .lower_watches import watch_bindings
 from .lower_writes import write_bindings
 from .pattern_params import key_params, query_params
 from .pytypes import snake
-from .relations import batch_for, pattern_rules, relations_of
+from .relations import Relation, batch_for, pattern_rules, relations_of
 from .resolve import Resolved
 from .rules import owners as rule_owners
 from .summaries import summary_of
@@ -37,19 +37,8 @@ from .summaries import summary_of
 def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     spec = resolved.spec
     gets = {str(p.entity): name for name, p in spec.patterns.items() if p.operation == "get"}
-    roots: list[RootBindingIR] = []
     functions: dict[str, set[str]] = {}
-    for name, pattern in sorted(spec.patterns.items()):
-        page = _page(name) if pattern.operation == "query" else ""
-        functions.setdefault(module_of(pattern), set()).update({name, page} - {""})
-        if pattern.operation == "query":
-            args = tuple(arg_binding(p) for p in query_params(resolved, name))
-        else:
-            args = tuple(arg_binding(p) for p in key_params(resolved, str(pattern.entity)))
-        root = RootBindingIR(
-            root_field(resolved, name), pattern.operation, name, args, _scoped(resolved, name)
-        )
-        roots.append(replace(root, page=page))
+    roots = _roots(resolved, functions)
     shown = {d.name: d for d in api.definitions if d.kind == "type"}
     types: list[TypeBindingIR] = []
     classes: set[str] = set()
@@ -79,6 +68,11 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         sorted(d.name for d in api.definitions if d.kind == "enum" and d.name != CHANGE_KIND.name)
     )
     relations = [r for t in types for r in t.relations]
+    relations += [r.via for r in relations if r.via is not None]
+    for name in {t.get for t in types} | {n for r in relations for n in (r.function, r.batch)}:
+        if name:
+            pages = {_page(name)} if spec.patterns[name].operation == "query" else set()
+            functions.setdefault(module_of(spec.patterns[name]), set()).update({name} | pages)
     watches, watching = watch_bindings(resolved)
     asks = any(t.guards for t in types) or any(r.guard for r in relations)
     runtime = ["Api", "Arg", "Root", "Type", *(["Watch"] if watches else [])]
@@ -100,6 +94,25 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     return replace(bindings, watches=watches)
 
 
+def _roots(resolved: Resolved, functions: dict[str, set[str]]) -> list[RootBindingIR]:
+    """Each root field's binding, noting in `functions` what each queries module gives."""
+    roots: list[RootBindingIR] = []
+    for name, pattern in sorted(resolved.spec.patterns.items()):
+        field = root_field(resolved, name)
+        if field is None:
+            continue
+        page = _page(name) if pattern.operation == "query" else ""
+        functions.setdefault(module_of(pattern), set()).update({name, page} - {""})
+        if pattern.operation == "query":
+            args = tuple(arg_binding(p) for p in query_params(resolved, name))
+        else:
+            args = tuple(arg_binding(p) for p in key_params(resolved, str(pattern.entity)))
+        root = RootBindingIR(field, pattern.operation, name, args, _scoped(resolved, name))
+        by_id = str(pattern.entity) if pattern.by == "id" else ""
+        roots.append(replace(root, page=page, by_id=by_id))
+    return roots
+
+
 def _page(pattern: str) -> str:
     """The constant of a query's page sizes in its module."""
     return f"{pattern.upper()}_PAGE"
@@ -114,26 +127,33 @@ def _scoped(resolved: Resolved, name: str) -> bool:
 
 
 def _relations(resolved: Resolved, entity: str) -> Iterator[RelationBindingIR]:
-    rules = pattern_rules(resolved)
     for relation in relations_of(resolved, entity):
-        name, operation = relation.pattern, relation.operation
-        bound = tuple(BoundIR(var.name, var.param, attr.name) for var, attr in relation.bound)
-        args = tuple(arg_binding(p) for p in relation.free)
-        binding = RelationBindingIR(
-            field_name(relation.name), operation, name, bound, args, _scoped(resolved, name)
-        )
-        rule = rules.get(name)
-        if operation == "query":
-            yield replace(binding, page=_page(name))
-            continue
-        if rule is not None:
-            owners = tuple(rule_owners(rule))
-            binding = replace(binding, guard=f"_authz.may_run_{name}", owners=owners)
-        if operation == "batch_get":
-            ((_, attr),) = relation.bound
-            yield replace(binding, most=attr.spec.max_items)
-        else:
-            yield replace(binding, batch=batch_for(resolved, name) or "")
+        yield _relation(resolved, relation)
+
+
+def _relation(resolved: Resolved, relation: Relation) -> RelationBindingIR:
+    """A relation's binding; through `via`, with that relation of its items' binding."""
+    name, operation = relation.pattern, relation.operation
+    bound = tuple(BoundIR(var.name, var.param, attr.name) for var, attr in relation.bound)
+    args = tuple(arg_binding(p) for p in relation.free)
+    binding = RelationBindingIR(
+        field_name(relation.name), operation, name, bound, args, _scoped(resolved, name)
+    )
+    if operation == "query":
+        via = None
+        if relation.via is not None:
+            (returned,) = resolved.spec.patterns[name].returns
+            followed = {r.name: r for r in relations_of(resolved, returned)}
+            via = _relation(resolved, followed[relation.via])
+        return replace(binding, page=_page(name), via=via)
+    rule = pattern_rules(resolved).get(name)
+    if rule is not None:
+        owners = tuple(rule_owners(rule))
+        binding = replace(binding, guard=f"_authz.may_run_{name}", owners=owners)
+    if operation == "batch_get":
+        ((_, attr),) = relation.bound
+        return replace(binding, most=attr.spec.max_items)
+    return replace(binding, batch=batch_for(resolved, name) or "")
 
 
 def _models(resolved: Resolved) -> dict[str, tuple[list[str], str]]:

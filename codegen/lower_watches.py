@@ -8,7 +8,8 @@ that follow them on the stream (api.py, keygraph.api.watches)."""
 
 from __future__ import annotations
 
-from .api_types import Collected, arg_binding, argument_type, field_name, root_field
+from .api_objects import Collected
+from .api_types import arg_binding, argument_type, field_name, root_field
 from .ir_api import GqlFieldIR, GqlTypeIR, WatchBindingIR
 from .lower_queries import module_of
 from .lower_writes import payload_field
@@ -26,13 +27,16 @@ KIND = GqlTypeIR(
 
 
 def watched(resolved: Resolved) -> dict[str, str]:
-    """Each entity that has subscriptions, by the get pattern whose rule they follow."""
+    """Each entity that has subscriptions, by the get pattern whose rule they follow: one
+    with a root field."""
     if resolved.spec.table.stream not in IMAGES:
         return {}
     found: dict[str, str] = {}
     for name, pattern in sorted(resolved.spec.patterns.items()):
         entity = resolved.entities.get(str(pattern.entity))
-        if pattern.operation == "get" and entity is not None and entity.tenant_scoped:
+        if pattern.operation != "get" or root_field(resolved, name) is None:
+            continue
+        if entity is not None and entity.tenant_scoped:
             found.setdefault(entity.name, name)
     return found
 
@@ -46,6 +50,8 @@ def watched_patterns(resolved: Resolved) -> dict[str, str]:
     found: dict[str, str] = {}
     for name, pattern in sorted(resolved.spec.patterns.items()):
         if pattern.operation != "query" or pattern.shards or len(pattern.returns) != 1:
+            continue
+        if root_field(resolved, name) is None:
             continue
         entity = resolved.entities.get(pattern.returns[0])
         if entity is not None and entity.tenant_scoped and _field(resolved, name) not in taken:

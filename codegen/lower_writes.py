@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from . import rules
-from .api_types import Collected, attribute_type, field_name, object_type
+from .api_objects import Collected, entity_type
+from .api_types import attribute_type, field_name
 from .authz import collect
 from .ir_api import GqlFieldIR, GqlTypeIR, WriteBindingIR
 from .lower_queries import module_of
@@ -30,7 +31,7 @@ from .writes import (
 VERBS = {"create": "Creates", "update": "Changes", "delete": "Deletes"}
 
 
-def write_fields(found: Collected, resolved: Resolved, refetchable: set[str]) -> list[GqlFieldIR]:
+def write_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
     """The Mutation fields of every entity with writes, declaring their types in `found`."""
     fields = []
     for entity in resolved.entities.values():
@@ -38,7 +39,7 @@ def write_fields(found: Collected, resolved: Resolved, refetchable: set[str]) ->
         if not writes:
             continue
         name = entity.name
-        object_type(found, resolved, name, name in refetchable)
+        entity_type(found, resolved, name)
         payload = f"{name}Payload"
         about = f"A {name} as written (as it was, for a delete)."
         shown = GqlFieldIR(payload_field(name), f"{name}!", "")

@@ -146,6 +146,10 @@ def check_patterns(resolved: Resolved) -> Iterator[Problem]:
             yield from _query(path, name, pattern, resolved)
         else:
             yield from _get(path, name, pattern, resolved)
+        if pattern.by == "id" and pattern.operation != "get":
+            yield Problem(f"{path}.by", '`by = "id"` applies to gets only; remove it')
+        elif pattern.by == "id" and pattern.field is False:
+            yield Problem(f"{path}.by", "a pattern without a field takes no global id; remove it")
     yield from _root_fields(resolved)
 
 
@@ -154,6 +158,8 @@ def _root_fields(resolved: Resolved) -> Iterator[Problem]:
     taken: dict[str, str] = {}
     for name in sorted(resolved.spec.patterns):
         field = root_field(resolved, name)
+        if field is None:
+            continue
         where = (
             f"patterns.{name}.field" if resolved.spec.patterns[name].field else f"patterns.{name}"
         )

@@ -11,6 +11,7 @@ from . import keytemplate
 from .api_types import field_name
 from .checks import SNAKE
 from .diagnostics import Edit, Problem, toml_string
+from .lower_queries import returned_classes
 from .pattern_params import pattern_params
 from .pytypes import KeyVar, snake
 from .relations import misfit
@@ -97,6 +98,37 @@ def _relation(
             + ", ".join(unbound)
             + " (a query's arguments not given are the field's)",
         )
+    if relation.via is not None:
+        yield from _via(f"{path}.via", relation, resolved)
+
+
+def _via(where: str, relation: RelationSpec, resolved: Resolved) -> Iterator[Problem]:
+    """`via` follows a get relation of the one entity a query returns, whole."""
+    pattern = resolved.spec.patterns[relation.pattern]
+    if pattern.operation != "query" or len(pattern.returns) != 1:
+        yield Problem(where, "`via` follows the items of a query returning one entity")
+        return
+    (returned,) = pattern.returns
+    if returned_classes(pattern, resolved) != (returned,):
+        yield Problem(
+            where,
+            f"{relation.pattern} reads {returned} from {pattern.index}, which holds only "
+            "some of its attributes: `via` needs the whole item",
+        )
+        return
+    relations = resolved.entities[returned].spec.relations
+    follow = relations.get(str(relation.via))
+    if follow is None:
+        yield Problem(
+            where,
+            f"{relation.via!r} is not a relation of {returned} (its relations: "
+            + (", ".join(relations) or "none")
+            + ")",
+        )
+    elif (target := resolved.spec.patterns.get(follow.pattern)) is None or (
+        target.operation != "get"
+    ):
+        yield Problem(where, f"{returned}.{relation.via} must be a get relation: one item each")
 
 
 def _params(resolved: Resolved, name: str) -> list[KeyVar] | None:

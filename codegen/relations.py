@@ -31,6 +31,8 @@ class Relation:
     description: str
     bound: tuple[tuple[KeyVar, Attr], ...]
     free: tuple[KeyVar, ...]
+    via: str | None = None
+    """The relation of each returned item whose answer the field shows in its place."""
 
     @property
     def optional(self) -> bool:
@@ -50,7 +52,16 @@ def relations_of(resolved: Resolved, entity_name: str) -> list[Relation]:
         free = tuple(p for p in params if p.name not in spec.args)
         description = spec.description or pattern.description
         found.append(
-            Relation(entity_name, name, spec.pattern, pattern.operation, description, bound, free)
+            Relation(
+                entity_name,
+                name,
+                spec.pattern,
+                pattern.operation,
+                description,
+                bound,
+                free,
+                spec.via,
+            )
         )
     return found
 

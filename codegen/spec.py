@@ -3,7 +3,7 @@ checked later (checks.py, lint.py)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +63,9 @@ class AttributeSpec(_Strict):
     generated: Literal["id", "now"] | None = None
     """Set by the write that creates the item, never by its caller: a new id (a ULID, which
     sorts by time), or the time of the write; no update changes it."""
+    field: Literal[False] | None = None
+    """false: its type shows no field of it (its global id or a relation stands for it);
+    write inputs still take it."""
 
 
 class StructSpec(BaseModel):
@@ -110,6 +113,9 @@ class RelationSpec(_Strict):
     args: dict[str, str] = {}
     description: str = ""
     """The field's description; the pattern's when left out."""
+    via: str | None = None
+    """A relation of the items the pattern returns: the field shows, in their place, what
+    that relation answers for each (a group's members as users, through memberships)."""
 
 
 Write = Literal["create", "update", "delete"]
@@ -229,9 +235,11 @@ class PatternSpec(_Strict):
     allow: str | None = None
     """Who may run the pattern: a rule decided from the caller and the pattern's key
     arguments alone, before any read."""
-    field: str | None = Field(default=None, pattern=r"^[a-z][A-Za-z0-9]*$")
+    field: Annotated[str, Field(pattern=r"^[a-z][A-Za-z0-9]*$")] | Literal[False] | None = None
     """Its root Query field's name (and its subscription's, with `Changed`): the pattern's
-    name in camelCase when left out."""
+    name in camelCase when left out; false for none (relations and code still run it)."""
+    by: Literal["key", "id"] = "key"
+    """What a get's root field takes: its key arguments, or (`id`) its type's global id."""
 
 
 class Spec(_Strict):

@@ -20,18 +20,20 @@ def converted(arg: Arg, value: Any) -> Any:
 
 
 class PageInfo:
-    """A connection's pageInfo: its cursors signed only when asked for."""
+    """A connection's pageInfo: its cursors signed only when asked for; `first`, the
+    index of its first edge's item."""
 
-    __slots__ = ("_page", "has_next_page")
+    __slots__ = ("_first", "_page", "has_next_page")
     has_previous_page = False
 
-    def __init__(self, page: Page[Any]) -> None:
+    def __init__(self, page: Page[Any], first: int | None = 0) -> None:
         self._page = page
+        self._first = first if page.items else None
         self.has_next_page = page.has_next
 
     @property
     def start_cursor(self) -> str | None:
-        return self._page.cursor_after(0) if self._page.items else None
+        return None if self._first is None else self._page.cursor_after(self._first)
 
     @property
     def end_cursor(self) -> str | None:
@@ -77,3 +79,16 @@ CONNECTION_FIELDS: dict[str, str] = {
 def connection(page: Page[Any]) -> Connection:
     """A page as a Relay connection: each edge's cursor continues after its node."""
     return Connection([Edge(page, index) for index in range(len(page.items))], PageInfo(page))
+
+
+def connection_through(page: Page[Any], nodes: list[Any]) -> Connection:
+    """A page as a connection of other nodes, one for each item (None: no edge), each
+    edge's cursor continuing after its item."""
+    edges = []
+    for index, node in enumerate(nodes):
+        if node is not None:
+            edge = Edge(page, index)
+            edge.node = node
+            edges.append(edge)
+    first = edges[0]._index if edges else None
+    return Connection(edges, PageInfo(page, first))

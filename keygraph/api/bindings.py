@@ -32,13 +32,14 @@ class Arg:
 class Root:
     """A root field and the generated function that answers it; `scoped`: whether it takes
     the caller's tenant first. A batch get's `args` are the parts of one key; a query's
-    `page` its page sizes."""
+    `page` its page sizes; a get `by_id` takes the global id of that type, not its key."""
 
     operation: Operation
     function: Callable[..., Awaitable[Any]]
     args: tuple[Arg, ...]
     scoped: bool = True
     page: PageSize | None = None
+    by_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,9 @@ class Relation:
     batch: Callable[..., Awaitable[Any]] | None = None
     page: PageSize | None = None
     most: int | None = None
+    via: Relation | None = None
+    """A get relation of a query's items: the field shows what it answers for each item,
+    in the item's place."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,7 +69,7 @@ def executable(api: Api) -> GraphQLSchema:
     if unbound:
         raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
     for name, root in api.roots.items():
-        _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root)
+        _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root, api)
         if root.operation == "query":
             _bind_connection(query.fields[name])
     if "node" in query.fields:
@@ -164,8 +164,10 @@ def _id_of(name: str, parts: tuple[Arg, ...]) -> Callable[..., Any]:
     return resolve
 
 
-def _root(root: Root) -> Callable[..., Any]:
+def _root(root: Root, api: Api) -> Callable[..., Any]:
     """A root field's resolver: its function's read, which loads asked meanwhile wait for."""
+    if root.by_id is not None:
+        return _by_id(root, root.by_id, api)
 
     async def resolve(_source: Any, info: Info, **given: Any) -> Any:
         ctx: ApiContext = info.context
@@ -184,6 +186,23 @@ def _root(root: Root) -> Callable[..., Any]:
             after=given.get("after"),
         )
         return connection(await ctx.loads.read(call))
+
+    return resolve
+
+
+def _by_id(root: Root, type_name: str, api: Api) -> Callable[..., Any]:
+    """A get by its type's global id: null for another type's id, as `node` answers."""
+    params = [arg.param for arg in root.args]
+
+    async def resolve(_source: Any, info: Info, id: str) -> Any:
+        ctx: ApiContext = info.context
+        named, parts = parse_global_id(id)
+        if named != type_name:
+            return None
+        values = key_values(root.args, parts, api.enums)
+        scope = (ctx.tenant,) if root.scoped else ()
+        call = root.function(ctx.session, *scope, **dict(zip(params, values, strict=True)))
+        return await ctx.loads.read(call)
 
     return resolve
 

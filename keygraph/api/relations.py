@@ -19,7 +19,7 @@ from keygraph.caller import Caller
 from keygraph.errors import Forbidden
 from keygraph.store import Session
 
-from .answers import arguments, connection
+from .answers import arguments, connection, connection_through
 from .bindings import Relation
 
 Info = GraphQLResolveInfo[Any]
@@ -147,7 +147,7 @@ async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -
 def resolver(relation: Relation) -> Callable[..., Any]:
     """The resolver of a relation's field."""
     if relation.operation == "query":
-        return _query(relation)
+        return _query(relation, None if relation.via is None else resolver(relation.via))
     params = tuple(bound.param for bound in relation.bound)
     if relation.operation == "batch_get":
         return _listed(relation, Target(relation.function, True, params, relation.scoped))
@@ -203,7 +203,7 @@ def _listed(relation: Relation, target: Target) -> Callable[..., Any]:
     return resolve
 
 
-def _query(relation: Relation) -> Callable[..., Any]:
+def _query(relation: Relation, via: Callable[..., Any] | None) -> Callable[..., Any]:
     async def resolve(source: Any, info: Info, **given: Any) -> Any:
         values = {bound.param: getattr(source, bound.attribute) for bound in relation.bound}
         if any(value is None for value in values.values()):
@@ -219,6 +219,20 @@ def _query(relation: Relation) -> Callable[..., Any]:
             after=given.get("after"),
         )
         page = await ctx.loads.read(call)
-        return connection(page)
+        if via is None:
+            return connection(page)
+        found = await asyncio.gather(
+            *(via(item, info) for item in page.items), return_exceptions=True
+        )
+        return connection_through(page, [_kept(outcome) for outcome in found])
 
     return resolve
+
+
+def _kept(outcome: Any) -> Any:
+    """A via relation's answer for one item: None for one the caller may not read."""
+    if isinstance(outcome, Forbidden):
+        return None
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome

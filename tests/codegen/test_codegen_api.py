@@ -59,6 +59,9 @@ def test_every_pattern_is_a_root_field_of_its_shape(spec: Path) -> None:
     query = schema.query_type
     assert query is not None
     for name, pattern in parsed.patterns.items():
+        if pattern.field is False:
+            assert field_name(name) not in query.fields
+            continue
         field = query.fields[pattern.field or field_name(name)]
         assert "tenant" not in field.args
         returned = field.type
@@ -66,6 +69,7 @@ def test_every_pattern_is_a_root_field_of_its_shape(spec: Path) -> None:
             assert isinstance(returned, GraphQLObjectType)
             assert returned.name == pattern.entity
             assert all(isinstance(arg.type, GraphQLNonNull) for arg in field.args.values())
+            assert pattern.by == "key" or list(field.args) == ["id"]
         elif pattern.operation == "batch_get":
             assert isinstance(returned, GraphQLNonNull)
             assert isinstance(returned.of_type, GraphQLList)
