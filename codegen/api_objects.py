@@ -43,9 +43,34 @@ class Collected:
     """The entities a get pattern reads: Nodes, which `node` refetches."""
 
 
-def connection_item(resolved: Resolved, name: str) -> str:
-    """What a query's connection holds: its one class, or the union of its classes."""
+def shown_as(resolved: Resolved, entity: str) -> str:
+    """The type an entity's items show as: the entity it is a plain copy of (its
+    `attributes_from`, which `copies` it attribute for attribute, and whose attribute rules
+    hold every one of its own), else its own."""
+    known = resolved.entities.get(entity)
+    source = None if known is None else known.spec.attributes_from
+    if source is None or source not in resolved.entities:
+        return entity
+    origin = resolved.entities[source].spec
+    plain = any(copy.entity == entity and not copy.args for copy in origin.copies.values())
+    return source if plain and _rules(known) <= _rules(resolved.entities[source]) else entity
+
+
+def _rules(entity: Entity | None) -> set[tuple[str, str]]:
+    """The read rules of an entity's single attributes: the type it shows as guards them."""
+    access = None if entity is None else entity.spec.access
+    return set() if access is None else set(access.attributes.items())
+
+
+def shown_classes(resolved: Resolved, name: str) -> tuple[str, ...]:
+    """The type of each entity a query returns: a summary's class, or what it shows as."""
     classes = returned_classes(resolved.spec.patterns[name], resolved)
+    return tuple(shown_as(resolved, c) for c in classes)
+
+
+def connection_item(resolved: Resolved, name: str) -> str:
+    """What a query's connection holds: its one type, or the union of its types."""
+    classes = shown_classes(resolved, name)
     return classes[0] if len(classes) == 1 else camel(name) + "Item"
 
 
@@ -53,14 +78,16 @@ def pattern_item(found: Collected, resolved: Resolved, name: str) -> str:
     """Declares what a query's connection holds (each class it returns, their union when
     several, the connection) and names it."""
     pattern = resolved.spec.patterns[name]
-    classes = returned_classes(pattern, resolved)
+    classes = shown_classes(resolved, name)
     for entity_name, class_name in zip(pattern.returns, classes, strict=True):
         entity = resolved.entities[entity_name]
         summary = summary_of(resolved, entity, pattern.index)
-        attrs = entity.attrs if summary is None else _summary_attrs(summary, entity)
-        node = summary is None and entity_name in found.refetchable
-        about = None if summary is None else f"What {pattern.index} holds of {entity_name}."
-        object_type(found, resolved, class_name, node, attrs, about, entity_name)
+        if summary is None:
+            entity_type(found, resolved, entity_name)
+            continue
+        attrs = _summary_attrs(summary, entity)
+        about = f"What {pattern.index} holds of {entity_name}."
+        object_type(found, resolved, class_name, False, attrs, about, entity_name)
     item = connection_item(resolved, name)
     if len(classes) > 1:
         field = root_field(resolved, name) or field_name(name)
@@ -101,7 +128,9 @@ def connection(found: Collected, node: str) -> None:
 
 
 def entity_type(found: Collected, resolved: Resolved, name: str) -> str:
-    """Declares an entity's object type (a Node when a get reads it) and names it."""
+    """Declares the object type an entity's items show as (a Node when a get reads it)
+    and names it."""
+    name = shown_as(resolved, name)
     object_type(found, resolved, name, name in found.refetchable)
     return name
 
@@ -125,9 +154,10 @@ def relation_field(found: Collected, resolved: Resolved, relation: Relation) -> 
             (returned,) = pattern.returns
             item = entity_type(found, resolved, _via_target(resolved, returned, relation.via))
             connection(found, item)
-        kind = f"{item}Connection"
+        kind = f"[{item}!]" if relation.listed else f"{item}Connection"
         free = [f"{field_name(p.name)}: {argument_type(p)}" for p in relation.free]
-        args = ", ".join([*free, "first: Int", "after: String"])
+        paging = ["first: Int"] if relation.listed else ["first: Int", "after: String"]
+        args = ", ".join([*free, *paging])
     text = relation.description
     if relation.via is not None:
         stop = "" if not text or text.endswith((".", "!", "?")) else "."

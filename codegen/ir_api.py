@@ -58,6 +58,8 @@ class RootBindingIR:
     """A query's page sizes (the constant of its module), "" for a get."""
     by_id: str = ""
     """A get taking its type's global id: the type it names; "" for key arguments."""
+    listed: bool = False
+    """A query answering a list of its first page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,8 @@ class RelationBindingIR:
     most: int | None = None
     via: RelationBindingIR | None = None
     """The relation of a query's items whose answers the field shows in their place."""
+    listed: bool = False
+    """A query answering a list of its first page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,8 @@ class TypeBindingIR:
     scoped: bool
     guards: tuple[GuardBindingIR, ...] = ()
     relations: tuple[RelationBindingIR, ...] = ()
+    copies: tuple[str, ...] = ()
+    """The model classes of the entities shown as this type (its plain copies)."""
 
 
 @dataclass(frozen=True, slots=True)

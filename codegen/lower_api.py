@@ -69,6 +69,9 @@ def _query_root(found: Collected, resolved: Resolved, name: str, field: str) -> 
     pattern = resolved.spec.patterns[name]
     item = pattern_item(found, resolved, name)
     args = [f"{field_name(p.name)}: {argument_type(p)}" for p in query_params(resolved, name)]
+    if pattern.list:
+        args.append("first: Int")
+        return GqlFieldIR(field, f"[{item}!]!", pattern.description, ", ".join(args))
     args += ["first: Int", "after: String"]
     return GqlFieldIR(field, f"{item}Connection!", pattern.description, ", ".join(args))
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from . import keytemplate
+from .api_objects import shown_as
 from .api_types import arg_binding, field_name, root_field
 from .field_guards import field_guards
 from .imports import sort_imports
@@ -63,7 +64,13 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
             get = gets[type_name]
         scoped = entity.tenant_scoped if entity is not None else True
         related = tuple(_relations(resolved, type_name)) if entity is not None else ()
-        types.append(TypeBindingIR(type_name, mapping, node, get, scoped, guarded, related))
+        copies = tuple(
+            name
+            for name in resolved.entities
+            if name != type_name and shown_as(resolved, name) == type_name
+        )
+        classes.update(copies)
+        types.append(TypeBindingIR(type_name, mapping, node, get, scoped, guarded, related, copies))
     enums = tuple(
         sorted(d.name for d in api.definitions if d.kind == "enum" and d.name != CHANGE_KIND.name)
     )
@@ -109,7 +116,7 @@ def _roots(resolved: Resolved, functions: dict[str, set[str]]) -> list[RootBindi
             args = tuple(arg_binding(p) for p in key_params(resolved, str(pattern.entity)))
         root = RootBindingIR(field, pattern.operation, name, args, _scoped(resolved, name))
         by_id = str(pattern.entity) if pattern.by == "id" else ""
-        roots.append(replace(root, page=page, by_id=by_id))
+        roots.append(replace(root, page=page, by_id=by_id, listed=pattern.list))
     return roots
 
 
@@ -145,7 +152,7 @@ def _relation(resolved: Resolved, relation: Relation) -> RelationBindingIR:
             (returned,) = resolved.spec.patterns[name].returns
             followed = {r.name: r for r in relations_of(resolved, returned)}
             via = _relation(resolved, followed[relation.via])
-        return replace(binding, page=_page(name), via=via)
+        return replace(binding, page=_page(name), via=via, listed=relation.listed)
     rule = pattern_rules(resolved).get(name)
     if rule is not None:
         owners = tuple(rule_owners(rule))

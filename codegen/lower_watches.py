@@ -8,7 +8,7 @@ that follow them on the stream (api.py, keygraph.api.watches)."""
 
 from __future__ import annotations
 
-from .api_objects import Collected
+from .api_objects import Collected, shown_as
 from .api_types import arg_binding, argument_type, field_name, root_field
 from .ir_api import GqlFieldIR, GqlTypeIR, WatchBindingIR
 from .lower_queries import module_of
@@ -90,7 +90,7 @@ def watch_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
         )
         fields.append(GqlFieldIR(f"{payload_field(entity)}Changed", f"{change}!", text, args))
     for name, entity in watched_patterns(resolved).items():
-        change = _change(found, entity)
+        change = _change(found, shown_as(resolved, entity))
         args = _arguments(query_params(resolved, name))
         text = (
             f"The changes of the {entity} items {name} reads, from now or after a cursor (one "

@@ -146,6 +146,8 @@ def check_patterns(resolved: Resolved) -> Iterator[Problem]:
             yield from _query(path, name, pattern, resolved)
         else:
             yield from _get(path, name, pattern, resolved)
+        if pattern.list and (pattern.operation != "query" or pattern.field is False):
+            yield Problem(f"{path}.list", "`list` shapes a query's root field; remove it")
         if pattern.by == "id" and pattern.operation != "get":
             yield Problem(f"{path}.by", '`by = "id"` applies to gets only; remove it')
         elif pattern.by == "id" and pattern.field is False:

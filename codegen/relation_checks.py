@@ -100,6 +100,8 @@ def _relation(
         )
     if relation.via is not None:
         yield from _via(f"{path}.via", relation, resolved)
+    if relation.list and pattern.operation != "query":
+        yield Problem(f"{path}.list", "`list` shapes a query relation's field; remove it")
 
 
 def _via(where: str, relation: RelationSpec, resolved: Resolved) -> Iterator[Problem]:

@@ -33,6 +33,8 @@ class Relation:
     free: tuple[KeyVar, ...]
     via: str | None = None
     """The relation of each returned item whose answer the field shows in its place."""
+    listed: bool = False
+    """Whether the field answers a list of the first page, not a connection."""
 
     @property
     def optional(self) -> bool:
@@ -61,6 +63,7 @@ def relations_of(resolved: Resolved, entity_name: str) -> list[Relation]:
                 bound,
                 free,
                 spec.via,
+                spec.list,
             )
         )
     return found

@@ -116,6 +116,8 @@ class RelationSpec(_Strict):
     via: str | None = None
     """A relation of the items the pattern returns: the field shows, in their place, what
     that relation answers for each (a group's members as users, through memberships)."""
+    list: bool = False
+    """A query's field answers a list of its first page (`first`), not a connection."""
 
 
 Write = Literal["create", "update", "delete"]
@@ -240,6 +242,9 @@ class PatternSpec(_Strict):
     name in camelCase when left out; false for none (relations and code still run it)."""
     by: Literal["key", "id"] = "key"
     """What a get's root field takes: its key arguments, or (`id`) its type's global id."""
+    list: bool = False
+    """Its root field answers a list of its first page (`first`), not a connection: for a
+    partition known to hold few items."""
 
 
 class Spec(_Strict):

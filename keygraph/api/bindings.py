@@ -32,7 +32,8 @@ class Arg:
 class Root:
     """A root field and the generated function that answers it; `scoped`: whether it takes
     the caller's tenant first. A batch get's `args` are the parts of one key; a query's
-    `page` its page sizes; a get `by_id` takes the global id of that type, not its key."""
+    `page` its page sizes, and `listed` whether it answers a list of its first page, not a
+    connection; a get `by_id` takes the global id of that type, not its key."""
 
     operation: Operation
     function: Callable[..., Awaitable[Any]]
@@ -40,6 +41,7 @@ class Root:
     scoped: bool = True
     page: PageSize | None = None
     by_id: str | None = None
+    listed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,8 @@ class Relation:
     via: Relation | None = None
     """A get relation of a query's items: the field shows what it answers for each item,
     in the item's place."""
+    listed: bool = False
+    """A query's field answers a list of its first page, not a connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,8 @@ class Type:
     scoped: bool = True
     guards: dict[str, Guard] = field(default_factory=dict)
     relations: dict[str, Relation] = field(default_factory=dict)
+    copies: tuple[type, ...] = ()
+    """The models of the entities shown as this type: its plain copies under other keys."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,15 +70,16 @@ def executable(api: Api) -> GraphQLSchema:
         raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
     for name, root in api.roots.items():
         _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root, api)
-        if root.operation == "query":
+        if root.operation == "query" and not root.listed:
             _bind_connection(query.fields[name])
     if "node" in query.fields:
         _read(query.fields["node"], Read("get")).resolve = _node(api)
     bind_mutations(schema, api)
     bind_subscriptions(schema, api)
+    shown = {model: name for name, t in api.types.items() for model in (t.model, *t.copies)}
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
-            gql.resolve_type = _type_name
+            gql.resolve_type = _type_name(shown)
     return schema
 
 
@@ -100,7 +101,7 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
     for field_name, relation in binding.relations.items():
         read = Read(relation.operation, relation.page, relation.most)
         _read(gql.fields[field_name], read).resolve = resolver(relation)
-        if relation.operation == "query":
+        if relation.operation == "query" and not relation.listed:
             _bind_connection(gql.fields[field_name])
     if node:
         gql.fields["id"].resolve = _id_of(name, binding.node)
@@ -132,8 +133,14 @@ def _bind_connection(field: GraphQLField) -> None:
             _answer(definition, CONNECTION_FIELDS[name])
 
 
-def _type_name(value: Any, _info: Info, _type: Any) -> str:
-    return type(value).__name__
+def _type_name(shown: dict[type, str]) -> Callable[..., str]:
+    """An abstract type's resolver: the type a value's model shows as."""
+
+    def resolve(value: Any, _info: Info, _type: Any) -> str:
+        kind = type(value)
+        return shown.get(kind) or kind.__name__
+
+    return resolve
 
 
 def _attribute(attribute: str) -> Callable[..., Any]:
@@ -185,7 +192,8 @@ def _root(root: Root, api: Api) -> Callable[..., Any]:
             first=given.get("first"),
             after=given.get("after"),
         )
-        return connection(await ctx.loads.read(call))
+        page = await ctx.loads.read(call)
+        return page.items if root.listed else connection(page)
 
     return resolve
 

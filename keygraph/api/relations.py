@@ -220,11 +220,14 @@ def _query(relation: Relation, via: Callable[..., Any] | None) -> Callable[..., 
         )
         page = await ctx.loads.read(call)
         if via is None:
-            return connection(page)
+            return page.items if relation.listed else connection(page)
         found = await asyncio.gather(
             *(via(item, info) for item in page.items), return_exceptions=True
         )
-        return connection_through(page, [_kept(outcome) for outcome in found])
+        shown = [_kept(outcome) for outcome in found]
+        if relation.listed:
+            return [node for node in shown if node is not None]
+        return connection_through(page, shown)
 
     return resolve
 

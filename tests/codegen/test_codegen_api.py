@@ -76,6 +76,9 @@ def test_every_pattern_is_a_root_field_of_its_shape(spec: Path) -> None:
             assert get_named_type(returned).name == pattern.entity
             (arg,) = field.args.values()
             assert isinstance(arg.type, GraphQLNonNull)
+        elif pattern.list:
+            assert str(returned) == f"[{pattern.returns[0]}!]!"
+            assert list(field.args)[-1:] == ["first"]
         else:
             connection = get_named_type(returned)
             assert connection.name.endswith("Connection")

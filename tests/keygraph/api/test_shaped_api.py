@@ -72,7 +72,9 @@ async def test_the_spec_shapes_the_schema(school: tuple[Compiled, Store]) -> Non
     schema = school[0].schema
     query = schema.query_type
     assert query is not None
-    assert sorted(query.fields) == ["course", "courses", "node", "student"]
+    assert sorted(query.fields) == ["course", "courseTitles", "courses", "node", "student"]
+    assert str(query.fields["courseTitles"].type) == "[Course!]!"
+    assert list(query.fields["courseTitles"].args) == ["first"]
     assert list(query.fields["student"].args) == ["id"]
     assert "Enrollment" not in schema.type_map  # shown only through `via`
     student = schema.type_map["Student"]
@@ -81,6 +83,39 @@ async def test_the_spec_shapes_the_schema(school: tuple[Compiled, Store]) -> Non
     course = schema.type_map["Course"]
     assert isinstance(course, GraphQLObjectType)
     assert get_named_type(course.fields["students"].type).name == "StudentConnection"
+    assert str(course.fields["roster"].type) == "[Student!]"
+    assert list(course.fields["roster"].args) == ["first"]
+
+
+async def test_a_list_answers_the_first_page(school: tuple[Compiled, Store]) -> None:
+    package, store = school
+    document = "{ courseTitles(first: 2) { title roster(first: 3) { name } } }"
+    calls = Calls(store)
+    answer = await ask(package.schema, calls, "acme", document, caller=ADMIN)
+    assert answer == {
+        "data": {
+            "courseTitles": [
+                {"title": "Course c0", "roster": [{"name": f"Student s{n}"} for n in range(3)]},
+                {"title": "Course c1", "roster": [{"name": "Student s0"}, {"name": "Student s1"}]},
+            ]
+        }
+    }
+    assert calls.kinds == {"Query": 3, "BatchGetItem": 1}
+    member = Caller("s4", frozenset({"member"}))
+    answer = await ask(package.schema, store, "acme", document, caller=member)
+    assert [course["roster"] for course in answer["data"]["courseTitles"]] == [[], []]
+    for hostile in (-1, 101, 2**31 - 1):
+        answer = await ask(
+            package.schema,
+            store,
+            "acme",
+            "query ($n: Int) { courseTitles(first: $n) { title } }",
+            {"n": hostile},
+            ADMIN,
+        )
+        assert {e["extensions"]["code"] for e in answer.get("errors", [])} == {"BAD_USER_INPUT"}, (
+            hostile
+        )
 
 
 async def test_a_get_by_global_id(school: tuple[Compiled, Store]) -> None:

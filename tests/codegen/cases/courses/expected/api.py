@@ -11,7 +11,14 @@ from keygraph.api import Api, Arg, Bound, Guard, Relation, Root, Type
 from . import authz as _authz
 from .models.course import Course
 from .models.student import Student
-from .queries.course import LIST_COURSES_PAGE, get_course, get_courses, list_courses
+from .queries.course import (
+    COURSE_TITLES_PAGE,
+    LIST_COURSES_PAGE,
+    course_titles,
+    get_course,
+    get_courses,
+    list_courses,
+)
 from .queries.enrollment import (
     COURSE_ENROLLMENTS_PAGE,
     STUDENT_ENROLLMENTS_PAGE,
@@ -23,6 +30,9 @@ from .queries.student import get_student, get_students
 API = Api(
     sdl=Path(__file__).with_name("api.graphql").read_text(encoding="utf-8"),
     roots={
+        "courseTitles": Root(
+            "query", course_titles, (), scoped=True, page=COURSE_TITLES_PAGE, listed=True
+        ),
         "course": Root(
             "get", get_course, (Arg("courseId", "course_id", "ID"),), scoped=True, by_id="Course"
         ),
@@ -58,6 +68,22 @@ API = Api(
                         guard=Guard(_authz.may_run_get_student, ("student_id",)),
                         batch=get_students,
                     ),
+                ),
+                "roster": Relation(
+                    "query",
+                    course_enrollments,
+                    (Bound("course_id", "course_id", "course_id"),),
+                    scoped=True,
+                    page=COURSE_ENROLLMENTS_PAGE,
+                    via=Relation(
+                        "get",
+                        get_student,
+                        (Bound("student_id", "student_id", "student_id"),),
+                        scoped=True,
+                        guard=Guard(_authz.may_run_get_student, ("student_id",)),
+                        batch=get_students,
+                    ),
+                    listed=True,
                 ),
             },
             scoped=True,

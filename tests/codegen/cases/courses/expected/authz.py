@@ -95,6 +95,11 @@ def may_run_list_courses(caller: Caller) -> bool:
     return "admin" in caller.roles or "member" in caller.roles
 
 
+def may_run_course_titles(caller: Caller) -> bool:
+    """Whether the caller may run course_titles."""
+    return "admin" in caller.roles or "member" in caller.roles
+
+
 def may_run_course_enrollments(caller: Caller) -> bool:
     """Whether the caller may run course_enrollments."""
     return "admin" in caller.roles or "member" in caller.roles

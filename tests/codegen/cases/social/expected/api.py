@@ -167,17 +167,6 @@ API = Api(
             get=get_product,
             scoped=True,
         ),
-        "ProductReview": Type(
-            ProductReview,
-            {
-                "memberId": "member_id",
-                "productId": "product_id",
-                "stars": "stars",
-                "text": "text",
-                "version": "version",
-            },
-            scoped=True,
-        ),
         "Review": Type(
             Review,
             {
@@ -187,6 +176,7 @@ API = Api(
                 "text": "text",
                 "version": "version",
             },
+            copies=(ProductReview,),
             scoped=True,
         ),
     },

@@ -5,9 +5,11 @@
 returns first (`queries/<entity>.py`)."""
 
 from .course import (
+    course_titles,
     get_course,
     get_courses,
     list_courses,
+    plan_course_titles,
     plan_get_course,
     plan_get_courses,
     plan_list_courses,
@@ -22,12 +24,14 @@ from .student import get_student, get_students, plan_get_student, plan_get_stude
 
 __all__ = [
     "course_enrollments",
+    "course_titles",
     "get_course",
     "get_courses",
     "get_student",
     "get_students",
     "list_courses",
     "plan_course_enrollments",
+    "plan_course_titles",
     "plan_get_course",
     "plan_get_courses",
     "plan_get_student",

@@ -20,6 +20,8 @@ from ..table import TABLE
 
 LIST_COURSES_PAGE = PageSize(20, 100)
 """list_courses: the page size when `first` is left out, and the largest allowed."""
+COURSE_TITLES_PAGE = PageSize(20, 100)
+"""course_titles: the page size when `first` is left out, and the largest allowed."""
 
 
 def plan_get_course(tenant: str, course_id: str, *, consistent: bool = False) -> Get:
@@ -51,6 +53,13 @@ async def get_courses(s: Session, tenant: str, refs: Sequence[str]) -> list[Cour
 
 
 def _list_courses_item(item: Item) -> Course | None:
+    kind = item.get("_type")
+    if kind == Course.TYPE:
+        return Course.from_item(item)
+    return None
+
+
+def _course_titles_item(item: Item) -> Course | None:
     kind = item.get("_type")
     if kind == Course.TYPE:
         return Course.from_item(item)
@@ -89,5 +98,41 @@ async def list_courses(
         ("PK", "SK", "GSI1PK", "GSI1SK"),
         tenant,
         "list_courses",
+        args,
+    )
+
+
+def plan_course_titles(tenant: str, *, limit: int, start: Key | None = None) -> Query:
+    """The tenant's first courses by title, as a list"""
+    return Query(
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#COURSES", _kc.PARTITION_KEY_BYTES, "T#{tenant}#COURSES"
+        ),
+        index="GSI1",
+        sort=SortCondition("begins_with", "COURSE#"),
+        forward=True,
+        limit=limit,
+        start=start,
+    )
+
+
+async def course_titles(
+    s: Session, tenant: str, *, first: int | None = None, after: str | None = None
+) -> Page[Course]:
+    """The tenant's first courses by title, as a list"""
+    if s.caller is not None and not _authz.may_run_course_titles(s.caller):
+        raise Forbidden("course_titles")
+    size = COURSE_TITLES_PAGE.size(first)
+    args: dict[str, str] = {}
+    start = _paging.start_key(s, after, tenant, "course_titles", args)
+    items = await _paging.collect(s, plan_course_titles(tenant, limit=size + 1, start=start))
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _course_titles_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "course_titles",
         args,
     )
