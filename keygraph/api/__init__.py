@@ -2,6 +2,8 @@
 they make executable over any store (`executable`, `execute`), with the fields a hand-written
 `Extension` adds."""
 
+from keygraph.paging import PageSize
+
 from .answers import connection
 from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type, Watch
 from .cost import estimate
@@ -17,6 +19,7 @@ __all__ = [
     "Extension",
     "Guard",
     "Operation",
+    "PageSize",
     "Relation",
     "Root",
     "Type",

@@ -1,7 +1,7 @@
 """An extension of the social case's API (tests/codegen/cases/social), as a team writes one
 for what its spec cannot say: a computed field on a generated type, root fields answering
-generated objects and a type of its own, a mutation. `extension(package)` makes it for the
-package the spec was compiled into, as `keygraph serve --extend` calls it."""
+generated objects, a connection and a type of its own, a mutation. `extension(package)`
+makes it for the package the spec was compiled into, as `keygraph serve --extend` does."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from keygraph.api import Extension
+from keygraph.api import Extension, PageSize
 from keygraph.caller import Caller
-from keygraph.paging import PageSize
 from keygraph.writes import update
 
 SDL = """
@@ -35,6 +34,7 @@ extend type Query {
   postStats(memberId: ID!): PostStats
   draftText(memberId: ID!, draftId: ID!): String
   sloppyPosts(memberId: ID!): [Post!]!
+  postPages(memberId: ID!, first: Int, after: String): PostConnection!
 }
 
 extend type Mutation {
@@ -81,6 +81,13 @@ def extension(package: ModuleType) -> Extension:
     async def sloppy_posts(_: Any, info: Any, member_id: str) -> list[Any]:
         ctx = info.context
         return list((await queries.posts_by(ctx.session, ctx.tenant, member_id)).items)
+
+    @extended.field("Query.postPages", page=LATEST_PAGE, guard="posts_by")
+    async def post_pages(
+        _: Any, info: Any, member_id: str, first: int, after: str | None = None
+    ) -> Any:
+        ctx = info.context
+        return await queries.posts_by(ctx.session, ctx.tenant, member_id, first=first, after=after)
 
     @extended.field("Mutation.renameMember", guard=may_rename)
     async def rename_member(_: Any, info: Any, rename: dict[str, Any]) -> dict[str, Any] | None:

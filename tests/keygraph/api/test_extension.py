@@ -20,9 +20,8 @@ import httpx
 import pytest
 from graphql import GraphQLSchema, get_operation_ast, parse
 
-from keygraph.api import Extension, estimate, executable
+from keygraph.api import Extension, PageSize, estimate, executable
 from keygraph.caller import Caller
-from keygraph.paging import PageSize
 from keygraph.serve import Served
 from keygraph.serve.package import extension_at, served
 from keygraph.store import Session, Store
@@ -138,6 +137,8 @@ def test_bounds_are_counted_as_generated_fields_are(social: Social) -> None:
     assert cost(social.schema, '{ latestPosts(memberId: "m", first: 4) { text } }') == 4
     assert cost(social.schema, '{ latestPosts(memberId: "m", first: 1000000) { text } }') == 5
     assert cost(social.schema, '{ sloppyPosts(memberId: "m") { text } }') == 1
+    pages = '{ postPages(memberId: "m", first: 3) { edges { node { text greeting: memberId } } } }'
+    assert cost(social.schema, pages) == 3
     assert cost(social.schema, '{ postStats(memberId: "m") { longest { text } } }') == 1
     assert cost(social.schema, '{ getMember(memberId: "m") { greeting } }') == 1
 
@@ -172,8 +173,30 @@ async def test_hostile_input_is_refused_before_or_at_its_field(
     ]
 
 
+PAGES = """query($after: String) {
+  postPages(memberId: "m1", after: $after) {
+    edges { cursor node { text } } pageInfo { hasNextPage endCursor }
+  }
+}"""
+
+
+async def test_a_connection_pages_through_every_item_once(client: httpx.AsyncClient) -> None:
+    texts: list[str] = []
+    after = None
+    while True:
+        body = {"query": PAGES, "variables": {"after": after}}
+        page = (await post(client, body, **as_("u9"))).json()["data"]["postPages"]
+        assert len(page["edges"]) <= LATEST_PAGE.default
+        texts += [edge["node"]["text"] for edge in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert sorted(texts) == ["middling", "short", "the longest post"]
+
+
 DOCUMENTS = (
     READ,
+    PAGES,
     '{ sloppyPosts(memberId: "m1") { text } }',
     'query { draftText(memberId: "m1", draftId: "nope") }',
     '{ latestPosts(memberId: "m1", first: 9) { text } }',
@@ -296,3 +319,25 @@ def test_keygraph_serve_refuses_to_start_with_a_broken_extension(tmp_path: Path)
     )
     assert run.returncode == 2
     assert "Query.lonely: no resolver" in run.stderr
+
+
+async def test_the_docs_example_is_served_as_written(social: Social) -> None:
+    """docs/library.md's extension, on the social package compiled under its own name."""
+    text = (ROOT / "docs" / "library.md").read_text()
+    section = text.split("### Extending the API", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found is not None
+    name = social.package.package.__name__
+    namespace: dict[str, Any] = {}
+    exec(found.group(1).replace("from social.", f"from {name}."), namespace)
+    api = social.package.module("api").API
+    schema = executable(api, [namespace["EXTENSION"]], social.package.module("authz"))
+    app = Served(schema, social.store, TokenKey(SECRET), CODEC)
+    query = 'mutation { renameMember(memberId: "m1", name: "Ada") { greeting } }'
+    async with served_client(app) as c:
+        latest = await post(c, {"query": '{ latestPosts(memberId: "m1") { text } }'}, **as_("u9"))
+        refused = await post(c, {"query": query}, **as_("u9"))
+        renamed = await post(c, {"query": query}, **as_("m1"))
+    assert len(latest.json()["data"]["latestPosts"]) == 2
+    assert refused.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    assert renamed.json() == {"data": {"renameMember": {"greeting": "Hello, Ada (@ann)"}}}
