@@ -66,7 +66,7 @@ _BEHAVIOUR: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any], type]] =
 
 def install(schema: GraphQLSchema) -> None:
     """Gives the schema's custom scalars their serialization and parsing (`parse_value`
-too, so that a copy of the schema, extend_schema's, keeps them)."""
+    too, so that a copy of the schema, extend_schema's, keeps them)."""
     for name, (serialize, parse, node_type) in _BEHAVIOUR.items():
         scalar = schema.type_map.get(name)
         if isinstance(scalar, GraphQLScalarType):
