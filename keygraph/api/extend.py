@@ -111,7 +111,7 @@ def _extended(
         elif declared is not None:
             problems += _bind(coordinate, owner, field, declared, authz)
         elif type_name in added.types and _plain(field):
-            field.resolve = _value(snake(field_name))
+            field.resolve = _value(snake(field_name), _maker(get_named_type(field.type)))
         else:
             problems.append(f"{coordinate}: no resolver (declare it with Extension.field)")
     if problems:
@@ -226,8 +226,7 @@ def _cost(
     most, page = declared.most, declared.page
     bounded = most is not None or page is not None
     objects = not is_leaf_type(named)
-    model = (named.extensions or {}).get(ORIGIN) if isinstance(named, GraphQLObjectType) else None
-    make = getattr(model, "model_validate", None)
+    make = _maker(named)
     if most is not None and page is not None:
         problems.append(f"{coordinate}: both most and page; give one bound")
     elif bounded and not (objects and (_is_list(field) or _is_connection(named))):
@@ -250,6 +249,14 @@ def _cost(
     if objects:
         return Read("get"), _made(make)
     return None, _made(None)
+
+
+def _maker(named: GraphQLNamedType) -> Callable[[Any], Any] | None:
+    """What makes a generated type's model of a dict of its attributes; None for another
+    type."""
+    model = (named.extensions or {}).get(ORIGIN) if isinstance(named, GraphQLObjectType) else None
+    make: Callable[[Any], Any] | None = getattr(model, "model_validate", None)
+    return make
 
 
 def _takes_first(field: GraphQLField) -> bool:
@@ -342,10 +349,12 @@ async def _finished(value: Any, finish: Finish, given: dict[str, Any]) -> Any:
     return finish(await value, given)
 
 
-def _value(name: str) -> Callable[..., Any]:
-    """Answers a field of a new type with its source's key (a dict's) or attribute."""
+def _value(name: str, make: Callable[[Any], Any] | None) -> Callable[..., Any]:
+    """Answers a field of a new type with its source's key (a dict's) or attribute, a dict
+    made a model of a generated type."""
 
     def resolve(source: Any, _info: GraphQLResolveInfo[Any]) -> Any:
-        return source[name] if isinstance(source, dict) else getattr(source, name)
+        value = source[name] if isinstance(source, dict) else getattr(source, name)
+        return make(value) if make is not None and isinstance(value, dict) else value
 
     return resolve

@@ -69,7 +69,8 @@ def extension(package: ModuleType) -> Extension:
         ctx = info.context
         posts = (await queries.posts_by(ctx.session, ctx.tenant, member_id, first=100)).items
         longest = max(posts, key=lambda post: len(post.text), default=None)
-        return {"count": len(posts), "longest": longest}
+        shown = None if longest is None else longest.model_dump()  # made a Post again
+        return {"count": len(posts), "longest": shown}
 
     @extended.field("Query.draftText", guard="get_draft")
     async def draft_text(_: Any, info: Any, member_id: str, draft_id: str) -> str | None:
