@@ -1,10 +1,14 @@
 """What the resolvers of root fields and of relations share: a generated function's keyword
-arguments from a field's, and a page as a Relay connection."""
+arguments from a field's, a page as a Relay connection, and fields answered by an attribute."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from graphql import GraphQLField, GraphQLObjectType, GraphQLResolveInfo, get_named_type
+
+from keygraph.execution.plan import ATTRIBUTE
 from keygraph.page import Page
 
 from .bindings import Arg
@@ -92,3 +96,30 @@ def connection_through(page: Page[Any], nodes: list[Any]) -> Connection:
             edges.append(edge)
     first = edges[0]._index if edges else None
     return Connection(edges, PageInfo(page, first))
+
+
+def answer_with(field: GraphQLField, attribute: str) -> None:
+    """Answers the field with the source's attribute: by its resolver, and as compiled
+    execution reads it (keygraph/execution)."""
+    field.resolve = _attribute(attribute)
+    field.extensions = {**(field.extensions or {}), ATTRIBUTE: attribute}
+
+
+def _attribute(attribute: str) -> Callable[..., Any]:
+    def resolve(source: Any, _info: GraphQLResolveInfo[Any]) -> Any:
+        return getattr(source, attribute)
+
+    return resolve
+
+
+def bind_connection(field: GraphQLField) -> None:
+    """Answers the fields of the connection the field gives, of its edges and PageInfo,
+    from `connection`'s values."""
+    connection_type = get_named_type(field.type)
+    assert isinstance(connection_type, GraphQLObjectType)
+    edge_type = get_named_type(connection_type.fields["edges"].type)
+    page_info = get_named_type(connection_type.fields["pageInfo"].type)
+    for gql in (connection_type, edge_type, page_info):
+        assert isinstance(gql, GraphQLObjectType)
+        for name, definition in gql.fields.items():
+            answer_with(definition, CONNECTION_FIELDS[name])

@@ -1,10 +1,11 @@
 """What an operation costs, known before it runs: the most items its answer can hold.
 
-Each field that reads (a root field, a relation: `Read`, which `executable` puts in the
-field's extensions) counts its items times one plus what each item's selection costs: a
-get one item; a batch get the keys it is given, or for a relation the most items its list
-attribute holds; a query `first`, or its pattern's default page when `first` is left out,
-for each `edges { node }` selected (the connection, its edges and pageInfo are free). A
+Each field that reads (a root field, a relation, an extension's field: `Read`, which
+`executable` puts in the field's extensions) counts its items times one plus what each
+item's selection costs: a get one item; a batch get the keys it is given, or for a relation
+the most items its list attribute holds, or for a list paged by `first` a query's page; a
+query `first`, or its pattern's default page when `first` is left out, for each
+`edges { node }` selected (the connection, its edges and pageInfo are free). A
 struct is part of its item and costs nothing more. Fields are collected as the executor
 collects them: each alias counts, fragments are followed, @skip and @include honoured, and
 fields merged under one response key count once; a field of an abstract type counts as its
@@ -47,11 +48,18 @@ Grouped = dict[str, list[FieldDetails]]
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """How many items a field reads: a query's `page` sizes; a list relation's `most`."""
+    """How many items a field reads: a query's `page` sizes; a list relation's `most`; a
+    list paged by `first` (a batch get with `page`)."""
 
     operation: Operation
     page: PageSize | None = None
     most: int | None = None
+
+
+def reads(field: GraphQLField, read: Read) -> GraphQLField:
+    """The field, what it reads noted in its extensions for the cost."""
+    field.extensions = {**(field.extensions or {}), READ: read}
+    return field
 
 
 class OperationWalk:
@@ -109,7 +117,9 @@ class _Walk(OperationWalk):
             assert read.page is not None
             return _size(read.page, args.get("first")) * self.per_node(named, details)
         count = 1
-        if read.operation == "batch_get":
+        if read.operation == "batch_get" and read.page is not None:
+            count = _size(read.page, args.get("first"))
+        elif read.operation == "batch_get":
             count = read.most if read.most is not None else _keys(args)
         return count * (1 + self.object_cost(named, details))
 

@@ -7,30 +7,31 @@ with that type's get."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from graphql import (
     GraphQLEnumType,
-    GraphQLField,
     GraphQLInterfaceType,
     GraphQLObjectType,
     GraphQLResolveInfo,
     GraphQLSchema,
     GraphQLUnionType,
     build_schema,
-    get_named_type,
 )
 
 from keygraph.errors import Forbidden
-from keygraph.execution.plan import ATTRIBUTE, ORIGIN
+from keygraph.execution.plan import ORIGIN
 from keygraph.store import Session
 
 from . import scalars
-from .answers import CONNECTION_FIELDS, arguments, connection, converted
+from .answers import answer_with, arguments, bind_connection, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
-from .cost import READ, Read
+from .cost import Read, reads
+from .extend import extend
+from .extension import Extension
 from .ids import global_id, key_values, parse_global_id
 from .mutations import bind_mutations
 from .relations import Loads, resolver
@@ -51,9 +52,12 @@ class ApiContext:
     """The change stream's hub and cursors, for subscriptions (over WebSocket only)."""
 
 
-def executable(api: Api) -> GraphQLSchema:
-    """The package's schema with every bound field resolved; ValueError, at once, for a
-    root field or an object field nothing answers."""
+def executable(
+    api: Api, extensions: Sequence[Extension] = (), authz: ModuleType | None = None
+) -> GraphQLSchema:
+    """The package's schema with every bound field resolved, and the fields `extensions`
+    add (their guards named by pattern found in `authz`, the package's); ValueError, at
+    once, for a field nothing answers or an extension's field missing what it needs."""
     schema = build_schema(api.sdl, assume_valid_sdl=True)  # codegen checked it
     scalars.install(schema)
     for name, enum in api.enums.items():
@@ -69,18 +73,18 @@ def executable(api: Api) -> GraphQLSchema:
     if unbound:
         raise ValueError(f"root fields with nothing to answer them: {', '.join(unbound)}")
     for name, root in api.roots.items():
-        _read(query.fields[name], Read(root.operation, root.page)).resolve = _root(root, api)
+        reads(query.fields[name], Read(root.operation, root.page)).resolve = _root(root, api)
         if root.operation == "query" and not root.listed:
-            _bind_connection(query.fields[name])
+            bind_connection(query.fields[name])
     if "node" in query.fields:
-        _read(query.fields["node"], Read("get")).resolve = _node(api)
+        reads(query.fields["node"], Read("get")).resolve = _node(api)
     bind_mutations(schema, api)
     bind_subscriptions(schema, api)
     shown = {model: name for name, t in api.types.items() for model in (t.model, *t.copies)}
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
             gql.resolve_type = _type_name(shown)
-    return schema
+    return extend(schema, extensions, authz)
 
 
 def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
@@ -95,42 +99,16 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
     for field_name, attribute in binding.fields.items():
         guard = binding.guards.get(field_name)
         if guard is None:
-            _answer(gql.fields[field_name], attribute)
+            answer_with(gql.fields[field_name], attribute)
         else:
             gql.fields[field_name].resolve = _guarded(attribute, guard)
     for field_name, relation in binding.relations.items():
         read = Read(relation.operation, relation.page, relation.most)
-        _read(gql.fields[field_name], read).resolve = resolver(relation)
+        reads(gql.fields[field_name], read).resolve = resolver(relation)
         if relation.operation == "query" and not relation.listed:
-            _bind_connection(gql.fields[field_name])
+            bind_connection(gql.fields[field_name])
     if node:
         gql.fields["id"].resolve = _id_of(name, binding.node)
-
-
-def _read(field: GraphQLField, read: Read) -> GraphQLField:
-    """The field, what it reads noted in its extensions for the cost (cost.py)."""
-    field.extensions = {**(field.extensions or {}), READ: read}
-    return field
-
-
-def _answer(field: GraphQLField, attribute: str) -> None:
-    """Answers the field with the source's attribute: by its resolver, and as compiled
-    execution reads it (keygraph/execution)."""
-    field.resolve = _attribute(attribute)
-    field.extensions = {**(field.extensions or {}), ATTRIBUTE: attribute}
-
-
-def _bind_connection(field: GraphQLField) -> None:
-    """Answers the fields of the connection the field gives, of its edges and PageInfo,
-    from answers.connection's values."""
-    connection_type = get_named_type(field.type)
-    assert isinstance(connection_type, GraphQLObjectType)
-    edge_type = get_named_type(connection_type.fields["edges"].type)
-    page_info = get_named_type(connection_type.fields["pageInfo"].type)
-    for gql in (connection_type, edge_type, page_info):
-        assert isinstance(gql, GraphQLObjectType)
-        for name, definition in gql.fields.items():
-            _answer(definition, CONNECTION_FIELDS[name])
 
 
 def _type_name(shown: dict[type, str]) -> Callable[..., str]:
@@ -139,13 +117,6 @@ def _type_name(shown: dict[type, str]) -> Callable[..., str]:
     def resolve(value: Any, _info: Info, _type: Any) -> str:
         kind = type(value)
         return shown.get(kind) or kind.__name__
-
-    return resolve
-
-
-def _attribute(attribute: str) -> Callable[..., Any]:
-    def resolve(source: Any, _info: Info) -> Any:
-        return getattr(source, attribute)
 
     return resolve
 

@@ -65,10 +65,12 @@ _BEHAVIOUR: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any], type]] =
 
 
 def install(schema: GraphQLSchema) -> None:
-    """Gives the schema's custom scalars their serialization and parsing."""
+    """Gives the schema's custom scalars their serialization and parsing (`parse_value`
+    too, so that a copy of the schema, extend_schema's, keeps them)."""
     for name, (serialize, parse, node_type) in _BEHAVIOUR.items():
         scalar = schema.type_map.get(name)
         if isinstance(scalar, GraphQLScalarType):
             scalar.coerce_output_value = serialize
             scalar.coerce_input_value = parse
+            scalar.parse_value = parse  # type: ignore[method-assign,assignment]
             scalar.parse_literal = _literal(parse, node_type)  # type: ignore[method-assign]

@@ -40,6 +40,13 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     source = serve.add_mutually_exclusive_group(required=True)
     source.add_argument("--spec", type=Path, help="a spec, compiled as the server starts")
     source.add_argument("--package", help="a generated package: its directory or import name")
+    serve.add_argument(
+        "--extend",
+        action="append",
+        default=[],
+        metavar="MODULE[:NAME]",
+        help="add a keygraph.api.Extension's fields (NAME by default EXTENSION); repeatable",
+    )
     _add_db(serve, "the SQLite file served")
     serve.add_argument("--endpoint-url", help="serve a DynamoDB table at this endpoint instead")
     serve.add_argument("--region", help="DynamoDB's region (default: AWS_REGION or the config)")
@@ -131,7 +138,7 @@ def serve(args: argparse.Namespace, package: str) -> int:
 
     from .app import create_app
     from .budget import TenantBudget
-    from .package import served, table_of
+    from .package import extension_at, served, table_of
     from .sockets import uvicorn_config
 
     try:
@@ -140,8 +147,10 @@ def serve(args: argparse.Namespace, package: str) -> int:
         budget = TenantBudget(args.tenant_budget, args.tenant_refill)
         secret, dev = _secret(args.db)
         observed = _observed(args)
+        extensions = [extension_at(place, package) for place in args.extend]
         store = _store(args, table_of(package, args.table_name))
-        app = served(package, store, secret, budget=budget, graphiql=not args.no_graphiql)
+        graphiql = not args.no_graphiql
+        app = served(package, store, secret, extensions, budget=budget, graphiql=graphiql)
         app = replace(app, **observed)
     except (ValueError, KeygraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -2,7 +2,8 @@
 API, an ALB or a function URL: the app `keygraph serve` runs, adapted by Mangum. It is built
 once per execution environment, at import (the init phase, with no cyclic collection:
 startup.py), from KEYGRAPH_PACKAGE (the package's import name), KEYGRAPH_TABLE_NAME (the
-deployed table), KEYGRAPH_JWT_SECRET and, for another endpoint than AWS's,
+deployed table), KEYGRAPH_JWT_SECRET, KEYGRAPH_EXTEND (extensions' `module[:name]`, comma
+separated, as `keygraph serve --extend` takes them) and, for another endpoint than AWS's,
 KEYGRAPH_ENDPOINT_URL. `sweep` is the scheduled function removing what owners' deletes
 left. Needs the `lambda` extra."""
 
@@ -22,7 +23,7 @@ with building():
     from keygraph.writes import sweep as sweep_owned
 
     from .app import create_app
-    from .package import served, table_of
+    from .package import extension_at, served, table_of
     from .secret import secret
     from .served import MEDIA
 
@@ -32,7 +33,9 @@ with building():
         table_of(PACKAGE, os.environ.get("KEYGRAPH_TABLE_NAME")),
         endpoint_url=os.environ.get("KEYGRAPH_ENDPOINT_URL"),
     )
-    served_app = served(PACKAGE, store, secret())
+    places = os.environ.get("KEYGRAPH_EXTEND", "").split(",")
+    extensions = [extension_at(place.strip(), PACKAGE) for place in places if place.strip()]
+    served_app = served(PACKAGE, store, secret(), extensions)
     app = create_app(served_app)
     handler = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
     """Answers are text (a REST API without binary media types would pass base64 on)."""

@@ -1,6 +1,6 @@
-"""A generated package served: its API made executable on a store, tokens checked with the
-secret (secret.py) and the roles settings, and cursors signed with a key derived from it:
-what `keygraph serve` and the Lambda handler both run."""
+"""A generated package served: its API made executable on a store with the extensions
+given, tokens checked with the secret (secret.py) and the roles settings, and cursors signed
+with a key derived from it: what `keygraph serve` and the Lambda handler both run."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import hashlib
 import hmac
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from types import ModuleType
 from typing import Any
 
-from keygraph.api import executable
+from keygraph.api import Extension, executable
 from keygraph.api.watches import Realtime, decoder
 from keygraph.cursor import CursorCodec
 from keygraph.plan import TableDef
@@ -37,10 +38,43 @@ def table_of(package: str, name: str | None = None) -> TableDef:
     return replace(table, name=name) if name else table
 
 
-def served(package: str, store: Store, signing: str, **options: Any) -> Served:
-    """The package's API on `store`, with tokens and cursors keyed by `signing`, and the
-    app's other `options` (Served's budget, GraphiQL); subscriptions when the API has some
-    and the store a change stream."""
+def extension_at(place: str, package: str) -> Extension:
+    """The Extension at `module[:name]` (name by default EXTENSION), or what the function
+    there makes of the generated package (its module: a spec compiled as `keygraph serve`
+    starts has a name of its own); ValueError when there is none."""
+    module_name, _, name = place.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), name or "EXTENSION", None)
+    except ImportError as exc:
+        raise ValueError(f"cannot import the extension {place}: {exc}") from None
+    if callable(found) and not isinstance(found, Extension):
+        found = found(importlib.import_module(package))
+    if not isinstance(found, Extension):
+        raise ValueError(f"{place} is not a keygraph.api.Extension, nor makes one")
+    return found
+
+
+def _guards(package: str) -> ModuleType | None:
+    """The package's generated guards; None for a spec without authorization."""
+    try:
+        return importlib.import_module(f"{package}.authz")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}.authz":
+            raise
+        return None
+
+
+def served(
+    package: str,
+    store: Store,
+    signing: str,
+    extensions: Sequence[Extension] = (),
+    **options: Any,
+) -> Served:
+    """The package's API, with `extensions`, on `store`, with tokens and cursors keyed by
+    `signing`, and the app's other `options` (Served's budget, GraphiQL); subscriptions
+    when the API has some and the store a change stream. ValueError for an extension that
+    cannot be served."""
     api: Any = importlib.import_module(f"{package}.api").API
     roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
     claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
@@ -60,7 +94,8 @@ def served(package: str, store: Store, signing: str, **options: Any) -> Served:
             realtime = Realtime(hub, EventCursors(cursors), table, payer, api.tenant_prefixes)
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
-    app = Served(executable(api), store, key, cursors, realtime=realtime, ledger=ledger)
+    schema = executable(api, extensions, _guards(package) if extensions else None)
+    app = Served(schema, store, key, cursors, realtime=realtime, ledger=ledger)
     app = replace(app, sweeps=sweeps)
     return replace(app, **options)
 

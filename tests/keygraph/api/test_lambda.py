@@ -2,7 +2,8 @@
 DynamoDB Local (tests/codegen/cases/social): the same operations sent as HTTP API 2.0, REST
 API, ALB and function URL events answer as they do over HTTP (status, media type, body), and
 every DynamoDB call they make is one the generated stack's policy allows, which allows no
-Scan and no index the spec does not read; the scheduled sweep finishes what a delete left."""
+Scan and no index the spec does not read; an extension's field (KEYGRAPH_EXTEND) answers as
+the spec's do; the scheduled sweep finishes what a delete left."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def handler(
         "KEYGRAPH_TABLE_NAME": table.name,
         "KEYGRAPH_ENDPOINT_URL": dynamodb_local.endpoint_url,
         "KEYGRAPH_JWT_SECRET": SECRET,
+        "KEYGRAPH_EXTEND": "tests.keygraph.api.social_extension:extension",
         "AWS_REGION": LOCAL_REGION,
         "AWS_ACCESS_KEY_ID": LOCAL_KEY_ID,
         "AWS_SECRET_ACCESS_KEY": LOCAL_SECRET,
@@ -79,7 +81,7 @@ def bearer(tenant: str) -> str:
 CREATE = 'mutation { createMember(input: {memberId: "m1", handle: "ann", name: "Ann"})'
 CREATE += " { member { handle version } } }"
 AGAIN = CREATE.replace('"m1"', '"m2"')
-READ = '{ getMember(memberId: "m1") { handle name } }'
+READ = '{ getMember(memberId: "m1") { handle name greeting } }'
 Request = tuple[str, str, str | None, bool]
 """method, query string, body, whether it carries a token."""
 REQUESTS: list[Request] = [
@@ -116,6 +118,7 @@ def test_every_event_kind_answers_as_serve_does(
     expected = [over_http(module, request, "over-http") for request in REQUESTS]
     assert [status for status, _, _ in expected] == [200, 200, 200, 401, 400]
     assert expected[1][2]["errors"][0]["extensions"]["code"] == "CONFLICT"
+    assert expected[2][2]["data"]["getMember"]["greeting"] == "Hello, Ann (@ann)"
     for kind in KINDS:
         got = [
             answered(module.handler(event(kind, m, q, b, bearer(kind) if t else None), None))

@@ -1,0 +1,60 @@
+"""An extension of a package's API: hand-written fields, types and mutations for what its
+spec cannot say, as SDL (`extend type Query { ... }`, new types) and one declaration per
+field, which alone says what answers it, what it costs and who may ask it (extend.py
+checks and binds them as the schema is built)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from keygraph.paging import PageSize
+
+Resolver = TypeVar("Resolver", bound=Callable[..., Any])
+GuardFunction = Callable[..., bool]
+"""Called with the caller, then by keyword with the field's arguments (snake_case) or the
+parent's attributes its parameters name; False refuses the caller."""
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One field of an extension: `Type.field`, its resolver (called with the parent, the
+    info and the arguments in snake_case; sync or async), its bound when it answers a list
+    of objects (`most` items, or a `page` sized by its `first` argument) and its guard: a
+    function, a spec pattern's name whose generated guard applies, or `public`."""
+
+    coordinate: str
+    resolver: Callable[..., Any]
+    most: int | None = None
+    page: PageSize | None = None
+    guard: GuardFunction | str | None = None
+    public: bool = False
+
+
+class Extension:
+    """SDL extending a package's API, and the declaration of each field it adds."""
+
+    def __init__(self, sdl: str) -> None:
+        self.sdl = sdl
+        self.declared: dict[str, Declared] = {}
+
+    def field(
+        self,
+        coordinate: str,
+        *,
+        most: int | None = None,
+        page: PageSize | None = None,
+        guard: GuardFunction | str | None = None,
+        public: bool = False,
+    ) -> Callable[[Resolver], Resolver]:
+        """Declares the field `Type.field` of the SDL, answered by the decorated function;
+        ValueError for a field declared twice."""
+
+        def declare(resolver: Resolver) -> Resolver:
+            if coordinate in self.declared:
+                raise ValueError(f"{coordinate} is declared twice")
+            self.declared[coordinate] = Declared(coordinate, resolver, most, page, guard, public)
+            return resolver
+
+        return declare
