@@ -24,7 +24,7 @@ from graphql import (
 )
 
 from keygraph.errors import Forbidden
-from keygraph.execution.plan import ATTRIBUTE, ORIGIN
+from keygraph.execution.plan import ATTRIBUTE, BATCH, ORIGIN
 from keygraph.store import Session
 
 from . import scalars
@@ -33,7 +33,7 @@ from .bindings import Api, Arg, Guard, Root, Type
 from .cost import READ, Read
 from .ids import global_id, key_values, parse_global_id
 from .mutations import bind_mutations
-from .relations import Loads, resolver
+from .relations import Loads, batch, resolver
 from .watches import Realtime, bind_subscriptions
 
 Info = GraphQLResolveInfo[Any]
@@ -99,7 +99,10 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
             gql.fields[field_name].resolve = _guarded(attribute, guard)
     for field_name, relation in binding.relations.items():
         read = Read(relation.operation, relation.page, relation.most)
-        _read(gql.fields[field_name], read).resolve = resolver(relation)
+        many = batch(relation)
+        definition = _read(gql.fields[field_name], read)
+        definition.resolve = resolver(many)
+        definition.extensions = {**definition.extensions, BATCH: many}
         if relation.operation == "query":
             _bind_connection(gql.fields[field_name])
     if node:
