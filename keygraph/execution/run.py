@@ -28,7 +28,7 @@ from .plan import (
     unchanged,
     whole_items,
 )
-from .waves import BATCHED, Pending, Place, Waves, in_parts, is_dead
+from .waves import Pending, Place, Waves, in_parts, is_dead
 
 
 class Run(Waves):
@@ -144,9 +144,7 @@ class Run(Waves):
                     if field.batch is not None:
                         if field.takes_arguments:
                             self._arguments(field)  # raises for this call as the resolver's
-                        out[field.key] = None
-                        batched = Pending(field, BATCHED, out, field_path, owner, source)
-                        self.pending.append(batched)
+                        self._defer(field, source, out, field_path, owner)
                         continue
                     value = self._call(field, source, field_path)
                     if self.is_awaitable(value):
@@ -366,19 +364,7 @@ class Run(Waves):
             name = runtime.name
         return completion.plans[name]
 
-    def _batch(self, field: FieldPlan, sources: list[Any]) -> Any:
-        assert field.batch is not None
-        kwargs = self._arguments(field) if field.takes_arguments else {}
-        return field.batch(self.ctx, sources, **kwargs)
-
     def _settled(self, pending: Pending, result: Any) -> None:
-        entries = pending.entries
-        if entries is not None:
-            if isinstance(result, BaseException):
-                result = [result] * len(entries)
-            for entry, outcome in zip(entries, result, strict=True):
-                self._settled(entry, outcome)
-            return
         if is_dead(pending.owner):
             return
         field, out, path = pending.field, pending.out, pending.path

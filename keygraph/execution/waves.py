@@ -62,6 +62,9 @@ class Pending:
 class Waves(ABC):
     """The pending and running fields of one execution; `_settled` completes one."""
 
+    ctx: Any
+    """The request's context, which batch resolvers are given."""
+
     def __init__(self) -> None:
         self.pending: list[Pending] = []
         self.running: dict[asyncio.Future[Any], Pending] = {}
@@ -75,9 +78,32 @@ class Waves(ABC):
         """Completes a pending field with what its awaitable gave (a value or an error)."""
 
     @abstractmethod
+    def _arguments(self, field: FieldPlan) -> dict[str, Any]:
+        """The field's arguments as its resolvers take them."""
+
+    def _defer(
+        self, field: FieldPlan, source: Any, out: dict[str, Any], path: Path, owner: Place
+    ) -> None:
+        """Leaves the field of `source` to its batch resolver's next call."""
+        out[field.key] = None
+        self.pending.append(Pending(field, BATCHED, out, path, owner, source))
+
     def _batch(self, field: FieldPlan, sources: list[Any]) -> Any:
-        """The awaitable of the field's batch resolver for the sources: each one's value or
-        exception, in order."""
+        """The awaitable of the field's batch resolver for the sources."""
+        assert field.batch is not None
+        kwargs = self._arguments(field) if field.takes_arguments else {}
+        return field.batch(self.ctx, sources, **kwargs)
+
+    def _arrived(self, pending: Pending, result: Any) -> None:
+        """Completes the field with what it awaited, or each call of a batch with its own."""
+        entries = pending.entries
+        if entries is None:
+            self._settled(pending, result)
+            return
+        if isinstance(result, BaseException):
+            result = [result] * len(entries)
+        for entry, outcome in zip(entries, result, strict=True):
+            self._settled(entry, outcome)
 
     async def _drain(self) -> None:
         """Completes pending fields as their awaitables settle, until none is left. What a
@@ -86,7 +112,7 @@ class Waves(ABC):
         while self._drop_dead():
             if len(self.pending) == 1:  # alone: awaited here, without a task
                 pending = self.pending.pop()
-                self._settled(pending, await _settle(pending.awaitable))
+                self._arrived(pending, await _settle(pending.awaitable))
                 continue
             idle = self.idle = asyncio.get_running_loop().create_future()
             self._launch()
@@ -142,7 +168,7 @@ class Waves(ABC):
         own started before it, so the loads they all ask for go out together."""
         task = asyncio.current_task()
         while True:
-            self._settled(pending, await _settle(pending.awaitable))
+            self._arrived(pending, await _settle(pending.awaitable))
             if not self._drop_dead():
                 return
             pending = self.pending.pop(0)

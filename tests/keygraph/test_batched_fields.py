@@ -34,7 +34,7 @@ class Child:
     id: int
 
 
-def child_of(parent: Parent, scale: int) -> Child | None | Exception:
+def child_of(parent: Parent, scale: int) -> Child | Exception | None:
     """Parent 2 has no child; parent 3's fails; the others' is id * scale."""
     if parent.id == 2:
         return None
@@ -46,7 +46,8 @@ def child_of(parent: Parent, scale: int) -> Child | None | Exception:
 def schema(batches: list[list[int]]) -> Any:
     built = build_schema(SDL)
     query, parent = built.type_map["Query"], built.type_map["Parent"]
-    assert isinstance(query, GraphQLObjectType) and isinstance(parent, GraphQLObjectType)
+    assert isinstance(query, GraphQLObjectType)
+    assert isinstance(parent, GraphQLObjectType)
 
     async def parents(_source: Any, _info: Any) -> list[Parent]:
         return [Parent(n) for n in range(6)]

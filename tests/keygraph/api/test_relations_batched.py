@@ -114,7 +114,8 @@ async def answers(
 
 def callers(users: list[dict[str, Any]]) -> list[Caller | None]:
     """The table's own reads, an admin, and a member whom rules refuse others' items."""
-    return [None, Caller("boss", frozenset({"admin"})), Caller(users[0]["userId"], frozenset({"member"}))]
+    member = Caller(users[0]["userId"], frozenset({"member"}))
+    return [None, Caller("boss", frozenset({"admin"})), member]
 
 
 @IGNORE_GRAPHQL_CORE
