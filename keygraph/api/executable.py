@@ -23,7 +23,7 @@ from graphql import (
 )
 
 from keygraph.errors import Forbidden
-from keygraph.execution.plan import ORIGIN
+from keygraph.execution.plan import BATCH, ORIGIN
 from keygraph.store import Session
 
 from . import scalars
@@ -34,7 +34,7 @@ from .extend import extend
 from .extension import Extension
 from .ids import global_id, key_values, parse_global_id
 from .mutations import bind_mutations
-from .relations import Loads, resolver
+from .relations import Loads, batch, resolver
 from .watches import Realtime, bind_subscriptions
 
 Info = GraphQLResolveInfo[Any]
@@ -104,7 +104,10 @@ def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:
             gql.fields[field_name].resolve = _guarded(attribute, guard)
     for field_name, relation in binding.relations.items():
         read = Read(relation.operation, relation.page, relation.most)
-        reads(gql.fields[field_name], read).resolve = resolver(relation)
+        many = batch(relation)
+        definition = reads(gql.fields[field_name], read)
+        definition.resolve = resolver(many)
+        definition.extensions = {**definition.extensions, BATCH: many}
         if relation.operation == "query" and not relation.listed:
             bind_connection(gql.fields[field_name])
     if node:

@@ -4,19 +4,22 @@ get asks its pattern's guard for each key first (null with FORBIDDEN where it re
 then loads the key with every other key asked in the same turns of the event loop, through
 the request's `Loads`: one call of a batch get for all of a turn's keys of its entity (the
 user of every order of a page in one BatchGetItem), or concurrent gets where the spec has no
-batch get. A query relation runs one Query a parent, all of a page's parents together."""
+batch get. A query relation runs one Query a parent, all of a page's parents together. A
+relation answers many parents in one call (its `batch`): compiled execution makes a wave's
+calls of the field one, without a task per parent; its resolver is that call for one."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from graphql import GraphQLResolveInfo
 
 from keygraph.caller import Caller
 from keygraph.errors import Forbidden
+from keygraph.page import Page
 from keygraph.store import Session
 
 from .answers import arguments, connection, connection_through
@@ -25,6 +28,11 @@ from .bindings import Relation
 Info = GraphQLResolveInfo[Any]
 Key = tuple[Any, ...]
 R = TypeVar("R")
+Batch = Callable[..., Awaitable[list[Any]]]
+"""A relation for many parents: (context, parents, **arguments) -> each one's value or
+exception, in order."""
+_READ = object()
+"""A parent's place among a query relation's answers, until its page is read."""
 QUIET = 2
 """The turns of the event loop with no key asked after which a load goes out."""
 MAX_TURNS = 16
@@ -144,16 +152,30 @@ async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -
     return await asyncio.gather(*calls, return_exceptions=True)
 
 
-def resolver(relation: Relation) -> Callable[..., Any]:
-    """The resolver of a relation's field."""
+def batch(relation: Relation) -> Batch:
+    """The relation's field for many parents at once: each parent's value or exception, in
+    order. Compiled execution calls it once for a wave's parents (the field's BATCH
+    extension); the field's resolver is it for one parent."""
     if relation.operation == "query":
-        return _query(relation, None if relation.via is None else resolver(relation.via))
+        return _query(relation, None if relation.via is None else batch(relation.via))
     params = tuple(bound.param for bound in relation.bound)
     if relation.operation == "batch_get":
         return _listed(relation, Target(relation.function, True, params, relation.scoped))
     if relation.batch is not None:
         return _get(relation, Target(relation.batch, True, params, relation.scoped))
     return _get(relation, Target(relation.function, False, params, relation.scoped))
+
+
+def resolver(many: Batch) -> Callable[..., Any]:
+    """The field's resolver: the batch for its one parent."""
+
+    async def resolve(source: Any, info: Info, **given: Any) -> Any:
+        (outcome,) = await many(info.context, [source], **given)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    return resolve
 
 
 def _hashable(value: Any) -> Any:
@@ -173,69 +195,170 @@ def _ask(relation: Relation, caller: Caller | None, keys: list[Key]) -> None:
             raise Forbidden(getattr(relation.function, "__name__", "relation"))
 
 
-def _get(relation: Relation, target: Target) -> Callable[..., Any]:
-    async def resolve(source: Any, info: Info) -> Any:
-        key = tuple(_hashable(getattr(source, bound.attribute)) for bound in relation.bound)
-        if any(value is None for value in key):
-            return None
-        session, tenant = info.context.session, info.context.tenant
-        _ask(relation, session.caller, [key])
-        return await info.context.loads.load(session, tenant, target, key)
-
-    return resolve
+async def _loaded(futures: Iterable[asyncio.Future[Any]]) -> None:
+    """Once every load is answered; a load shared with other fields is not cancelled with
+    this wait."""
+    waiting = {future for future in futures if not future.done()}
+    if waiting:
+        await asyncio.wait(waiting)
 
 
-def _listed(relation: Relation, target: Target) -> Callable[..., Any]:
+class Reading(Protocol):
+    """What a relation reads of the request's context (executable.ApiContext)."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def loads(self) -> Loads: ...
+
+
+def _get(relation: Relation, target: Target) -> Batch:
+    async def many(ctx: Reading, sources: Sequence[Any]) -> list[Any]:
+        session, tenant, loads = ctx.session, ctx.tenant, ctx.loads
+        asked: list[Any] = []  # a parent's load, or its answer when it needs none
+        for source in sources:
+            try:
+                key = tuple(_hashable(getattr(source, bound.attribute)) for bound in relation.bound)
+                if any(value is None for value in key):
+                    asked.append(None)
+                    continue
+                _ask(relation, session.caller, [key])
+            except Exception as exc:
+                asked.append(exc)
+                continue
+            asked.append(loads.load(session, tenant, target, key))
+        await _loaded(a for a in asked if isinstance(a, asyncio.Future))
+        return [_outcome(a) if isinstance(a, asyncio.Future) else a for a in asked]
+
+    return many
+
+
+def _listed(relation: Relation, target: Target) -> Batch:
     """A batch get's items in its list attribute's order; those missing are left out."""
     (bound,) = relation.bound
 
-    async def resolve(source: Any, info: Info) -> Any:
-        refs = getattr(source, bound.attribute)
-        if refs is None:
-            return None
-        keys = [(_hashable(ref),) for ref in refs]
-        session, tenant = info.context.session, info.context.tenant
-        _ask(relation, session.caller, keys)
-        loads = info.context.loads
-        found = await asyncio.gather(*(loads.load(session, tenant, target, key) for key in keys))
-        return [item for item in found if item is not None]
+    async def many(ctx: Reading, sources: Sequence[Any]) -> list[Any]:
+        session, tenant, loads = ctx.session, ctx.tenant, ctx.loads
+        asked: list[Any] = []  # a parent's loads, or its answer when it needs none
+        for source in sources:
+            try:
+                refs = getattr(source, bound.attribute)
+                if refs is None:
+                    asked.append(None)
+                    continue
+                keys = [(_hashable(ref),) for ref in refs]
+                _ask(relation, session.caller, keys)
+            except Exception as exc:
+                asked.append(exc)
+                continue
+            asked.append([loads.load(session, tenant, target, key) for key in keys])
+        await _loaded(f for a in asked if isinstance(a, list) for f in a)
+        return [_items(a) if isinstance(a, list) else a for a in asked]
 
-    return resolve
+    return many
 
 
-def _query(relation: Relation, via: Callable[..., Any] | None) -> Callable[..., Any]:
-    async def resolve(source: Any, info: Info, **given: Any) -> Any:
-        values = {bound.param: getattr(source, bound.attribute) for bound in relation.bound}
-        if any(value is None for value in values.values()):
-            return None
-        ctx = info.context
+def _outcome(future: asyncio.Future[Any]) -> Any:
+    """A load's item, or its exception."""
+    try:
+        return future.result()
+    except Exception as exc:
+        return exc
+
+
+def _items(futures: list[asyncio.Future[Any]]) -> Any:
+    """The items loaded, in order, those missing left out; the first load's exception if
+    any failed."""
+    items = []
+    for future in futures:
+        found = _outcome(future)
+        if isinstance(found, Exception):
+            return found
+        if found is not None:
+            items.append(found)
+    return items
+
+
+def _query(relation: Relation, via: Batch | None) -> Batch:
+    async def many(ctx: Reading, sources: Sequence[Any], **given: Any) -> list[Any]:
         scope = (ctx.tenant,) if relation.scoped else ()
-        call = relation.function(
-            ctx.session,
-            *scope,
-            **values,
-            **arguments(relation.args, given),
-            first=given.get("first"),
-            after=given.get("after"),
-        )
-        page = await ctx.loads.read(call)
+        first, after = given.get("first"), given.get("after")
+        outcomes: list[Any] = []
+        calls: list[Awaitable[Any]] = []
+        for source in sources:
+            try:
+                values = {bound.param: getattr(source, bound.attribute) for bound in relation.bound}
+                if any(value is None for value in values.values()):
+                    outcomes.append(None)
+                    continue
+                extra = arguments(relation.args, given)
+                call = relation.function(
+                    ctx.session, *scope, **values, **extra, first=first, after=after
+                )
+            except Exception as exc:
+                outcomes.append(exc)
+                continue
+            outcomes.append(_READ)
+            calls.append(call)
+        if not calls:
+            return outcomes
+        found = await ctx.loads.read(_together(calls))
         if via is None:
-            return page.items if relation.listed else connection(page)
-        found = await asyncio.gather(
-            *(via(item, info) for item in page.items), return_exceptions=True
-        )
-        shown = [_kept(outcome) for outcome in found]
-        if relation.listed:
-            return [node for node in shown if node is not None]
-        return connection_through(page, shown)
+            pages = iter([_page(page, relation.listed) for page in found])
+        else:
+            pages = iter(await _through(ctx, via, found, relation.listed))
+        return [next(pages) if outcome is _READ else outcome for outcome in outcomes]
 
-    return resolve
+    return many
 
 
-def _kept(outcome: Any) -> Any:
-    """A via relation's answer for one item: None for one the caller may not read."""
-    if isinstance(outcome, Forbidden):
-        return None
-    if isinstance(outcome, BaseException):
-        raise outcome
-    return outcome
+async def _together(calls: list[Awaitable[Any]]) -> list[Any]:
+    """Each call's answer or exception, in order, the calls sent together."""
+    if len(calls) == 1:
+        return [await _settle(calls[0])]
+    return await asyncio.gather(*calls, return_exceptions=True)
+
+
+async def _settle(call: Awaitable[Any]) -> Any:
+    try:
+        return await call
+    except Exception as exc:
+        return exc
+
+
+def _page(found: Any, listed: bool) -> Any:
+    """A page as its connection, or its items when `listed`; an exception as it is."""
+    if isinstance(found, BaseException):
+        return found
+    return found.items if listed else connection(found)
+
+
+async def _through(ctx: Reading, via: Batch, found: list[Any], listed: bool) -> list[Any]:
+    """Each page as a connection (or list, `listed`) of what `via` answers for its items,
+    all pages' items asked at once; an exception as it is."""
+    items = [item for page in found if not isinstance(page, BaseException) for item in page.items]
+    nodes = iter(await via(ctx, items)) if items else iter(())
+    return [
+        page
+        if isinstance(page, BaseException)
+        else _shown(page, [next(nodes) for _ in page.items], listed)
+        for page in found
+    ]
+
+
+def _shown(page: Page[Any], outcomes: list[Any], listed: bool) -> Any:
+    """The page as a connection (or list, `listed`) of what a via relation answers for each
+    item (None, no edge, for one the caller may not read or gone); the first other
+    exception, if any."""
+    nodes = []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, Forbidden):
+            return outcome
+        nodes.append(None if isinstance(outcome, Forbidden) else outcome)
+    if listed:
+        return [node for node in nodes if node is not None]
+    return connection_through(page, nodes)

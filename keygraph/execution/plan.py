@@ -47,6 +47,11 @@ ORIGIN = "keygraph.origin"
 ATTRIBUTE = "keygraph.attribute"
 """A field's extension naming the source's attribute that is its value: compiled, it is
 read (or filled) without calling the field's resolver, which must answer the same."""
+BATCH = "keygraph.batch"
+"""A field's extension: its resolver for many sources at once, called as
+`batch(context, sources, **arguments)` and answering each source's value (or exception) in
+order. Compiled, the field's calls of one wave are one call of it, which must answer what
+the field's resolver would for each source."""
 
 
 class Unsupported(Exception):
@@ -145,6 +150,8 @@ class FieldPlan:
     """Plain literal arguments, once converted."""
     binding: Any = None
     """What the compiler that bound the field keeps to convert its arguments."""
+    batch: Callable[..., Any] | None = None
+    """Its BATCH resolver: the field's calls of a wave, made as one."""
 
 
 @dataclass(eq=False, slots=True)
@@ -286,6 +293,9 @@ class Compiler:
             plan.attribute = attribute
             return
         plan.resolver = definition.resolve or default_field_resolver
+        batch = (definition.extensions or {}).get(BATCH)
+        if callable(batch):
+            plan.batch = batch
         plan.positional = True
         plan.info_of = core_info
         if plan.takes_arguments:

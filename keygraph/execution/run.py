@@ -141,6 +141,11 @@ class Run(Waves):
                 else:
                     if field_path is None:
                         field_path = Path(path, field.key, type_name)
+                    if field.batch is not None:
+                        if field.takes_arguments:
+                            self._arguments(field)  # raises for this call as the resolver's
+                        self._defer(field, source, out, field_path, owner)
+                        continue
                     value = self._call(field, source, field_path)
                     if self.is_awaitable(value):
                         out[field.key] = None

@@ -1,13 +1,15 @@
 """What resolvers leave awaiting, completed as it settles: a field's completion in the step
 its value arrives, what that leaves pending started at once beside everything still running,
-so the loads of a whole level reach the request's DataLoaders together. Work below a place
-that a failure nulled is dropped unstarted, or cancelled."""
+so the loads of a whole level reach the request's DataLoaders together. A field with a batch
+resolver waits as one pending for all its sources of the step, completed source by source
+once the batch answers, without a task per source. Work below a place that a failure nulled
+is dropped unstarted, or cancelled."""
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from inspect import CORO_CREATED, getcoroutinestate, iscoroutine
 from typing import Any
 
@@ -39,19 +41,29 @@ class Place:
         """A list answered in parts (stream.py)."""
 
 
+BATCHED = object()
+"""The awaitable of a field waiting for its batch resolver's call (`Waves._batch`)."""
+
+
 @dataclass(slots=True)
 class Pending:
-    """A field whose resolver returned an awaitable, to complete in the next wave."""
+    """A field whose resolver returned an awaitable, to complete in the next wave; or, a
+    field with a batch resolver, its calls of a step (`entries`, each with its `source`)."""
 
     field: FieldPlan
     awaitable: Any
     out: dict[str, Any]
     path: Path
     owner: Place
+    source: Any = None
+    entries: list[Pending] | None = None
 
 
 class Waves(ABC):
     """The pending and running fields of one execution; `_settled` completes one."""
+
+    ctx: Any
+    """The request's context, which batch resolvers are given."""
 
     def __init__(self) -> None:
         self.pending: list[Pending] = []
@@ -65,6 +77,34 @@ class Waves(ABC):
     def _settled(self, pending: Pending, result: Any) -> None:
         """Completes a pending field with what its awaitable gave (a value or an error)."""
 
+    @abstractmethod
+    def _arguments(self, field: FieldPlan) -> dict[str, Any]:
+        """The field's arguments as its resolvers take them."""
+
+    def _defer(
+        self, field: FieldPlan, source: Any, out: dict[str, Any], path: Path, owner: Place
+    ) -> None:
+        """Leaves the field of `source` to its batch resolver's next call."""
+        out[field.key] = None
+        self.pending.append(Pending(field, BATCHED, out, path, owner, source))
+
+    def _batch(self, field: FieldPlan, sources: list[Any]) -> Any:
+        """The awaitable of the field's batch resolver for the sources."""
+        assert field.batch is not None
+        kwargs = self._arguments(field) if field.takes_arguments else {}
+        return field.batch(self.ctx, sources, **kwargs)
+
+    def _arrived(self, pending: Pending, result: Any) -> None:
+        """Completes the field with what it awaited, or each call of a batch with its own."""
+        entries = pending.entries
+        if entries is None:
+            self._settled(pending, result)
+            return
+        if isinstance(result, BaseException):
+            result = [result] * len(entries)
+        for entry, outcome in zip(entries, result, strict=True):
+            self._settled(entry, outcome)
+
     async def _drain(self) -> None:
         """Completes pending fields as their awaitables settle, until none is left. What a
         settled field's completion leaves pending starts at once, beside everything still
@@ -72,7 +112,7 @@ class Waves(ABC):
         while self._drop_dead():
             if len(self.pending) == 1:  # alone: awaited here, without a task
                 pending = self.pending.pop()
-                self._settled(pending, await _settle(pending.awaitable))
+                self._arrived(pending, await _settle(pending.awaitable))
                 continue
             idle = self.idle = asyncio.get_running_loop().create_future()
             self._launch()
@@ -92,13 +132,25 @@ class Waves(ABC):
         del self.pending[mark:]
 
     def _drop_dead(self) -> bool:
-        """Drops the pending fields below a nulled place, unstarted; whether any is left."""
+        """Drops the pending fields below a nulled place, unstarted, and makes each batched
+        field's calls one pending; whether any is left."""
         live = []
+        batches: dict[int, Pending] = {}
         for pending in self.pending:
-            if is_dead(pending.owner):
+            if _gone(pending):
                 _close(pending.awaitable)
-            else:
+            elif pending.awaitable is not BATCHED:
                 live.append(pending)
+            else:
+                batch = batches.get(id(pending.field))
+                if batch is None:
+                    batch = batches[id(pending.field)] = replace(pending, entries=[])
+                    live.append(batch)
+                assert batch.entries is not None
+                batch.entries.append(pending)
+        for batch in batches.values():
+            assert batch.entries is not None
+            batch.awaitable = self._batch(batch.field, [e.source for e in batch.entries])
         self.pending = live
         return bool(live)
 
@@ -116,7 +168,7 @@ class Waves(ABC):
         own started before it, so the loads they all ask for go out together."""
         task = asyncio.current_task()
         while True:
-            self._settled(pending, await _settle(pending.awaitable))
+            self._arrived(pending, await _settle(pending.awaitable))
             if not self._drop_dead():
                 return
             pending = self.pending.pop(0)
@@ -144,7 +196,7 @@ class Waves(ABC):
         """Cancels the tasks completing fields below a nulled place (not the calling one)."""
         current = asyncio.current_task()
         for task, pending in list(self.running.items()):
-            if task is not current and is_dead(pending.owner):
+            if task is not current and _gone(pending):
                 self.abandoned.add(task)
                 self._cancel(task)
 
@@ -162,6 +214,14 @@ def _close(awaitable: Any) -> None:
     """Disposes of a coroutine that will not be awaited (a future may be shared)."""
     if iscoroutine(awaitable):
         awaitable.close()
+
+
+def _gone(pending: Pending) -> bool:
+    """Whether nothing is left to complete: the field is below a nulled place, or each of a
+    batch's calls is."""
+    if pending.entries is None:
+        return is_dead(pending.owner)
+    return all(is_dead(entry.owner) for entry in pending.entries)
 
 
 def is_dead(place: Place | None) -> bool:
