@@ -1,6 +1,6 @@
 """A field the spec gives against its hand-written twin: server CPU per request of Q1 and
 Q3 as this repository's server answers them (its hand-written schema) and as `keygraph
-serve` answers the same reads through the API its spec gives (`getUser`, `listUsers` with
+serve` answers the same reads through the API its spec gives (`user`, `users` with
 the `orders` and `groups` relations), both compiled, in process, on one seeded embedded
 store; and the spec's API on graphql-core's executor, to show what compiling gives it.
 
@@ -36,7 +36,7 @@ from server.graphql.ids import to_global_id
 from server.seed.tenant import SeedSizes, seed
 from server.settings import Limits, Settings
 
-LIST = "{ listUsers(first: 20) { edges { node { userId } } } }"
+LIST = "{ users(first: 20) { edges { node { userId } } } }"
 RESULTS = Path(__file__).parent / "results" / "spec_api.json"
 SIZES = SeedSizes(users=200, orders=6, groups=4, org_nodes=4, org_depth=2, shops=4, max_members=50)
 TENANT = "acme"
@@ -49,9 +49,9 @@ HAND = {
     " groups { edges { node { id name } } } } } pageInfo { hasNextPage } } }",
 }
 SPEC = {
-    "Q1": "query Q1($id: ID!) { getUser(userId: $id) { id email name createdAt version } }",
-    "Q3": "query Q3 { listUsers(first: 50) { edges { node { id name"
-    f" orders(first: 5) {{ edges {{ node {{ orderId {_FIELDS} }} }} }}"
+    "Q1": HAND["Q1"],
+    "Q3": "query Q3 { users(first: 50) { edges { node { id name"
+    f" orders(first: 5) {{ edges {{ node {{ id {_FIELDS} }} }} }}"
     " groups { id name } } } pageInfo { hasNextPage } } }",
 }
 
@@ -74,11 +74,11 @@ async def _run(rounds: int) -> dict[str, Any]:
         spec = AsgiClient(serve_app(served), token)
         core = AsgiClient(serve_app(replace(served, compiled=False)), token)
         listed = await spec.post("/graphql", {"query": LIST})
-        ids = [edge["node"]["userId"] for edge in listed.json()["data"]["listUsers"]["edges"]]
+        ids = [edge["node"]["userId"] for edge in listed.json()["data"]["users"]["edges"]]
         results: dict[str, Any] = {}
         for name in ("Q1", "Q3"):
             arms = {
-                f"{name}_hand": cycling(hand, _bodies(HAND[name], ids, by_global_id=True)),
+                f"{name}_hand": cycling(hand, _bodies(HAND[name], ids)),
                 f"{name}_spec": cycling(spec, _bodies(SPEC[name], ids)),
                 f"{name}_spec_core": cycling(core, _bodies(SPEC[name], ids)),
             }
@@ -90,14 +90,11 @@ async def _run(rounds: int) -> dict[str, Any]:
     return {"machine": machine_info(), "sizes": asdict(SIZES), "results": results}
 
 
-def _bodies(query: str, ids: list[str], by_global_id: bool = False) -> list[dict[str, Any]]:
+def _bodies(query: str, ids: list[str]) -> list[dict[str, Any]]:
     """The requests an arm cycles through: one per user for an operation taking an id."""
     if "$id" not in query:
         return [{"query": query}]
-    return [
-        {"query": query, "variables": {"id": to_global_id("User", i) if by_global_id else i}}
-        for i in ids
-    ]
+    return [{"query": query, "variables": {"id": to_global_id("User", i)}} for i in ids]
 
 
 async def _cpu(send: Send) -> float:

@@ -131,12 +131,18 @@ def _query(path: str, name: str, pattern: PatternSpec, resolved: Resolved) -> It
 
 def check_patterns(resolved: Resolved) -> Iterator[Problem]:
     names = set(resolved.spec.patterns)
+    modules = {snake(entity): entity for entity in resolved.entities}
     for name, pattern in resolved.spec.patterns.items():
         path = f"patterns.{name}"
         if not SNAKE.match(name):
             fixed = snake(name)
             rename = f"rename it {fixed}" if SNAKE.match(fixed) else "rename it"
             yield Problem(path, f"pattern names are snake_case: {rename}")
+        elif name in modules and (pattern.entity or (pattern.returns or ("",))[0]) != modules[name]:
+            yield Problem(
+                path,
+                f"{name} is the name of {modules[name]}'s queries module: rename the pattern",
+            )
         elif name.startswith("plan_") and name[5:] in names:
             yield Problem(
                 path,

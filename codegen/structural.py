@@ -1,10 +1,11 @@
 """How far a pattern's key template follows an entity's: segment by segment, literals equal,
 placeholders the same or of one kind (an arg standing for an attribute), a literal only
-where the key has an enum of which it is a value (the pattern fixes it), a prefix_of arg only
-last."""
+where the key has an enum of which it is a value, or an id or string the literal is a valid
+value of (the pattern fixes it), a prefix_of arg only last."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from .keytemplate import Template
@@ -37,6 +38,20 @@ def enum_values(entity: Entity, name: str) -> tuple[str, ...]:
     return var.values if var is not None and var.type == "enum" else ()
 
 
+def fixes(entity: Entity, name: str, literal: str) -> bool:
+    """Whether the literal is a value `entity`'s id or string attribute `name` may hold, so
+    that a pattern may fix it (a root's parent_ref "ROOT")."""
+    attr = entity.attrs.get(name)
+    if attr is None or attr.spec.type not in ("id", "string") or literal.lower() == name:
+        return False  # the placeholder's own name: its braces left out
+    spec = attr.spec
+    if spec.min_length is not None and len(literal) < spec.min_length:
+        return False
+    if spec.max_length is not None and len(literal) > spec.max_length:
+        return False
+    return spec.pattern is None or re.search(spec.pattern, literal) is not None
+
+
 def structural(
     pattern: PatternSpec, want: Template, have: Template, entity: Entity
 ) -> tuple[int, str | None]:
@@ -49,6 +64,8 @@ def structural(
         if segment.literal is not None and target.literal is None:
             values = enum_values(entity, str(target.placeholder))
             if segment.literal in values:  # the enum's value, fixed by the pattern
+                continue
+            if fixes(entity, str(target.placeholder), segment.literal):
                 continue
             if values:
                 return i, (

@@ -11,35 +11,24 @@ from keygraph.writes import Derived, Parent, Writes
 
 from . import authz as _authz
 from .entities import ENTITIES, TENANT_PREFIXES
-from .keys import address as _keys_address
-from .keys import email_claim as _keys_email_claim
 from .keys import group as _keys_group
-from .keys import idempotency_record as _keys_idempotency_record
-from .keys import membership as _keys_membership
 from .keys import order as _keys_order
 from .keys import org_node as _keys_org_node
-from .keys import org_roots as _keys_org_roots
 from .keys import shop as _keys_shop
 from .keys import user as _keys_user
 from .models.address import Address
-from .models.cleanup_task import CleanupTask
 from .models.email_claim import EmailClaim
-from .models.enums import CleanupTaskKind, IdempotencyRecordState, OrderStatus
+from .models.enums import OrderStatus
 from .models.group import Group
-from .models.idempotency_record import IdempotencyRecord
 from .models.membership import Membership
 from .models.order import Order
-from .models.order_line import OrderLine
+from .models.order_item import OrderItem
 from .models.org_node import OrgNode
-from .models.org_roots import OrgRoots
 from .models.shop import Shop
 from .models.user import User
 from .models.user_order import UserOrder
 from .queries.address import get_address
-from .queries.cleanup_task import CLEANUP_TASKS_PAGE, cleanup_tasks
-from .queries.email_claim import get_email_claim
 from .queries.group import get_group, get_groups
-from .queries.idempotency_record import get_idempotency_record
 from .queries.membership import (
     GROUP_MEMBERS_PAGE,
     USER_GROUPS_PAGE,
@@ -49,25 +38,19 @@ from .queries.membership import (
     plan_user_groups,
     user_groups,
 )
-from .queries.order import (
-    ORDERS_BY_STATUS_PAGE,
-    get_order,
-    get_orders,
-    orders_by_status,
-    plan_orders_by_status,
-)
+from .queries.order import ORDERS_BY_STATUS_PAGE, get_order, orders_by_status, plan_orders_by_status
 from .queries.org_node import (
     ORG_CHILDREN_PAGE,
+    ORG_ROOT_NODES_PAGE,
     ORG_SUBTREE_PAGE,
     get_org_node,
-    get_org_nodes,
     org_children,
+    org_root_nodes,
     org_subtree,
-    plan_org_children,
+    plan_org_root_nodes,
     plan_org_subtree,
 )
-from .queries.org_roots import get_org_roots
-from .queries.shop import SHOPS_IN_CELL_PAGE, get_shop, get_shops, plan_shops_in_cell, shops_in_cell
+from .queries.shop import SHOPS_IN_CELL_PAGE, get_shop, plan_shops_in_cell, shops_in_cell
 from .queries.user import (
     LIST_USERS_PAGE,
     USER_WITH_ADDRESSES_PAGE,
@@ -90,51 +73,17 @@ from .table import TABLE
 API = Api(
     sdl=Path(__file__).with_name("api.graphql").read_text(encoding="utf-8"),
     roots={
-        "cleanupTasks": Root("query", cleanup_tasks, (), scoped=False, page=CLEANUP_TASKS_PAGE),
-        "getAddress": Root(
-            "get",
-            get_address,
-            (
-                Arg("userId", "user_id", "ID"),
-                Arg("addressId", "address_id", "ID"),
-            ),
-            scoped=True,
+        "group": Root(
+            "get", get_group, (Arg("groupId", "group_id", "ID"),), scoped=True, by_id="Group"
         ),
-        "getEmailClaim": Root(
-            "get", get_email_claim, (Arg("emailKey", "email_key", "String"),), scoped=True
+        "order": Root(
+            "get", get_order, (Arg("orderId", "order_id", "ID"),), scoped=True, by_id="Order"
         ),
-        "getGroup": Root("get", get_group, (Arg("groupId", "group_id", "ID"),), scoped=True),
-        "getGroups": Root(
-            "batch_get", get_groups, (Arg("groupId", "group_id", "ID"),), scoped=True
+        "orgNode": Root(
+            "get", get_org_node, (Arg("path", "path", "Path"),), scoped=True, by_id="OrgNode"
         ),
-        "getIdempotencyRecord": Root(
-            "get",
-            get_idempotency_record,
-            (Arg("idempotencyKey", "idempotency_key", "String"),),
-            scoped=True,
-        ),
-        "getMembership": Root(
-            "get",
-            get_membership,
-            (
-                Arg("userId", "user_id", "ID"),
-                Arg("groupId", "group_id", "ID"),
-            ),
-            scoped=True,
-        ),
-        "getOrder": Root("get", get_order, (Arg("orderId", "order_id", "ID"),), scoped=True),
-        "getOrders": Root(
-            "batch_get", get_orders, (Arg("orderId", "order_id", "ID"),), scoped=True
-        ),
-        "getOrgNode": Root("get", get_org_node, (Arg("path", "path", "Path"),), scoped=True),
-        "getOrgNodes": Root(
-            "batch_get", get_org_nodes, (Arg("path", "path", "Path"),), scoped=True
-        ),
-        "getOrgRoots": Root("get", get_org_roots, (), scoped=True),
-        "getShop": Root("get", get_shop, (Arg("shopId", "shop_id", "ID"),), scoped=True),
-        "getShops": Root("batch_get", get_shops, (Arg("shopId", "shop_id", "ID"),), scoped=True),
-        "getUser": Root("get", get_user, (Arg("userId", "user_id", "ID"),), scoped=True),
-        "getUsers": Root("batch_get", get_users, (Arg("userId", "user_id", "ID"),), scoped=True),
+        "shop": Root("get", get_shop, (Arg("shopId", "shop_id", "ID"),), scoped=True, by_id="Shop"),
+        "user": Root("get", get_user, (Arg("userId", "user_id", "ID"),), scoped=True, by_id="User"),
         "groupMembers": Root(
             "query",
             group_members,
@@ -142,7 +91,7 @@ API = Api(
             scoped=True,
             page=GROUP_MEMBERS_PAGE,
         ),
-        "listUsers": Root("query", list_users, (), scoped=True, page=LIST_USERS_PAGE),
+        "users": Root("query", list_users, (), scoped=True, page=LIST_USERS_PAGE),
         "ordersByStatus": Root(
             "query",
             orders_by_status,
@@ -150,12 +99,8 @@ API = Api(
             scoped=True,
             page=ORDERS_BY_STATUS_PAGE,
         ),
-        "orgChildren": Root(
-            "query",
-            org_children,
-            (Arg("parentRef", "parent_ref", "ID"),),
-            scoped=True,
-            page=ORG_CHILDREN_PAGE,
+        "orgRoots": Root(
+            "query", org_root_nodes, (), scoped=True, page=ORG_ROOT_NODES_PAGE, listed=True
         ),
         "orgSubtree": Root(
             "query", org_subtree, (Arg("path", "path", "Path"),), scoped=True, page=ORG_SUBTREE_PAGE
@@ -226,28 +171,6 @@ API = Api(
             get=get_address,
             scoped=True,
         ),
-        "CleanupTask": Type(
-            CleanupTask,
-            {
-                "taskId": "task_id",
-                "tenant": "tenant",
-                "kind": "kind",
-                "subject": "subject",
-                "destination": "destination",
-                "createdAt": "created_at",
-            },
-            scoped=False,
-        ),
-        "EmailClaim": Type(
-            EmailClaim,
-            {
-                "emailKey": "email_key",
-                "userId": "user_id",
-            },
-            node=(Arg("emailKey", "email_key", "String"),),
-            get=get_email_claim,
-            scoped=True,
-        ),
         "Group": Type(
             Group,
             {
@@ -265,24 +188,16 @@ API = Api(
                     (Bound("group_id", "group_id", "group_id"),),
                     scoped=True,
                     page=GROUP_MEMBERS_PAGE,
+                    via=Relation(
+                        "get",
+                        get_user,
+                        (Bound("user_id", "user_id", "user_id"),),
+                        scoped=True,
+                        guard=Guard(_authz.may_run_get_user, ()),
+                        batch=get_users,
+                    ),
                 ),
             },
-            scoped=True,
-        ),
-        "IdempotencyRecord": Type(
-            IdempotencyRecord,
-            {
-                "idempotencyKey": "idempotency_key",
-                "requestHash": "request_hash",
-                "state": "state",
-                "response": "response",
-                "createdAt": "created_at",
-                "expiresAt": "expires_at",
-                "owner": "owner",
-                "leaseUntil": "lease_until",
-            },
-            node=(Arg("idempotencyKey", "idempotency_key", "String"),),
-            get=get_idempotency_record,
             scoped=True,
         ),
         "Membership": Type(
@@ -331,6 +246,7 @@ API = Api(
             },
             node=(Arg("orderId", "order_id", "ID"),),
             get=get_order,
+            copies=(UserOrder,),
             relations={
                 "user": Relation(
                     "get",
@@ -343,8 +259,8 @@ API = Api(
             },
             scoped=True,
         ),
-        "OrderLine": Type(
-            OrderLine,
+        "OrderItem": Type(
+            OrderItem,
             {
                 "sku": "sku",
                 "name": "name",
@@ -375,6 +291,7 @@ API = Api(
                     (Bound("parent_ref", "parent_ref", "node_id"),),
                     scoped=True,
                     page=ORG_CHILDREN_PAGE,
+                    listed=True,
                 ),
                 "descendants": Relation(
                     "query",
@@ -384,15 +301,6 @@ API = Api(
                     page=ORG_SUBTREE_PAGE,
                 ),
             },
-            scoped=True,
-        ),
-        "OrgRoots": Type(
-            OrgRoots,
-            {
-                "childCount": "child_count",
-            },
-            node=(),
-            get=get_org_roots,
             scoped=True,
         ),
         "Shop": Type(
@@ -464,80 +372,16 @@ API = Api(
             },
             scoped=True,
         ),
-        "UserOrder": Type(
-            UserOrder,
-            {
-                "orderId": "order_id",
-                "userId": "user_id",
-                "status": "status",
-                "totalCents": "total_cents",
-                "currency": "currency",
-                "createdAt": "created_at",
-                "version": "version",
-                "items": "items",
-            },
-            relations={
-                "user": Relation(
-                    "get",
-                    get_user,
-                    (Bound("user_id", "user_id", "user_id"),),
-                    scoped=True,
-                    guard=Guard(_authz.may_run_get_user, ()),
-                    batch=get_users,
-                ),
-                "order": Relation(
-                    "get",
-                    get_order,
-                    (Bound("order_id", "order_id", "order_id"),),
-                    scoped=True,
-                    guard=Guard(_authz.may_run_get_order, ()),
-                    batch=get_orders,
-                ),
-            },
-            scoped=True,
-        ),
     },
     enums={
-        "CleanupTaskKind": CleanupTaskKind,
-        "IdempotencyRecordState": IdempotencyRecordState,
         "OrderStatus": OrderStatus,
     },
     watches={
-        "addressChanged": Watch(
-            "ADDRESS",
-            (
-                Arg("userId", "user_id", "ID"),
-                Arg("addressId", "address_id", "ID"),
-            ),
-            _keys_address.key,
-            guard=Guard(_authz.may_run_get_address, ("user_id",)),
-        ),
-        "emailClaimChanged": Watch(
-            "EMAIL",
-            (Arg("emailKey", "email_key", "String"),),
-            _keys_email_claim.key,
-            guard=Guard(_authz.may_run_get_email_claim, ()),
-        ),
         "groupChanged": Watch(
             "GROUP",
             (Arg("groupId", "group_id", "ID"),),
             _keys_group.key,
             guard=Guard(_authz.may_run_get_group, ()),
-        ),
-        "idempotencyRecordChanged": Watch(
-            "IDEMPOTENCY",
-            (Arg("idempotencyKey", "idempotency_key", "String"),),
-            _keys_idempotency_record.key,
-            guard=Guard(_authz.may_run_get_idempotency_record, ()),
-        ),
-        "membershipChanged": Watch(
-            "MEMBER",
-            (
-                Arg("userId", "user_id", "ID"),
-                Arg("groupId", "group_id", "ID"),
-            ),
-            _keys_membership.key,
-            guard=Guard(_authz.may_run_get_membership, ()),
         ),
         "orderChanged": Watch(
             "ORDER",
@@ -550,12 +394,6 @@ API = Api(
             (Arg("path", "path", "Path"),),
             _keys_org_node.key,
             guard=Guard(_authz.may_run_get_org_node, ()),
-        ),
-        "orgRootsChanged": Watch(
-            "ORG_ROOTS",
-            (),
-            _keys_org_roots.key,
-            guard=Guard(_authz.may_run_get_org_roots, ()),
         ),
         "shopChanged": Watch(
             "SHOP",
@@ -576,7 +414,7 @@ API = Api(
             plan=plan_group_members,
             index="GSI1",
         ),
-        "listUsersChanged": Watch(
+        "usersChanged": Watch(
             "USER",
             (),
             guard=Guard(_authz.may_run_list_users, ()),
@@ -590,11 +428,11 @@ API = Api(
             plan=plan_orders_by_status,
             index="GSI2",
         ),
-        "orgChildrenChanged": Watch(
+        "orgRootsChanged": Watch(
             "ORG_NODE",
-            (Arg("parentRef", "parent_ref", "ID"),),
-            guard=Guard(_authz.may_run_org_children, ()),
-            plan=plan_org_children,
+            (),
+            guard=Guard(_authz.may_run_org_root_nodes, ()),
+            plan=plan_org_root_nodes,
             index="GSI1",
         ),
         "orgSubtreeChanged": Watch(

@@ -350,6 +350,11 @@ def may_run_org_children(caller: Caller) -> bool:
     return "admin" in caller.roles or "member" in caller.roles
 
 
+def may_run_org_root_nodes(caller: Caller) -> bool:
+    """Whether the caller may run org_root_nodes."""
+    return "admin" in caller.roles or "member" in caller.roles
+
+
 def may_run_org_subtree(caller: Caller) -> bool:
     """Whether the caller may run org_subtree."""
     return "admin" in caller.roles or "member" in caller.roles

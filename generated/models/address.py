@@ -32,7 +32,7 @@ class Address(BaseModel):
     postal_code: Annotated[str, Field(min_length=1, max_length=20)]
     country: Annotated[str, Field(pattern="^[A-Z]{2}$")]
     created_at: UtcDatetime
-    version: Annotated[int, Field(ge=1)]
+    version: Annotated[int, Field(ge=1, le=2147483647)]
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -87,7 +87,7 @@ class Address(BaseModel):
             and _COUNTRY_PATTERN(v_country)
             and _stored.is_utc(v_created_at)
             and type(v_version) is int
-            and v_version >= 1
+            and 1 <= v_version <= 2147483647
         ):
             return _stored.built(
                 cls,

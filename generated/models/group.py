@@ -24,7 +24,7 @@ class Group(BaseModel):
     group_id: Id
     name: Annotated[str, Field(min_length=1, max_length=200)]
     created_at: UtcDatetime
-    version: Annotated[int, Field(ge=1)] = 1
+    version: Annotated[int, Field(ge=1, le=2147483647)] = 1
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -54,7 +54,7 @@ class Group(BaseModel):
             and 1 <= len(v_name) <= 200
             and _stored.is_utc(v_created_at)
             and type(v_version) is int
-            and v_version >= 1
+            and 1 <= v_version <= 2147483647
         ):
             return _stored.built(
                 cls,

@@ -27,9 +27,9 @@ class OrgNode(BaseModel):
     ]
     parent_ref: Id
     name: Annotated[str, Field(min_length=1, max_length=200)]
-    depth: Annotated[int, Field(ge=0)]
+    depth: Annotated[int, Field(ge=0, le=31)]
     created_at: UtcDatetime
-    version: Annotated[int, Field(ge=1)] = 1
+    version: Annotated[int, Field(ge=1, le=2147483647)] = 1
     moving: Id | None = None
     child_count: Annotated[int, Field(ge=0)] | None = None
 

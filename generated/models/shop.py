@@ -29,7 +29,7 @@ class Shop(BaseModel):
     geohash: Annotated[str, Field(min_length=9, max_length=9)]
     geo_cell: Annotated[str, Field(min_length=3, max_length=3)]
     created_at: UtcDatetime
-    version: Annotated[int, Field(ge=1)] = 1
+    version: Annotated[int, Field(ge=1, le=2147483647)] = 1
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""
@@ -76,7 +76,7 @@ class Shop(BaseModel):
             and 3 <= len(v_geo_cell) <= 3
             and _stored.is_utc(v_created_at)
             and type(v_version) is int
-            and v_version >= 1
+            and 1 <= v_version <= 2147483647
         ):
             return _stored.built(
                 cls,

@@ -27,7 +27,7 @@ class User(BaseModel):
     email: Annotated[str, Field(min_length=3, max_length=254, pattern="^[^@\\s]+@[^@\\s]+$")]
     name: Annotated[str, Field(min_length=1, max_length=200)]
     created_at: UtcDatetime
-    version: Annotated[int, Field(ge=1)]
+    version: Annotated[int, Field(ge=1, le=2147483647)]
     default_address_id: Id | None = None
     group_ids: Annotated[list[Id], Field(max_length=100)] | None = None
 
@@ -71,7 +71,7 @@ class User(BaseModel):
             and 1 <= len(v_name) <= 200
             and _stored.is_utc(v_created_at)
             and type(v_version) is int
-            and v_version >= 1
+            and 1 <= v_version <= 2147483647
             and (
                 v_default_address_id is None
                 or (

@@ -13,7 +13,7 @@ from keygraph.plan import Item
 from ..keys import user_order as _keys
 from ._types import Id, UtcDatetime
 from .enums import OrderStatus
-from .order_line import OrderLine
+from .order_item import OrderItem
 
 
 class UserOrder(BaseModel):
@@ -28,8 +28,8 @@ class UserOrder(BaseModel):
     total_cents: Annotated[int, Field(ge=0)]
     currency: Annotated[str, Field(pattern="^[A-Z]{3}$")]
     created_at: UtcDatetime
-    version: Annotated[int, Field(ge=1)]
-    items: Annotated[list[OrderLine], Field(min_length=1, max_length=50)]
+    version: Annotated[int, Field(ge=1, le=2147483647)]
+    items: Annotated[list[OrderItem], Field(min_length=1, max_length=50)]
 
     def to_item(self, tenant: str) -> Item:
         """The stored item: attributes, the type discriminator and every key attribute."""

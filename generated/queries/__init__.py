@@ -29,10 +29,12 @@ from .org_node import (
     get_org_node,
     get_org_nodes,
     org_children,
+    org_root_nodes,
     org_subtree,
     plan_get_org_node,
     plan_get_org_nodes,
     plan_org_children,
+    plan_org_root_nodes,
     plan_org_subtree,
 )
 from .org_roots import get_org_roots, plan_get_org_roots
@@ -77,6 +79,7 @@ __all__ = [
     "list_users",
     "orders_by_status",
     "org_children",
+    "org_root_nodes",
     "org_subtree",
     "plan_cleanup_tasks",
     "plan_get_address",
@@ -98,6 +101,7 @@ __all__ = [
     "plan_list_users",
     "plan_orders_by_status",
     "plan_org_children",
+    "plan_org_root_nodes",
     "plan_org_subtree",
     "plan_shops_in_cell",
     "plan_user_groups",

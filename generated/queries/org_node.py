@@ -20,6 +20,8 @@ from ..table import TABLE
 
 ORG_CHILDREN_PAGE = PageSize(100, 1000)
 """org_children: the page size when `first` is left out, and the largest allowed."""
+ORG_ROOT_NODES_PAGE = PageSize(100, 1000)
+"""org_root_nodes: the page size when `first` is left out, and the largest allowed."""
 ORG_SUBTREE_PAGE = PageSize(20, 100)
 """org_subtree: the page size when `first` is left out, and the largest allowed."""
 
@@ -55,6 +57,13 @@ async def get_org_nodes(
 
 
 def _org_children_item(item: Item) -> OrgNode | None:
+    kind = item.get("_type")
+    if kind == OrgNode.TYPE:
+        return OrgNode.from_item(item)
+    return None
+
+
+def _org_root_nodes_item(item: Item) -> OrgNode | None:
     kind = item.get("_type")
     if kind == OrgNode.TYPE:
         return OrgNode.from_item(item)
@@ -106,6 +115,44 @@ async def org_children(
         ("PK", "SK", "GSI1PK", "GSI1SK"),
         tenant,
         "org_children",
+        args,
+    )
+
+
+def plan_org_root_nodes(tenant: str, *, limit: int, start: Key | None = None) -> Query:
+    """The roots of the tenant's org trees, by name: the first `first`, all when left out (a tenant has at most 100)"""
+    return Query(
+        partition=_kc.sized(
+            f"T#{_kc.escape(tenant)}#ORGPARENT#ROOT",
+            _kc.PARTITION_KEY_BYTES,
+            "T#{tenant}#ORGPARENT#ROOT",
+        ),
+        index="GSI1",
+        sort=None,
+        forward=True,
+        limit=limit,
+        start=start,
+    )
+
+
+async def org_root_nodes(
+    s: Session, tenant: str, *, first: int | None = None, after: str | None = None
+) -> Page[OrgNode]:
+    """The roots of the tenant's org trees, by name: the first `first`, all when left out (a tenant has at most 100)"""
+    if s.caller is not None and not _authz.may_run_org_root_nodes(s.caller):
+        raise Forbidden("org_root_nodes")
+    size = ORG_ROOT_NODES_PAGE.size(first)
+    args: dict[str, str] = {}
+    start = _paging.start_key(s, after, tenant, "org_root_nodes", args)
+    items = await _paging.collect(s, plan_org_root_nodes(tenant, limit=size + 1, start=start))
+    return _paging.page_of(
+        s,
+        items,
+        size,
+        _org_root_nodes_item,
+        ("PK", "SK", "GSI1PK", "GSI1SK"),
+        tenant,
+        "org_root_nodes",
         args,
     )
 

@@ -1,5 +1,6 @@
 """Global ids: a type's name and the parts of its key, as base64url of `Type:[parts]` (each
-part as GraphQL shows it), so `node(id:)` knows which type to read and with what."""
+part as GraphQL shows it, compact JSON), or `Type:part` for a key of one text part not
+starting with `[`, so `node(id:)` knows which type to read and with what."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def _shown(value: Any) -> Any:
 
 
 def global_id(type_name: str, parts: list[Any]) -> str:
+    if len(parts) == 1 and type(parts[0]) is str and parts[0][:1] not in ("", "["):
+        raw = binascii.b2a_base64((type_name + ":" + parts[0]).encode(), newline=False)
+        return raw.translate(_URLSAFE).rstrip(b"=").decode("ascii")
     if all(type(part) is str and _plain(part) for part in parts):
         listed = '["' + '","'.join(parts) + '"]'  # what json.dumps writes for these
     else:
@@ -44,16 +48,22 @@ def _plain(text: str) -> bool:
 
 
 def parse_global_id(value: str) -> tuple[str, list[Any]]:
-    """The type name and raw parts of a global id; BadArgument for one that is no id."""
+    """The type name and raw parts of a global id; BadArgument for one that is no id, or
+    not spelled as global_id spells it (another spelling would name the item twice)."""
     try:
         text = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
         type_name, _, raw = text.partition(":")
-        parts = json.loads(raw)
+        parts = json.loads(raw) if raw.startswith("[") else [raw]
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise BadArgument(f"not a global id: {value!r}") from exc
-    if not isinstance(parts, list):
-        raise BadArgument(f"not a global id: {value!r}")
+        raise BadArgument(f"not a global id: {_quoted(value)}") from exc
+    if not isinstance(parts, list) or global_id(type_name, parts) != value:
+        raise BadArgument(f"not a global id: {_quoted(value)}")
     return type_name, parts
+
+
+def _quoted(value: str) -> str:
+    """The id as a message quotes it: its start only, when it is long."""
+    return repr(value) if len(value) <= 96 else f"{value[:96]!r}… ({len(value)} characters)"
 
 
 def key_values(args: tuple[Arg, ...], parts: list[Any], enums: dict[str, type[Enum]]) -> list[Any]:

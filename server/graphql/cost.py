@@ -83,7 +83,7 @@ def _page(binding: Root | Relation) -> PageSize:
 
 
 PAGED_AS: Mapping[tuple[str, str], Root | Relation] = {
-    ("Query", "users"): API.roots["listUsers"],
+    ("Query", "users"): API.roots["users"],
     ("Query", "ordersByStatus"): API.roots["ordersByStatus"],
     ("User", "orders"): API.types["User"].relations["orders"],
     ("Group", "members"): API.types["Group"].relations["members"],

@@ -106,11 +106,14 @@ def test_the_repository_spec_gives_its_types_and_node() -> None:
     order = schema.type_map["Order"]
     assert isinstance(order, GraphQLObjectType)
     assert str(order.fields["status"].type) == "OrderStatus!"
-    assert str(order.fields["items"].type).startswith("[OrderLine!]")
+    assert str(order.fields["items"].type).startswith("[OrderItem!]")
     query = schema.query_type
     assert query is not None
     assert str(query.fields["node"].type) == "Node"
-    assert str(query.fields["getUser"].args["userId"].type) == "ID!"
+    assert str(query.fields["user"].args["id"].type) == "ID!"  # by = "id"
+    assert "getUsers" not in query.fields  # field = false: kept for loads
+    assert str(query.fields["orgRoots"].type) == "[OrgNode!]!"  # list = true
+    assert str(user.fields["version"].type) == "Int!"  # bounded: 32 bits
 
 
 def test_keygraph_schema_prints_the_sdl(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

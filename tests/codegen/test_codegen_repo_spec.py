@@ -13,7 +13,7 @@ from generated.keys import user as user_keys
 from generated.keys import user_order as user_order_keys
 from generated.models.enums import OrderStatus
 from generated.models.order import Order
-from generated.models.order_line import OrderLine
+from generated.models.order_item import OrderItem
 from generated.models.org_node import OrgNode
 from generated.models.shop import Shop
 from generated.models.user import User
@@ -34,7 +34,7 @@ def _session(store: Recording) -> Session:
 
 
 def _order(n: int, user_id: str = "u1", status: OrderStatus = OrderStatus.PAID) -> Order:
-    line = OrderLine(sku="SKU-1", name="thing", quantity=2, unit_price_cents=150)
+    line = OrderItem(sku="SKU-1", name="thing", quantity=2, unit_price_cents=150)
     return Order(
         order_id=f"o{n}",
         user_id=user_id,

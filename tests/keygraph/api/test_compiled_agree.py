@@ -48,7 +48,7 @@ UNAWAITED = "coroutine .* was never awaited"
 IGNORE_GRAPHQL_CORE = pytest.mark.filterwarnings(f"ignore:{UNAWAITED}:RuntimeWarning")
 """For tests running graphql-core's executor too, which end with a full collection so that
 none of its coroutines is collected in another test."""
-LIST_IDS = "{ listUsers(first: 5) { edges { node { userId } } } }"
+LIST_IDS = "{ users(first: 5) { edges { node { userId } } } }"
 
 
 def _arguments(field: GraphQLField) -> str:
@@ -156,11 +156,11 @@ async def test_a_variable_inside_a_list_or_input_is_read_on_every_request(
     store = await store_factory("embedded", package.table)
     await seed(store, "acme", SIZES, progress=False)
     listed = await execute(package.schema, LIST_IDS, ApiContext(Session(store, CODEC), "acme"))
-    ids = [edge["node"]["userId"] for edge in listed["data"]["listUsers"]["edges"]]
-    many = "query($id: ID!) { getUsers(userIds: [$id]) { userId } }"
+    ids = [edge["node"]["userId"] for edge in listed["data"]["users"]["edges"]]
+    many = "mutation($name: String!) { createGroup(input: { name: $name }) { group { name } } }"
     admin = {"authorization": f"Bearer {issue(SECRET, 'acme', 'boss', roles=['admin'])}"}
     async with served_client(Served(package.schema, store, TokenKey(SECRET), CODEC)) as client:
         for user in ids[:3]:  # one kept document and plan: each request's value, not the first's
-            body = {"query": many, "variables": {"id": user}}
-            answer = await post(client, body, **admin)
-            assert answer.json() == {"data": {"getUsers": [{"userId": user}]}}
+            name = f"group of {user}"
+            answer = await post(client, {"query": many, "variables": {"name": name}}, **admin)
+            assert answer.json() == {"data": {"createGroup": {"group": {"name": name}}}}

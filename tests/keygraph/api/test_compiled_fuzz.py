@@ -44,10 +44,10 @@ async def test_compiled_and_graphql_core_agree_on_drawn_documents(
     await seed(store, "acme", SIZES, progress=False)
     listed = await execute(
         package.schema,
-        "{ listUsers(first: 5) { edges { node { userId groupIds } } } }",
+        "{ users(first: 5) { edges { node { userId groupIds } } } }",
         ApiContext(Session(store, CODEC), "acme"),
     )
-    users = [edge["node"] for edge in listed["data"]["listUsers"]["edges"]]
+    users = [edge["node"] for edge in listed["data"]["users"]["edges"]]
     ids = [user["userId"] for user in users] + [g for u in users for g in u["groupIds"] or ()]
     scalars = {
         "ID": st.one_of(st.sampled_from(ids), st.text(max_size=8)).map(nodes.String),

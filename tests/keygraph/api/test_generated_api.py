@@ -94,7 +94,7 @@ async def test_every_pattern_answers_as_a_root_field(
 
 
 SIZES = SeedSizes(users=7, orders=6, groups=2, org_nodes=4, org_depth=2, shops=3, max_members=3)
-PAGE = """query($after: String) { listUsers(first: 2, after: $after) {
+PAGE = """query($after: String) { users(first: 2, after: $after) {
   edges { cursor node { id userId name } } pageInfo { hasNextPage endCursor startCursor } } }"""
 
 
@@ -104,7 +104,7 @@ async def _all_users(schema: GraphQLSchema, store: Any, tenant: str) -> list[dic
     while True:
         answer = await ask(schema, store, tenant, PAGE, {"after": after})
         assert "errors" not in answer, answer
-        page = answer["data"]["listUsers"]
+        page = answer["data"]["users"]
         found += [edge["node"] for edge in page["edges"]]
         if page["edges"]:
             assert page["pageInfo"]["startCursor"] == page["edges"][0]["cursor"]

@@ -1,19 +1,24 @@
 """A generated API's global ids: base64url of `Type:` and the key's parts as compact JSON,
-whatever the parts hold, and read back to the same parts."""
+whatever the parts hold (one text part as it is), read back to the same parts; another
+spelling of the same bytes is no id."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from keygraph.api.ids import global_id, parse_global_id
+from keygraph.errors import BadArgument
 
 
 def _spelled(type_name: str, parts: list[object]) -> str:
-    text = type_name + ":" + json.dumps(parts, separators=(",", ":"))
+    (one,) = parts if len(parts) == 1 else (None,)
+    plain = isinstance(one, str) and one[:1] not in ("", "[")
+    text = type_name + ":" + (str(one) if plain else json.dumps(parts, separators=(",", ":")))
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
@@ -22,3 +27,34 @@ def test_an_id_is_its_key_as_compact_json_and_reads_back(parts: list[object]) ->
     made = global_id("User", parts)
     assert made == _spelled("User", parts)
     assert parse_global_id(made) == ("User", parts)
+
+
+@given(st.text(min_size=1).filter(lambda t: not t.startswith("[")))
+def test_one_text_part_is_spelled_as_it_is_and_no_other_way(part: str) -> None:
+    made = global_id("Order", [part])
+    assert base64.urlsafe_b64decode(made + "=" * (-len(made) % 4)).decode() == f"Order:{part}"
+    others = [
+        _encoded(f"Order:{json.dumps([part])}"),  # the same key as a JSON list
+        made + "=" * (-len(made) % 4 or 4),  # padded
+        *_stray_bits(made),  # the same bytes, other bits in its last character
+    ]
+    for other in others:
+        with pytest.raises(BadArgument):
+            parse_global_id(other)
+
+
+def _encoded(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _stray_bits(made: str) -> list[str]:
+    """The id with its last character changed where the change decodes to the same bytes."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    decoded = _decoded(made)
+    return [
+        other for c in alphabet if (other := made[:-1] + c) != made and _decoded(other) == decoded
+    ][:1]
+
+
+def _decoded(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

@@ -56,7 +56,7 @@ def nodes(connection: dict[str, Any]) -> list[dict[str, Any]]:
     return [edge["node"] for edge in connection["edges"]]
 
 
-USERS = """{ listUsers(first: 50) { edges { node {
+USERS = """{ users(first: 50) { edges { node {
   userId groupIds
   groups { groupId }
   memberships(first: 50) { edges { node { userId groupId group { groupId } user { userId } } } }
@@ -68,7 +68,7 @@ async def test_relations_answer_what_their_patterns_read(seeded: tuple[Compiled,
     package, store = seeded
     answer = await ask(package.schema, store, "acme", USERS)
     assert "errors" not in answer, answer
-    users = nodes(answer["data"]["listUsers"])
+    users = nodes(answer["data"]["users"])
     assert len(users) == SIZES.users
     orders = memberships = 0
     for user in users:
@@ -104,12 +104,12 @@ async def test_the_get_relations_of_a_wave_are_one_batch_get(
         assert calls.kinds == expected, (status, len(orders))
     assert counted == SIZES.orders
     calls = Calls(store)  # every user's groups, from their lists, in one call
-    document = "{ listUsers { edges { node { groups { name } } } } }"
+    document = "{ users { edges { node { groups { name } } } } }"
     answer = await ask(package.schema, calls, "acme", document)
     assert "errors" not in answer, answer
     assert (calls.kinds, calls.waves) == ({"Query": 1, "BatchGetItem": 1}, 2)
     calls = Calls(store)  # the users of every user's orders, then all their groups
-    document = """{ listUsers { edges { node { orders { edges { node {
+    document = """{ users { edges { node { orders { edges { node {
       user { name groups { name } } } } } } } } }"""
     answer = await ask(package.schema, calls, "acme", document)
     assert "errors" not in answer, answer
@@ -147,10 +147,10 @@ async def test_without_a_batch_get_the_gets_go_out_together(
         await store.put(Put(user.to_item("globex")))
         await store.put(Put(address.to_item("globex")))
     calls = Calls(store)
-    document = "{ listUsers { edges { node { userId defaultAddress { city } } } } }"
+    document = "{ users { edges { node { userId defaultAddress { city } } } } }"
     answer = await ask(package.schema, calls, "globex", document)
     assert "errors" not in answer, answer
-    cities = {u["userId"]: u["defaultAddress"]["city"] for u in nodes(answer["data"]["listUsers"])}
+    cities = {u["userId"]: u["defaultAddress"]["city"] for u in nodes(answer["data"]["users"])}
     assert cities == {f"u{n}": f"City {n}" for n in range(3)}
     assert (calls.kinds, calls.waves) == ({"Query": 1, "GetItem": 3}, 2)
 
@@ -158,10 +158,10 @@ async def test_without_a_batch_get_the_gets_go_out_together(
 async def test_query_relations_go_out_together(seeded: tuple[Compiled, Store]) -> None:
     package, store = seeded
     calls = Calls(store)
-    document = "{ listUsers { edges { node { orders { edges { node { orderId } } } } } } }"
+    document = "{ users { edges { node { orders { edges { node { orderId } } } } } } }"
     answer = await ask(package.schema, calls, "acme", document)
     assert "errors" not in answer, answer
-    assert len(nodes(answer["data"]["listUsers"])) == SIZES.users
+    assert len(nodes(answer["data"]["users"])) == SIZES.users
     assert calls.kinds == {"Query": 1 + SIZES.users}  # the page, then one a user
     assert calls.waves == 2
 
@@ -170,14 +170,14 @@ async def test_a_refused_relation_is_null_with_forbidden(seeded: tuple[Compiled,
     package, store = seeded
     admin = Caller("boss", frozenset({"admin"}))
     everyone = await ask(
-        package.schema, store, "acme", "{ listUsers { edges { node { userId } } } }", caller=admin
+        package.schema, store, "acme", "{ users { edges { node { userId } } } }", caller=admin
     )
-    user_id = nodes(everyone["data"]["listUsers"])[0]["userId"]
+    user_id = nodes(everyone["data"]["users"])[0]["userId"]
     member = Caller(user_id, frozenset({"member"}))
-    document = """{ listUsers { edges { node { userId
+    document = """{ users { edges { node { userId
       orders { edges { node { orderId user { userId } } } } } } } }"""
     answer = await ask(package.schema, store, "acme", document, caller=member)
-    users = nodes(answer["data"]["listUsers"])
+    users = nodes(answer["data"]["users"])
     mine = next(user for user in users if user["userId"] == user_id)
     others = [user for user in users if user["userId"] != user_id]
     assert all(user["orders"] is None for user in others)  # user_orders: owner_or_admin

@@ -73,10 +73,10 @@ SHOP = (
     "{ ordersByStatus(status: PAID) { edges { node { orderId placedOn total { amount } } } } }",
 )
 USERS = (
-    '{ getUser(userId: "u1") { id userId name groupIds groups { groupId name } } }',
-    "{ listUsers(first: 2) { edges { cursor node { userId name groups { name } } } "
+    '{ user(id: "VXNlcjp1MQ") { id userId name groupIds groups { groupId name } } }',
+    "{ users(first: 2) { edges { cursor node { userId name groups { name } } } "
     "pageInfo { hasNextPage endCursor } } }",
-    '{ getGroups(groupIds: ["g1", "g0", "missing"]) { groupId name } }',
+    '{ group(id: "R3JvdXA6ZzE") { groupId name members { edges { node { name } } } } }',
 )
 SPECS: dict[str, tuple[Path, Write, tuple[str, ...]]] = {
     "webshop": (CASES / "webshop" / "spec.toml", _shop, SHOP),

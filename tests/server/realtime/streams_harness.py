@@ -12,7 +12,7 @@ from typing import Any
 from httpx_ws import AsyncWebSocketSession
 
 from generated.models.order import Order as OrderModel
-from generated.models.order_line import OrderLine
+from generated.models.order_item import OrderItem
 from generated.queries.order import get_order
 from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
@@ -142,7 +142,7 @@ async def delete(api: Api, mutation: str, object_id: str, version: int) -> None:
     )
 
 
-async def replace_second_line(store: Store, order_id: str, new: OrderLine) -> None:
+async def replace_second_line(store: Store, order_id: str, new: OrderItem) -> None:
     """What a script correcting an order's lines writes, straight to the store: both copies
     of the order, its total and version updated."""
     model = await get_order(session(store), "acme", local_id(order_id, "Order"), consistent=True)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from generated.keys.org_node import key as org_node_key
-from generated.models.order_line import OrderLine
+from generated.models.order_item import OrderItem
 from generated.models.org_node import OrgNode as OrgNodeRecord
 from generated.models.user import User as UserModel
 from generated.queries.org_node import get_org_node
@@ -93,7 +93,7 @@ async def test_order_changed(connect: Connect, acme: Api, store: Store, watch: R
         await replace_second_line(
             store,
             order["id"],
-            OrderLine(sku="C-3", name="C-3 item", quantity=4, unit_price_cents=25),
+            OrderItem(sku="C-3", name="C-3 item", quantity=4, unit_price_cents=25),
         )
         assert await sub.take(3) == [
             {"change": "CREATED", "order": order_view(order["id"], "PENDING", 1, a, b)},
