@@ -197,6 +197,21 @@ class QueriesModuleIR:
     sharded: tuple[QueryIR, ...]
     floats: tuple[tuple[str, str, str], ...] = ()
     """(constant, frozenset literal, docstring) of each set of numbers read as floats."""
+    kept: tuple[KeptIR, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class KeptIR:
+    """A query's first page made from values a parent keeps of its items (first_page):
+    the function's name, the query's, the list parameter, each item's key call and the
+    attributes it holds (name -> expression of `value` and the parameters)."""
+
+    name: str
+    query: QueryIR
+    values: str
+    key_call: str
+    attributes: tuple[tuple[str, str], ...]
+    model: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,8 @@ class RelationBindingIR:
     """The relation of a query's items whose answers the field shows in their place."""
     listed: bool = False
     """A query answering a list of its first page."""
+    first_page: tuple[str, str] | None = None
+    """The parent's list attribute and the function making the first page from it."""
 
 
 @dataclass(frozen=True, slots=True)

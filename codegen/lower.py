@@ -14,6 +14,7 @@ from .ir import AuthorizationIR, EntityRowIR, IndexIR, ProgramIR
 from .lower_api import lower_api
 from .lower_authz import lower_authorization
 from .lower_bindings import lower_bindings
+from .lower_kept import with_first_pages
 from .lower_keys import lower_keys
 from .lower_models import lower_entity, lower_enums, lower_struct, lower_summaries
 from .lower_queries import lower_queries
@@ -52,7 +53,7 @@ def lower(resolved: Resolved) -> ProgramIR:
         models=tuple(lower_entity(e, resolved) for _, e in sorted(resolved.entities.items())),
         summaries=tuple(lower_summaries(resolved)),
         keys=tuple(lower_keys(e, resolved) for _, e in sorted(resolved.entities.items())),
-        queries=tuple(lower_queries(resolved)),
+        queries=tuple(with_first_pages(resolved, lower_queries(resolved))),
         worksheet=tuple(worksheet(resolved)),
         entity_keys=tuple(entity_keys(resolved)),
         entity_rows=tuple(

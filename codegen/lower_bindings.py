@@ -23,6 +23,7 @@ from .ir_api import (
     RootBindingIR,
     TypeBindingIR,
 )
+from .lower_kept import kept_function
 from .lower_queries import module_of
 from .lower_watches import KIND as CHANGE_KIND
 from .lower_watches import watch_bindings
@@ -80,6 +81,10 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         if name:
             pages = {_page(name)} if spec.patterns[name].operation == "query" else set()
             functions.setdefault(module_of(spec.patterns[name]), set()).update({name} | pages)
+    for relation in relations:
+        if relation.first_page is not None:
+            module = module_of(spec.patterns[relation.function])
+            functions[module].add(relation.first_page[1])
     watches, watching = watch_bindings(resolved)
     asks = any(t.guards for t in types) or any(r.guard for r in relations)
     runtime = ["Api", "Arg", "Root", "Type", *(["Watch"] if watches else [])]
@@ -152,7 +157,10 @@ def _relation(resolved: Resolved, relation: Relation) -> RelationBindingIR:
             (returned,) = resolved.spec.patterns[name].returns
             followed = {r.name: r for r in relations_of(resolved, returned)}
             via = _relation(resolved, followed[relation.via])
-        return replace(binding, page=_page(name), via=via, listed=relation.listed)
+        kept = None
+        if relation.first_page is not None:
+            kept = (relation.first_page, kept_function(name))
+        return replace(binding, page=_page(name), via=via, listed=relation.listed, first_page=kept)
     rule = pattern_rules(resolved).get(name)
     if rule is not None:
         owners = tuple(rule_owners(rule))

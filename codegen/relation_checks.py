@@ -12,10 +12,10 @@ from .api_types import field_name
 from .checks import SNAKE
 from .diagnostics import Edit, Problem, toml_string
 from .lower_queries import returned_classes
-from .pattern_params import pattern_params
+from .pattern_params import key_params, pattern_params
 from .pytypes import KeyVar, snake
 from .relations import misfit
-from .resolve import Entity, Resolved
+from .resolve import TABLE_INDEX, Entity, Resolved
 from .spec import RelationSpec
 
 
@@ -99,9 +99,64 @@ def _relation(
             + " (a query's arguments not given are the field's)",
         )
     if relation.via is not None:
-        yield from _via(f"{path}.via", relation, resolved)
+        via = list(_via(f"{path}.via", relation, resolved))
+        yield from via
+        if relation.first_page is not None and not via:
+            yield from _first_page(f"{path}.first_page", entity, relation, resolved)
+    elif relation.first_page is not None:
+        yield Problem(f"{path}.first_page", "first_page holds what `via` follows: give `via`")
     if relation.list and pattern.operation != "query":
         yield Problem(f"{path}.list", "`list` shapes a query relation's field; remove it")
+
+
+def _first_page(
+    where: str, entity: Entity, relation: RelationSpec, resolved: Resolved
+) -> Iterator[Problem]:
+    """`first_page` is a bounded list of ids or strings of the parent, and with what the
+    parent gives the pattern, each of its values makes the key of an item the pattern
+    reads, on the table's own keys."""
+    pattern = resolved.spec.patterns[relation.pattern]
+    attr = entity.attrs.get(str(relation.first_page))
+    if attr is None or attr.spec.type != "list" or attr.spec.of not in ("id", "string"):
+        yield Problem(
+            where, f"{relation.first_page!r} is not a list of ids or strings of {entity.name}"
+        )
+        return
+    if attr.spec.max_items is None:
+        yield Problem(where, f"{entity.name}.{attr.name} has no max_items: give it one")
+    if pattern.index != TABLE_INDEX:
+        yield Problem(
+            where, f"{relation.pattern} reads {pattern.index}: first_page makes table keys"
+        )
+        return
+    (returned,) = pattern.returns
+    follow = resolved.entities[returned].spec.relations[str(relation.via)]
+    unbound = [
+        p.name for p in pattern_params(resolved, relation.pattern) if p.name not in relation.args
+    ]
+    if unbound:
+        yield Problem(
+            where,
+            f"first_page needs every argument of {relation.pattern} from {entity.name}; "
+            f"give {', '.join(unbound)}",
+        )
+    given = set(relation.args) | set(follow.args.values())
+    needed = [var.name for var in key_params(resolved, returned)]
+    if len(follow.args) != 1 or not set(needed) <= given:
+        shown = ", ".join(sorted(given & set(needed))) or "none"
+        yield Problem(
+            where,
+            f"{returned}'s key takes {', '.join(needed)}; {entity.name} and its list give "
+            f"{shown}: the first page makes each item's key from them",
+        )
+    taken = [
+        f"{other.name}.{name}"
+        for other in resolved.entities.values()
+        for name, spec in other.spec.relations.items()
+        if spec.pattern == relation.pattern and spec.first_page and spec is not relation
+    ]
+    if taken:
+        yield Problem(where, f"{relation.pattern}'s first page is already {taken[0]}'s")
 
 
 def _via(where: str, relation: RelationSpec, resolved: Resolved) -> Iterator[Problem]:

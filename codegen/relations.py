@@ -35,6 +35,8 @@ class Relation:
     """The relation of each returned item whose answer the field shows in its place."""
     listed: bool = False
     """Whether the field answers a list of the first page, not a connection."""
+    first_page: str | None = None
+    """The parent's list attribute the first page comes from, with no read."""
 
     @property
     def optional(self) -> bool:
@@ -64,6 +66,7 @@ def relations_of(resolved: Resolved, entity_name: str) -> list[Relation]:
                 free,
                 spec.via,
                 spec.list,
+                spec.first_page,
             )
         )
     return found

@@ -118,6 +118,11 @@ class RelationSpec(_Strict):
     that relation answers for each (a group's members as users, through memberships)."""
     list: bool = False
     """A query's field answers a list of its first page (`first`), not a connection."""
+    first_page: str | None = None
+    """A list attribute of the entity holding, in the pattern's order, the value `via`
+    follows of each item the pattern reads: the first page comes from it, with no read (a
+    user's group_ids, for its memberships' groups); the pattern reads it where it is absent,
+    and every later page."""
 
 
 Write = Literal["create", "update", "delete"]

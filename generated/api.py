@@ -37,6 +37,7 @@ from .queries.membership import (
     plan_group_members,
     plan_user_groups,
     user_groups,
+    user_groups_first_page,
 )
 from .queries.order import ORDERS_BY_STATUS_PAGE, get_order, orders_by_status, plan_orders_by_status
 from .queries.org_node import (
@@ -352,12 +353,20 @@ API = Api(
                     page=USER_GROUPS_PAGE,
                 ),
                 "groups": Relation(
-                    "batch_get",
-                    get_groups,
-                    (Bound("group_id", "group_id", "group_ids"),),
+                    "query",
+                    user_groups,
+                    (Bound("user_id", "user_id", "user_id"),),
                     scoped=True,
-                    guard=Guard(_authz.may_run_get_groups, ()),
-                    most=100,
+                    page=USER_GROUPS_PAGE,
+                    via=Relation(
+                        "get",
+                        get_group,
+                        (Bound("group_id", "group_id", "group_id"),),
+                        scoped=True,
+                        guard=Guard(_authz.may_run_get_group, ()),
+                        batch=get_groups,
+                    ),
+                    first_page=("group_ids", user_groups_first_page),
                 ),
                 "defaultAddress": Relation(
                     "get",

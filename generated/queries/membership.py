@@ -3,6 +3,8 @@
 """Access patterns answered with Membership items: a pure plan builder per pattern and
 the function that runs it on a Store."""
 
+from collections.abc import Sequence
+
 from keygraph import keycodec as _kc
 from keygraph import paging as _paging
 from keygraph.errors import Forbidden
@@ -122,4 +124,35 @@ async def group_members(
         tenant,
         "group_members",
         args,
+    )
+
+
+def user_groups_first_page(
+    s: Session, tenant: str, user_id: str, group_ids: Sequence[str], *, first: int | None = None
+) -> Page[Membership]:
+    """The first page of user_groups, from the group_id of each item as a parent keeps them: no read."""
+    if s.caller is not None and not _authz.may_run_user_groups(s.caller):
+        raise Forbidden("user_groups")
+    size = USER_GROUPS_PAGE.size(first)
+    args: dict[str, str] = {"user_id": _kc.escape(user_id)}
+    items: list[Item] = [
+        {
+            **_keys_membership.key(tenant, user_id, value),
+            "user_id": user_id,
+            "group_id": value,
+        }
+        for value in group_ids[: size + 1]
+    ]
+    return _paging.page_of(
+        s, items, size, _user_groups_first_page_item, ("PK", "SK"), tenant, "user_groups", args
+    )
+
+
+def _user_groups_first_page_item(item: Item) -> Membership:
+    """An item the first page holds, with the attributes its keys give."""
+    return Membership.model_construct(
+        **{
+            "user_id": item["user_id"],
+            "group_id": item["group_id"],
+        }
     )

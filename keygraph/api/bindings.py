@@ -86,6 +86,9 @@ class Relation:
     in the item's place."""
     listed: bool = False
     """A query's field answers a list of its first page, not a connection."""
+    first_page: tuple[str, Callable[..., Any]] | None = None
+    """A query's parent's list attribute, and the function making the first page from it
+    with no read (where the parent has it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,13 @@ from typing import Any
 from graphql import (
     FragmentDefinitionNode,
     GraphQLField,
+    GraphQLList,
     GraphQLNamedType,
     GraphQLObjectType,
     GraphQLSchema,
     OperationDefinitionNode,
     get_named_type,
+    get_nullable_type,
     is_abstract_type,
     is_leaf_type,
 )
@@ -113,9 +115,14 @@ class _Walk(OperationWalk):
             return self.object_cost(named, details)  # a struct: part of its item
         args = get_argument_values(definition, details[0].node, self.variables)
         if read.operation == "query":
-            assert isinstance(named, GraphQLObjectType)
             assert read.page is not None
-            return _size(read.page, args.get("first")) * self.per_node(named, details)
+            size = _size(read.page, args.get("first"))
+            if isinstance(
+                get_nullable_type(definition.type), GraphQLList
+            ):  # `list`: a page's items
+                return size * (1 + self.object_cost(named, details))
+            assert isinstance(named, GraphQLObjectType)
+            return size * self.per_node(named, details)
         count = 1
         if read.operation == "batch_get" and read.page is not None:
             count = _size(read.page, args.get("first"))

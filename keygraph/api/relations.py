@@ -287,13 +287,20 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
     async def many(ctx: Reading, sources: Sequence[Any], **given: Any) -> list[Any]:
         scope = (ctx.tenant,) if relation.scoped else ()
         first, after = given.get("first"), given.get("after")
-        outcomes: list[Any] = []
+        kept = relation.first_page if after is None else None
+        outcomes: list[Any] = []  # a parent's page, exception or None, or _READ until read
         calls: list[Awaitable[Any]] = []
         for source in sources:
             try:
                 values = {bound.param: getattr(source, bound.attribute) for bound in relation.bound}
                 if any(value is None for value in values.values()):
                     outcomes.append(None)
+                    continue
+                held = None if kept is None else getattr(source, kept[0])
+                if kept is not None and held is not None:  # the first page, with no read
+                    outcomes.append(
+                        kept[1](ctx.session, *scope, **values, **{kept[0]: held}, first=first)
+                    )
                     continue
                 extra = arguments(relation.args, given)
                 call = relation.function(
@@ -304,14 +311,11 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
                 continue
             outcomes.append(_READ)
             calls.append(call)
-        if not calls:
-            return outcomes
-        found = await ctx.loads.read(_together(calls))
+        read = iter(await ctx.loads.read(_together(calls)) if calls else ())
+        found = [next(read) if outcome is _READ else outcome for outcome in outcomes]
         if via is None:
-            pages = iter([_page(page, relation.listed) for page in found])
-        else:
-            pages = iter(await _through(ctx, via, found, relation.listed))
-        return [next(pages) if outcome is _READ else outcome for outcome in outcomes]
+            return [_page(page, relation.listed) for page in found]
+        return await _through(ctx, via, found, relation.listed)
 
     return many
 
@@ -331,21 +335,19 @@ async def _settle(call: Awaitable[Any]) -> Any:
 
 
 def _page(found: Any, listed: bool) -> Any:
-    """A page as its connection, or its items when `listed`; an exception as it is."""
-    if isinstance(found, BaseException):
+    """A page as its connection, or its items when `listed`; anything else as it is."""
+    if not isinstance(found, Page):
         return found
     return found.items if listed else connection(found)
 
 
 async def _through(ctx: Reading, via: Batch, found: list[Any], listed: bool) -> list[Any]:
     """Each page as a connection (or list, `listed`) of what `via` answers for its items,
-    all pages' items asked at once; an exception as it is."""
-    items = [item for page in found if not isinstance(page, BaseException) for item in page.items]
+    all pages' items asked at once; anything else (an exception, None) as it is."""
+    items = [item for page in found if isinstance(page, Page) for item in page.items]
     nodes = iter(await via(ctx, items)) if items else iter(())
     return [
-        page
-        if isinstance(page, BaseException)
-        else _shown(page, [next(nodes) for _ in page.items], listed)
+        _shown(page, [next(nodes) for _ in page.items], listed) if isinstance(page, Page) else page
         for page in found
     ]
 

@@ -51,7 +51,6 @@ from pydantic import BaseModel
 
 from generated.api import API
 from generated.models.order import Order
-from generated.queries.membership import USER_GROUPS_PAGE
 from keygraph.api import Relation, Root
 from keygraph.api.cost import OperationWalk
 from keygraph.caller import MAX_ROLES, Caller
@@ -88,14 +87,13 @@ PAGED_AS: Mapping[tuple[str, str], Root | Relation] = {
     ("User", "orders"): API.types["User"].relations["orders"],
     ("Group", "members"): API.types["Group"].relations["members"],
     ("OrgNode", "descendants"): API.types["OrgNode"].relations["descendants"],
+    ("User", "groups"): API.types["User"].relations["groups"],
 }
 """Connections that page one pattern as a root field or relation of the generated API
 (generated/api.py) does: their page sizes are that binding's."""
 
 CONNECTION_PAGES: Mapping[tuple[str, str], PageSize] = {
-    **{where: _page(binding) for where, binding in PAGED_AS.items()},
-    # a user's memberships, then their groups (or the group ids its item keeps)
-    ("User", "groups"): USER_GROUPS_PAGE,
+    where: _page(binding) for where, binding in PAGED_AS.items()
 }
 """Connections by (type, field): their nodes count `first`, or the default page."""
 

@@ -32,12 +32,47 @@ def _fields(spec: Path, type_name: str) -> dict[str, str]:
     }
 
 
-def test_relations_are_fields_of_their_operations_shape() -> None:
+TEAMS = """
+[table]
+name = "teams"
+partition_key = "PK"
+sort_key = "SK"
+tenancy = "global"
+
+[entities.Person]
+type = "PERSON"
+attributes.person_id = { type = "id" }
+attributes.team_ids = { type = "list", of = "id", max_items = 10 }
+keys.PK = "PERSON#{person_id}"
+keys.SK = "PERSON"
+relations.teams = { pattern = "get_teams", args = { team_id = "team_ids" } }
+
+[entities.Team]
+type = "TEAM"
+attributes.team_id = { type = "id" }
+keys.PK = "TEAM#{team_id}"
+keys.SK = "TEAM"
+
+[patterns.get_person]
+operation = "get"
+entity = "Person"
+
+[patterns.get_teams]
+operation = "batch_get"
+entity = "Team"
+"""
+
+
+def test_relations_are_fields_of_their_operations_shape(tmp_path: Path) -> None:
     user = _fields(ROOT / "access_patterns.toml", "User")
     # UserOrder, a plain copy of Order, shows as Order; its rule can refuse: nullable
     assert user["orders"] == "(first: Int, after: String) OrderConnection"
-    assert user["groups"] == "() [Group!]"  # a batch get over group_ids
+    # memberships via their groups, the first page from group_ids
+    assert user["groups"] == "(first: Int, after: String) GroupConnection"
     assert user["defaultAddress"] == "() Address"
+    teams = tmp_path / "teams.toml"
+    teams.write_text(TEAMS, encoding="utf-8")
+    assert _fields(teams, "Person")["teams"] == "() [Team!]!"  # a batch get over team_ids
     device = _fields(TIMESERIES, "Device")
     assert device["events"] == (
         "(from: DateTime!, to: DateTime!, first: Int, after: String) EventConnection!"

@@ -42,12 +42,12 @@ COSTS = [
     (query(page("users", "name")), None, 20),  # the default page
     (query(page("users(first: 1000)", "name")), None, 100),  # at most the max
     (query(page("users(first: 5)", page("orders", "user { name }"))), None, 5 * 41),
-    (query(page("users(first: 2)", "groups { name }")), None, 2 * (1 + 100)),
+    (query(page("users(first: 2)", page("groups", "name"))), None, 2 * (1 + 20)),
     (query(page("a: users(first: 2)", "id"), page("b: users(first: 3)", "id")), None, 5),
     ("{ users(first: 2) { a: edges { node { id } } b: edges { node { id } } } }", None, 4),
     (query(page("users(first: 2)", "...F")) + FRAGMENT, None, 2 * 4),
     (query(page("users(first: 2)", SKIPPED), head="query($no: Boolean!) "), {"no": True}, 2),
-    ('{ user(id: "VXNlcjph") { groups { name } } }', None, 1 + 100),
+    ('{ user(id: "VXNlcjph") { groups(first: 100) { edges { node { name } } } } }', None, 1 + 100),
     (query(page('userWithAddresses(userId: "u")', UNION)), None, 21 * 11),
     (query(NODE), None, 1 + 7),
     ('{ user(id: "VXNlcjp1") { userId } }', None, 1),

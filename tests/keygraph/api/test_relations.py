@@ -18,12 +18,12 @@ import pytest
 from keygraph.api.ids import global_id
 from keygraph.caller import Caller
 from keygraph.plan import Put
-from keygraph.store import Store
+from keygraph.store import Session, Store
 from keygraph.stores.view import Planned
 from server.graphql.counting import CountingStore
 from server.seed.tenant import SeedSizes, seed
 from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import ROOT, Compiled, ask
+from tests.keygraph.api.conftest import CODEC, ROOT, Compiled, ask
 
 Compile = Callable[[Path], Compiled]
 R = TypeVar("R")
@@ -58,7 +58,7 @@ def nodes(connection: dict[str, Any]) -> list[dict[str, Any]]:
 
 USERS = """{ users(first: 50) { edges { node {
   userId groupIds
-  groups { groupId }
+  groups { edges { node { groupId } } }
   memberships(first: 50) { edges { node { userId groupId group { groupId } user { userId } } } }
   orders(first: 50) { edges { node { id orderId userId user { userId } } } }
 } } } }"""
@@ -72,7 +72,7 @@ async def test_relations_answer_what_their_patterns_read(seeded: tuple[Compiled,
     assert len(users) == SIZES.users
     orders = memberships = 0
     for user in users:
-        assert [g["groupId"] for g in user["groups"]] == user["groupIds"]
+        assert [g["groupId"] for g in nodes(user["groups"])] == user["groupIds"]
         for membership in nodes(user["memberships"]):
             assert membership["userId"] == user["userId"]
             assert membership["group"] == {"groupId": membership["groupId"]}
@@ -104,13 +104,13 @@ async def test_the_get_relations_of_a_wave_are_one_batch_get(
         assert calls.kinds == expected, (status, len(orders))
     assert counted == SIZES.orders
     calls = Calls(store)  # every user's groups, from their lists, in one call
-    document = "{ users { edges { node { groups { name } } } } }"
+    document = "{ users { edges { node { groups { edges { node { name } } } } } } }"
     answer = await ask(package.schema, calls, "acme", document)
     assert "errors" not in answer, answer
     assert (calls.kinds, calls.waves) == ({"Query": 1, "BatchGetItem": 1}, 2)
     calls = Calls(store)  # the users of every user's orders, then all their groups
     document = """{ users { edges { node { orders { edges { node {
-      user { name groups { name } } } } } } } } }"""
+      user { name groups { edges { node { name } } } } } } } } } } }"""
     answer = await ask(package.schema, calls, "acme", document)
     assert "errors" not in answer, answer
     assert calls.kinds == {"Query": 1 + SIZES.users, "BatchGetItem": 2}
@@ -186,3 +186,32 @@ async def test_a_refused_relation_is_null_with_forbidden(seeded: tuple[Compiled,
         assert order["user"] == {"userId": user_id}  # get_user: signed_in
     codes = Counter((e["extensions"]["code"], e["path"][-1]) for e in answer["errors"])
     assert codes == {("FORBIDDEN", "orders"): len(others)}
+
+
+async def test_a_first_page_kept_on_the_parent_pages_on_as_its_query(
+    seeded: tuple[Compiled, Store],
+) -> None:
+    package, store = seeded
+    document = """query ($after: String) { users { edges { node { userId groupIds
+      groups(first: 1, after: $after) { edges { cursor node { groupId } }
+        pageInfo { hasNextPage endCursor } } } } } }"""
+    calls = Calls(store)
+    answer = await ask(package.schema, calls, "acme", document)
+    assert calls.kinds == {"Query": 1, "BatchGetItem": 1}  # the first pages from group_ids
+    users = [u for u in nodes(answer["data"]["users"]) if len(u["groupIds"]) > 1]
+    assert users
+    for user in users:
+        seen, page = [], user["groups"]
+        while True:
+            seen += [edge["node"]["groupId"] for edge in page["edges"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = {"after": page["pageInfo"]["endCursor"]}
+            more = await ask(package.schema, store, "acme", document, after)
+            page = next(u for u in nodes(more["data"]["users"]) if u["userId"] == user["userId"])
+            page = page["groups"]
+        assert seen == user["groupIds"]  # each once, in the memberships' order
+    read = await package.module("queries.membership").user_groups(
+        Session(store, CODEC), "acme", users[0]["userId"], first=1
+    )
+    assert read.cursor == users[0]["groups"]["pageInfo"]["endCursor"]  # the query's own cursor

@@ -73,8 +73,9 @@ SHOP = (
     "{ ordersByStatus(status: PAID) { edges { node { orderId placedOn total { amount } } } } }",
 )
 USERS = (
-    '{ user(id: "VXNlcjp1MQ") { id userId name groupIds groups { groupId name } } }',
-    "{ users(first: 2) { edges { cursor node { userId name groups { name } } } "
+    '{ user(id: "VXNlcjp1MQ") { id userId name groupIds '
+    "groups { edges { node { groupId name } } } } }",
+    "{ users(first: 2) { edges { cursor node { userId name groups { edges { node { name } } } } } "
     "pageInfo { hasNextPage endCursor } } }",
     '{ group(id: "R3JvdXA6ZzE") { groupId name members { edges { node { name } } } } }',
 )
