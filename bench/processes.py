@@ -16,11 +16,15 @@ POLL_S = 0.1
 
 
 def start(
-    command: Sequence[str], env: Mapping[str, str] | None = None, log: IO[bytes] | None = None
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    log: IO[bytes] | None = None,
+    root: Path = ROOT,
 ) -> subprocess.Popen[bytes]:
-    """`command` from the repository's root, its output to `log` (or nowhere)."""
+    """`command` from the repository's root (or another checkout's), its output to `log`
+    (or nowhere)."""
     out = subprocess.DEVNULL if log is None else log
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+    return subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=out)
 
 
 def wait_answering(url: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:

@@ -2,6 +2,8 @@
 (bench/realtime_served.py): `python -m server serve` in its own process, its subscribers
 real WebSocket connections from this one, on the embedded store or (`--dynamodb-local`)
 DynamoDB Local, with 1, 100 and 1,000 subscribers, medians of rounds (bench/realtime_rounds.py).
+`--base REF`: the worker of REF's checkout and this one's take turns in each round
+(embedded, the last number of subscribers), for a before and after side by side.
 `--in-process`: the subscribers are httpx-ws clients on the ASGI transport, in the server's
 own loop (their cost counted as the server's), and the memory per idle subscription, traced
 under server code. Prints one JSON object.
@@ -26,7 +28,7 @@ from httpx_ws.transport import ASGIWebSocketTransport
 
 from bench import harness
 from bench.machine import machine_info
-from bench.realtime_rounds import served_runs
+from bench.realtime_rounds import paired_runs, served_runs
 from bench.stats import percentile
 from generated.models.user import User
 from generated.table import TABLE
@@ -238,6 +240,11 @@ def main(argv: Sequence[str]) -> None:
         "--dynamodb-local", action="store_true", help="served on DynamoDB Local instead"
     )
     parser.add_argument(
+        "--base",
+        help="a git ref: its checkout's worker and this one's take turns each round, on the "
+        "embedded store, with the last of --subscribers",
+    )
+    parser.add_argument(
         "--in-process",
         action="store_true",
         help="the client in the server's process instead (and memory per idle subscription)",
@@ -245,6 +252,8 @@ def main(argv: Sequence[str]) -> None:
     args = parser.parse_args(argv)
     if args.in_process:
         result = asyncio.run(in_process(args.writes))
+    elif args.base:
+        result = paired_runs(args.base, args.subscribers[-1], args.writes, args.rounds)
     else:
         kind = "dynamodb-local" if args.dynamodb_local else "embedded"
         result = served_runs(kind, args.subscribers, args.writes, args.rounds)

@@ -90,8 +90,11 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Iterator[Served]:
-    """`python -m server serve` on a new embedded file, or on a new table of `local`."""
+def serving(
+    kind: str, poll: float, local: DynamoDBLocal | None = None, root: Path = ROOT
+) -> Iterator[Served]:
+    """`python -m server serve` of the checkout at `root` on a new embedded file, or on a
+    new table of `local`."""
     with tempfile.TemporaryDirectory(prefix="keygraph-rt-") as scratch:
         data = Path(scratch)
         env = {**os.environ, **SERVER_ENV, "KEYGRAPH_STREAM_POLL_INTERVAL": str(poll)}
@@ -117,7 +120,7 @@ def serving(kind: str, poll: float, local: DynamoDBLocal | None = None) -> Itera
         port = free_port()
         command = [sys.executable, "-m", "server", "serve", "--store", served]
         command += ["--port", str(port), "--data", str(data), "--workers", "1"]
-        process = start(command, env)
+        process = start(command, env, root=root)
         try:
             wait_answering(f"http://{HOST}:{port}/readyz", process)
             yield Served(kind, port, process.pid, store)

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
-from keygraph.streams import ChangeStream, Partitions, Position, Shard, StreamRecord
+from keygraph.streams import ChangeStream, Partitions, Position, Shard, StreamRecord, Waking
 
 from .shards import Read, ShardReader
 
@@ -48,14 +48,18 @@ class StreamSource:
     def __init__(self, stream: ChangeStream, poll_interval: float) -> None:
         self.reader = ShardReader(stream)
         self.poll_interval = poll_interval
+        self._waking = stream if isinstance(stream, Waking) else None
 
     async def skip(self) -> None:
         await self.reader.catch_up()
 
     async def read(self) -> list[Read]:
         reads = await self.reader.poll()
-        if not reads:
-            await asyncio.sleep(self.poll_interval)
+        if not reads:  # the next poll comes when told of a write, at the latest after one interval
+            if self._waking is not None:
+                await self._waking.wait_for_writes(self.poll_interval)
+            else:
+                await asyncio.sleep(self.poll_interval)
         return reads
 
     async def replay(

@@ -50,11 +50,13 @@ def stream_of(store: Store) -> ChangeStream:
     embedded = sys.modules.get(f"{__name__}.embedded.store")  # loaded if store is one
     if embedded is not None and isinstance(store, embedded.EmbeddedStore):
         from .embedded.changes import ChangeLog, kept
+        from .embedded.watch import FileWrites
 
         if not kept(store._conn()):
             raise NoStream(_no_stream(store.table.name))
         log.info("reading the change stream of the table %s", store.table.name)
-        return ChangeLog(store._conn, (store.table.partition_key, store.table.sort_key))
+        keys = (store.table.partition_key, store.table.sort_key)
+        return ChangeLog(store._conn, keys, FileWrites(store.path))
     from .dynamodb.store import DynamoDBStore
 
     if isinstance(store, DynamoDBStore):

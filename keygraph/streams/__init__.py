@@ -15,6 +15,7 @@ from .records import (
     Shard,
     StreamRecord,
     Trimmed,
+    Waking,
 )
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "Shard",
     "StreamRecord",
     "Trimmed",
+    "Waking",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from keygraph.errors import StoreError
 from keygraph.keycodec import DELIMITER
@@ -103,4 +103,15 @@ class ChangeStream(Protocol):
         """Up to `limit` records from `position`, in sequence order, only those `within`
         the partitions when given; raises Trimmed for a position past the retention. A read
         that finds no record and stays at `position` has reached the shard's end for now."""
+        ...
+
+
+@runtime_checkable
+class Waking(Protocol):
+    """A change stream told when records may have been added (the embedded store's change
+    log, by writes to its file): its reader waits on it between polls instead of sleeping."""
+
+    async def wait_for_writes(self, seconds: float) -> None:
+        """Returns once records may have been added since the last wait returned, or after
+        `seconds`."""
         ...

@@ -376,11 +376,11 @@ class Connection:
                 return
             await self.websocket.send_text(orjson.dumps(message).decode())
 
-    def send_now(self, message: bytes) -> bool:
-        """Writes a text message now if the socket takes it at once and no other is being
-        sent; False, and nothing written, if not."""
+    def send_now(self, frame: bytes) -> bool:
+        """Writes a text message's frame now if the socket takes it at once and no other
+        message is being sent; False, and nothing written, if not."""
         write = self._write_now
-        return not (self._closed or self._send_lock.locked() or write is None) and write(message)
+        return not (self._closed or self._send_lock.locked() or write is None) and write(frame)
 
     async def _close(self, code: int, reason: str) -> None:
         async with self._send_lock:

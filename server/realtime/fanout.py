@@ -27,12 +27,14 @@ from keygraph.realtime.follow import has, live_cursor
 from keygraph.realtime.hub import Hub
 from server.realtime.context import Seat
 from server.realtime.events import Events
+from server.realtime.frames import text_frame
 
 SendNow = Callable[[bytes], bool]
-"""Writes one text message to the subscriber's socket if it can at once; False if not."""
+"""Writes one frame (frames.py's) to the subscriber's socket if it can at once; False if
+not."""
 SEND_NOW = "keygraph.websocket.send_now"
-"""The ASGI scope's extension (server/serving/websocket.py) that writes a text message of
-these UTF-8 bytes at once if the socket takes it (a SendNow); without it, none is."""
+"""The ASGI scope's extension (server/serving/websocket.py) that writes a text message's
+frame at once if the socket takes it (a SendNow); without it, none is."""
 
 
 class Member:
@@ -163,18 +165,19 @@ class Group:
                 meter.settle(0, len(ready))
             _offer(ready, change)
             return
-        heads: dict[bytes, bytes] = {}
+        frames: dict[bytes, bytes] = {}  # by head: one frame for each subscription id
         sent = 0
         for member in ready if shared else ready[:1]:
-            message = heads.get(member.head)
-            if message is None:
-                message = heads[member.head] = member.head + body + b"}"
-            assert member.feed is not None
-            if member.feed.idle and member.send_now(message):
+            frame = frames.get(member.head)
+            if frame is None:
+                frame = frames[member.head] = text_frame(member.head + body + b"}")
+            feed = member.feed
+            assert feed is not None
+            if feed.idle and member.send_now(frame):
                 member.events.sent += 1
                 sent += 1
             else:
-                member.feed.offer(change)
+                feed.offer(change)
         if not shared:
             _offer(ready[1:], change)
         if meter is not None:

@@ -6,7 +6,8 @@ uvicorn writes the head when the app starts its answer and the body when it send
 writes, two system calls and, on a connection with Nagle's algorithm off, two packets. The
 transport wrapper below holds the head of each answer the protocol starts until the answer's
 first body write (a streamed answer's first part), and sends both with one `writelines` (one
-`writev` on uvloop). Built on uvicorn's `HttpToolsProtocol` internals, pinned with uvicorn.
+`writev` on uvloop); a WebSocket upgrade hands the protocol of its frames the socket's own
+transport. Built on uvicorn's `HttpToolsProtocol` internals, pinned with uvicorn.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ class HeadHeld:
         self._transport = transport
         self._armed = False
         self._head: bytes | None = None
+
+    @property
+    def transport(self) -> asyncio.Transport:
+        """The connection's own transport, which holds nothing."""
+        return self._transport
 
     def arm(self) -> None:
         """The next write (not an interim answer) is an answer's head: hold it."""
@@ -124,6 +130,13 @@ class Protocol(HttpToolsProtocol):
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.held.arm()
         super()._start_asgi_task(cycle, app)
+
+    def handle_websocket_upgrade(self) -> None:
+        """The WebSocket protocol answers the upgrade and writes its frames on the
+        connection's own transport: none of its writes is an answer's head to hold."""
+        self.held.flush()
+        self.transport = self.held.transport
+        super().handle_websocket_upgrade()
 
     def on_response_complete(self) -> None:
         self.held.flush()

@@ -1,5 +1,5 @@
 """The subscription latency benchmark, run small: every write reaches every subscriber, on
-a served worker and in process."""
+a served worker (alone, or taking turns with another checkout's) and in process."""
 
 from __future__ import annotations
 
@@ -21,6 +21,16 @@ def test_a_small_served_run() -> None:
         assert row["events_per_s"] > 0
         assert row["burst_server_cpu_us_per_event"] > 0
     assert result["load_average_1min"][0]["round"] == 1
+
+
+def test_a_small_run_taking_turns_with_another_checkout() -> None:
+    result = realtime_rounds.paired_runs("HEAD", 2, writes=3, rounds=1)
+    for arm in ("base", "this"):
+        (run,) = result["runs"][arm]
+        assert (run["round"], run["subscribers"], run["writes"]) == (1, 2, 3)
+        assert 0 < run["first_p50_ms"] <= run["last_p99_ms"]
+    assert result["ratio_this_to_base"]["last_p50_ms"]["median"] > 0
+    assert result["base"] == "HEAD"
 
 
 def test_the_fd_limit_is_raised_for_many_subscribers() -> None:

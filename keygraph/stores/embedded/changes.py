@@ -33,6 +33,7 @@ from keygraph.streams import (
 )
 
 from .values import item_of
+from .watch import FileWrites
 
 ROTATE_SECONDS = 4 * 3600
 """A shard's life before a write opens its child, as DynamoDB Streams rotates shards."""
@@ -169,11 +170,24 @@ def _sequence(text: str) -> int:
 
 class ChangeLog:
     """The change log of one SQLite file, read as a ChangeStream; `connect` gives the
-    calling thread's connection to the file, `keys` the table's key attribute names."""
+    calling thread's connection to the file, `keys` the table's key attribute names, and
+    `writes` tells of writes to the file, so a reader waits on them (Waking)."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], keys: tuple[str, str]) -> None:
+    def __init__(
+        self, connect: Callable[[], sqlite3.Connection], keys: tuple[str, str], writes: FileWrites
+    ) -> None:
         self._connect = connect
         self._keys = keys
+        self._writes = writes
+
+    async def wait_for_writes(self, seconds: float) -> None:
+        """Returns once the file was written since the last wait returned (by any
+        process), or after `seconds`."""
+        await self._writes.wait(seconds)
+
+    async def close(self) -> None:
+        """Stops being told of writes."""
+        self._writes.close()
 
     async def shards(self) -> list[Shard]:
         rows = (

@@ -1,17 +1,23 @@
 """The stream reader: it follows shards into their children, when the records it has not
-read yet are trimmed away under it, it goes on from the oldest kept, and a read that fails
-on one shard loses nothing it read of the others."""
+read yet are trimmed away under it, it goes on from the oldest kept, a read that fails
+on one shard loses nothing it read of the others, and on the embedded store it reads a
+write when it is made, not at its next poll."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from generated.models.user import User
+from generated.table import TABLE
 from keygraph.errors import StoreError
+from keygraph.plan import Put
 from keygraph.realtime.changes import Change
 from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
 from keygraph.realtime.sources import StreamSource
+from keygraph.stores import stream_of
+from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import Batch, Partitions, Position
 from server.realtime.changes import change_of
 from tests.server.realtime.memory_stream import MemoryStream
@@ -102,3 +108,19 @@ async def test_a_read_failing_on_one_shard_loses_nothing_read_of_another() -> No
         assert not stream.failing
     finally:
         await hub.stop()
+
+
+async def test_the_embedded_reader_reads_a_write_when_it_is_made(tmp_path: Path) -> None:
+    path = tmp_path / "kg.sqlite3"
+    read, written = EmbeddedStore(TABLE, path=path), EmbeddedStore(TABLE, path=path)
+    hub = Hub(stream_of(read), poll_interval=3600, decode=change_of)  # no poll in the test
+    await hub.start()
+    try:
+        feed = hub.open("acme", ("user", "U1"))
+        for version, name in enumerate(["a", "b"], start=1):  # the first, and one after a wait
+            await written.put(Put(item=user_item(name, version)))
+            assert await names(feed, 1) == [name]
+    finally:
+        await hub.stop()
+        await read.close()
+        await written.close()
