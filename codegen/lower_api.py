@@ -19,7 +19,7 @@ from .lower_watches import watch_fields
 from .lower_writes import write_fields
 from .pattern_params import key_params, query_params
 from .pytypes import KeyVar
-from .relations import pattern_rules
+from .relations import pattern_rules, refusable
 from .resolve import Resolved
 
 SCALARS = {
@@ -48,7 +48,7 @@ def lower_api(resolved: Resolved) -> ApiIR:
         if field is None:
             continue
         if pattern.operation == "query":
-            found.roots.append(_query_root(found, resolved, name, field))
+            found.roots.append(_refusable(found, name, _query_root(found, resolved, name, field)))
             continue
         entity = entity_type(found, resolved, str(pattern.entity))
         params = key_params(resolved, entity)
@@ -59,9 +59,21 @@ def lower_api(resolved: Resolved) -> ApiIR:
             args = ", ".join(f"{field_name(p.name)}: {argument_type(p)}" for p in params)
             found.roots.append(GqlFieldIR(field, entity, description, args))
         else:
-            found.roots.append(_batch_root(found, field, description, entity, params))
+            batch = _batch_root(found, field, description, entity, params)
+            found.roots.append(_refusable(found, name, batch))
     mutations = write_fields(found, resolved)
     return _program(found, mutations, watch_fields(found, resolved))
+
+
+def _refusable(found: Collected, pattern: str, root: GqlFieldIR) -> GqlFieldIR:
+    """A root field of a list or page, nullable where its pattern's rule may refuse the
+    caller, so that a refusal nulls that field alone, as a relation's does."""
+    if not refusable(found.rules.get(pattern)):
+        return root
+    text = root.description
+    stop = "" if not text or text.endswith((".", "!", "?")) else "."
+    text = f"{text}{stop} Null with FORBIDDEN for a caller its rule refuses."
+    return replace(root, type=root.type.removesuffix("!"), description=text)
 
 
 def _query_root(found: Collected, resolved: Resolved, name: str, field: str) -> GqlFieldIR:
