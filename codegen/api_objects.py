@@ -141,7 +141,7 @@ def relation_field(found: Collected, resolved: Resolved, relation: Relation) -> 
     of what that relation of each item answers."""
     pattern = resolved.spec.patterns[relation.pattern]
     guarded = refusable(found.rules.get(relation.pattern))
-    nullable = guarded or relation.optional
+    nullable = (guarded or relation.optional) and not relation.required
     args = ""
     if relation.operation == "get":
         kind, nullable = entity_type(found, resolved, str(pattern.entity)), True
@@ -164,7 +164,8 @@ def relation_field(found: Collected, resolved: Resolved, relation: Relation) -> 
         text = f"{text}{stop} One the caller may not read, or gone, has no edge."
     if guarded:
         stop = "" if not text or text.endswith((".", "!", "?")) else "."
-        text = f"{text}{stop} Null with FORBIDDEN for a caller its pattern's rule refuses."
+        refused = "FORBIDDEN, and its parent null," if relation.required else "Null with FORBIDDEN"
+        text = f"{text}{stop} {refused} for a caller its pattern's rule refuses."
     return GqlFieldIR(field_name(relation.name), kind if nullable else kind + "!", text, args)
 
 

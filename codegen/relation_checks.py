@@ -105,8 +105,22 @@ def _relation(
             yield from _first_page(f"{path}.first_page", entity, relation, resolved)
     elif relation.first_page is not None:
         yield Problem(f"{path}.first_page", "first_page holds what `via` follows: give `via`")
+    if relation.nullable is False and (pattern.operation == "get" or _optional(entity, relation)):
+        yield Problem(
+            f"{path}.nullable",
+            "a get, or a relation its parent may lack a value for, can answer nothing: "
+            "it stays nullable; remove `nullable`",
+        )
     if relation.list and pattern.operation != "query":
         yield Problem(f"{path}.list", "`list` shapes a query relation's field; remove it")
+
+
+def _optional(entity: Entity, relation: RelationSpec) -> bool:
+    """Whether a parent may lack an attribute the relation gives its pattern."""
+    return any(
+        (attr := entity.attrs.get(name)) is not None and attr.spec.optional
+        for name in relation.args.values()
+    )
 
 
 def _first_page(

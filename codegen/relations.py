@@ -37,6 +37,8 @@ class Relation:
     """Whether the field answers a list of the first page, not a connection."""
     first_page: str | None = None
     """The parent's list attribute the first page comes from, with no read."""
+    required: bool = False
+    """Whether the spec declares the field non-null (`nullable = false`)."""
 
     @property
     def optional(self) -> bool:
@@ -67,6 +69,7 @@ def relations_of(resolved: Resolved, entity_name: str) -> list[Relation]:
                 spec.via,
                 spec.list,
                 spec.first_page,
+                spec.nullable is False,
             )
         )
     return found

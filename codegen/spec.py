@@ -118,6 +118,10 @@ class RelationSpec(_Strict):
     that relation answers for each (a group's members as users, through memberships)."""
     list: bool = False
     """A query's field answers a list of its first page (`first`), not a connection."""
+    nullable: Literal[False] | None = None
+    """false: the field is non-null, so that a refusal by the pattern's rule nulls its
+    parent (for a contract that declares it so); nullable where that rule may refuse when
+    left out."""
     first_page: str | None = None
     """A list attribute of the entity holding, in the pattern's order, the value `via`
     follows of each item the pattern reads: the first page comes from it, with no read (a

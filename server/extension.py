@@ -1,7 +1,8 @@
 """What this repository's API says beyond its spec, as an extension of the API the spec
 compiles to (generated/api.py): the caller from its token, a user by email (case-folded
-claims), and shops by great-circle distance. `keygraph serve --package generated --extend
-server.extension` serves them with the spec's fields."""
+claims), shops by great-circle distance, a user's addresses and which is its default, and
+an org node's parent and ancestors (read by path, a page's in one batch get). `keygraph
+serve --package generated --extend server.extension` serves them with the spec's fields."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from generated.queries.user import get_user
+from generated.models.address import Address
+from generated.queries.org_node import get_org_nodes
+from generated.queries.user import get_user, get_users, user_with_addresses
 from keygraph import errors
-from keygraph.api import Extension
+from keygraph.api import Extension, load_many
 from server import errors as domain
 from server.domain import emails, shops
+from server.domain.addresses import MAX_ADDRESSES
+from server.domain.org import MAX_LEVELS
 
 EXTENSION = Extension('''
 """The caller, as the verified token names it."""
@@ -28,6 +33,26 @@ type Viewer {
 type ShopDistance {
   shop: Shop!
   distanceKm: Float!
+}
+
+extend type User {
+  """
+  The user's addresses, oldest first (at most 20). Null with FORBIDDEN for a caller who
+  may not read them.
+  """
+  addresses: [Address!]
+}
+
+extend type Address {
+  """Whether it is its user's default address."""
+  isDefault: Boolean!
+}
+
+extend type OrgNode {
+  """The node above this one; null for a root."""
+  parent: OrgNode
+  """The nodes from the root down to this node's parent."""
+  ancestors: [OrgNode!]!
 }
 
 extend type Query {
@@ -83,3 +108,38 @@ async def shops_near(
         limit = shops.check_query(lat, lng, radius_km, first)
     near = await shops.shops_near(ctx.session, ctx.tenant, lat, lng, radius_km, limit)
     return [{"shop": record, "distance_km": distance} for distance, record in near]
+
+
+@EXTENSION.field("User.addresses", most=MAX_ADDRESSES, guard="user_with_addresses")
+async def addresses(user: Any, info: Any) -> list[Any]:
+    ctx = info.context
+    page = await user_with_addresses(ctx.session, ctx.tenant, user.user_id, first=MAX_ADDRESSES + 1)
+    return [item for item in page.items if isinstance(item, Address)]
+
+
+@EXTENSION.field("Address.isDefault", public=True)  # whoever reads the address reads this
+async def is_default(address: Any, info: Any) -> bool:
+    (user,) = await load_many(info.context, get_users, [address.user_id])
+    return user is not None and user.default_address_id == address.address_id
+
+
+@EXTENSION.field("OrgNode.parent", guard="get_org_nodes")
+async def parent(node: Any, info: Any) -> Any:
+    """The parent, when every node above it is still there (a large delete or move may be
+    at work below a removed one)."""
+    path = node.path
+    if len(path) == 1:
+        return None
+    above = await load_many(
+        info.context, get_org_nodes, [path[:end] for end in range(1, len(path))]
+    )
+    return None if any(found is None for found in above) else above[-1]
+
+
+@EXTENSION.field("OrgNode.ancestors", most=MAX_LEVELS - 1, guard="get_org_nodes")
+async def ancestors(node: Any, info: Any) -> list[Any]:
+    path = node.path
+    above = await load_many(
+        info.context, get_org_nodes, [path[:end] for end in range(1, len(path))]
+    )
+    return [found for found in above if found is not None]

@@ -9,6 +9,7 @@ from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type, W
 from .cost import estimate
 from .executable import ApiContext, executable
 from .extension import Extension
+from .relations import load_many
 from .run import error_code, execute
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "estimate",
     "executable",
     "execute",
+    "load_many",
 ]

@@ -364,3 +364,14 @@ def _shown(page: Page[Any], outcomes: list[Any], listed: bool) -> Any:
     if listed:
         return [node for node in nodes if node is not None]
     return connection_through(page, nodes)
+
+
+async def load_many(
+    ctx: Reading, batch_get: Callable[..., Awaitable[Any]], refs: Sequence[Any], scoped: bool = True
+) -> list[Any]:
+    """Items by key through a generated batch get, each None where missing, loaded with
+    every key the request asks of it in the same turns of the event loop: what an
+    extension's field reads so that a page's parents make one call, not one each."""
+    target = Target(batch_get, True, (), scoped)
+    futures = [ctx.loads.load(ctx.session, ctx.tenant, target, (_hashable(ref),)) for ref in refs]
+    return list(await asyncio.gather(*futures))

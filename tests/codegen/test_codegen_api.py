@@ -114,6 +114,9 @@ def test_the_repository_spec_gives_its_types_and_node() -> None:
     assert "getUsers" not in query.fields  # field = false: kept for loads
     assert str(query.fields["orgRoots"].type) == "[OrgNode!]"  # list; its rule may refuse
     assert str(user.fields["version"].type) == "Int!"  # bounded: 32 bits
+    group = schema.type_map["Group"]
+    assert isinstance(group, GraphQLObjectType)
+    assert str(group.fields["members"].type) == "UserConnection!"  # nullable = false
 
 
 def test_keygraph_schema_prints_the_sdl(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -22,32 +22,35 @@ from graphql import (
 
 from generated import authz
 from generated.api import API
+from generated.queries.user import list_users
 from generated.table import TABLE
-from keygraph.api import executable
+from keygraph.api import ApiContext, executable, execute
+from keygraph.cursor import CursorCodec
 from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
+from keygraph.store import Session
 from keygraph.tokens import issue
 from server.auth.tokens import issue_token
+from server.domain.addresses import add_address
 from server.edge.app import create_app
 from server.seed.tenant import SeedSizes, seed
 from server.settings import Settings
 from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import ROOT
+from tests.keygraph.api.conftest import CODEC, ROOT
+from tests.keygraph.api.test_relations import Calls
 
 DIFFERENT = {
-    ("Group", "members"),
     ("User", "groups"),
-    ("OrgNode", "children"),
-    ("OrgNode", "descendants"),
     ("Order", "totalCents"),
     ("User", "orders"),
-    ("User", "addresses"),
-    ("Address", "isDefault"),
-    ("OrgNode", "parent"),
-    ("OrgNode", "ancestors"),
 }
 """docs/contract.md, "The read API compiled from the spec": each field and why."""
-SIZES = SeedSizes(users=5, orders=8, groups=3, org_nodes=6, org_depth=2, shops=40, max_members=3)
+SIZES = SeedSizes(users=5, orders=8, groups=3, org_nodes=9, org_depth=3, shops=40, max_members=3)
+EXTENDED = """{ users(first: 5) { edges { node { name addresses { label city isDefault } } } }
+  orgRoots(first: 3) { name parent { name } ancestors { name } children(first: 3) { name
+    parent { name } ancestors { name } children(first: 3) { name parent { name }
+    ancestors { name } } } } }"""
+"""The fields server/extension.py adds to generated types."""
 SECRET = "repository-api-secret-" + "r" * 32
 
 
@@ -109,6 +112,13 @@ async def apps(kind: str, store_factory: StoreFactory, tmp_path: Path) -> tuple[
     """The hand-written server's settings and app, and the spec's app, on one seeded store."""
     store = await store_factory(kind, TABLE)
     await seed(store, "demo", SIZES, progress=False)
+    session = Session(store, CursorCodec(b"c" * 32))
+    users = await list_users(session, "demo", first=2)
+    for user in users.items:  # the first a default, the second one more
+        for label in ("Home", "Work"):
+            fields: dict[str, str | None] = {"label": label, "line1": "1 Main St"}
+            fields |= {"city": "Berlin", "postal_code": "10115", "country": "DE", "line2": None}
+            await add_address(session, "demo", user.user_id, fields, make_default=False)
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, env="production").resolved()
     extension = extension_at("server.extension", "generated")
     spec = serve_app(replace(served("generated", store, SECRET, [extension]), max_cost=10**6))
@@ -124,9 +134,31 @@ async def test_the_readme_query_answers_alike_from_the_spec(
     listed = "{ users { edges { node { userId } } } }"
     users = await _ask(spec, issue(SECRET, "demo", "x", roles=["admin"]), listed)
     subject = users["data"]["users"]["edges"][1]["node"]["userId"]  # a member reads its own
-    theirs = await _ask(hand, issue_token(settings, "demo", subject, roles=[role]), query)
-    ours = await _ask(spec, issue(SECRET, "demo", subject, roles=[role]), query)
-    assert ours["data"] == theirs["data"]
-    assert _refused(ours) == _refused(theirs)
-    assert ours["data"]["users"]["edges"]
-    assert ours["data"]["orgRoots"]
+    for document in (query, EXTENDED):
+        theirs = await _ask(hand, issue_token(settings, "demo", subject, roles=[role]), document)
+        ours = await _ask(spec, issue(SECRET, "demo", subject, roles=[role]), document)
+        assert ours["data"] == theirs["data"]
+        assert _refused(ours) == _refused(theirs)
+    shown = ours["data"]  # EXTENDED's: addresses, and nodes two levels down
+    assert any(edge["node"]["addresses"] for edge in shown["users"]["edges"]) or role == "member"
+    deep = [g for root in shown["orgRoots"] for c in root["children"] for g in c["children"]]
+    assert deep
+    assert all(len(node["ancestors"]) == 2 and node["parent"] for node in deep)
+
+
+async def test_the_extension_reads_a_wave_in_one_batch_get(store_factory: StoreFactory) -> None:
+    store = await store_factory("embedded", TABLE)
+    await seed(store, "demo", SIZES, progress=False)
+    schema = executable(API, [extension_at("server.extension", "generated")], authz)
+    calls = Calls(store)
+    document = """{ orgRoots { children { children { name
+      parent { name } ancestors { name } } } } }"""
+    answer = await execute(schema, document, ApiContext(Session(calls, CODEC), "demo"))
+    assert "errors" not in answer, answer
+    deep = [g for r in answer["data"]["orgRoots"] for c in r["children"] for g in c["children"]]
+    assert len(deep) > 1
+    assert all(node["parent"] == {"name": node["ancestors"][-1]["name"]} for node in deep)
+    roots = len(answer["data"]["orgRoots"])
+    children = sum(len(r["children"]) for r in answer["data"]["orgRoots"])
+    # the roots, each root's children, each child's: then every ancestor in one call
+    assert calls.kinds == {"Query": 1 + roots + children, "BatchGetItem": 1}
