@@ -52,6 +52,8 @@ class _QueryPattern:
     partition: re.Pattern[str]
     sort_op: str | None
     sort: tuple[re.Pattern[str], ...]
+    fixed: int = 0
+    """How many of its partition's characters are literal: the more, the more specific."""
 
 
 class Patterns:
@@ -80,6 +82,8 @@ class Patterns:
                 self._reads.setdefault((operation, str(pattern.get("entity"))), name)
             elif operation == "query":
                 self._queries.append(self._query(name, pattern, all_paths))
+        # a pattern fixing a value (the org roots) before the one taking it as an argument
+        self._queries.sort(key=lambda query: -query.fixed)
 
     @staticmethod
     def _query(name: str, pattern: Mapping[str, Any], paths: frozenset[str]) -> _QueryPattern:
@@ -93,12 +97,15 @@ class Patterns:
         if op == "collection":
             op = "between"  # a collection is read as the range from its head (keycodec)
             regexes = regexes[:1]
+        partition = str(pattern.get("partition"))
+        fixed = sum(len(s) for s in partition.split("#") if not s.startswith("{"))
         return _QueryPattern(
             name,
             None if index in (None, "table") else str(index),
-            _regex(str(pattern.get("partition")), paths),
+            _regex(partition, paths),
             op,
             regexes,
+            fixed,
         )
 
     @classmethod
