@@ -157,7 +157,10 @@ def relation_field(found: Collected, resolved: Resolved, relation: Relation) -> 
         kind = f"[{item}!]" if relation.listed else f"{item}Connection"
         free = [f"{field_name(p.name)}: {argument_type(p)}" for p in relation.free]
         paging = ["first: Int"] if relation.listed else ["first: Int", "after: String"]
-        args = ", ".join([*free, *paging])
+        bounds = [
+            f"{field_name(p.name)}: {argument_type(p).removesuffix('!')}" for p in relation.bounds
+        ]
+        args = ", ".join([*free, *paging, *bounds])
     text = relation.description
     if relation.via is not None:
         stop = "" if not text or text.endswith((".", "!", "?")) else "."

@@ -95,6 +95,9 @@ class RelationBindingIR:
     """A query answering a list of its first page."""
     first_page: tuple[str, str] | None = None
     """The parent's list attribute and the function making the first page from it."""
+    ranged: str = ""
+    """The pattern answering when a bound is given, "" for none."""
+    bounds: tuple[ArgBindingIR, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

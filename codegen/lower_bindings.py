@@ -77,14 +77,7 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     )
     relations = [r for t in types for r in t.relations]
     relations += [r.via for r in relations if r.via is not None]
-    for name in {t.get for t in types} | {n for r in relations for n in (r.function, r.batch)}:
-        if name:
-            pages = {_page(name)} if spec.patterns[name].operation == "query" else set()
-            functions.setdefault(module_of(spec.patterns[name]), set()).update({name} | pages)
-    for relation in relations:
-        if relation.first_page is not None:
-            module = module_of(spec.patterns[relation.function])
-            functions[module].add(relation.first_page[1])
+    _note_functions(resolved, types, relations, functions)
     watches, watching = watch_bindings(resolved)
     asks = any(t.guards for t in types) or any(r.guard for r in relations)
     runtime = ["Api", "Arg", "Root", "Type", *(["Watch"] if watches else [])]
@@ -104,6 +97,30 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
     imports += [line for line in [*needed, *watching] if line not in imports]
     bindings = BindingsIR(tuple(sort_imports(imports)), tuple(roots), tuple(types), enums, writes)
     return replace(bindings, watches=watches)
+
+
+def _note_functions(
+    resolved: Resolved,
+    types: list[TypeBindingIR],
+    relations: list[RelationBindingIR],
+    functions: dict[str, set[str]],
+) -> None:
+    """Notes in `functions`, by queries module, every function the bindings name beyond
+    the root fields': Nodes' gets, relations' patterns and batch gets, ranged patterns and
+    first pages (with a query's page sizes)."""
+    spec = resolved.spec
+    for name in {t.get for t in types} | {n for r in relations for n in (r.function, r.batch)}:
+        if name:
+            pages = {_page(name)} if spec.patterns[name].operation == "query" else set()
+            functions.setdefault(module_of(spec.patterns[name]), set()).update({name} | pages)
+    for relation in relations:
+        if relation.ranged:
+            functions.setdefault(module_of(spec.patterns[relation.ranged]), set()).add(
+                relation.ranged
+            )
+        if relation.first_page is not None:
+            module = module_of(spec.patterns[relation.function])
+            functions[module].add(relation.first_page[1])
 
 
 def _roots(resolved: Resolved, functions: dict[str, set[str]]) -> list[RootBindingIR]:
@@ -160,6 +177,8 @@ def _relation(resolved: Resolved, relation: Relation) -> RelationBindingIR:
         kept = None
         if relation.first_page is not None:
             kept = (relation.first_page, kept_function(name))
+        bounds = tuple(arg_binding(p) for p in relation.bounds)
+        binding = replace(binding, ranged=relation.ranged or "", bounds=bounds)
         return replace(binding, page=_page(name), via=via, listed=relation.listed, first_page=kept)
     rule = pattern_rules(resolved).get(name)
     if rule is not None:

@@ -111,8 +111,32 @@ def _relation(
             "a get, or a relation its parent may lack a value for, can answer nothing: "
             "it stays nullable; remove `nullable`",
         )
+    if relation.ranged is not None:
+        yield from _ranged(f"{path}.ranged", relation, resolved)
     if relation.list and pattern.operation != "query":
         yield Problem(f"{path}.list", "`list` shapes a query relation's field; remove it")
+
+
+def _ranged(where: str, relation: RelationSpec, resolved: Resolved) -> Iterator[Problem]:
+    """`ranged` names a query over the same items, taking the relation's pattern's
+    arguments and bounds of a date or time."""
+    patterns = resolved.spec.patterns
+    pattern, ranged = patterns[relation.pattern], patterns.get(str(relation.ranged))
+    if ranged is None or ranged.operation != "query" or pattern.operation != "query":
+        yield Problem(where, "`ranged` names a query pattern, beside a query relation's")
+        return
+    if set(ranged.returns) != set(pattern.returns) or (_params(resolved, relation.pattern) is None):
+        yield Problem(where, f"{relation.ranged} must read what {relation.pattern} reads")
+        return
+    own = {p.name for p in pattern_params(resolved, relation.pattern)}
+    theirs = pattern_params(resolved, str(relation.ranged))
+    bounds = [p for p in theirs if p.name not in own]
+    if not own <= {p.name for p in theirs} or not bounds:
+        yield Problem(
+            where, f"{relation.ranged} takes {relation.pattern}'s arguments and its bounds"
+        )
+    elif any(p.type not in ("datetime", "date") for p in bounds):
+        yield Problem(where, f"{relation.ranged}'s bounds must be dates or times, to be left out")
 
 
 def _optional(entity: Entity, relation: RelationSpec) -> bool:

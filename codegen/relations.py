@@ -39,6 +39,10 @@ class Relation:
     """The parent's list attribute the first page comes from, with no read."""
     required: bool = False
     """Whether the spec declares the field non-null (`nullable = false`)."""
+    ranged: str | None = None
+    """The pattern reading the same items in a range, which optional arguments choose."""
+    bounds: tuple[KeyVar, ...] = ()
+    """Its arguments beyond the relation's own pattern's: the range's bounds."""
 
     @property
     def optional(self) -> bool:
@@ -70,9 +74,19 @@ def relations_of(resolved: Resolved, entity_name: str) -> list[Relation]:
                 spec.list,
                 spec.first_page,
                 spec.nullable is False,
+                spec.ranged,
+                _bounds(resolved, spec.pattern, spec.ranged),
             )
         )
     return found
+
+
+def _bounds(resolved: Resolved, pattern: str, ranged: str | None) -> tuple[KeyVar, ...]:
+    """A ranged pattern's arguments beyond the pattern's (checked: relation_checks.py)."""
+    if ranged is None or ranged not in resolved.spec.patterns:
+        return ()
+    own = {p.name for p in pattern_params(resolved, pattern)}
+    return tuple(p for p in pattern_params(resolved, ranged) if p.name not in own)
 
 
 def misfit(attr: Attr, var: KeyVar, listed: bool) -> str | None:

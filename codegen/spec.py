@@ -118,6 +118,10 @@ class RelationSpec(_Strict):
     that relation answers for each (a group's members as users, through memberships)."""
     list: bool = False
     """A query's field answers a list of its first page (`first`), not a connection."""
+    ranged: str | None = None
+    """A query pattern reading the same items in a range of their sort key (a user's orders
+    between two times): the field takes its other arguments as optional ones, and given
+    any, that pattern answers, a bound left out at its type's end."""
     nullable: Literal[False] | None = None
     """false: the field is non-null, so that a refusal by the pattern's rule nulls its
     parent (for a contract that declares it so); nullable where that rule may refuse when

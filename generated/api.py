@@ -344,6 +344,13 @@ API = Api(
                     (Bound("user_id", "user_id", "user_id"),),
                     scoped=True,
                     page=USER_ORDERS_PAGE,
+                    ranged=(
+                        user_orders_between,
+                        (
+                            Arg("from", "from_", "DateTime"),
+                            Arg("to", "to", "DateTime"),
+                        ),
+                    ),
                 ),
                 "memberships": Relation(
                     "query",

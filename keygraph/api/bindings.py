@@ -86,6 +86,9 @@ class Relation:
     in the item's place."""
     listed: bool = False
     """A query's field answers a list of its first page, not a connection."""
+    ranged: tuple[Callable[..., Awaitable[Any]], tuple[Arg, ...]] | None = None
+    """A query's pattern over a range of the same items and its bounds, optional arguments
+    of the field: given any, it answers, a bound left out at its type's end."""
     first_page: tuple[str, Callable[..., Any]] | None = None
     """A query's parent's list attribute, and the function making the first page from it
     with no read (where the parent has it)."""

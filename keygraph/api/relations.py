@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Any, Protocol, TypeVar
 
 from graphql import GraphQLResolveInfo
@@ -287,7 +288,8 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
     async def many(ctx: Reading, sources: Sequence[Any], **given: Any) -> list[Any]:
         scope = (ctx.tenant,) if relation.scoped else ()
         first, after = given.get("first"), given.get("after")
-        kept = relation.first_page if after is None else None
+        function, bounds = _ranged(relation, given)
+        kept = relation.first_page if after is None and not bounds else None
         outcomes: list[Any] = []  # a parent's page, exception or None, or _READ until read
         calls: list[Awaitable[Any]] = []
         for source in sources:
@@ -302,10 +304,8 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
                         kept[1](ctx.session, *scope, **values, **{kept[0]: held}, first=first)
                     )
                     continue
-                extra = arguments(relation.args, given)
-                call = relation.function(
-                    ctx.session, *scope, **values, **extra, first=first, after=after
-                )
+                extra = arguments(relation.args, given) | bounds
+                call = function(ctx.session, *scope, **values, **extra, first=first, after=after)
             except Exception as exc:
                 outcomes.append(exc)
                 continue
@@ -318,6 +318,27 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
         return await _through(ctx, via, found, relation.listed)
 
     return many
+
+
+_ENDS: dict[str, tuple[Any, Any]] = {
+    "DateTime": (datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)),
+    "Date": (date.min, date.max),
+}
+"""Where a range runs to when a bound is left out: its type's first and last values."""
+
+
+def _ranged(relation: Relation, given: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The function a query relation runs for the field's arguments, and the bounds it
+    takes: its ranged pattern's when a bound is given (the other at its type's end)."""
+    if relation.ranged is None:
+        return relation.function, {}
+    ranged, args = relation.ranged
+    values = [given.get(arg.name) for arg in args]
+    if all(value is None for value in values):
+        return relation.function, {}
+    ends = [_ENDS[arg.kind][0 if n == 0 else 1] for n, arg in enumerate(args)]
+    filled = [end if value is None else value for value, end in zip(values, ends, strict=True)]
+    return ranged, {arg.param: value for arg, value in zip(args, filled, strict=True)}
 
 
 async def _together(calls: list[Awaitable[Any]]) -> list[Any]:

@@ -66,7 +66,10 @@ entity = "Team"
 def test_relations_are_fields_of_their_operations_shape(tmp_path: Path) -> None:
     user = _fields(ROOT / "access_patterns.toml", "User")
     # UserOrder, a plain copy of Order, shows as Order; its rule can refuse: nullable
-    assert user["orders"] == "(first: Int, after: String) OrderConnection"
+    # with the bounds of its ranged pattern, user_orders_between, as optional arguments
+    assert user["orders"] == (
+        "(first: Int, after: String, from: DateTime, to: DateTime) OrderConnection"
+    )
     # memberships via their groups, the first page from group_ids
     assert user["groups"] == "(first: Int, after: String) GroupConnection"
     assert user["defaultAddress"] == "() Address"

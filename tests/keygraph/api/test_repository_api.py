@@ -42,11 +42,14 @@ from tests.keygraph.api.test_relations import Calls
 DIFFERENT = {
     ("User", "groups"),
     ("Order", "totalCents"),
-    ("User", "orders"),
 }
 """docs/contract.md, "The read API compiled from the spec": each field and why."""
 SIZES = SeedSizes(users=5, orders=8, groups=3, org_nodes=9, org_depth=3, shops=40, max_members=3)
-EXTENDED = """{ users(first: 5) { edges { node { name addresses { label city isDefault } } } }
+EXTENDED = """{ users(first: 5) { edges { node { name addresses { label city isDefault }
+  since: orders(first: 3, from: "2025-06-01T00:00:00+00:00") { edges { node { createdAt } } }
+  before: orders(to: "2025-06-01T00:00:00+00:00") { edges { node { createdAt } } }
+  within: orders(from: "2025-03-01T00:00:00+00:00", to: "2025-09-01T00:00:00+00:00") {
+    edges { node { createdAt } } pageInfo { hasNextPage } } } } }
   orgRoots(first: 3) { name parent { name } ancestors { name } children(first: 3) { name
     parent { name } ancestors { name } children(first: 3) { name parent { name }
     ancestors { name } } } } }"""
@@ -141,6 +144,9 @@ async def test_the_readme_query_answers_alike_from_the_spec(
         assert _refused(ours) == _refused(theirs)
     shown = ours["data"]  # EXTENDED's: addresses, and nodes two levels down
     assert any(edge["node"]["addresses"] for edge in shown["users"]["edges"]) or role == "member"
+    if role == "admin":  # the seed's orders run from 2025 into 2026: each range holds some
+        for name in ("since", "before", "within"):
+            assert any(edge["node"][name]["edges"] for edge in shown["users"]["edges"]), name
     deep = [g for root in shown["orgRoots"] for c in root["children"] for g in c["children"]]
     assert deep
     assert all(len(node["ancestors"]) == 2 and node["parent"] for node in deep)
@@ -162,3 +168,26 @@ async def test_the_extension_reads_a_wave_in_one_batch_get(store_factory: StoreF
     children = sum(len(r["children"]) for r in answer["data"]["orgRoots"])
     # the roots, each root's children, each child's: then every ancestor in one call
     assert calls.kinds == {"Query": 1 + roots + children, "BatchGetItem": 1}
+
+
+@pytest.mark.parametrize(
+    ("bounds", "code"),
+    [
+        ('from: "2025-09-01T00:00:00+00:00", to: "2025-03-01T00:00:00+00:00"', "BAD_USER_INPUT"),
+        ('from: "0001-01-01T00:00:00+00:00", to: "9999-12-31T23:59:59+00:00"', None),
+        ('from: "not a time"', "GRAPHQL_VALIDATION_FAILED"),  # a literal: the document's
+        ("from: null, to: null", None),
+    ],
+)
+async def test_a_range_of_orders_refuses_what_no_key_can_hold(
+    store_factory: StoreFactory, bounds: str, code: str | None
+) -> None:
+    store = await store_factory("embedded", TABLE)
+    await seed(store, "demo", SIZES, progress=False)
+    schema = executable(API)
+    document = f"{{ users {{ edges {{ node {{ orders({bounds}) {{ edges {{ cursor }} }} }} }} }} }}"
+    answer = await execute(schema, document, ApiContext(Session(store, CODEC), "demo"))
+    codes = {error["extensions"]["code"] for error in answer.get("errors", ())}
+    assert codes == ({code} if code else set()), answer.get("errors")
+    if code is None:
+        assert all(edge["node"]["orders"]["edges"] for edge in answer["data"]["users"]["edges"])
