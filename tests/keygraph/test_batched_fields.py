@@ -58,13 +58,17 @@ def schema(batches: list[list[int]]) -> Any:
             raise found
         return found
 
+    late_failed = asyncio.Event()
+
     async def children(_ctx: Any, sources: list[Parent], scale: int) -> list[Any]:
         batches.append([source.id for source in sources])
-        await asyncio.sleep(0)  # parent 4's `late` fails meanwhile
+        async with asyncio.timeout(5):  # parent 4's `late` fails meanwhile
+            await late_failed.wait()
         return [child_of(source, scale) for source in sources]
 
     async def late(source: Parent, _info: Any) -> int:
         if source.id == 4:
+            late_failed.set()
             raise ValueError("late fails for 4")
         return source.id
 

@@ -63,8 +63,8 @@ async def _put_from_another_process(path: Path) -> None:
 async def test_a_wait_returns_when_another_process_writes(store: EmbeddedStore) -> None:
     stream = _log(store)
     try:
+        await stream.wait_for_writes(0)  # watching from here on
         waiting = asyncio.create_task(stream.wait_for_writes(LONG))
-        await asyncio.sleep(0)  # the wait has begun watching
         began = time.monotonic()
         await _put_from_another_process(store.path)
         async with asyncio.timeout(LONG / 2):
