@@ -170,6 +170,8 @@ class WriteBindingIR:
     ] = ()
     """Items deleted after it: (name, plan function, bound attributes, removals by type:
     (type, the entity whose delete removes it or None, its key parts from the item))."""
+    fielded: bool = True
+    """Whether its writes are Mutation fields (`mutations = false` says not)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,7 @@ NOT_STORED = frozenset(
         "access",
         "relations",
         "writes",
+        "mutations",
         "unique",
         "copies",
         "counts",

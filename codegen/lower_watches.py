@@ -36,6 +36,8 @@ def watched(resolved: Resolved) -> dict[str, str]:
         entity = resolved.entities.get(str(pattern.entity))
         if pattern.operation != "get" or root_field(resolved, name) is None:
             continue
+        if pattern.changes is False:
+            continue
         if entity is not None and entity.tenant_scoped:
             found.setdefault(entity.name, name)
     return found
@@ -51,7 +53,7 @@ def watched_patterns(resolved: Resolved) -> dict[str, str]:
     for name, pattern in sorted(resolved.spec.patterns.items()):
         if pattern.operation != "query" or pattern.shards or len(pattern.returns) != 1:
             continue
-        if root_field(resolved, name) is None:
+        if root_field(resolved, name) is None or pattern.changes is False:
             continue
         entity = resolved.entities.get(pattern.returns[0])
         if entity is not None and entity.tenant_scoped and _field(resolved, name) not in taken:

@@ -36,7 +36,7 @@ def write_fields(found: Collected, resolved: Resolved) -> list[GqlFieldIR]:
     fields = []
     for entity in resolved.entities.values():
         writes = entity.spec.writes
-        if not writes:
+        if not writes or entity.spec.mutations is False:
             continue
         name = entity.name
         entity_type(found, resolved, name)
@@ -174,6 +174,7 @@ def write_bindings(resolved: Resolved) -> tuple[tuple[WriteBindingIR, ...], list
                 tuple(parents),
                 expiry_of(entity),
                 tuple(owned),
+                entity.spec.mutations is not False,
             )
         )
     if found:

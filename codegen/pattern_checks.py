@@ -158,6 +158,8 @@ def check_patterns(resolved: Resolved) -> Iterator[Problem]:
             yield Problem(f"{path}.by", '`by = "id"` applies to gets only; remove it')
         elif pattern.by == "id" and pattern.field is False:
             yield Problem(f"{path}.by", "a pattern without a field takes no global id; remove it")
+        if pattern.changes is False and pattern.field is False:
+            yield Problem(f"{path}.changes", "a pattern without a field has no subscription")
     yield from _root_fields(resolved)
 
 

@@ -190,6 +190,8 @@ class EntitySpec(_Strict):
     """Fields of its GraphQL type that follow a pattern from one of its items."""
     writes: tuple[Write, ...] = ()
     """The writes its API takes (createX, updateX, deleteX); access says who may."""
+    mutations: Literal[False] | None = None
+    """false: its writes give no Mutation field (code and an extension's fields call them)."""
     unique: dict[str, DerivedSpec] = {}
     """Attributes no two of its items share in a tenant, each held by a claim item (its
     entity keyed by the value alone)."""
@@ -253,6 +255,8 @@ class PatternSpec(_Strict):
     field: Annotated[str, Field(pattern=r"^[a-z][A-Za-z0-9]*$")] | Literal[False] | None = None
     """Its root Query field's name (and its subscription's, with `Changed`): the pattern's
     name in camelCase when left out; false for none (relations and code still run it)."""
+    changes: Literal[False] | None = None
+    """false: no subscription follows what it reads (its root field stays)."""
     by: Literal["key", "id"] = "key"
     """What a get's root field takes: its key arguments, or (`id`) its type's global id."""
     list: bool = False

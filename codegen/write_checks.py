@@ -30,6 +30,8 @@ def check_writes(resolved: Resolved) -> Iterator[Problem]:
                 'e.g. writes = ["create", "update", "delete"]',
                 fix=(Edit(path, "writes", '["create", "update", "delete"]'),),
             )
+        if spec.mutations is False and not spec.writes:
+            yield Problem(f"{path}.mutations", "it has no writes to keep out of the API; remove it")
         version = entity.attrs.get(VERSION)
         if version is not None and version.spec.type != "int":
             yield Problem(f"{path}.attributes.{VERSION}", "a version is an int")

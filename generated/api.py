@@ -576,4 +576,11 @@ API = Api(
             ),
         ),
     },
+    fieldless=frozenset(
+        (
+            "User",
+            "Order",
+            "Group",
+        )
+    ),
 )

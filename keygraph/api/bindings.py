@@ -142,3 +142,6 @@ class Api:
     tenant_prefixes: tuple[str, ...] = ()
     """The text before the tenant in its partition keys: where a replay of the tenant's
     items reads."""
+    fieldless: frozenset[str] = frozenset()
+    """Entities whose writes are no Mutation field (`mutations = false`): code and an
+    extension's fields call them."""

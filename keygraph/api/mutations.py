@@ -25,6 +25,8 @@ def bind_mutations(schema: GraphQLSchema, api: Api) -> None:
         return
     bound: set[str] = set()
     for entity, w in api.writes.items():
+        if entity in api.fieldless:
+            continue
         for operation in sorted(w.operations):
             name = f"{operation}{entity}"
             field = mutation.fields.get(name)
