@@ -8,7 +8,7 @@ from .answers import connection
 from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type, Watch
 from .cost import estimate
 from .executable import ApiContext, executable
-from .extension import Extension
+from .extension import Extension, combined
 from .relations import load_many
 from .run import error_code, execute
 
@@ -25,6 +25,7 @@ __all__ = [
     "Root",
     "Type",
     "Watch",
+    "combined",
     "connection",
     "error_code",
     "estimate",

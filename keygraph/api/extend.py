@@ -89,9 +89,9 @@ def _extended(
 ) -> GraphQLSchema:
     try:
         document = parse(extension.sdl)
+        if schema.mutation_type is None:
+            document = _with_mutation(document)
         added = _added(document)
-        if "Mutation" in added.types and schema.mutation_type is None:
-            document = parse(extension.sdl + "\nextend schema { mutation: Mutation }")
         extended = extend_schema(schema, document)
     except (GraphQLError, TypeError) as exc:
         raise ValueError(f"the extension's SDL: {exc}") from None
@@ -123,6 +123,27 @@ def _extended(
             for name, input_field in given.fields.items():
                 input_field.out_name = snake(name)
     return extended
+
+
+def _with_mutation(document: DocumentNode) -> DocumentNode:
+    """The document, for a schema with no Mutation type: its first `extend type Mutation`
+    defines the type, and the schema's mutations are it."""
+    definitions = list(document.definitions)
+    for at, definition in enumerate(definitions):
+        if isinstance(definition, ObjectTypeDefinitionNode) and definition.name.value == "Mutation":
+            break
+        if isinstance(definition, ObjectTypeExtensionNode) and definition.name.value == "Mutation":
+            definitions[at] = ObjectTypeDefinitionNode(
+                name=definition.name,
+                interfaces=definition.interfaces,
+                directives=definition.directives,
+                fields=definition.fields,
+            )
+            break
+    else:
+        return document
+    mutation = parse("extend schema { mutation: Mutation }").definitions
+    return DocumentNode(definitions=(*definitions, *mutation))
 
 
 def _plain(field: GraphQLField) -> bool:

@@ -58,3 +58,15 @@ class Extension:
             return resolver
 
         return declare
+
+
+def combined(*extensions: Extension) -> Extension:
+    """One extension of several, each kept in a module of its own: their SDL together and
+    every field each declares; ValueError for a field two of them declare."""
+    together = Extension("\n".join(extension.sdl for extension in extensions))
+    for extension in extensions:
+        for coordinate, declared in extension.declared.items():
+            if coordinate in together.declared:
+                raise ValueError(f"{coordinate} is declared twice")
+            together.declared[coordinate] = declared
+    return together

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from graphql import GraphQLSchema, get_operation_ast, parse
 
-from keygraph.api import Extension, PageSize, estimate, executable
+from keygraph.api import Extension, PageSize, combined, estimate, executable
 from keygraph.caller import Caller
 from keygraph.serve import Served
 from keygraph.serve.package import extension_at, served
@@ -303,6 +303,19 @@ def test_a_field_is_declared_once() -> None:
     twice.field("Query.one", public=True)(_resolve)
     with pytest.raises(ValueError, match=r"Query\.one is declared twice"):
         twice.field("Query.one", public=True)(_resolve)
+
+
+def test_extensions_combine_and_a_field_two_declare_is_refused() -> None:
+    one, two = Extension("extend type Query { one: Int }"), Extension("type Two { x: Int }")
+    one.field("Query.one", public=True)(_resolve)
+    together = combined(one, two)
+    assert set(together.declared) == {"Query.one"}
+    assert "type Two" in together.sdl
+    assert "extend type Query" in together.sdl
+    again = Extension("extend type Query { one: Int }")
+    again.field("Query.one", public=True)(_resolve)
+    with pytest.raises(ValueError, match=r"Query\.one is declared twice"):
+        combined(one, again)
 
 
 def test_keygraph_serve_refuses_to_start_with_a_broken_extension(tmp_path: Path) -> None:

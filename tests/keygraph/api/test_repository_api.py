@@ -53,7 +53,7 @@ EXTENDED = """{ users(first: 5) { edges { node { name addresses { label city isD
   orgRoots(first: 3) { name parent { name } ancestors { name } children(first: 3) { name
     parent { name } ancestors { name } children(first: 3) { name parent { name }
     ancestors { name } } } } }"""
-"""The fields server/extension.py adds to generated types."""
+"""The fields server/extension/ adds to generated types."""
 SECRET = "repository-api-secret-" + "r" * 32
 
 

@@ -1,0 +1,101 @@
+"""What the extension's mutations share: the domain's refusals as the runtime's, the key a
+global id names, the session a write runs on once its guard allowed it, and the payload of
+a delete."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from keygraph import errors
+from keygraph.api import Extension
+from keygraph.api.ids import parse_global_id
+from keygraph.caller import Caller
+from keygraph.store import Session
+from server import errors as domain
+
+EXTENSION = Extension('''
+"""What to delete, checked against the version last read."""
+input DeleteInput {
+  id: ID!
+  expectedVersion: Int!
+}
+
+"""What a delete removed."""
+type DeletePayload {
+  deletedId: ID!
+  """
+  False while a large delete's cleanup still removes what the object owned; the object
+  itself is gone either way.
+  """
+  complete: Boolean!
+}
+''')
+Deleting = Callable[[Session, str, str, int], Awaitable[bool | None]]
+"""A domain delete: (session, tenant, local id, expected version) to whether its cleanup is
+done (None: it has none)."""
+
+
+@contextmanager
+def as_api_errors() -> Iterator[None]:
+    """The domain's refusals as the runtime's, so each answers its code at the field."""
+    try:
+        yield
+    except domain.BadUserInput as exc:
+        raise errors.BadArgument(str(exc)) from exc
+    except domain.NotFound as exc:
+        raise errors.NotFound(str(exc)) from exc
+    except domain.Forbidden as exc:
+        raise errors.Forbidden(str(exc)) from exc
+    except domain.Conflict as exc:
+        current = exc.extensions.get("currentVersion")
+        raise errors.Conflict(str(exc), current) from exc
+
+
+def key_of(global_id: str, type_name: str) -> list[Any]:
+    """The key parts a global id of `type_name` names: NOT_FOUND for another type's id,
+    BAD_USER_INPUT for text that is no global id."""
+    found, parts = parse_global_id(global_id)
+    if found != type_name:
+        raise errors.NotFound(f"no {type_name} with id {global_id!r}")
+    return parts
+
+
+def local_of(global_id: str, type_name: str) -> str:
+    """The one text part of a global id of `type_name` (a user's, an order's)."""
+    parts = key_of(global_id, type_name)
+    if len(parts) != 1 or not isinstance(parts[0], str):
+        raise errors.NotFound(f"no {type_name} with id {global_id!r}")
+    return parts[0]
+
+
+def by_id(
+    type_name: str, may: Callable[..., bool], owner: str | None = None, at: str = "id"
+) -> Callable[[Caller, dict[str, Any]], bool]:
+    """A mutation's guard: the id at `input[at]` must name a `type_name` (NOT_FOUND before
+    FORBIDDEN), then `may` decides, given the caller (and the id's local part as `owner`,
+    for a rule that asks whose it is)."""
+
+    def guard(caller: Caller, input: dict[str, Any]) -> bool:
+        local = local_of(input[at], type_name)
+        return may(caller, **({} if owner is None else {owner: local}))
+
+    return guard
+
+
+def writer(info: Any) -> Session:
+    """The session a mutation writes on once its guard allowed the caller: the domain's
+    writes touch items (claims, counts, copies) no caller reads."""
+    session: Session = info.context.session
+    return Session(session.store, session.cursors)
+
+
+async def deleted(
+    info: Any, input: dict[str, Any], type_name: str, write: Deleting
+) -> dict[str, Any]:
+    """Deletes the item of `type_name` that `input` names: its DeletePayload."""
+    local = local_of(input["id"], type_name)
+    with as_api_errors():
+        complete = await write(writer(info), info.context.tenant, local, input["expected_version"])
+    return {"deleted_id": input["id"], "complete": complete is not False}
