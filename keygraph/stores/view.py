@@ -1,6 +1,6 @@
 """A Store that forwards every call to another through one hook, `_call`, which is given
 the call's DynamoDB operation and its plan: the base of the wrappers that count a request's
-calls (server/graphql/counting.py) or observe them for the whole process
+calls (counting.py) or observe them for the whole process
 (server/observability/store.py)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """OpenTelemetry traces: a span per GraphQL request (requests.py), below it a span per wave
 of store calls, and below a wave a span per store call (store.py).
 
-A wave is one of those `extensions.storeWaves` counts (server/graphql/counting.py): the
+A wave is one of those `extensions.storeWaves` counts (keygraph/stores/counting.py): the
 request's store calls that went out together, before any of them had to wait for another's
 answer. A wave's span opens with its first call and ends with its last, so a trace shows
 the request's round trips one after another, and what each sent at once. Calls made outside
