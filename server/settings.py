@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -23,6 +22,8 @@ from typing import Any, Literal
 from keygraph.serve import manifest
 from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
+from keygraph.serve.environment import flag
+from keygraph.serve.trace_settings import TRACE_VARIABLES, TraceSettings, trace_values
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from keygraph.tokens import DEV_TENANT, dev_secret
 
@@ -30,9 +31,6 @@ StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
 ExecutorKind = Literal["compiled", "strawberry"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "strawberry")
-TraceExporter = Literal["otlp", "console"]
-TRACE_EXPORTERS: tuple[TraceExporter, ...] = ("otlp", "console")
-OTLP_EXPORTER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
 GC_YOUNG_THRESHOLD = 5000
 """Net allocations between collections of the young generation in a serving process, by
 default (CPython's is 700; server/edge/gc_tuning.py says why)."""
@@ -86,7 +84,10 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(TraceSettings):
+    """Every setting of the server; those of its traces are the runtime's (TraceSettings,
+    read from the same variables by `keygraph serve`)."""
+
     env: Literal["dev", "production"] | None = None
     """Unset: dev while no JWT secret or public key is configured, else production;
     resolved() sets it."""
@@ -154,18 +155,9 @@ class Settings:
     metrics_host: str = "127.0.0.1"
     metrics_tenant_label: bool = False
     """Also counts requests and capacity units by tenant: a time series per tenant."""
-    tracing: bool = False
-    """OpenTelemetry spans per request, wave and store call (server/observability)."""
     gc_young_threshold: int = GC_YOUNG_THRESHOLD
     """Allocations between collections of the young generation in a serving process
     (server/edge/gc_tuning.py)."""
-    trace_exporter: TraceExporter = "otlp"
-    """Where spans go: an OTLP collector over HTTP (needs the `otlp` extra; endpoint and
-    headers from OTEL_EXPORTER_OTLP_*), or standard output (`console`)."""
-    trace_sample: float = 1.0
-    """The share of traces begun here that are kept; a caller's traceparent decides its own."""
-    trace_service: str = "keygraph"
-    """The spans' service.name."""
     redis_url: str | None = None
     """Redis (or Valkey) every host shares tenants' budgets and places through, and the
     change stream one elected reader appends to a Redis Stream every hub reads
@@ -261,25 +253,10 @@ class Settings:
             raise SettingsError("KEYGRAPH_METRICS_TOKEN must be at least 16 characters")
         if self.metrics_port is not None and self.metrics_port == self.port:
             raise SettingsError("KEYGRAPH_METRICS_PORT must differ from the app's port")
-        if not 0 < self.trace_sample <= 1:
-            raise SettingsError(f"KEYGRAPH_TRACE_SAMPLE must be in (0, 1], not {self.trace_sample}")
-        if self.trace_exporter not in TRACE_EXPORTERS:
-            kinds = ", ".join(TRACE_EXPORTERS)
-            raise SettingsError(
-                f"KEYGRAPH_TRACE_EXPORTER must be one of {kinds}, not {self.trace_exporter!r}"
-            )
-        if self.tracing and self.trace_exporter == "otlp" and not _importable(OTLP_EXPORTER):
-            raise SettingsError(
-                "KEYGRAPH_TRACE_EXPORTER=otlp needs the OTLP exporter: "
-                "pip install 'keygraph[otlp]' (or set KEYGRAPH_TRACE_EXPORTER=console)"
-            )
-
-
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+        try:
+            self.check_traces()
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
 
 
 _NOT_FROM_ENV = frozenset({"limits", "batching"})
@@ -309,9 +286,10 @@ def _convert(name: str, raw: str) -> Any:
     if kind.startswith("tuple[str"):
         return tuple(role for role in raw.replace(",", " ").split() if role)
     if kind.startswith("bool"):
-        if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
-            raise SettingsError(f"KEYGRAPH_{name.upper()} must be true or false, not {raw!r}")
-        return raw.lower() in ("1", "true", "yes")
+        try:
+            return flag(f"KEYGRAPH_{name.upper()}", raw)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
     if kind.startswith(("int", "float")):
         number = float if kind.startswith("float") else int
         try:
@@ -328,8 +306,14 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     """Settings from the environment (KEYGRAPH_*), with `overrides` (None means unset) last."""
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {
-        name: _convert(name, env[var]) for var, name in env_names(Settings).items() if env.get(var)
+        name: _convert(name, env[var])
+        for var, name in env_names(Settings).items()
+        if env.get(var) and var not in TRACE_VARIABLES
     }
+    try:
+        values.update(trace_values(env))  # read as `keygraph serve` reads them
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from exc
     limits = {
         name: _convert(name, env[var]) for var, name in env_names(Limits).items() if env.get(var)
     }

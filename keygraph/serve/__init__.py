@@ -1,8 +1,9 @@
 """Serving a generated package's API over HTTP (`keygraph serve`): the app, the command that
 runs it on the embedded store or DynamoDB, the tenant budget, GraphiQL's offline page,
-persisted documents and Prometheus metrics (all also the repository's server's). Needs the
-`serve` extra (`pip install 'keygraph[serve]'`). The app is imported when first asked for,
-so that what needs only the budget or GraphiQL's page does not load it."""
+persisted documents, Prometheus metrics and OpenTelemetry traces (all also the repository's
+server's). Needs the `serve` extra (`pip install 'keygraph[serve]'`), and the `tracing` one
+to trace. The app is imported when first asked for, so that what needs only the budget or
+GraphiQL's page does not load it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A response to /graphql with what metrics record of it (metrics.py, observed.py), kept
-apart from them so that an app without metrics loads none of prometheus_client."""
+"""A response to /graphql with what metrics and traces record of it (observed.py,
+traced.py), kept apart from them so that an app observing nothing loads neither
+prometheus_client nor OpenTelemetry."""
 
 from __future__ import annotations
 
@@ -29,3 +30,17 @@ class Answer(Response):
         if self.errors:
             self.code = self.errors[0]
         return self
+
+
+def outcome(response: Response | None) -> tuple[int, str, OperationDefinitionNode | None]:
+    """A /graphql response's status, the code that decided it (OK, an error's, or
+    HTTP_<status>), and the operation it ran; None, a response never made, is a 500."""
+    status = 500 if response is None else response.status_code
+    if isinstance(response, Answer):
+        return status, response.code, response.operation
+    return status, OK if status < 400 else f"HTTP_{status}", None
+
+
+def operation_name(operation: OperationDefinitionNode | None) -> str | None:
+    """The name an operation was given, if any."""
+    return operation.name.value if operation is not None and operation.name else None

@@ -5,7 +5,8 @@ without a valid one); a body is capped before it is read (413); an operation is 
 before anything is read (admission.py: limits, cost, the tenant's budget). A request may
 name its document by sha256 (persisted.py: automatic persisted queries, trusted documents).
 A browser asking for /graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql),
-offline."""
+offline. Metrics (observed.py) and traces (traced.py) are recorded when Served asks for them,
+and their libraries loaded only then."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from starlette.websockets import WebSocket
 from keygraph.api import ApiContext
 from keygraph.api.run import formatted, in_response_order
 from keygraph.execution.executor import CompiledExecutor
-from keygraph.store import Session
+from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
 
@@ -60,18 +61,30 @@ def _refused(status: int, code: str, message: str, **extensions: Any) -> Answer:
 
 def create_app(served: Served) -> Starlette:
     """The app: /graphql over HTTP and WebSocket (and GraphiQL's assets), /healthz, and
-    /metrics to the bearers of its token; the change stream's hub runs while it does."""
+    /metrics to the bearers of its token; the change stream's hub runs while it does, and
+    its tracer provider is shut down when it stops."""
+    served = _observed(served)
     observer = None
     if served.metered:  # prometheus_client is loaded only then
-        from .observed import MeteredStore, Observer
+        from .observed import Observer
 
         observer = Observer()
-        served = replace(served, store=MeteredStore(served.store, served.pattern_of))
+    traced = None
+    if served.tracer_provider is not None:  # OpenTelemetry, only then
+        from .traced import Traced
+        from .tracing import INSTRUMENTATION
+
+        traced = Traced(served.tracer_provider.get_tracer(INSTRUMENTATION), served.store)
+
+    async def answer(request: Request) -> Response:
+        if traced is None:
+            return await _graphql(served, request, served.store)
+        return await traced.answer(request, lambda store: _graphql(served, request, store))
 
     async def graphql(request: Request) -> Response:
         if observer is None:
-            return await _graphql(served, request)
-        return await observer.observe(lambda: _graphql(served, request))
+            return await answer(request)
+        return await observer.observe(lambda: answer(request))
 
     async def healthz(_request: Request) -> Response:
         return Response("ok")
@@ -95,6 +108,8 @@ def create_app(served: Served) -> Starlette:
                 await asyncio.gather(sweeping, return_exceptions=True)
             if hub is not None:
                 await hub.stop()
+            if served.tracer_provider is not None:
+                served.tracer_provider.shutdown()  # sends the spans left
 
     routes: list[BaseRoute] = [
         Route("/graphql", graphql, methods=["GET", "POST"]),
@@ -109,8 +124,22 @@ def create_app(served: Served) -> Starlette:
     return app
 
 
-async def _graphql(served: Served, request: Request) -> Response:
-    """The answer to a request of /graphql."""
+def _observed(served: Served) -> Served:
+    """`served` with its store (and the Idempotency-Key records') observed when metrics or
+    traces are on."""
+    traced = served.tracer_provider is not None
+    if not served.metered and not traced:
+        return served
+    from .observed_store import ObservedStore
+
+    store = ObservedStore(served.store, served.pattern_of, metered=served.metered, traced=traced)
+    ledger = None if served.ledger is None else replace(served.ledger, store=store)
+    return replace(served, store=store, ledger=ledger)
+
+
+async def _graphql(served: Served, request: Request, store: Store) -> Response:
+    """The answer to a request of /graphql, its operation run on `store` (the app's, or a
+    view of it for the request)."""
     if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
         return _graphiql(request, served)
     try:
@@ -132,7 +161,7 @@ async def _graphql(served: Served, request: Request) -> Response:
         claimed.operation = admitted.operation
         return claimed
     try:
-        status, body = await _run(served, admitted, token, variables, name)
+        status, body = await _run(served, store, admitted, token, variables, name)
     except BaseException:
         if claimed is not None and served.ledger is not None:
             await served.ledger.settle(claimed, 500, b"", set())
@@ -188,13 +217,14 @@ async def _claim(
 
 async def _run(
     served: Served,
+    store: Store,
     admitted: Admitted,
     token: Verified,
     variables: dict[str, Any] | None,
     name: str | None,
 ) -> tuple[int, dict[str, Any]]:
-    """The operation's status and answer."""
-    session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
+    """The operation's status and answer, run on `store`."""
+    session = Session(store, served.cursors.bound_to(token.caller.subject), token.caller)
     result = execute(
         served.schema,
         admitted.document,

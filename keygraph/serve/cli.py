@@ -4,8 +4,9 @@ KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks), else a develop
 kept beside the SQLite file; GraphiQL's page holds a development token in that case or with
 --dev. Persisted queries are always taken; --trusted-documents runs only a manifest's
 documents. Metrics are off unless a token (/metrics on the app's port) or a port of their
-own is given, as the repository's server does. What serving needs (Starlette, uvicorn, PyJWT)
-is imported only to serve: compiling a spec needs none of it."""
+own is given, and traces unless KEYGRAPH_TRACING says (trace_settings.py), as the
+repository's server does. What serving needs (Starlette, uvicorn, PyJWT) is imported only to
+serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
 
@@ -178,13 +179,16 @@ def serve(args: argparse.Namespace, package: str) -> int:
 
 
 def _observed(args: argparse.Namespace) -> dict[str, Any]:
-    """Served's options for the trusted documents and the metrics the arguments ask for;
-    ValueError (a ManifestError) when they cannot be used."""
+    """Served's options for the trusted documents and the metrics the arguments ask for,
+    and the traces the environment asks for; ValueError (a ManifestError) when they cannot
+    be used."""
     from .manifest import load
     from .patterns import Patterns
     from .persisted import Documents
+    from .trace_settings import trace_settings
 
     options: dict[str, Any] = {}
+    traces = trace_settings()
     if args.trusted_documents is not None:
         options["persisted"] = Documents(load(args.trusted_documents))
     token = args.metrics_token
@@ -194,8 +198,10 @@ def _observed(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("--metrics-port must differ from --port")
     if token is not None or args.metrics_port is not None:
         options["metered"], options["metrics_token"] = True, token
-        if args.spec is not None:
-            options["pattern_of"] = Patterns.load(args.spec).of_call
+    if traces.tracing:
+        options["tracer_provider"] = traces.tracer_provider()
+    if args.spec is not None and (options.get("metered") or traces.tracing):
+        options["pattern_of"] = Patterns.load(args.spec).of_call
     return options
 
 

@@ -4,8 +4,9 @@ once per execution environment, at import (the init phase, with no cyclic collec
 startup.py), from KEYGRAPH_PACKAGE (the package's import name), KEYGRAPH_TABLE_NAME (the
 deployed table), KEYGRAPH_JWT_SECRET, KEYGRAPH_EXTEND (extensions' `module[:name]`, comma
 separated, as `keygraph serve --extend` takes them) and, for another endpoint than AWS's,
-KEYGRAPH_ENDPOINT_URL. `sweep` is the scheduled function removing what owners' deletes
-left. Needs the `lambda` extra."""
+KEYGRAPH_ENDPOINT_URL; traces as KEYGRAPH_TRACING and the other trace variables say
+(trace_settings.py), their spans sent before each invocation returns. `sweep` is the
+scheduled function removing what owners' deletes left. Needs the `lambda` extra."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ with building():
     from .package import extension_at, served, table_of
     from .secret import secret
     from .served import MEDIA
+    from .trace_settings import trace_settings
 
     PACKAGE = os.environ.get("KEYGRAPH_PACKAGE", "generated")
 
@@ -35,10 +37,22 @@ with building():
     )
     places = os.environ.get("KEYGRAPH_EXTEND", "").split(",")
     extensions = [extension_at(place.strip(), PACKAGE) for place in places if place.strip()]
-    served_app = served(PACKAGE, store, secret(), extensions)
+    provider = trace_settings().tracer_provider()
+    served_app = served(PACKAGE, store, secret(), extensions, tracer_provider=provider)
     app = create_app(served_app)
-    handler = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
+    answering = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
     """Answers are text (a REST API without binary media types would pass base64 on)."""
+
+
+def handler(event: Any, context: Any) -> dict[str, Any]:
+    """An invocation: its request answered, and the spans it made sent before the
+    execution environment is frozen (in it, the exporter's thread would wait)."""
+    try:
+        return answering(event, context)
+    finally:
+        if provider is not None:
+            provider.force_flush()
+
 
 SWEEP_MARGIN_SECONDS = 5.0
 """Of an invocation's time, what a sweep leaves unused: a page under way ends in it."""

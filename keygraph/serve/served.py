@@ -1,10 +1,12 @@
 """What `keygraph serve` answers with, and its limits: the package's schema and store, how
-tokens are checked, the cursors' key, the tenant budget, GraphiQL, persisted documents."""
+tokens are checked, the cursors' key, the tenant budget, GraphiQL, persisted documents,
+metrics and traces."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from graphql import GraphQLSchema
 
@@ -19,6 +21,9 @@ from .budget import TenantBudget
 from .document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT, DocumentCache
 from .idempotency import Ledger
 from .persisted import Documents
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 MEDIA = "application/graphql-response+json"
 MAX_BODY_BYTES = 1024 * 1024
@@ -84,9 +89,13 @@ class Served:
     """Whether requests and store calls are recorded in Prometheus metrics (observed.py)."""
     metrics_token: str | None = None
     """Serves /metrics on the app's port to requests bearing this token; None: not there."""
+    tracer_provider: TracerProvider | None = None
+    """Where each /graphql request's spans over HTTP go (tracing.py): the trace settings'
+    provider (trace_settings.py), shut down when the app stops; None: no traces, and no
+    OpenTelemetry loaded."""
     pattern_of: Callable[[str, Planned], str] | None = None
     """The access pattern a store call (its DynamoDB operation, its plan) serves, its
-    metrics' `pattern` (patterns.py); None: `other`."""
+    metrics' and spans' `pattern` (patterns.py); None: `other`."""
     sweeps: Mapping[str, Writes] = field(default_factory=dict)
     """The package's writes when its deletes leave owned items to remove: the app then
     sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""

@@ -1,7 +1,7 @@
 """A Store that forwards every call to another through one hook, `_call`, which is given
 the call's DynamoDB operation and its plan: the base of the wrappers that count a request's
-calls (server/graphql/counting.py) or observe them for the whole process
-(server/observability/store.py)."""
+calls (counting.py) or observe them for the whole process
+(keygraph/serve/observed_store.py)."""
 
 from __future__ import annotations
 

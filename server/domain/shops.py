@@ -95,7 +95,7 @@ async def _read_cells(s: Session, tenant: str, cells: list[tuple[str, str]]) -> 
     """The shops of each (geo_cell, prefix): one Query a run of adjacent cells (more only
     where a run holds more than a page), sent together. A store that answers inline reads
     them together (the embedded store in one statement), as one wave where the store counts
-    waves (`one_wave`, server/graphql/counting.py)."""
+    waves (`one_wave`, keygraph/stores/counting.py)."""
     if s.caller is not None and not authz.may_run_shops_in_cell(s.caller):
         raise Forbidden("shops_in_cell")
     by_geo_cell: dict[str, list[str]] = {}

@@ -8,10 +8,10 @@ from __future__ import annotations
 from keygraph.cursor import CursorCodec
 from keygraph.serve.budget import Budget
 from keygraph.store import Session, Store
+from keygraph.stores.counting import CountingStore
 from server.edge import idempotency
 from server.edge.request import GraphQLRequest
 from server.graphql.context import RequestContext
-from server.graphql.counting import CountingStore
 
 _CALLERS_REMEMBERED = 4096
 """Callers whose cursor codec is kept (one HMAC each to derive)."""

@@ -15,8 +15,8 @@ from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_curr
 from keygraph.caller import Caller
 from keygraph.serve.budget import Admission, Budget
 from keygraph.store import Session
+from keygraph.stores.counting import CountingStore
 from server.graphql.cost import Estimate
-from server.graphql.counting import CountingStore
 from server.graphql.literals import Binding
 from server.graphql.stream import Stream
 

@@ -27,9 +27,9 @@ from generated.queries.membership import group_members, user_groups
 from generated.queries.user import get_users
 from generated.queries.user_order import user_orders, user_orders_between
 from keygraph.page import Page
+from keygraph.stores.counting import CountingStore
 from server.domain.addresses import user_and_addresses
 from server.graphql.context import Context, SharedLoader
-from server.graphql.counting import CountingStore
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

@@ -1,6 +1,7 @@
 """Each GraphQL request observed from outside the endpoint (an ASGI wrapper): its duration by
 operation name and outcome code, refusals, requests in flight, per-tenant counts when
-allowed, and its span, continuing the caller's W3C trace (`traceparent`).
+allowed, and its span, continuing the caller's W3C trace (`traceparent`), made as
+`keygraph serve` makes its own (keygraph/serve/tracing.py).
 
 What the endpoint learnt about the request (its operation, code, tenant, store calls and
 units) is read, once it answered, from the request object it leaves in the ASGI scope under
@@ -8,22 +9,20 @@ REQUEST_SCOPE_KEY: any object with ObservedRequest's attributes (the edge's Grap
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keygraph.capacity import Meter
 from keygraph.serve import metrics as served_metrics
 from keygraph.serve.answer import OK
 from keygraph.serve.metrics import OperationNames
+from keygraph.serve.tracing import RequestTrace
 from server.observability import REQUEST_SCOPE_KEY, metrics
-from server.observability.tracing import CURRENT, RequestTrace
-
-_PROPAGATOR = TraceContextTextMapPropagator()
 
 
 class _Tenanted(Protocol):
@@ -35,7 +34,7 @@ class _Counted(Protocol):
     @property
     def calls(self) -> int: ...
     @property
-    def waves(self) -> int: ...
+    def current_wave(self) -> int: ...
 
 
 class _Estimated(Protocol):
@@ -126,70 +125,47 @@ class ObservedEndpoint:
             if meter.write_units:
                 metrics.TENANT_CAPACITY.labels(tenant, "write").inc(meter.write_units)
 
-    def _start_trace(self, scope: Scope) -> tuple[RequestTrace, object, object]:
-        """The request's span, current (with its trace) until `_end_trace`."""
+    def _start_trace(self, scope: Scope) -> RequestTrace:
+        """The request's trace, begun: current until `_end_trace`."""
         assert self.tracer is not None
-        carrier = {
-            name.decode("latin-1"): value.decode("latin-1")
-            for name, value in scope["headers"]
-            if name in (b"traceparent", b"tracestate")
-        }
-        parent = _PROPAGATOR.extract(carrier) if carrier else None
-        span = self.tracer.start_span(
-            "graphql",
-            context=parent,
-            kind=trace.SpanKind.SERVER,
-            attributes={"http.request.method": scope.get("method", ""), "url.path": scope["path"]},
-        )
-        traced = RequestTrace(self.tracer, span, lambda: _waves_counted(scope))
-        # an unsampled request's trace is not recorded: no wave or call spans under it
-        current = CURRENT.set(traced if span.is_recording() else None)
-        return traced, current, otel_context.attach(trace.set_span_in_context(span))
+        counted = functools.partial(_waves_counted, scope)
+        method, path = scope.get("method", ""), scope["path"]
+        return RequestTrace.begin(self.tracer, scope["headers"], method, path, counted)
 
     def _end_trace(
-        self,
-        traced: tuple[RequestTrace, Any, Any],
-        request: ObservedRequest | None,
-        status: int,
+        self, traced: RequestTrace, request: ObservedRequest | None, status: int
     ) -> None:
-        trace_of, current_token, context_token = traced
-        otel_context.detach(context_token)
-        CURRENT.reset(current_token)
-        trace_of.finish()
-        span = trace_of.request
-        if not span.is_recording():
-            span.end()
-            return
         code = _code(request, status)
-        operation = _operation(request)
-        if operation:
-            span.update_name(operation)
-            span.set_attribute("graphql.operation.name", operation)
-        span.set_attribute("http.response.status_code", status)
-        span.set_attribute("keygraph.code", code)
-        span.set_attribute("keygraph.store_waves", trace_of.waves)
-        if request is not None:
-            span.set_attribute("keygraph.request_id", request.request_id)
-            span.set_attribute("keygraph.read_units", request.meter.read_units)
-            span.set_attribute("keygraph.write_units", request.meter.write_units)
-            if request.claims is not None:
-                span.set_attribute("keygraph.tenant", request.claims.tenant)
-            ctx = request.ctx
-            if ctx is not None and ctx.counter is not None:
-                span.set_attribute("keygraph.store_calls", ctx.counter.calls)
-            if ctx is not None and ctx.estimate is not None:
-                span.set_attribute("keygraph.cost.requested", ctx.estimate.cost)
-        if status >= 500 or status == 0 or code == "INTERNAL":
-            span.set_status(trace.StatusCode.ERROR, code)
-        span.end()
+        more = _learnt(request) if traced.recording else None
+        traced.end(status, code, _operation(request), more)
+
+
+def _learnt(request: ObservedRequest | None) -> dict[str, AttributeValue]:
+    """What the endpoint learnt about a request, as its span's attributes."""
+    if request is None:
+        return {}
+    learnt: dict[str, AttributeValue] = {
+        "keygraph.request_id": request.request_id,
+        "keygraph.read_units": request.meter.read_units,
+        "keygraph.write_units": request.meter.write_units,
+    }
+    if request.claims is not None:
+        learnt["keygraph.tenant"] = request.claims.tenant
+    ctx = request.ctx
+    if ctx is not None and ctx.counter is not None:
+        learnt["keygraph.store_calls"] = ctx.counter.calls
+    if ctx is not None and ctx.estimate is not None:
+        learnt["keygraph.cost.requested"] = ctx.estimate.cost
+    return learnt
 
 
 def _waves_counted(scope: Scope) -> int | None:
-    """The waves the request's counted store has seen (None before it has one)."""
+    """The wave of the calls the request's counted store has in flight (0 or None: none,
+    or no counted store yet)."""
     request: ObservedRequest | None = scope.get(REQUEST_SCOPE_KEY)
     ctx = request.ctx if request is not None else None
     counter = ctx.counter if ctx is not None else None
-    return counter.waves if counter is not None else None
+    return counter.current_wave if counter is not None else None
 
 
 def _operation(request: ObservedRequest | None) -> str | None:

@@ -38,7 +38,7 @@ class Observability:
         """The provider made here from the settings, shut down with the app."""
         self.tracer: trace.Tracer | None = None
         if settings.tracing:
-            from server.observability.tracing import INSTRUMENTATION, provider_for
+            from keygraph.serve.tracing import INSTRUMENTATION, provider_for
 
             if provider is None:
                 provider = self.owned = provider_for(settings)
@@ -52,10 +52,12 @@ class Observability:
         """The store the app serves from: observed, when anything is on."""
         if not self.on:
             return store
+        from keygraph.serve.observed_store import ObservedStore
         from keygraph.serve.patterns import Patterns
-        from server.observability.store import ObservedStore
 
-        return ObservedStore(store, Patterns.load(SPEC), metered=self.metered, tracer=self.tracer)
+        traced = self.tracer is not None
+        pattern_of = Patterns.load(SPEC).of_call
+        return ObservedStore(store, pattern_of, metered=self.metered, traced=traced)
 
     def endpoint(self, endpoint: ASGIApp) -> ASGIApp:
         """The GraphQL endpoint, observed when anything is on."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -170,3 +171,29 @@ def test_the_scheduled_sweep_finishes_what_a_delete_left(
     assert module.sweep({}, Invocation(margin + 30)) == {"done": 1, "left": 0}
     assert send(posts)["postsBy"]["edges"] == []
     assert [call for call in calls if not allowed(stack, call)] == []
+
+
+@pytest.fixture
+def tracing(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """Traces on, printed to the buffer returned, for the handler imported next."""
+    monkeypatch.setenv("KEYGRAPH_TRACING", "true")
+    monkeypatch.setenv("KEYGRAPH_TRACE_EXPORTER", "console")
+    printed = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", printed)  # where the exporter prints, from its start
+    return printed
+
+
+def test_an_invocations_spans_are_sent_before_it_returns(
+    tracing: io.StringIO, handler: tuple[ModuleType, list[Call], dict[str, Any]]
+) -> None:
+    module, _, _ = handler
+    assert module.provider is not None
+    try:
+        request = event("http-api", "POST", "", json.dumps({"query": CREATE}), bearer("acme"))
+        status, _, body = answered(module.handler(request, None))
+        assert status == 200, body
+        printed = tracing.getvalue()  # at once: the environment may be frozen next
+        assert printed.count('"kind": "SpanKind.SERVER"') == 1
+        assert '"name": "TransactWriteItems other"' in printed
+    finally:
+        module.provider.shutdown()

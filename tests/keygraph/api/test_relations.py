@@ -19,8 +19,8 @@ from keygraph.api.ids import global_id
 from keygraph.caller import Caller
 from keygraph.plan import Put
 from keygraph.store import Session, Store
+from keygraph.stores.counting import CountingStore
 from keygraph.stores.view import Planned
-from server.graphql.counting import CountingStore
 from server.seed.tenant import SeedSizes, seed
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CODEC, ROOT, Compiled, ask

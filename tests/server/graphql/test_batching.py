@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from generated.queries.user import plan_list_users
 from generated.table import TABLE
 from keygraph.plan import Get, Item, Put, Update
+from keygraph.stores.counting import CountingStore
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.domain.groups import (
     in_key_order,
@@ -19,7 +20,6 @@ from server.domain.groups import (
 )
 from server.domain.orders import new_order, new_order_items
 from server.domain.users import new_user, new_user_items
-from server.graphql.counting import CountingStore
 from tests.server.conftest import Api, store_counts
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

@@ -152,14 +152,19 @@ def test_trace_settings_are_checked() -> None:
     assert settings.trace_exporter == "otlp"  # the exporter is installed with the dev extra
     with pytest.raises(SettingsError):
         load_settings({"KEYGRAPH_TRACING": "maybe"})
+    assert load_settings({**env, "KEYGRAPH_TRACE_SAMPLE": "0"}).trace_sample == 0
     with pytest.raises(SettingsError):
         load_settings({"KEYGRAPH_TRACE_SAMPLE": "1.5"})
+    with pytest.raises(SettingsError):
+        load_settings({"KEYGRAPH_TRACE_SAMPLE": "some"})
     with pytest.raises(SettingsError):
         load_settings({"KEYGRAPH_TRACE_EXPORTER": "zipkin"})
 
 
 def test_the_otlp_exporter_must_be_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("server.settings.OTLP_EXPORTER", "no_such_package.trace_exporter")
+    monkeypatch.setattr(
+        "keygraph.serve.trace_settings.OTLP_EXPORTER", "no_such_package.trace_exporter"
+    )
     env = {"KEYGRAPH_JWT_SECRET": SECRET, "KEYGRAPH_TRACING": "true"}
     with pytest.raises(SettingsError, match=r"keygraph\[otlp\]"):
         load_settings(env)

@@ -24,10 +24,10 @@ from keygraph.cursor import CursorCodec
 from keygraph.page import Page
 from keygraph.plan import Delete, Put, TableDef
 from keygraph.store import Session, Store
+from keygraph.stores.counting import CountingStore
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.domain.emails import email_key
 from server.domain.geo import haversine_km
-from server.graphql.counting import CountingStore
 from server.seed import data as seed_data
 from server.seed.tenant import SeedSizes, build_items, level_sizes, seed
 

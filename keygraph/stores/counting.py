@@ -1,4 +1,6 @@
-"""A Store wrapper that counts one request's store calls and its sequential waves.
+"""A Store wrapper that counts one request's store calls and its sequential waves: the
+server's `extensions.storeCalls` and `storeWaves`, and the waves a trace shows
+(keygraph/serve/tracing.py).
 
 A wave is a stretch of time during which at least one store call is in flight: calls sent
 together (one level of a nested query) share a wave, and a call that has to wait for another's
@@ -32,6 +34,12 @@ class CountingStore(StoreView):
         self._in_flight = 0
         self._held = 0
         self._hold_from_idle = False
+
+    @property
+    def current_wave(self) -> int:
+        """The wave of the calls in flight through this store now; 0 while none is (a call
+        made then is another store's)."""
+        return self.waves if self._in_flight else 0
 
     @contextmanager
     def one_wave(self) -> Iterator[None]:
