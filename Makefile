@@ -9,6 +9,7 @@ RELAY_DIR := .keygraph/relay
 RELAY_PKG := $(RELAY_DIR)/node_modules/relay-compiler/package.json
 IAC_DIR := .keygraph/iac
 IAC_BIN := $(IAC_DIR)/bin/checkov
+DATA ?= .keygraph
 
 .PHONY: install dynamodb-local relay-compiler iac-tools graphiql-assets serve test check lint typecheck codegen codegen-check bench bench-quick soak fuzz clean
 
@@ -60,8 +61,12 @@ graphiql-assets:
 	  echo "$$sha  $(GRAPHIQL_DIR)/static/$$file" | sha256sum --check --quiet || exit 1; \
 	done && echo "GraphiQL assets match $(GRAPHIQL_DIR)/ASSETS"
 
+# The API access_patterns.toml compiles to, with what it cannot say (server/extension/), on
+# the demo tenant, seeded once; GraphiQL's token is an admin's.
 serve: install
-	$(BIN)/python -m server serve --demo
+	$(BIN)/python -m server seed --data $(DATA)
+	$(BIN)/keygraph serve --package generated --extend server.extension \
+	  --db $(DATA)/keygraph.sqlite3 --dev-role admin
 
 lint: install
 	$(BIN)/ruff check .

@@ -59,6 +59,13 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_true",
         help=f"GraphiQL's page holds a token (always so without {SECRET_ENV})",
     )
+    serve.add_argument(
+        "--dev-role",
+        action="append",
+        metavar="ROLE",
+        help="a role of GraphiQL's development token, whose URL and token are printed at "
+        "start (repeat for several; without it, the token holds none: the default roles)",
+    )
     serve.add_argument("--no-graphiql", action="store_true", help="serve no GraphiQL page")
     serve.add_argument(
         "--tenant-budget",
@@ -161,19 +168,27 @@ def serve(args: argparse.Namespace, package: str) -> int:
         return EXIT_BAD_INPUT
     claim = app.tokens.roles_claim
 
+    roles = args.dev_role
+
+    def dev_token() -> str:
+        return issue(secret, DEV_TENANT, "graphiql", roles=roles, roles_claim=claim)
+
     def dev_authorization() -> str:
         """A fresh token for each GraphiQL page, so a long-running server's never goes stale."""
-        return f"Bearer {issue(secret, DEV_TENANT, 'graphiql', roles_claim=claim)}"
+        return f"Bearer {dev_token()}"
 
-    if dev or args.dev:
+    if dev or args.dev or roles:
         app = replace(app, dev_authorization=dev_authorization)
     if args.metrics_port is not None:
         from prometheus_client import start_http_server
 
         start_http_server(args.metrics_port, args.metrics_host)
-    print(f"serving {package} on http://{args.host}:{args.port}/graphql", file=sys.stderr)
+    url = f"http://{args.host}:{args.port}/graphql"
+    print(f"serving {package} on {url}", file=sys.stderr)
     if dev:
         print(f"no {SECRET_ENV}: tokens are signed with a development secret", file=sys.stderr)
+    if roles:
+        print(f"GraphiQL: {url}\ndev token (tenant {DEV_TENANT}): {dev_token()}", flush=True)
     uvicorn.Server(uvicorn_config(create_app(app), args.host, args.port)).run()
     return 0
 
