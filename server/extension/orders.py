@@ -14,7 +14,8 @@ from keygraph.api import Extension
 from keygraph.caller import Caller
 from server.domain import groups, orders
 
-from .writing import as_api_errors, by_id, deleted, local_of, writer
+from .refusals import as_api_errors
+from .writing import by_id, deleted, local_of, writer
 
 EXTENSION = Extension('''
 """

@@ -13,7 +13,8 @@ from keygraph.api import Extension
 from keygraph.caller import Caller
 from server.domain import org, org_changes, shops
 
-from .writing import as_api_errors, by_id, deleted, key_of, local_of, writer
+from .refusals import as_api_errors
+from .writing import by_id, deleted, key_of, local_of, writer
 
 EXTENSION = Extension('''
 """A new org node; without parentId it is a root."""

@@ -1,24 +1,22 @@
-"""What this repository's API says beyond its spec, as an extension of the API the spec
-compiles to (generated/api.py): the caller from its token, a user by email (case-folded
-claims), shops by great-circle distance, a user's addresses and which is its default, and
-an org node's parent and ancestors (read by path, a page's in one batch get). `keygraph
-serve --package generated --extend server.extension` serves them with the spec's fields."""
+"""The reads this repository's API says beyond its spec, as an extension of the API the
+spec compiles to (generated/api.py): the caller from its token, a user by email
+(case-folded claims), shops by great-circle distance, a user's addresses and which is its
+default, and an org node's parent and ancestors (read by path, a page's in one batch
+get)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from generated.models.address import Address
 from generated.queries.org_node import get_org_nodes
 from generated.queries.user import get_user, get_users, user_with_addresses
-from keygraph import errors
 from keygraph.api import Extension, load_many
-from server import errors as domain
 from server.domain import emails, shops
 from server.domain.addresses import MAX_ADDRESSES
 from server.domain.org import MAX_LEVELS
+
+from .refusals import as_api_errors
 
 EXTENSION = Extension('''
 """The caller, as the verified token names it."""
@@ -70,17 +68,6 @@ extend type Query {
 ''')
 
 
-@contextmanager
-def _as_api_errors() -> Iterator[None]:
-    """The domain's refusals as the runtime's, so each answers its code at the field."""
-    try:
-        yield
-    except domain.BadUserInput as exc:
-        raise errors.BadArgument(str(exc)) from exc
-    except domain.NotFound as exc:
-        raise errors.NotFound(str(exc)) from exc
-
-
 @EXTENSION.field("Query.viewer", public=True)
 def viewer(_parent: Any, info: Any) -> dict[str, Any]:
     ctx = info.context
@@ -92,7 +79,7 @@ def viewer(_parent: Any, info: Any) -> dict[str, Any]:
 @EXTENSION.field("Query.userByEmail", guard="get_email_claim")
 async def user_by_email(_parent: Any, info: Any, email: str) -> Any:
     ctx = info.context
-    with _as_api_errors():
+    with as_api_errors():
         claim = await emails.claim_of_email(ctx.session, ctx.tenant, email)
     if claim is None:
         return None
@@ -104,7 +91,7 @@ async def shops_near(
     _parent: Any, info: Any, lat: float, lng: float, radius_km: float, first: int
 ) -> list[dict[str, Any]]:
     ctx = info.context
-    with _as_api_errors():
+    with as_api_errors():
         limit = shops.check_query(lat, lng, radius_km, first)
     near = await shops.shops_near(ctx.session, ctx.tenant, lat, lng, radius_km, limit)
     return [{"shop": record, "distance_km": distance} for distance, record in near]

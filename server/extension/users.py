@@ -12,7 +12,8 @@ from keygraph.api import Extension
 from keygraph.caller import Caller
 from server.domain import addresses, users
 
-from .writing import as_api_errors, by_id, deleted, key_of, local_of, writer
+from .refusals import as_api_errors
+from .writing import by_id, deleted, key_of, local_of, writer
 
 EXTENSION = Extension('''
 """A new user; the email must be unused in the tenant."""

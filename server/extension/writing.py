@@ -4,8 +4,7 @@ a delete."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from keygraph import errors
@@ -13,7 +12,8 @@ from keygraph.api import Extension
 from keygraph.api.ids import parse_global_id
 from keygraph.caller import Caller
 from keygraph.store import Session
-from server import errors as domain
+
+from .refusals import as_api_errors
 
 EXTENSION = Extension('''
 """What to delete, checked against the version last read."""
@@ -35,22 +35,6 @@ type DeletePayload {
 Deleting = Callable[[Session, str, str, int], Awaitable[bool | None]]
 """A domain delete: (session, tenant, local id, expected version) to whether its cleanup is
 done (None: it has none)."""
-
-
-@contextmanager
-def as_api_errors() -> Iterator[None]:
-    """The domain's refusals as the runtime's, so each answers its code at the field."""
-    try:
-        yield
-    except domain.BadUserInput as exc:
-        raise errors.BadArgument(str(exc)) from exc
-    except domain.NotFound as exc:
-        raise errors.NotFound(str(exc)) from exc
-    except domain.Forbidden as exc:
-        raise errors.Forbidden(str(exc)) from exc
-    except domain.Conflict as exc:
-        current = exc.extensions.get("currentVersion")
-        raise errors.Conflict(str(exc), current) from exc
 
 
 def key_of(global_id: str, type_name: str) -> list[Any]:
