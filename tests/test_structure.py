@@ -42,7 +42,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
     ("settings",),
     ("authz", "domain", "observability"),
-    ("auth", "graphql", "extension"),
+    ("auth", "graphql", "extension", "extension_subscriptions"),
     ("realtime",),
     ("api",),
     ("edge",),
@@ -51,8 +51,9 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 """server/'s folders and top-level modules, lowest first: errors; settings; the guards, the
-domain's writes, metrics and traces; tokens, the GraphQL layer, and the fields the spec's
-compiled API takes from it (extension.py); subscriptions; the
+domain's writes, metrics and traces; tokens, the GraphQL layer, and the fields and
+subscriptions the spec's compiled API takes from it (extension.py,
+extension_subscriptions.py); subscriptions; the
 schema of both (api.py); the HTTP edge; serving, the server on Lambda and demo data; the
 commands."""
 
