@@ -176,9 +176,10 @@ class WriteBindingIR:
 
 @dataclass(frozen=True, slots=True)
 class WatchBindingIR:
-    """A Subscription field as api.py binds it: the entity's type discriminator, its key
-    arguments, its key builder (or, following a query pattern, its plan builder and index),
-    and the pattern's guard with the owners it reads."""
+    """A Subscription field as api.py binds it (or the watch of one `changes = false` hides,
+    under the name it would have): the entity's type discriminator, its key arguments, its
+    key builder (or, following a query pattern, its plan builder and index), and the
+    pattern's guard with the owners it reads."""
 
     field: str
     entity_type: str
@@ -188,3 +189,6 @@ class WatchBindingIR:
     owners: tuple[str, ...]
     plan: str = ""
     index: str = ""
+    fielded: bool = True
+    """Whether it is a Subscription field (`changes = false` says not: an extension's
+    subscription may follow it)."""

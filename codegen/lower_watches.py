@@ -4,7 +4,8 @@ holds items' images: each entity a `get` pattern reads (and so a Node) gets
 for a delete), under the same rule as its get pattern; and each query pattern of one
 partition reading one entity gets `<pattern>Changed(<its arguments>, after: String)`, the
 changes of the items it reads (or read), under its rule (api.graphql), with the bindings
-that follow them on the stream (api.py, keygraph.api.watches)."""
+that follow them on the stream (api.py, keygraph.api.watches). A pattern with `changes =
+false` keeps its binding, with no field: an extension's subscription may follow it."""
 
 from __future__ import annotations
 
@@ -26,34 +27,37 @@ KIND = GqlTypeIR(
 )
 
 
-def watched(resolved: Resolved) -> dict[str, str]:
+def watched(resolved: Resolved, kept: bool = False) -> dict[str, str]:
     """Each entity that has subscriptions, by the get pattern whose rule they follow: one
-    with a root field."""
+    with a root field and changes. `kept`: those whose only such pattern has `changes =
+    false` instead, whose watch has no field."""
     if resolved.spec.table.stream not in IMAGES:
         return {}
     found: dict[str, str] = {}
+    hidden: dict[str, str] = {}
     for name, pattern in sorted(resolved.spec.patterns.items()):
         entity = resolved.entities.get(str(pattern.entity))
         if pattern.operation != "get" or root_field(resolved, name) is None:
             continue
-        if pattern.changes is False:
-            continue
         if entity is not None and entity.tenant_scoped:
-            found.setdefault(entity.name, name)
+            (hidden if pattern.changes is False else found).setdefault(entity.name, name)
+    if kept:
+        return {entity: name for entity, name in hidden.items() if entity not in found}
     return found
 
 
-def watched_patterns(resolved: Resolved) -> dict[str, str]:
+def watched_patterns(resolved: Resolved, kept: bool = False) -> dict[str, str]:
     """Each query pattern that has a subscription (one partition, one entity, its field's
-    name free), by the entity it reads."""
+    name free), by the entity it reads; `kept`: each with `changes = false` instead."""
     if resolved.spec.table.stream not in IMAGES:
         return {}
-    taken = {f"{payload_field(entity)}Changed" for entity in watched(resolved)}
+    gets = [*watched(resolved), *watched(resolved, kept=True)]
+    taken = {f"{payload_field(entity)}Changed" for entity in gets}
     found: dict[str, str] = {}
     for name, pattern in sorted(resolved.spec.patterns.items()):
         if pattern.operation != "query" or pattern.shards or len(pattern.returns) != 1:
             continue
-        if root_field(resolved, name) is None or pattern.changes is False:
+        if root_field(resolved, name) is None or (pattern.changes is False) != kept:
             continue
         entity = resolved.entities.get(pattern.returns[0])
         if entity is not None and entity.tenant_scoped and _field(resolved, name) not in taken:
@@ -112,38 +116,42 @@ def watch_bindings(resolved: Resolved) -> tuple[tuple[WatchBindingIR, ...], list
     """Each Subscription field as api.py binds it, and the imports it needs."""
     rules = pattern_rules(resolved)
     found, imports = [], set()
-    for entity, get in sorted(watched(resolved).items()):
-        module = snake(entity)
-        imports.add(f"from .keys import {module} as _keys_{module}")
-        args = tuple(arg_binding(p) for p in key_params(resolved, entity))
-        rule = rules.get(get)
-        guard = "" if rule is None else f"_authz.may_run_{get}"
-        found.append(
-            WatchBindingIR(
-                f"{payload_field(entity)}Changed",
-                resolved.entities[entity].spec.type,
-                args,
-                f"_keys_{module}.key",
-                guard,
-                () if rule is None else tuple(owners(rule)),
+    for kept in (False, True):
+        for entity, get in sorted(watched(resolved, kept).items()):
+            module = snake(entity)
+            imports.add(f"from .keys import {module} as _keys_{module}")
+            args = tuple(arg_binding(p) for p in key_params(resolved, entity))
+            rule = rules.get(get)
+            guard = "" if rule is None else f"_authz.may_run_{get}"
+            found.append(
+                WatchBindingIR(
+                    f"{payload_field(entity)}Changed",
+                    resolved.entities[entity].spec.type,
+                    args,
+                    f"_keys_{module}.key",
+                    guard,
+                    () if rule is None else tuple(owners(rule)),
+                    fielded=not kept,
+                )
             )
-        )
-    for name, entity in watched_patterns(resolved).items():
-        pattern = resolved.spec.patterns[name]
-        imports.add(f"from .queries.{module_of(pattern)} import plan_{name}")
-        rule = rules.get(name)
-        found.append(
-            WatchBindingIR(
-                _field(resolved, name),
-                resolved.entities[entity].spec.type,
-                tuple(arg_binding(p) for p in query_params(resolved, name)),
-                "",
-                "" if rule is None else f"_authz.may_run_{name}",
-                () if rule is None else tuple(owners(rule)),
-                f"plan_{name}",
-                "" if pattern.index == "table" else pattern.index,
+    for kept in (False, True):
+        for name, entity in watched_patterns(resolved, kept).items():
+            pattern = resolved.spec.patterns[name]
+            imports.add(f"from .queries.{module_of(pattern)} import plan_{name}")
+            rule = rules.get(name)
+            found.append(
+                WatchBindingIR(
+                    _field(resolved, name),
+                    resolved.entities[entity].spec.type,
+                    tuple(arg_binding(p) for p in query_params(resolved, name)),
+                    "",
+                    "" if rule is None else f"_authz.may_run_{name}",
+                    () if rule is None else tuple(owners(rule)),
+                    f"plan_{name}",
+                    "" if pattern.index == "table" else pattern.index,
+                    fielded=not kept,
+                )
             )
-        )
     if found:
         imports.add("from .entities import ENTITIES, TENANT_PREFIXES")
         if any(w.guard for w in found):

@@ -51,10 +51,9 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 """server/'s folders and top-level modules, lowest first: errors; settings; the guards, the
-domain's writes, metrics and traces; tokens, the GraphQL layer, and the fields and
-mutations the spec's compiled API takes from the domain (extension/); subscriptions; the
-schema of both (api.py); the HTTP edge; serving, the server on Lambda and demo data; the
-commands."""
+domain's writes, metrics and traces; tokens, the GraphQL layer, and what the spec's compiled
+API takes from the domain (extension/); subscriptions; the schema of both (api.py); the
+HTTP edge; serving, the server on Lambda and demo data; the commands."""
 
 
 def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:

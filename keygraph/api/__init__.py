@@ -1,6 +1,6 @@
 """A generated package's GraphQL API: the bindings its `api.py` declares, and the schema
 they make executable over any store (`executable`, `execute`), with the fields a hand-written
-`Extension` adds."""
+`Extension` adds, whose subscriptions follow the spec's (`changes`)."""
 
 from keygraph.paging import PageSize
 
@@ -9,6 +9,7 @@ from .bindings import Api, Arg, Bound, Guard, Operation, Relation, Root, Type, W
 from .cost import estimate
 from .executable import ApiContext, executable
 from .extension import Extension, combined
+from .follows import Changed, changes
 from .relations import load_many
 from .run import error_code, execute
 
@@ -17,6 +18,7 @@ __all__ = [
     "ApiContext",
     "Arg",
     "Bound",
+    "Changed",
     "Extension",
     "Guard",
     "Operation",
@@ -25,6 +27,7 @@ __all__ = [
     "Root",
     "Type",
     "Watch",
+    "changes",
     "combined",
     "connection",
     "error_code",

@@ -124,12 +124,16 @@ class Watch:
     guard: Guard | None = None
     plan: Callable[..., Query] | None = None
     index: str | None = None
+    fielded: bool = True
+    """Whether it is a Subscription field; else (`changes = false`) it keeps the name its
+    field would have, for an extension's subscription to follow (keygraph.api.changes)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Api:
     """A generated package's API: its SDL and what answers it; `writes` by entity, which
-    its Mutation fields make; `watches` by Subscription field."""
+    its Mutation fields make; `watches` by Subscription field (or the name of the field a
+    pattern's `changes = false` hides)."""
 
     sdl: str
     roots: dict[str, Root]

@@ -33,8 +33,9 @@ from .cost import Read, reads
 from .extend import extend
 from .extension import Extension
 from .ids import global_id, key_values, parse_global_id
+from .loads import Loads
 from .mutations import bind_mutations
-from .relations import Loads, batch, resolver
+from .relations import batch, resolver
 from .watches import Realtime, bind_subscriptions
 
 Info = GraphQLResolveInfo[Any]
@@ -84,7 +85,7 @@ def executable(
     for gql in schema.type_map.values():
         if isinstance(gql, GraphQLUnionType | GraphQLInterfaceType):
             gql.resolve_type = _type_name(shown)
-    return extend(schema, extensions, authz)
+    return extend(schema, extensions, authz, api.watches)
 
 
 def _bind_type(schema: GraphQLSchema, name: str, binding: Type) -> None:

@@ -1,15 +1,15 @@
 """Extensions bound into a package's schema: their SDL added with graphql-core's
 extend_schema, then each field they add resolved by its declaration (extension.py), its
-cost bound noted as a generated field's (cost.py), its guard asked before its resolver.
-Every problem is found as the schema is built, each naming its `Type.field`: a field with
-no resolver, a list of objects with no bound, a field with no guard, a declaration naming
-no field of the SDL."""
+cost bound noted as a generated field's (cost.py), its guard asked before its resolver; a
+Subscription field subscribed to what it follows (follows.py). Every problem is found as
+the schema is built, each naming its `Type.field`: a field with no resolver, a list of
+objects with no bound, a field with no guard, a subscription following nothing the spec
+has, a declaration naming no field of the SDL."""
 
 from __future__ import annotations
 
 import inspect
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -35,32 +35,40 @@ from graphql import (
     parse,
 )
 
-from keygraph.errors import Forbidden
 from keygraph.execution.plan import ORIGIN
 from keygraph.page import Page
 
 from .answers import CONNECTION_FIELDS, bind_connection, connection
+from .bindings import Watch
 from .cost import Read, reads
-from .extension import Declared, Extension, GuardFunction
+from .extension import Declared, Extension
+from .follows import subscribed
+from .guards import Check, guard_check, snake
 
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 Finish = Callable[[Any, dict[str, Any]], Any]
 """What a resolver's answer becomes, given the arguments it was called with."""
 
 
-def snake(name: str) -> str:
-    """wordCount -> word_count: the name a field's argument is given to its resolver by."""
-    return _CAMEL_BOUNDARY.sub("_", name).lower()
-
-
 def extend(
-    schema: GraphQLSchema, extensions: Sequence[Extension], authz: ModuleType | None
+    schema: GraphQLSchema,
+    extensions: Sequence[Extension],
+    authz: ModuleType | None,
+    watches: Mapping[str, Watch] | None = None,
 ) -> GraphQLSchema:
     """The schema with each extension's SDL and fields; `authz`, the package's guards, is
-    where a guard named by its pattern is found. ValueError naming every problem."""
+    where a guard named by its pattern is found, `watches` (the package's, by name) what a
+    Subscription field may follow. ValueError naming every problem."""
     for extension in extensions:
-        schema = _extended(schema, extension, authz)
+        schema = _extended(schema, extension, _Package(authz, watches or {}))
     return schema
+
+
+@dataclass(frozen=True, slots=True)
+class _Package:
+    """What an extension's fields find in the package: its guards and its watches."""
+
+    authz: ModuleType | None
+    watches: Mapping[str, Watch]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +92,9 @@ def _added(document: DocumentNode) -> _Added:
     return _Added(fields, frozenset(types))
 
 
-def _extended(
-    schema: GraphQLSchema, extension: Extension, authz: ModuleType | None
-) -> GraphQLSchema:
+def _extended(schema: GraphQLSchema, extension: Extension, package: _Package) -> GraphQLSchema:
     try:
-        document = parse(extension.sdl)
-        if schema.mutation_type is None:
-            document = _with_mutation(document)
+        document = _with_roots(parse(extension.sdl), schema)
         added = _added(document)
         extended = extend_schema(schema, document)
     except (GraphQLError, TypeError) as exc:
@@ -106,11 +110,14 @@ def _extended(
         for argument_name, argument in field.args.items():
             argument.out_name = snake(argument_name)
         declared = extension.declared.get(coordinate)
-        if owner is extended.subscription_type:
-            problems.append(f"{coordinate}: subscriptions are the spec's alone")
+        root = owner is extended.subscription_type
+        if declared is not None and root:
+            problems += subscribed(
+                coordinate, owner, field, declared, package.authz, package.watches
+            )
         elif declared is not None:
-            problems += _bind(coordinate, owner, field, declared, authz)
-        elif type_name in added.types and _plain(field):
+            problems += _bind(coordinate, owner, field, declared, package.authz)
+        elif type_name in added.types and not root and _plain(field):
             field.resolve = _value(snake(field_name), _maker(get_named_type(field.type)))
         else:
             problems.append(f"{coordinate}: no resolver (declare it with Extension.field)")
@@ -125,25 +132,35 @@ def _extended(
     return extended
 
 
-def _with_mutation(document: DocumentNode) -> DocumentNode:
-    """The document, for a schema with no Mutation type: its first `extend type Mutation`
-    defines the type, and the schema's mutations are it."""
+def _with_roots(document: DocumentNode, schema: GraphQLSchema) -> DocumentNode:
+    """The document, where it adds to a Mutation or Subscription type the schema lacks: its
+    first `extend type` of the root defines it, and the schema's root is it."""
     definitions = list(document.definitions)
-    for at, definition in enumerate(definitions):
-        if isinstance(definition, ObjectTypeDefinitionNode) and definition.name.value == "Mutation":
-            break
-        if isinstance(definition, ObjectTypeExtensionNode) and definition.name.value == "Mutation":
-            definitions[at] = ObjectTypeDefinitionNode(
-                name=definition.name,
-                interfaces=definition.interfaces,
-                directives=definition.directives,
-                fields=definition.fields,
-            )
-            break
-    else:
+    roots = []
+    for root, given in (
+        ("Mutation", schema.mutation_type),
+        ("Subscription", schema.subscription_type),
+    ):
+        if given is not None:
+            continue
+        for at, definition in enumerate(definitions):
+            name = getattr(definition, "name", None)
+            if name is None or name.value != root:
+                continue
+            if isinstance(definition, ObjectTypeExtensionNode):
+                definitions[at] = ObjectTypeDefinitionNode(
+                    name=definition.name,
+                    interfaces=definition.interfaces,
+                    directives=definition.directives,
+                    fields=definition.fields,
+                )
+            if isinstance(definition, ObjectTypeDefinitionNode | ObjectTypeExtensionNode):
+                roots.append(f"{root.lower()}: {root}")
+                break
+    if not roots:
         return document
-    mutation = parse("extend schema { mutation: Mutation }").definitions
-    return DocumentNode(definitions=(*definitions, *mutation))
+    schema_roots = parse(f"extend schema {{ {' '.join(roots)} }}").definitions
+    return DocumentNode(definitions=(*definitions, *schema_roots))
 
 
 def _plain(field: GraphQLField) -> bool:
@@ -177,62 +194,17 @@ def _bind(
 ) -> list[str]:
     """Resolves the field by its declaration; the problems that keep it from being served."""
     problems: list[str] = []
-    guard = _guard(coordinate, declared, authz, problems)
+    if declared.follows:
+        problems.append(f"{coordinate}: follows is for a Subscription field")
+    check = guard_check(coordinate, owner, field, declared, authz, problems)
     named = get_named_type(field.type)
     read, finish = _cost(coordinate, field, named, declared, problems)
-    owners: tuple[tuple[str, bool], ...] = ()
-    if guard is not None:
-        owners = _owners(coordinate, guard, owner, field, problems)
     if problems:
         return problems
     if read is not None:
         reads(field, read)
-    field.resolve = _resolver(coordinate, declared, guard, owners, finish)
+    field.resolve = _resolver(declared, check, finish)
     return []
-
-
-def _guard(
-    coordinate: str, declared: Declared, authz: ModuleType | None, problems: list[str]
-) -> GuardFunction | None:
-    """The function deciding who may ask the field (None: anyone, when it is public)."""
-    guard = declared.guard
-    if declared.public:
-        if guard is not None:
-            problems.append(f"{coordinate}: both a guard and public=True")
-        return None
-    if guard is None:
-        problems.append(f"{coordinate}: no guard (give guard=... or public=True)")
-        return None
-    if not isinstance(guard, str):
-        return guard
-    found = None if authz is None else getattr(authz, f"may_run_{guard}", None)
-    if found is None:
-        problems.append(f"{coordinate}: guard {guard!r} names no pattern of the spec")
-    return found
-
-
-def _owners(
-    coordinate: str,
-    guard: GuardFunction,
-    owner: GraphQLObjectType,
-    field: GraphQLField,
-    problems: list[str],
-) -> tuple[tuple[str, bool], ...]:
-    """What the guard is asked with after the caller: each name it takes, and whether the
-    field's arguments give it (else the parent's attribute does)."""
-    arguments = {snake(name) for name in field.args}
-    model = (owner.extensions or {}).get(ORIGIN)
-    attributes = set(getattr(model, "model_fields", ()))
-    names: list[tuple[str, bool]] = []
-    for parameter in list(inspect.signature(guard).parameters.values())[1:]:
-        if parameter.kind is parameter.VAR_KEYWORD:
-            names += [(name, True) for name in sorted(arguments)]
-        elif parameter.name in arguments or parameter.name in attributes:
-            names.append((parameter.name, parameter.name in arguments))
-        elif parameter.default is parameter.empty:
-            message = f"{coordinate}: its guard takes {parameter.name}, which is neither an "
-            problems.append(message + f"argument nor an attribute of {owner.name}")
-    return tuple(names)
 
 
 def _cost(
@@ -336,26 +308,13 @@ def _paged(coordinate: str) -> Finish:
     return finish
 
 
-def _resolver(
-    coordinate: str,
-    declared: Declared,
-    guard: GuardFunction | None,
-    owners: tuple[tuple[str, bool], ...],
-    finish: Finish,
-) -> Callable[..., Any]:
-    """The field's resolver: its guard asked first (a refusal is FORBIDDEN), its `first`
-    checked against its page, then the declared resolver, whose answer `finish` makes."""
+def _resolver(declared: Declared, check: Check, finish: Finish) -> Callable[..., Any]:
+    """The field's resolver: its guard asked first, its `first` checked against its page,
+    then the declared resolver, whose answer `finish` makes."""
     page, answer = declared.page, declared.resolver
 
     def resolve(source: Any, info: GraphQLResolveInfo[Any], **given: Any) -> Any:
-        caller = info.context.session.caller
-        if guard is not None and caller is not None:
-            asked = {
-                name: given.get(name) if argument else getattr(source, name)
-                for name, argument in owners
-            }
-            if not guard(caller, **asked):
-                raise Forbidden(f"not allowed to ask {coordinate}")
+        check(source, info, given)
         if page is not None:
             given["first"] = page.size(given.get("first"))
         value = answer(source, info, **given)

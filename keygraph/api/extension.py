@@ -1,11 +1,12 @@
-"""An extension of a package's API: hand-written fields, types and mutations for what its
-spec cannot say, as SDL (`extend type Query { ... }`, new types) and one declaration per
-field, which alone says what answers it, what it costs and who may ask it (extend.py
-checks and binds them as the schema is built)."""
+"""An extension of a package's API: hand-written fields, types, mutations and subscriptions
+for what its spec cannot say, as SDL (`extend type Query { ... }`, new types) and one
+declaration per field, which alone says what answers it, what it costs, who may ask it and,
+for a subscription, which of the spec's it follows (extend.py checks and binds them as the
+schema is built)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -22,7 +23,9 @@ class Declared:
     """One field of an extension: `Type.field`, its resolver (called with the parent, the
     info and the arguments in snake_case; sync or async), its bound when it answers a list
     of objects (`most` items, or a `page` sized by its `first` argument) and its guard: a
-    function, a spec pattern's name whose generated guard applies, or `public`."""
+    function, a spec pattern's name whose generated guard applies, or `public`. A
+    Subscription field's resolver is an async generator of its events, and `follows`
+    names the spec subscriptions it opens with keygraph.api.changes."""
 
     coordinate: str
     resolver: Callable[..., Any]
@@ -30,6 +33,7 @@ class Declared:
     page: PageSize | None = None
     guard: GuardFunction | str | None = None
     public: bool = False
+    follows: tuple[str, ...] = ()
 
 
 class Extension:
@@ -47,14 +51,18 @@ class Extension:
         page: PageSize | None = None,
         guard: GuardFunction | str | None = None,
         public: bool = False,
+        follows: str | Sequence[str] = (),
     ) -> Callable[[Resolver], Resolver]:
-        """Declares the field `Type.field` of the SDL, answered by the decorated function;
+        """Declares the field `Type.field` of the SDL, answered by the decorated function
+        (for a Subscription field, following the spec subscriptions `follows` names);
         ValueError for a field declared twice."""
+        followed = (follows,) if isinstance(follows, str) else tuple(follows)
 
         def declare(resolver: Resolver) -> Resolver:
             if coordinate in self.declared:
                 raise ValueError(f"{coordinate} is declared twice")
-            self.declared[coordinate] = Declared(coordinate, resolver, most, page, guard, public)
+            declared = Declared(coordinate, resolver, most, page, guard, public, followed)
+            self.declared[coordinate] = declared
             return resolver
 
         return declare

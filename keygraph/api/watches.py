@@ -3,7 +3,8 @@ one item on the table's change stream (keygraph.realtime), and `<pattern>Changed
 arguments>, after)` the items a query pattern reads, replaying what the stream holds after
 a cursor, then live. The get or query pattern's rule decides at subscribe, before anything
 is read; each change answers its kind, the item as the write left it (as it was, deleted)
-and the cursor to resume after it."""
+and the cursor to resume after it. An extension's subscription follows watches the same
+way (`opened`, then `following` one or several; follows.py)."""
 
 from __future__ import annotations
 
@@ -89,28 +90,82 @@ def bind_subscriptions(schema: GraphQLSchema, api: Api) -> None:
     subscription = schema.subscription_type
     if subscription is None:
         return
-    unbound = sorted(set(subscription.fields) - set(api.watches))
+    fielded = {name: watch for name, watch in api.watches.items() if watch.fielded}
+    unbound = sorted(set(subscription.fields) - set(fielded))
     if unbound:
         raise ValueError(f"subscriptions with nothing to follow: {', '.join(unbound)}")
-    for name, watch in api.watches.items():
+    for name, watch in fielded.items():
         field = subscription.fields[name]
         change = getattr(field.type, "of_type", field.type)
         assert isinstance(change, GraphQLObjectType)
         shown = next(f for f in change.fields if f not in ("kind", "cursor"))
         field.subscribe = _subscriber(watch, name, shown)
-        field.resolve = _payload
+        field.resolve = event
 
 
-def _payload(payload: Any, _info: Any, **_args: Any) -> Any:
+def event(payload: Any, info: Any, **_args: Any) -> Any:
+    """A Subscription field's answer to one of its events: the payload, with what the
+    events before it loaded forgotten (each reads its items afresh)."""
+    info.context.loads.forget()
     return payload
+
+
+Followed = tuple[Topic, Callable[[Change], bool], Partitions | None]
+"""What a subscription follows by one watch: its topic, which of its changes it shows, and
+where a replay reads (None: the tenant's partitions)."""
+
+
+def opened(ctx: Any, watch: Watch, name: str, values: dict[str, Any]) -> Followed:
+    """What the caller of `ctx` follows by `watch` given its key or pattern arguments
+    (`values`, by parameter), once its rule lets the caller (else FORBIDDEN), before
+    anything is read."""
+    if getattr(ctx, "realtime", None) is None:
+        raise BadArgument("subscriptions are served over WebSocket, at /graphql")
+    caller = ctx.session.caller
+    if caller is not None and watch.guard is not None:
+        owners = {owner: values.get(owner) for owner in watch.guard.owners}
+        if not watch.guard.function(caller, **owners):
+            raise Forbidden("not allowed to read this item")
+    return _followed(watch, name, ctx.realtime.table, ctx.tenant, values)
+
+
+def following(
+    ctx: Any, after: str | None, followed: list[Followed]
+) -> AsyncGenerator[tuple[Change, str]]:
+    """The changes of each of `followed` (none twice) after the cursor `after` (None: from
+    now), each with its cursor; INVALID_CURSOR, before anything is read, for a cursor that
+    is not the tenant's."""
+    realtime: Realtime = ctx.realtime
+    frontier = None if after is None else realtime.cursors.decode(ctx.tenant, after)
+    topics = list(dict.fromkeys(topic for topic, _visible, _within in followed))
+    heads = [within for _topic, _visible, within in followed]
+    table = realtime.table
+    within = Partitions(table.partition_key, realtime.tenant_heads(ctx.tenant))
+    if None not in heads:
+        within = Partitions(table.partition_key, tuple(k for w in heads if w for k in w.keys))
+
+    def visible(change: Change) -> bool:
+        return any(t in change.topics and shows(change) for t, shows, _within in followed)
+
+    return follow(
+        realtime.hub,
+        realtime.cursors,
+        ctx.tenant,
+        topics[0],
+        frontier,
+        visible if len(followed) > 1 else followed[0][1],
+        within=within,
+        pay=realtime.pay(ctx.tenant),
+        trimmed=_nothing,
+        also=tuple(topics[1:]),
+    )
 
 
 def _followed(
     watch: Watch, name: str, table: TableDef, tenant: str, values: dict[str, Any]
-) -> tuple[Topic, Callable[[Change], bool], Partitions | None]:
-    """What a subscription follows: its topic, which of its changes it shows, and where a
-    replay reads (None: the tenant's partitions). A pattern's subscription shows a change
-    to an item that was or is in the range the pattern reads, so one leaving it is seen."""
+) -> Followed:
+    """What a subscription follows by `watch`. A pattern's subscription shows a change to
+    an item that was or is in the range the pattern reads, so one leaving it is seen."""
     if watch.key is not None:
         key = watch.key(tenant, *values.values())
         partition = str(key[table.partition_key])
@@ -139,29 +194,8 @@ def _subscriber(watch: Watch, name: str, shown: str) -> Callable[..., Any]:
     ) -> AsyncGenerator[dict[str, Any]]:
         """Decides before anything is read (the rule, the cursor), then follows."""
         ctx = info.context
-        realtime: Realtime | None = getattr(ctx, "realtime", None)
-        if realtime is None:
-            raise BadArgument("subscriptions are served over WebSocket, at /graphql")
         values = arguments(watch.args, given)
-        caller = ctx.session.caller
-        if caller is not None and watch.guard is not None:
-            owners = {owner: values.get(owner) for owner in watch.guard.owners}
-            if not watch.guard.function(caller, **owners):
-                raise Forbidden("not allowed to read this item")
-        frontier = None if after is None else realtime.cursors.decode(ctx.tenant, after)
-        table = realtime.table
-        topic, visible, within = _followed(watch, name, table, ctx.tenant, values)
-        changes = follow(
-            realtime.hub,
-            realtime.cursors,
-            ctx.tenant,
-            topic,
-            frontier,
-            visible,
-            within=within or Partitions(table.partition_key, realtime.tenant_heads(ctx.tenant)),
-            pay=realtime.pay(ctx.tenant),
-            trimmed=_nothing,
-        )
+        changes = following(ctx, after, [opened(ctx, watch, name, values)])
         return _events(changes, shown)
 
     return subscribe

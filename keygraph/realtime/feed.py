@@ -1,7 +1,7 @@
-"""One subscription's feed: the changes on its (tenant, topic) the stream reader hands it,
-queued in stream order until the subscription's task sends them, and where the subscriber
-is in the stream (`had`). `Feeds` opens and closes them: the hub, or what fans a change
-out to many feeds at once."""
+"""One subscription's feed: the changes on its (tenant, topic) the stream reader hands it
+(or on several topics, each change once), queued in stream order until the subscription's
+task sends them, and where the subscriber is in the stream (`had`). `Feeds` opens and
+closes them: the hub, or what fans a change out to many feeds at once."""
 
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ MAX_QUEUED = 10_000
 
 
 class Feed:
-    """The queue of one subscription, registered with the hub under (tenant, topic)."""
+    """The queue of one subscription, registered with the hub under (tenant, topic) and
+    under each of `also`."""
 
-    def __init__(self, tenant: str, topic: Topic) -> None:
+    def __init__(self, tenant: str, topic: Topic, also: tuple[Topic, ...] = ()) -> None:
         self.tenant = tenant
         self.topic = topic
+        self.also = also
         self.lost = False
         """Set when the subscriber fell more than MAX_QUEUED changes behind."""
         # one deque, made at the first change, and a future while waiting, not an
@@ -47,6 +49,8 @@ class Feed:
     def offer(self, change: Change) -> None:
         if self.lost:
             return
+        if self.also and self._queued and self._queued[-1] is change:
+            return  # offered again on another of its topics, in the same turn
         if self._queued is not None and len(self._queued) >= MAX_QUEUED:
             self.lose()
             return

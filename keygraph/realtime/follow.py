@@ -31,14 +31,17 @@ async def follow(
     pay: Callable[[int], None],
     trimmed: Callable[[], Awaitable[None]],
     feeds: Feeds | None = None,
+    also: tuple[Topic, ...] = (),
 ) -> AsyncGenerator[tuple[Change, str]]:
-    """The changes of `topic` in `tenant` after `after` (None: from now) that are
-    `visible`, each with its cursor. The feed is opened with `feeds` (the hub's own by
-    default). A replay reads only `within`, pays `pay` per read and record, and calls
-    `trimmed` once when the cursor names changes no longer kept. Raises FeedLost when the
-    subscriber falls too far behind."""
-    opened = hub if feeds is None else feeds
-    feed = opened.open(tenant, topic)
+    """The changes of `topic` (and of each of `also`) in `tenant` after `after` (None:
+    from now) that are `visible`, each with its cursor. The feed is opened with `feeds`
+    (the hub's own by default, and always for several topics). A replay reads only
+    `within`, pays `pay` per read and record, and calls `trimmed` once when the cursor
+    names changes no longer kept. Raises FeedLost when the subscriber falls too far
+    behind."""
+    opened: Feeds = hub if feeds is None or also else feeds
+    feed = hub.open(tenant, topic, *also) if also else opened.open(tenant, topic)
+    topics = (topic, *also)
     try:
         # the reader may hand the feed what the cursor or the replay had (it may not have
         # read them yet): they are not sent again
@@ -60,7 +63,8 @@ async def follow(
                 await trimmed_once()
             async for change in hub.replay(resumed.positions, trimmed_once, within, pay, shards):
                 had[change.shard_id] = change.sequence
-                if change.tenant == tenant and topic in change.topics and visible(change):
+                on = any(each in change.topics for each in topics)
+                if change.tenant == tenant and on and visible(change):
                     yield change, _cursor(cursors, tenant, change, had, whole)
         while True:
             live = await feed.next()

@@ -76,21 +76,25 @@ class Hub:
 
     @property
     def open_feeds(self) -> int:
-        """The feeds of running subscriptions the reader delivers to."""
-        return sum(len(feeds) for feeds in self._feeds.values())
+        """The feeds of running subscriptions the reader delivers to (one of several topics
+        counts once)."""
+        return len({feed for feeds in self._feeds.values() for feed in feeds})
 
-    def open(self, tenant: str, topic: Topic) -> Feed:
-        feed = Feed(tenant, topic)
-        self._feeds.setdefault((tenant, topic), set()).add(feed)
+    def open(self, tenant: str, topic: Topic, *also: Topic) -> Feed:
+        """A feed of the changes on `topic` and on each of `also`, each change once."""
+        feed = Feed(tenant, topic, also)
+        for each in (topic, *also):
+            self._feeds.setdefault((tenant, each), set()).add(feed)
         return feed
 
     def close(self, feed: Feed) -> None:
-        key = (feed.tenant, feed.topic)
-        feeds = self._feeds.get(key)
-        if feeds is not None:
-            feeds.discard(feed)
-            if not feeds:
-                del self._feeds[key]
+        for each in (feed.topic, *feed.also):
+            key = (feed.tenant, each)
+            feeds = self._feeds.get(key)
+            if feeds is not None:
+                feeds.discard(feed)
+                if not feeds:
+                    del self._feeds[key]
 
     async def _run(self) -> None:
         while True:

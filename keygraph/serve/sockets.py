@@ -2,7 +2,8 @@
 carries the bearer token (`{"authorization": "Bearer ..."}`) within INIT_SECONDS, else the
 socket closes 4408 (4403 for a token refused); then `subscribe` runs a subscription
 admitted as an HTTP request is (limits, cost, the tenant's budget) and sends each event as
-`next`, `complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE bytes,
+`next` (a stream that fails ends it with an `error`, INTERNAL when no data layer's),
+`complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE bytes,
 or not one of these, closes the socket 4400; a second subscription with a live id 4409; a
 subscription past the connection's `max_subscriptions` is an `error`; a tenant holding
 `max_connections` connections in the process gets no more (4429)."""
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from inspect import isawaitable
 from typing import Any
@@ -28,6 +30,7 @@ from keygraph.tokens import TokenError, Verified, bearer
 from .admission import Refused, admit, persisted_query
 from .served import Served
 
+log = logging.getLogger("keygraph.serve")
 PROTOCOL = "graphql-transport-ws"
 INIT_SECONDS = 10.0
 MAX_MESSAGE = 128 * 1024
@@ -223,6 +226,9 @@ class _Connection:
         except (GraphQLError, KeygraphError) as exc:
             error = exc if isinstance(exc, GraphQLError) else _located(exc)
             await self._send({"type": "error", "id": ident, "payload": [formatted(error)]})
+        except Exception as exc:  # an extension's stream that failed: INTERNAL, logged
+            log.exception("subscription %s failed", ident)
+            await self._send({"type": "error", "id": ident, "payload": [formatted(_located(exc))]})
         finally:
             close = getattr(events, "aclose", None)
             if close is not None:
@@ -250,8 +256,9 @@ class _Connection:
                 await task
 
 
-def _located(exc: KeygraphError) -> GraphQLError:
-    """A data layer's error as GraphQL shows it, its code from its kind (keygraph.api.run)."""
+def _located(exc: Exception) -> GraphQLError:
+    """An error as GraphQL shows it, its code from its kind (keygraph.api.run): INTERNAL,
+    its message masked, for one that is no data layer's."""
     return GraphQLError(str(exc), original_error=exc)
 
 

@@ -14,8 +14,9 @@ from keygraph.api import Extension
 from keygraph.caller import Caller
 from server.domain import groups, orders
 
+from .ids import local_of
 from .refusals import as_api_errors
-from .writing import by_id, deleted, local_of, writer
+from .writing import by_id, deleted, writer
 
 EXTENSION = Extension('''
 """

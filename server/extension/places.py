@@ -13,8 +13,9 @@ from keygraph.api import Extension
 from keygraph.caller import Caller
 from server.domain import org, org_changes, shops
 
+from .ids import local_of, path_of
 from .refusals import as_api_errors
-from .writing import by_id, deleted, key_of, local_of, writer
+from .writing import by_id, deleted, writer
 
 EXTENSION = Extension('''
 """A new org node; without parentId it is a root."""
@@ -79,24 +80,11 @@ extend type Mutation {
 ''')
 
 
-def _path(global_id: str) -> org.Path:
-    """The path an OrgNode's global id names; NOT_FOUND for one no node can have."""
-    parts = key_of(global_id, "OrgNode")
-    path = parts[0] if len(parts) == 1 else None
-    if (
-        not isinstance(path, list)
-        or not 0 < len(path) <= org.MAX_LEVELS
-        or not all(isinstance(part, str) and part for part in path)
-    ):
-        raise errors.NotFound(f"no OrgNode with id {global_id!r}")
-    return tuple(path)
-
-
 def _may_node(may: Any) -> Any:
     """The guard of a change to a node: its id an OrgNode's, then the rule."""
 
     def guard(caller: Caller, input: dict[str, Any]) -> bool:
-        _path(input["id"])
+        path_of(input["id"])
         return bool(may(caller))
 
     return guard
@@ -109,7 +97,7 @@ async def create_org_node(_parent: Any, info: Any, input: dict[str, Any]) -> Any
     parent: org.Path = ()
     if given is not None:
         try:
-            parent = _path(given)
+            parent = path_of(given)
         except errors.NotFound:
             raise missing from None
     try:
@@ -123,7 +111,7 @@ async def create_org_node(_parent: Any, info: Any, input: dict[str, Any]) -> Any
 
 @EXTENSION.field("Mutation.deleteOrgNode", guard=_may_node(authz.may_delete_org_node))
 async def delete_org_node(_parent: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:
-    path = _path(input["id"])
+    path = path_of(input["id"])
     with as_api_errors():
         complete = await org_changes.delete_org_node(
             writer(info), info.context.tenant, path, input["expected_version"], input["cascade"]
@@ -133,9 +121,9 @@ async def delete_org_node(_parent: Any, info: Any, input: dict[str, Any]) -> dic
 
 @EXTENSION.field("Mutation.moveOrgNode", guard=_may_node(authz.may_update_org_node))
 async def move_org_node(_parent: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:
-    path = _path(input["id"])
+    path = path_of(input["id"])
     given = input["new_parent_id"]
-    parent = () if given is None else _path(given)
+    parent = () if given is None else path_of(given)
     with as_api_errors():
         node, complete = await org_changes.move_org_node(
             writer(info), info.context.tenant, path, input["expected_version"], parent

@@ -12,8 +12,9 @@ from keygraph.api import Extension
 from keygraph.caller import Caller
 from server.domain import addresses, users
 
+from .ids import key_of, local_of
 from .refusals import as_api_errors
-from .writing import by_id, deleted, key_of, local_of, writer
+from .writing import by_id, deleted, writer
 
 EXTENSION = Extension('''
 """A new user; the email must be unused in the tenant."""

@@ -1,18 +1,16 @@
-"""What the extension's mutations share: the domain's refusals as the runtime's, the key a
-global id names, the session a write runs on once its guard allowed it, and the payload of
-a delete."""
+"""What the extension's mutations share: a guard that reads an id first, the session a
+write runs on once its guard allowed it, and the payload of a delete."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from keygraph import errors
 from keygraph.api import Extension
-from keygraph.api.ids import parse_global_id
 from keygraph.caller import Caller
 from keygraph.store import Session
 
+from .ids import local_of
 from .refusals import as_api_errors
 
 EXTENSION = Extension('''
@@ -35,23 +33,6 @@ type DeletePayload {
 Deleting = Callable[[Session, str, str, int], Awaitable[bool | None]]
 """A domain delete: (session, tenant, local id, expected version) to whether its cleanup is
 done (None: it has none)."""
-
-
-def key_of(global_id: str, type_name: str) -> list[Any]:
-    """The key parts a global id of `type_name` names: NOT_FOUND for another type's id,
-    BAD_USER_INPUT for text that is no global id."""
-    found, parts = parse_global_id(global_id)
-    if found != type_name:
-        raise errors.NotFound(f"no {type_name} with id {global_id!r}")
-    return parts
-
-
-def local_of(global_id: str, type_name: str) -> str:
-    """The one text part of a global id of `type_name` (a user's, an order's)."""
-    parts = key_of(global_id, type_name)
-    if len(parts) != 1 or not isinstance(parts[0], str):
-        raise errors.NotFound(f"no {type_name} with id {global_id!r}")
-    return parts[0]
 
 
 def by_id(

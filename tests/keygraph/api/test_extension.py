@@ -277,10 +277,31 @@ BROKEN: list[tuple[str, dict[str, dict[str, Any]], str]] = [
         {"Query.posts": {"public": True}},
         "Query.posts: a connection with no bound",
     ),
+    ("extend type Subscription { ticks: Int }", {}, "Subscription.ticks: no resolver"),
+    (
+        "extend type Subscription { ticks: Int }",
+        {"Subscription.ticks": {"follows": "memberChanged"}},
+        "Subscription.ticks: no guard",
+    ),
     (
         "extend type Subscription { ticks: Int }",
         {"Subscription.ticks": {"public": True}},
-        "Subscription.ticks: subscriptions are the spec's alone",
+        "Subscription.ticks: follows no subscription of the spec",
+    ),
+    (
+        "extend type Subscription { ticks: Int }",
+        {"Subscription.ticks": {"public": True, "follows": ("memberChanged", "tickChanged")}},
+        "Subscription.ticks: follows 'tickChanged', which is no subscription of the spec",
+    ),
+    (
+        "extend type Subscription { ticks: [Post!]! }",
+        {"Subscription.ticks": {"public": True, "follows": "postsByChanged", "most": 3}},
+        "Subscription.ticks: a subscription answers one change at a time; no bound",
+    ),
+    (
+        "extend type Query { one: Post }",
+        {"Query.one": {"public": True, "follows": "memberChanged"}},
+        "Query.one: follows is for a Subscription field",
     ),
     ("extend type Nothing { x: Int }", {}, "the extension's SDL"),
 ]
@@ -354,3 +375,17 @@ async def test_the_docs_example_is_served_as_written(social: Social) -> None:
     assert len(latest.json()["data"]["latestPosts"]) == 2
     assert refused.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
     assert renamed.json() == {"data": {"renameMember": {"greeting": "Hello, Ada (@ann)"}}}
+
+
+def test_a_subscription_type_an_api_lacks_is_its_root_and_follows_nothing(
+    compiled: Callable[[Path], Compiled],
+) -> None:
+    """The webshop case's table has no stream: its API has no subscription to follow."""
+    package = compiled(CASES / "webshop" / "spec.toml")
+    api = package.module("api").API
+    assert package.schema.subscription_type is None
+    ticks = Extension("type Subscription { ticks: Int }")
+    ticks.field("Subscription.ticks", public=True, follows="productChanged")(_resolve)
+    message = "Subscription.ticks: follows 'productChanged', which is no subscription of the spec"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        executable(api, [ticks])

@@ -1,12 +1,15 @@
-"""The stream reader: it follows shards into their children, when the records it has not
-read yet are trimmed away under it, it goes on from the oldest kept, a read that fails
-on one shard loses nothing it read of the others, and on the embedded store it reads a
-write when it is made, not at its next poll."""
+"""The stream reader: it follows shards into their children, a feed of several topics gets
+each change once, when the records it has not read yet are trimmed away under it, it goes
+on from the oldest kept, a read that fails on one shard loses nothing it read of the
+others, and on the embedded store it reads a write when it is made, not at its next
+poll."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from generated.models.user import User
 from generated.table import TABLE
@@ -75,6 +78,42 @@ async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
             lambda: record.sequence in reader.frontier().values(), "the reader to read the change"
         )
         assert hub.delivered == 0
+    finally:
+        await hub.stop()
+
+
+TOPICS: dict[str, tuple[tuple[str, str], ...]] = {
+    "x": (("x", "1"),),
+    "y": (("y", "1"),),
+    "both": (("x", "1"), ("y", "1")),
+    "z": (("z", "1"),),
+}
+"""The topics a user's change is published on, by its name."""
+
+
+def on_topics(record: Any, shard_id: str, frontier: Any) -> Change | None:
+    change = change_of(record, shard_id, frontier)
+    return None if change is None else replace(change, topics=TOPICS[change.model.name])
+
+
+async def test_a_feed_of_several_topics_gets_each_change_once_in_order() -> None:
+    stream = MemoryStream()
+    hub = Hub(stream, poll_interval=0.01, decode=on_topics)
+    await hub.start()
+    try:
+        feed = hub.open("acme", ("x", "1"), ("y", "1"))
+        assert hub.open_feeds == 1
+        for version, name in enumerate(("x", "both", "z", "y", "both"), start=1):
+            stream.append("INSERT", new=user_item(name, version))
+        assert await names(feed, 4) == ["x", "both", "y", "both"]
+        hub.close(feed)
+        assert hub.open_feeds == 0
+        delivered = hub.delivered
+        record = stream.append("INSERT", new=user_item("both", 6))
+        assert isinstance(hub.source, StreamSource)
+        reader = hub.source.reader
+        await until(lambda: record.sequence in reader.frontier().values(), "the reader")
+        assert hub.delivered == delivered  # closed on both topics
     finally:
         await hub.stop()
 

@@ -13,6 +13,7 @@ from . import authz as _authz
 from .entities import ENTITIES, TENANT_PREFIXES
 from .keys import draft as _keys_draft
 from .keys import friendship as _keys_friendship
+from .keys import handle as _keys_handle
 from .keys import member as _keys_member
 from .keys import post as _keys_post
 from .keys import product as _keys_product
@@ -201,6 +202,13 @@ API = Api(
             (Arg("productId", "product_id", "ID"),),
             _keys_product.key,
             guard=Guard(_authz.may_run_get_product, ()),
+        ),
+        "handleChanged": Watch(
+            "HANDLE",
+            (Arg("handle", "handle", "String"),),
+            _keys_handle.key,
+            guard=Guard(_authz.may_run_get_handle, ()),
+            fielded=False,
         ),
         "friendsOfChanged": Watch(
             "FRIEND",

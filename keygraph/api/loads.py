@@ -1,0 +1,138 @@
+"""A request's loads of items by key, as a DataLoader makes them: the keys its fields ask
+in the same turns of the event loop go out together, one call of a batch get for all of a
+target's keys (or concurrent gets), once the request's reads in flight are answered; what
+relations (relations.py) and an extension's `load_many` read through."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from keygraph.store import Session
+
+Key = tuple[Any, ...]
+R = TypeVar("R")
+QUIET = 2
+"""The turns of the event loop with no key asked after which a load goes out."""
+MAX_TURNS = 16
+"""The most turns a load waits for others to join it, reads in flight aside."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What loads items by key: a batch get (`batched`: all of a turn's keys in one call,
+    each key's parts in `params` order) or a get (one call a key, all sent together)."""
+
+    function: Callable[..., Awaitable[Any]]
+    batched: bool
+    params: tuple[str, ...]
+    scoped: bool
+
+
+class Loads:
+    """One request's loads of items by key, as a DataLoader makes them, waiting for the
+    request's reads in flight (`read`): the keys asked go out together once those reads
+    are answered and QUIET turns of the event loop pass with no other key asked (at most
+    MAX_TURNS), each target's in one dispatch; a key asked again shares its first load."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[Target, Key], asyncio.Future[Any]] = {}
+        self._pending: dict[Target, list[Key]] = {}
+        self._quiet = 0
+        """Turns passed since a key was asked or a read answered."""
+        self._turns = -1
+        """Turns waited so far; -1 while nothing waits."""
+        self._reading = 0
+        self._parked = False
+        """Whether the wait stopped until the reads in flight are answered."""
+        self._tasks: set[asyncio.Future[None]] = set()
+        self._session: tuple[Session, str] | None = None
+
+    def load(self, session: Session, tenant: str, target: Target, key: Key) -> asyncio.Future[Any]:
+        """The item of `key` (None when there is none), once its dispatch answers."""
+        found = self._loaded.get((target, key))
+        if found is not None:
+            return found
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._loaded[(target, key)] = future
+        self._pending.setdefault(target, []).append(key)
+        self._quiet = 0
+        if self._turns < 0:
+            self._turns = 0
+            self._session = session, tenant
+            loop.call_soon(self._turn)
+        return future
+
+    def forget(self) -> None:
+        """Drops the items loaded so far (not those on their way): a subscription's next
+        event reads them afresh, as a new request would."""
+        self._loaded = {key: found for key, found in self._loaded.items() if not found.done()}
+
+    async def read(self, call: Awaitable[R]) -> R:
+        """The answer of a read whose items may ask for loads: those waiting go out after
+        it, with the keys its items ask for."""
+        self._reading += 1
+        try:
+            return await call
+        finally:
+            self._reading -= 1
+            self._quiet = 0
+            if not self._reading and self._parked:
+                self._parked, self._turns = False, 0
+                asyncio.get_running_loop().call_soon(self._turn)
+
+    def _turn(self) -> None:
+        if self._reading:
+            self._parked = True
+            return
+        if self._quiet < QUIET and self._turns < MAX_TURNS:
+            self._quiet += 1
+            self._turns += 1
+            asyncio.get_running_loop().call_soon(self._turn)
+            return
+        pending, self._pending = self._pending, {}
+        self._quiet, self._turns = 0, -1
+        assert self._session is not None
+        session, tenant = self._session
+        for target, keys in pending.items():
+            read = self.read(self._dispatch(session, tenant, target, keys))
+            task = asyncio.ensure_future(read)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _dispatch(
+        self, session: Session, tenant: str, target: Target, keys: list[Key]
+    ) -> None:
+        futures = [self._loaded[(target, key)] for key in keys]
+        try:
+            outcomes = await _run(session, tenant, target, keys)
+        except Exception as exc:
+            outcomes = [exc] * len(keys)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        for future, outcome in zip(futures, outcomes, strict=True):
+            if future.done():
+                continue
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+
+async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -> Sequence[Any]:
+    """Each key's item or exception, in order."""
+    scope = (tenant,) if target.scoped else ()
+    if target.batched:
+        refs = [key[0] if len(key) == 1 else key for key in keys]
+        found: list[Any] = await target.function(session, *scope, refs)
+        return found
+    calls = [
+        target.function(session, *scope, **dict(zip(target.params, key, strict=True)))
+        for key in keys
+    ]
+    return await asyncio.gather(*calls, return_exceptions=True)
