@@ -23,6 +23,7 @@ from keygraph.serve import manifest
 from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
 from keygraph.serve.environment import flag
+from keygraph.serve.request_settings import REQUEST_VARIABLES, RequestSettings, request_values
 from keygraph.serve.trace_settings import TRACE_VARIABLES, TraceSettings, trace_values
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from keygraph.tokens import DEV_TENANT, dev_secret
@@ -41,8 +42,10 @@ class SettingsError(ValueError):
 
 
 @dataclass(frozen=True)
-class Limits:
-    """What one request may ask and one tenant may spend, checked before anything runs."""
+class Limits(RequestSettings):
+    """What one request may ask and one tenant may spend, checked before anything runs; how
+    long it may run is the runtime's (RequestSettings, read from the same variable by
+    `keygraph serve`)."""
 
     max_depth: int = 10
     max_aliases: int = 30
@@ -71,8 +74,6 @@ class Limits:
     max_body_bytes: int = 1024 * 1024
     max_query_string: int = 8192
     """Bytes of a GET request's query string."""
-    request_timeout: float = 30.0
-    """Seconds a request may run before it is cancelled."""
     max_in_flight: int = 64
     """Requests a worker runs at once; more are refused with 503."""
     idempotency_window: float = 600.0
@@ -228,6 +229,10 @@ class Settings(TraceSettings):
             settings = replace(settings, jwt_secret=dev_secret(settings.data_dir))
         if settings.workers < 1:
             raise SettingsError(f"workers must be at least 1, not {settings.workers}")
+        try:
+            settings.limits.check_requests()
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
         if settings.limits.tenant_budget < settings.limits.max_cost:
             raise SettingsError(
                 "KEYGRAPH_TENANT_BUDGET must be at least KEYGRAPH_MAX_COST, or the costliest "
@@ -315,8 +320,14 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     except ValueError as exc:
         raise SettingsError(str(exc)) from exc
     limits = {
-        name: _convert(name, env[var]) for var, name in env_names(Limits).items() if env.get(var)
+        name: _convert(name, env[var])
+        for var, name in env_names(Limits).items()
+        if env.get(var) and var not in REQUEST_VARIABLES
     }
+    try:
+        limits.update(request_values(env))  # read as `keygraph serve` reads them
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from exc
     values["limits"] = Limits(**limits)
     values.update(
         {

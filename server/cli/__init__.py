@@ -109,8 +109,8 @@ def _sizes(args: argparse.Namespace) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from keygraph.serve import request_log as json_logging
     from server.auth.tokens import issue_token
-    from server.edge import logging as json_logging
     from server.seed.tenant import SeedSizes, seed
     from server.serving.backends import open_backend
     from server.serving.memory import tune_malloc

@@ -28,7 +28,6 @@ info.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 
@@ -42,12 +41,14 @@ from keygraph import capacity
 from keygraph import deadline as work_deadline
 from keygraph.cursor import CursorCodec
 from keygraph.serve import graphiql, idempotency_key, persisted
+from keygraph.serve.answer import REPLAYED
 from keygraph.serve.budget import Budget
+from keygraph.serve.deadlines import Deadlines
+from keygraph.serve.request_log import log_request
 from keygraph.store import Store
 from server.auth.tokens import Claims, Verifier
 from server.edge import idempotency, request_body
 from server.edge.cost_extension import CostExtension
-from server.edge.deadlines import Deadlines
 from server.edge.fast_path import CompiledPath
 from server.edge.guard import BodyTooLarge, Guard, Refusal
 from server.edge.keyed import Keyed
@@ -61,10 +62,6 @@ from server.graphql.schema import KeygraphSchema
 from server.observability import REQUEST_SCOPE_KEY
 from server.settings import Limits
 
-log = logging.getLogger("keygraph.request")
-
-_REPLAYED = "REPLAYED"
-"""The request log's code for an Idempotency-Key's retry, answered as it was the first time."""
 GRAPHIQL_QUERY = """# keygraph's GraphiQL: run a query with Ctrl-Enter.
 {
   viewer { tenant subject roles }
@@ -168,22 +165,21 @@ class GraphQLEndpoint:
         return refused(request, refusal, self.cost)
 
     def _log(self, request: GraphQLRequest, response: Response, started: float) -> None:
+        """The request's line in the request log (keygraph/serve/request_log.py)."""
         ctx = request.ctx
         counter = ctx.counter if ctx is not None else None
-        fields = {
-            "request_id": request.request_id,
-            "tenant": request.claims.tenant if request.claims is not None else None,
-            "operation": ctx.operation_name if ctx is not None else None,
-            "status": response.status_code,
-            "code": request.code,
-            "store_calls": counter.calls if counter is not None else 0,
-            "store_waves": counter.waves if counter is not None else 0,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-        }
-        if response.status_code >= 500 or request.code not in (None, _REPLAYED):
-            log.warning("graphql request failed: %s", request.code, extra=fields)
-        else:
-            log.info("graphql request", extra=fields)
+        log_request(
+            request_id=request.request_id,
+            tenant=request.claims.tenant if request.claims is not None else None,
+            operation=ctx.operation_name if ctx is not None else None,
+            status=response.status_code,
+            code=request.code,
+            store_calls=counter.calls if counter is not None else 0,
+            store_waves=counter.waves if counter is not None else 0,
+            read_units=request.meter.read_units,
+            write_units=request.meter.write_units,
+            started=started,
+        )
 
     async def _respond(self, request: GraphQLRequest) -> Response:
         if request.method == "GET" and "text/html" in (request.header("accept") or ""):
@@ -277,7 +273,7 @@ class GraphQLEndpoint:
             refusal = Refusal(outcome.status, outcome.code, outcome.message, outcome.retry_after)
             return self._refused(request, refusal)
         if isinstance(outcome, idempotency.Answer):
-            request.code = _REPLAYED
+            request.code = REPLAYED
             headers = {idempotency.REPLAYED: "true"}
             return Response(outcome.body, outcome.status, headers, outcome.media_type)
         media = response.media_type or "application/json"

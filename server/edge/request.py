@@ -4,9 +4,6 @@ parameters and headers, each decoded once and shared by both execution paths."""
 
 from __future__ import annotations
 
-import itertools
-import os
-import re
 from typing import Any
 
 import orjson
@@ -15,30 +12,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope
 
 from keygraph import capacity
-from keygraph.ids import new_id
+from keygraph.serve.request_log import REQUEST_ID_HEADER, request_id
 from server.auth.tokens import Claims
 from server.edge.keyed import Keyed
 from server.graphql.context import RequestContext
-
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-
-
-class _RequestIds:
-    """Request ids unique across processes and hosts without a random draw each: a ULID
-    drawn once per process (again in a forked child), then a counter."""
-
-    def __init__(self) -> None:
-        self._prefix, self._count = new_id(), itertools.count()
-        os.register_at_fork(after_in_child=self._reset)
-
-    def _reset(self) -> None:
-        self._prefix, self._count = new_id(), itertools.count()
-
-    def next(self) -> str:
-        return f"{self._prefix}-{next(self._count)}"
-
-
-_request_ids = _RequestIds()
 
 
 class GraphQLRequest(Request):
@@ -49,8 +26,9 @@ class GraphQLRequest(Request):
         super().__init__(scope, receive)
         self._by_name: dict[bytes, bytes] | None = None
         self._json_replaced = False
-        supplied_id = self.header("x-request-id") or ""
-        self.request_id = supplied_id if _REQUEST_ID.match(supplied_id) else _request_ids.next()
+        self.request_id = request_id(self.header(REQUEST_ID_HEADER))
+        """The caller's X-Request-Id when it is a plain one, else a new one
+        (keygraph/serve/request_log.py)."""
         self.claims: Claims | None = None
         self.ctx: RequestContext | None = None
         self.sub_response: Response | None = None

@@ -26,8 +26,8 @@ from types import FrameType
 import uvicorn
 
 from keygraph.process import die_with_parent
+from keygraph.serve import request_log as json_logging
 from keygraph.store import Store
-from server.edge import logging as json_logging
 from server.edge.app import create_app
 from server.observability import exposition
 from server.realtime.relayed import RelayedStream

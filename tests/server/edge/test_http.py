@@ -16,10 +16,10 @@ import pytest
 from generated.table import TABLE
 from keygraph.errors import StoreUnavailable
 from keygraph.plan import Get, Item, TableDef
+from keygraph.serve.request_log import JsonFormatter
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.logging import JsonFormatter
 from server.settings import Settings
 from tests.server.conftest import SECRET
 

@@ -1,6 +1,7 @@
-"""Request timeouts on one timer per worker (server/edge/deadlines.py): work past its deadline
-is cancelled and ends in TimeoutError, other cancellations pass through, and the sweep stops
-once nothing runs, on whichever event loop runs next."""
+"""Request deadlines on one timer per process (keygraph/serve/deadlines.py): work past its
+deadline (the shared timeout, or one of its own) is cancelled and ends in TimeoutError,
+other cancellations pass through, and the sweep stops once nothing runs, on whichever event
+loop runs next."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import asyncio
 
 import pytest
 
-from server.edge import deadlines as deadlines_module
-from server.edge.deadlines import Deadlines
+from keygraph.serve import deadlines as deadlines_module
+from keygraph.serve.deadlines import Deadlines
 from tests.waiting import until
 
 
-async def _run(deadlines: Deadlines, seconds: float) -> bool:
-    """Sleeps `seconds` under a deadline; whether it expired."""
-    deadline = deadlines.deadline()
+async def _run(deadlines: Deadlines, seconds: float, own: float | None = None) -> bool:
+    """Sleeps `seconds` under a deadline (`own` seconds away, or the shared one);
+    whether it expired."""
+    deadline = deadlines.deadline(own)
     try:
         with deadline:
             await asyncio.sleep(seconds)
@@ -60,6 +62,24 @@ async def test_work_past_its_deadline_ends_in_timeout_at_the_next_sweep(
     assert deadlines._running == {}  # cancelled by the first sweep past it
     assert await work
     assert work.cancelling() == 0
+
+
+async def test_a_deadline_of_its_own_cuts_at_its_own_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(deadlines_module, "time", clock)
+    deadlines = Deadlines(30)
+    short = asyncio.create_task(_run(deadlines, 60, own=0.5))
+    shared = asyncio.create_task(_run(deadlines, 60))
+    await until(lambda: len(deadlines._running) == 2, "the work to start")
+    clock.now += 0.51
+    await _sweep(deadlines)
+    assert await short
+    assert not shared.done()
+    assert [d.timeout for d in deadlines._running.values()] == [30]
+    clock.now += 30
+    assert await shared
 
 
 async def test_work_in_time_ends_normally_and_the_sweep_stops() -> None:

@@ -1,8 +1,9 @@
-"""Request timeouts on one timer per worker. Each request's task is noted with its deadline,
-and a sweep a few times a second, while requests run, cancels those past it. A request
-costs a dict entry rather than a timer of its own (asyncio.timeout schedules and cancels a
-timer handle for each, a twentieth of a small request's time); a timeout fires up to a
-tick late."""
+"""Request deadlines on one timer per process (both servers': `keygraph serve`'s app.py and
+the repository's server/edge/http.py). Each request's task is noted with its deadline, and a
+sweep a few times a second, while requests run, cancels those past it. A request costs a
+dict entry rather than a timer of its own (asyncio.timeout schedules and cancels a timer
+handle for each, a twentieth of a small request's time); a timeout fires up to a tick
+late."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ class Deadlines:
         self._sweep: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def deadline(self) -> Deadline:
-        """The deadline of the calling task's request, a context manager around its work."""
-        return Deadline(self)
+    def deadline(self, timeout: float | None = None) -> Deadline:
+        """The deadline of the calling task's request, a context manager around its work:
+        `timeout` seconds after it is entered (by default the one all share)."""
+        return Deadline(self, self.timeout if timeout is None else timeout)
 
     def _start(self, deadline: Deadline) -> None:
         self._running[deadline.task] = deadline
@@ -55,10 +57,11 @@ class Deadline:
     that ends the block becomes TimeoutError, as with asyncio.timeout. Inside the block,
     keygraph.deadline holds it, for the store to keep its retries inside."""
 
-    __slots__ = ("_cancelling", "_expired", "_noted", "at", "deadlines", "task")
+    __slots__ = ("_cancelling", "_expired", "_noted", "at", "deadlines", "task", "timeout")
 
-    def __init__(self, deadlines: Deadlines) -> None:
+    def __init__(self, deadlines: Deadlines, timeout: float) -> None:
         self.deadlines = deadlines
+        self.timeout = timeout
         self._expired = False
 
     def __enter__(self) -> Deadline:
@@ -67,7 +70,7 @@ class Deadline:
             raise RuntimeError("a deadline is kept only inside a task")
         self.task = task
         self._cancelling = task.cancelling()
-        self.at = time.monotonic() + self.deadlines.timeout
+        self.at = time.monotonic() + self.timeout
         self.deadlines._start(self)
         self._noted: Token[float | None] = work_deadline.set_at(self.at)
         return self
