@@ -1,14 +1,17 @@
-"""A response to /graphql with what metrics and traces record of it (observed.py,
-traced.py), kept apart from them so that an app observing nothing loads neither
-prometheus_client nor OpenTelemetry."""
+"""A response to /graphql with what metrics, traces and the request log record of it
+(observed.py, traced.py, request_log.py), kept apart from them so that an app observing
+nothing loads neither prometheus_client nor OpenTelemetry; and the answers of one error."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
 from graphql import OperationDefinitionNode
 from starlette.responses import Response
+
+from .served import MEDIA
 
 OK = "OK"
 """The code of a request answered without errors."""
@@ -44,3 +47,15 @@ def outcome(response: Response | None) -> tuple[int, str, OperationDefinitionNod
 def operation_name(operation: OperationDefinitionNode | None) -> str | None:
     """The name an operation was given, if any."""
     return operation.name.value if operation is not None and operation.name else None
+
+
+def answered(body: Mapping[str, Any], status: int = 200) -> Answer:
+    """`body` as an answer, its errors counted."""
+    answer = Answer(orjson.dumps(body), status_code=status, media_type=MEDIA)
+    return answer.with_errors(body.get("errors", ()))
+
+
+def refused(status: int, code: str, message: str, **extensions: Any) -> Answer:
+    """An answer of one error, `code` and `extensions` in its extensions."""
+    shown = {"code": code, **extensions}
+    return answered({"errors": [{"message": message, "extensions": shown}]}, status)

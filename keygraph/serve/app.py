@@ -5,21 +5,23 @@ without a valid one); a body is capped before it is read (413); an operation is 
 before anything is read (admission.py: limits, cost, the tenant's budget). A request may
 name its document by sha256 (persisted.py: automatic persisted queries, trusted documents).
 A browser asking for /graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql),
-offline. Metrics (observed.py) and traces (traced.py) are recorded when Served asks for them,
-and their libraries loaded only then."""
+offline. A request over HTTP is cut at its deadline, 504 TIMEOUT (bounded.py), and logged in
+one JSON line (request_log.py, learnt.py), its X-Request-Id answered; metrics (observed.py)
+and traces (traced.py) are recorded when Served asks for them, and their libraries loaded
+only then."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import replace
 from inspect import isawaitable
 from typing import Any
 
 import orjson
-from graphql import OperationType, execute
+from graphql import GraphQLError, OperationType, execute
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -27,7 +29,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
-from keygraph.api.run import formatted, in_response_order
+from keygraph.api.run import error_code, formatted, in_response_order
 from keygraph.execution.executor import CompiledExecutor
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
@@ -35,28 +37,23 @@ from keygraph.writes import sweep
 
 from . import graphiql
 from .admission import Admitted, Refused, admit, persisted_query
-from .answer import REPLAYED, Answer
-from .idempotency import Answered, Claimed
+from .answer import REPLAYED, Answer, answered, refused
+from .bounded import Bounded
+from .idempotency import Answered
 from .idempotency_key import HEADER, digest, record_name, valid_key
+from .learnt import Learnt
 from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
+from .written import Written
 
 log = logging.getLogger("keygraph.serve")
+errors_log = logging.getLogger("keygraph.errors")
 
 METRICS_PATH = "/metrics"
 QUERIES = frozenset({OperationType.QUERY})
+Params = tuple[str, dict[str, Any] | None, str | None]
+"""A request's query, variables and operation name."""
 READS_AND_WRITES = frozenset({OperationType.QUERY, OperationType.MUTATION})
-
-
-def _answer(body: Mapping[str, Any], status: int = 200) -> Answer:
-    answer = Answer(orjson.dumps(body), status_code=status, media_type=MEDIA)
-    return answer.with_errors(body.get("errors", ()))
-
-
-def _refused(status: int, code: str, message: str, **extensions: Any) -> Answer:
-    """An answer of one error, `code` and `extensions` in its extensions."""
-    shown = {"code": code, **extensions}
-    return _answer({"errors": [{"message": message, "extensions": shown}]}, status)
 
 
 def create_app(served: Served) -> Starlette:
@@ -74,17 +71,25 @@ def create_app(served: Served) -> Starlette:
         from .traced import Traced
         from .tracing import INSTRUMENTATION
 
-        traced = Traced(served.tracer_provider.get_tracer(INSTRUMENTATION), served.store)
+        traced = Traced(served.tracer_provider.get_tracer(INSTRUMENTATION))
+    bounded = Bounded(served)
 
-    async def answer(request: Request) -> Response:
+    async def answer(request: Request, learnt: Learnt) -> Response:
+        def run() -> Awaitable[Response]:
+            return _graphql(served, request, learnt)
+
         if traced is None:
-            return await _graphql(served, request, served.store)
-        return await traced.answer(request, lambda store: _graphql(served, request, store))
+            return await bounded.answer(request, learnt, run)
+        return await traced.answer(request, learnt, lambda: bounded.answer(request, learnt, run))
+
+    async def observed(request: Request, learnt: Learnt) -> Response:
+        if observer is None:
+            return await answer(request, learnt)
+        return await observer.observe(lambda: answer(request, learnt))
 
     async def graphql(request: Request) -> Response:
-        if observer is None:
-            return await answer(request)
-        return await observer.observe(lambda: answer(request))
+        learnt = Learnt.of(request, served.store)
+        return await learnt.logged(lambda: observed(request, learnt))
 
     async def healthz(_request: Request) -> Response:
         return Response("ok")
@@ -137,15 +142,17 @@ def _observed(served: Served) -> Served:
     return replace(served, store=store, ledger=ledger)
 
 
-async def _graphql(served: Served, request: Request, store: Store) -> Response:
-    """The answer to a request of /graphql, its operation run on `store` (the app's, or a
-    view of it for the request)."""
+async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response:
+    """The answer to a request of /graphql, its operation run on the request's store; what
+    it learns on the way kept in `learnt`. A failure or a cut after a claim is the caller's
+    to give up (bounded.py)."""
     if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
         return _graphiql(request, served)
     try:
         token = served.verifier.verify(bearer(request.headers.get("authorization")))
     except TokenError as exc:
-        return _refused(401, "UNAUTHENTICATED", str(exc))
+        return refused(401, "UNAUTHENTICATED", str(exc))
+    learnt.tenant = token.tenant
     params = await _params(request, served)
     if isinstance(params, Response):
         return params
@@ -153,26 +160,26 @@ async def _graphql(served: Served, request: Request, store: Store) -> Response:
     allowed = QUERIES if request.method == "GET" else READS_AND_WRITES
     admitted = admit(served, token.tenant, query, variables, name, allowed)
     if isinstance(admitted, Refused):
-        refusal = _answer({"errors": admitted.errors}, admitted.status)
+        refusal = answered({"errors": admitted.errors}, admitted.status)
         refusal.headers.update(admitted.headers)
         return refusal
-    claimed = await _claim(served, request, token, params, admitted)
-    if isinstance(claimed, Answer):
-        claimed.operation = admitted.operation
-        return claimed
-    try:
-        status, body = await _run(served, store, admitted, token, variables, name)
-    except BaseException:
-        if claimed is not None and served.ledger is not None:
-            await served.ledger.settle(claimed, 500, b"", set())
-        raise
+    learnt.operation = admitted.operation
+    kept = await _claim(served, request, token, params, learnt)
+    if kept is not None:
+        kept.operation = admitted.operation
+        return kept
+    store: Store = learnt.store
+    if learnt.claim is not None:
+        store = learnt.written = Written(store)
+    status, body = await _run(served, store, admitted, token, params, learnt.request_id)
     sent = orjson.dumps(body)
-    if claimed is not None and served.ledger is not None:
+    if learnt.claim is not None and served.ledger is not None:
         codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}
-        await served.ledger.settle(claimed, status, sent, codes)
-    answered = Answer(sent, status, media_type=MEDIA).with_errors(body.get("errors", ()))
-    answered.operation = admitted.operation
-    return answered
+        await served.ledger.settle(learnt.claim, status, sent, codes, learnt.maybe_applied)
+        learnt.claim = None
+    done = Answer(sent, status, media_type=MEDIA).with_errors(body.get("errors", ()))
+    done.operation = admitted.operation
+    return done
 
 
 def _metrics_routes(token: str | None) -> list[BaseRoute]:
@@ -189,30 +196,31 @@ def _metrics_routes(token: str | None) -> list[BaseRoute]:
 
 
 async def _claim(
-    served: Served,
-    request: Request,
-    token: Verified,
-    params: tuple[str, dict[str, Any] | None, str | None],
-    admitted: Admitted,
-) -> Claimed | Answer | None:
-    """The record a mutation sent with an Idempotency-Key claims, or the answer that it
-    gets instead (a kept answer, a refusal); None without a key (or for a query)."""
+    served: Served, request: Request, token: Verified, params: Params, learnt: Learnt
+) -> Answer | None:
+    """Claims the record of a mutation sent with an Idempotency-Key (held in `learnt`
+    from before it is made); the answer it gets instead (a kept answer, a refusal), or
+    None: it runs (without a key, or a query, unclaimed)."""
     given = request.headers.get(HEADER)
-    mutation = admitted.operation.operation is OperationType.MUTATION
+    operation = learnt.operation
+    mutation = operation is not None and operation.operation is OperationType.MUTATION
     if given is None or not mutation or served.ledger is None:
         return None
     if not valid_key(given):
         message = "an Idempotency-Key is 1 to 255 printable ASCII characters"
-        return _refused(400, "BAD_REQUEST", message)
+        return refused(400, "BAD_REQUEST", message)
     query, variables, name = params
-    record = record_name(token.tenant, token.caller, given)
+    claim = learnt.claim = served.ledger.claiming(
+        token.tenant, record_name(token.tenant, token.caller, given)
+    )
     sent = orjson.dumps({"query": query, "variables": variables, "operationName": name})
-    outcome = await served.ledger.claim(token.tenant, record, digest(sent))
+    outcome = await served.ledger.claim(claim, digest(sent))
     if isinstance(outcome, Answered):
+        learnt.claim = None
         replayed = Answer(outcome.body, outcome.status, outcome.headers, MEDIA)
         replayed.code = REPLAYED
         return replayed
-    return outcome
+    return None
 
 
 async def _run(
@@ -220,10 +228,12 @@ async def _run(
     store: Store,
     admitted: Admitted,
     token: Verified,
-    variables: dict[str, Any] | None,
-    name: str | None,
+    params: Params,
+    request_id: str,
 ) -> tuple[int, dict[str, Any]]:
-    """The operation's status and answer, run on `store`."""
+    """The operation's status and answer, run on `store`; an unexpected error logged with
+    the request's id, which its answer gives."""
+    _query, variables, name = params
     session = Session(store, served.cursors.bound_to(token.caller.subject), token.caller)
     result = execute(
         served.schema,
@@ -235,13 +245,30 @@ async def _run(
     )
     if isawaitable(result):
         result = await result
-    errors = [formatted(error) for error in in_response_order(result)]
+    errors = [_formatted(error, request_id) for error in in_response_order(result)]
     if result.data is None and all(error.path is None for error in result.errors or ()):
         return 400, {"errors": errors}  # its variables did not coerce
     body: dict[str, Any] = {"data": result.data}
     if errors:
         body["errors"] = errors
     return 200, body
+
+
+def _formatted(error: GraphQLError, request_id: str) -> dict[str, Any]:
+    """An error as answered; a bug's (INTERNAL) logged with its traceback, and its
+    answer's extensions given the request's id to quote."""
+    shown = formatted(error)
+    if error_code(error) == "INTERNAL":
+        cause = error.original_error or error
+        where = ".".join(map(str, error.path or ())) or "request"
+        errors_log.error(
+            "unexpected error in %s",
+            where,
+            exc_info=(type(cause), cause, cause.__traceback__),
+            extra={"request_id": request_id, "code": "INTERNAL"},
+        )
+        shown["extensions"]["requestId"] = request_id
+    return shown
 
 
 async def _sweeping(served: Served) -> None:
@@ -266,28 +293,26 @@ def _graphiql(request: Request, served: Served) -> Response:
     return graphiql.page(request.url.path, token, origin)
 
 
-async def _params(
-    request: Request, served: Served
-) -> tuple[str, dict[str, Any] | None, str | None] | Response:
+async def _params(request: Request, served: Served) -> Params | Response:
     """The request's query (a persisted document's when it names one by its hash), variables
     and operation name, or the answer refusing it."""
     raw = await _raw(request, served.max_body_bytes)
     if isinstance(raw, Response):
         return raw
     if not isinstance(raw, dict):
-        return _refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
+        return refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
     resolved = persisted_query(served, raw)
     if isinstance(resolved, Refused):
-        return _answer({"errors": resolved.errors}, resolved.status)
+        return answered({"errors": resolved.errors}, resolved.status)
     if resolved is not None:
         raw = {**raw, "query": resolved}
     if not isinstance(raw.get("query"), str):
-        return _refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
+        return refused(400, "BAD_REQUEST", "a request is a JSON object with a query string")
     variables, name = raw.get("variables"), raw.get("operationName")
     if variables is not None and not isinstance(variables, dict):
-        return _refused(400, "BAD_REQUEST", "variables must be a JSON object")
+        return refused(400, "BAD_REQUEST", "variables must be a JSON object")
     if name is not None and not isinstance(name, str):
-        return _refused(400, "BAD_REQUEST", "operationName must be a string")
+        return refused(400, "BAD_REQUEST", "operationName must be a string")
     return raw["query"], variables, name
 
 
@@ -301,18 +326,18 @@ async def _raw(request: Request, limit: int) -> Any:
                 try:
                     raw[name] = orjson.loads(raw[name])
                 except orjson.JSONDecodeError:
-                    return _refused(400, "BAD_REQUEST", f"{name} must be a JSON object")
+                    return refused(400, "BAD_REQUEST", f"{name} must be a JSON object")
     else:
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            return _refused(413, "REQUEST_TOO_LARGE", f"a body is at most {limit} bytes")
+            return refused(413, "REQUEST_TOO_LARGE", f"a body is at most {limit} bytes")
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > limit:
-                return _refused(413, "REQUEST_TOO_LARGE", f"a body is at most {limit} bytes")
+                return refused(413, "REQUEST_TOO_LARGE", f"a body is at most {limit} bytes")
         try:
             raw = orjson.loads(body)
         except orjson.JSONDecodeError:
-            return _refused(400, "BAD_REQUEST", "the body must be a JSON object")
+            return refused(400, "BAD_REQUEST", "the body must be a JSON object")
     return raw

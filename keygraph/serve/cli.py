@@ -4,9 +4,10 @@ KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks), else a develop
 kept beside the SQLite file; GraphiQL's page holds a development token in that case or with
 --dev. Persisted queries are always taken; --trusted-documents runs only a manifest's
 documents. Metrics are off unless a token (/metrics on the app's port) or a port of their
-own is given, and traces unless KEYGRAPH_TRACING says (trace_settings.py), as the
-repository's server does. What serving needs (Starlette, uvicorn, PyJWT) is imported only to
-serve: compiling a spec needs none of it."""
+own is given, and traces unless KEYGRAPH_TRACING says (trace_settings.py); a request is cut
+after KEYGRAPH_REQUEST_TIMEOUT seconds (request_settings.py) and each one logged as a JSON
+line on stderr (request_log.py), as the repository's server does. What serving needs
+(Starlette, uvicorn, PyJWT) is imported only to serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
 
@@ -144,6 +145,7 @@ def serve(args: argparse.Namespace, package: str) -> int:
 
     from keygraph.tokens import DEV_TENANT, issue
 
+    from . import request_log
     from .app import create_app
     from .budget import TenantBudget
     from .package import extension_at, served, table_of
@@ -154,7 +156,7 @@ def serve(args: argparse.Namespace, package: str) -> int:
             raise ValueError(f"--tenant-budget must be at least the cost limit, {MAX_COST}")
         budget = TenantBudget(args.tenant_budget, args.tenant_refill)
         secret, dev = _secret(args.db)
-        observed = _observed(args)
+        observed = _options(args)
         extensions = [extension_at(place, package) for place in args.extend]
         store = _store(args, table_of(package, args.table_name))
         graphiql = not args.no_graphiql
@@ -184,6 +186,7 @@ def serve(args: argparse.Namespace, package: str) -> int:
 
         start_http_server(args.metrics_port, args.metrics_host)
     url = f"http://{args.host}:{args.port}/graphql"
+    request_log.configure()
     print(f"serving {package} on {url}", file=sys.stderr)
     if dev:
         print(f"no {SECRET_ENV}: tokens are signed with a development secret", file=sys.stderr)
@@ -193,16 +196,17 @@ def serve(args: argparse.Namespace, package: str) -> int:
     return 0
 
 
-def _observed(args: argparse.Namespace) -> dict[str, Any]:
+def _options(args: argparse.Namespace) -> dict[str, Any]:
     """Served's options for the trusted documents and the metrics the arguments ask for,
-    and the traces the environment asks for; ValueError (a ManifestError) when they cannot
-    be used."""
+    and the request deadline and traces the environment asks for; ValueError (a
+    ManifestError) when they cannot be used."""
     from .manifest import load
     from .patterns import Patterns
     from .persisted import Documents
+    from .request_settings import request_settings
     from .trace_settings import trace_settings
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"request_timeout": request_settings().request_timeout}
     traces = trace_settings()
     if args.trusted_documents is not None:
         options["persisted"] = Documents(load(args.trusted_documents))

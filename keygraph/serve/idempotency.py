@@ -7,14 +7,20 @@ runs, and keeps its answer there once it has one (DONE), for WINDOW seconds. Wit
 the same key and request answer the kept answer with `Idempotent-Replayed: true`; another
 request under the key is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first still runs is
 409 IN_PROGRESS with Retry-After. An answer that asks for a retry (a 5xx, THROTTLED,
-STORE_UNAVAILABLE) is not kept: the record goes, and the retry runs afresh. A record left
-RUNNING by a process that died is taken over once its window has passed.
+STORE_UNAVAILABLE, a 504 TIMEOUT) is not kept when the request wrote nothing (written.py):
+the record goes, and the retry runs afresh. One that may have written (a write landed, or
+was sent and its answer lost or cut off by the deadline) is kept as 409
+IDEMPOTENCY_OUTCOME_UNKNOWN: running it again could apply it twice. A record left RUNNING by
+a process that died is taken over once its window has passed. Each claim names its owner, a
+random token: the record is settled only while that claim still holds it.
 
 Records lie in the served table beside the spec's items, under a partition no tenant's
 items use (PREFIX and the tenant), expiring by the table's TTL attribute when it has one."""
 
 from __future__ import annotations
 
+import contextlib
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -34,13 +40,17 @@ PREFIX = "~KEYGRAPH#IDEMPOTENCY#"
 placeholder whose value does."""
 RETRIED = frozenset({"THROTTLED", "STORE_UNAVAILABLE"})
 """Error codes of answers that ask for a retry, which are not kept."""
+UNKNOWN = "IDEMPOTENCY_OUTCOME_UNKNOWN"
+"""The code a key's retries get when its first request failed after it may have written."""
 
 
 @dataclass(frozen=True, slots=True)
 class Claimed:
-    """The request runs; its answer is then kept (or forgotten) under `key`."""
+    """The request runs; its answer is then kept (or forgotten) under `key`, while the
+    record is still this claim's (`owner`)."""
 
     key: Key
+    owner: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +73,24 @@ class Ledger:
     def key(self, tenant: str, name: str) -> Key:
         return {self.table.partition_key: PREFIX + escape(tenant), self.table.sort_key: name}
 
-    async def claim(self, tenant: str, name: str, digest: str) -> Claimed | Answered:
-        """Claims the record of the request named `name` (digest: what makes two requests
-        the same), or answers from it."""
-        key = self.key(tenant, name)
+    def claiming(self, tenant: str, name: str) -> Claimed:
+        """The claim a request named `name` makes, before it is made: a claim cut off on
+        its way is given up by it (`fail`), whether it landed or not."""
+        return Claimed(self.key(tenant, name), secrets.token_hex(8))
+
+    async def claim(self, claimed: Claimed, digest: str) -> Claimed | Answered:
+        """Makes the claim (`claiming`) on the request's record (digest: what makes two
+        requests the same), or answers from the record."""
+        key = claimed.key
         now = int(time.time())
         item: Item = {**key, "state": "RUNNING", "digest": digest, "at": now}
+        item["owner"] = claimed.owner
         if self.table.ttl_attribute:
             item[self.table.ttl_attribute] = now + self.window
         absent = (Condition("not_exists", self.table.partition_key),)
         try:
             await self.store.put(Put(item, absent))
-            return Claimed(key)
+            return claimed
         except ConditionFailed as exc:
             held = exc.item or await self.store.get(Get(key, consistent=True))
         if held is None:  # gone meanwhile: the next retry claims it
@@ -83,7 +99,7 @@ class Ledger:
             taken = (Condition("equals", "at", held.get("at")),)
             try:
                 await self.store.put(Put(item, taken))
-                return Claimed(key)
+                return claimed
             except ConditionFailed:
                 return _refused(409, "IN_PROGRESS", "another request took the key", retry=1)
         if held.get("digest") != digest:
@@ -95,13 +111,45 @@ class Ledger:
             return Answered(status, body, {"Idempotent-Replayed": "true"})
         return _refused(409, "IN_PROGRESS", "the key's first request still runs", retry=1)
 
-    async def settle(self, claimed: Claimed, status: int, body: bytes, codes: set[str]) -> None:
-        """Keeps the answer, or forgets the claim when the answer asks for a retry."""
+    async def settle(
+        self,
+        claimed: Claimed,
+        status: int,
+        body: bytes,
+        codes: set[str],
+        maybe_applied: bool = False,
+    ) -> None:
+        """Keeps the answer; one that asks for a retry is given up as `fail` says."""
         if status >= 500 or codes & RETRIED:
-            await self.store.delete(Delete(claimed.key))
+            await self.fail(claimed, maybe_applied)
+        else:
+            await self._keep(claimed, status, body)
+
+    async def fail(self, claimed: Claimed, maybe_applied: bool) -> None:
+        """The request failed, or was cut off: its claim is forgotten when it wrote nothing
+        (the retry runs), else its retries are answered 409 IDEMPOTENCY_OUTCOME_UNKNOWN."""
+        if maybe_applied:
+            await self._keep(claimed, 409, _unknown())
             return
+        with contextlib.suppress(ConditionFailed):  # not this claim's (it never landed)
+            await self.store.delete(Delete(claimed.key, _held_by(claimed)))
+
+    async def _keep(self, claimed: Claimed, status: int, body: bytes) -> None:
         kept = {"state": "DONE", "status": status, "body": body.decode()}
-        await self.store.update(Update(claimed.key, set=kept))
+        with contextlib.suppress(ConditionFailed):  # taken over meanwhile: theirs now
+            await self.store.update(Update(claimed.key, set=kept, conditions=_held_by(claimed)))
+
+
+def _held_by(claimed: Claimed) -> tuple[Condition, ...]:
+    return (Condition("equals", "owner", claimed.owner),)
+
+
+def _unknown() -> bytes:
+    message = (
+        "the first request with this Idempotency-Key failed after it may have written; "
+        "read the data back, and send a new key to try again"
+    )
+    return orjson.dumps({"errors": [{"message": message, "extensions": {"code": UNKNOWN}}]})
 
 
 def _refused(status: int, code: str, message: str, retry: int | None = None) -> Answered:

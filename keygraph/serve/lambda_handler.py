@@ -5,16 +5,34 @@ startup.py), from KEYGRAPH_PACKAGE (the package's import name), KEYGRAPH_TABLE_N
 deployed table), KEYGRAPH_JWT_SECRET, KEYGRAPH_EXTEND (extensions' `module[:name]`, comma
 separated, as `keygraph serve --extend` takes them) and, for another endpoint than AWS's,
 KEYGRAPH_ENDPOINT_URL; traces as KEYGRAPH_TRACING and the other trace variables say
-(trace_settings.py), their spans sent before each invocation returns. `sweep` is the
-scheduled function removing what owners' deletes left. Needs the `lambda` extra."""
+(trace_settings.py), their spans sent before each invocation returns. A request is cut at
+KEYGRAPH_REQUEST_TIMEOUT (request_settings.py) or LAMBDA_MARGIN_SECONDS before its
+invocation's time is up, whichever comes first, so that it is answered 504 TIMEOUT rather
+than ended by Lambda; each is logged as a JSON line (request_log.py) on stderr, which Lambda
+sends to CloudWatch Logs. `sweep` is the scheduled function removing what owners' deletes
+left. Needs the `lambda` extra."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from .startup import building
+
+LAMBDA_MARGIN_SECONDS = 1.0
+"""Of an invocation's time, what a request leaves for its 504 answer and its spans."""
+
+
+def invocation_time_left(scope: Mapping[str, Any]) -> float | None:
+    """The seconds the invocation answering the request (its ASGI scope's `aws.context`,
+    Mangum's) leaves it, less LAMBDA_MARGIN_SECONDS; None without one."""
+    context = scope.get("aws.context")
+    if context is None:
+        return None
+    return float(context.get_remaining_time_in_millis()) / 1000 - LAMBDA_MARGIN_SECONDS
+
 
 with building():
     from mangum import Mangum
@@ -23,8 +41,10 @@ with building():
     from keygraph.stores.dynamodb.store import DynamoDBStore
     from keygraph.writes import sweep as sweep_owned
 
+    from . import request_log
     from .app import create_app
     from .package import extension_at, served, table_of
+    from .request_settings import request_settings
     from .secret import secret
     from .served import MEDIA
     from .trace_settings import trace_settings
@@ -38,7 +58,17 @@ with building():
     places = os.environ.get("KEYGRAPH_EXTEND", "").split(",")
     extensions = [extension_at(place.strip(), PACKAGE) for place in places if place.strip()]
     provider = trace_settings().tracer_provider()
-    served_app = served(PACKAGE, store, secret(), extensions, tracer_provider=provider)
+    timeout = request_settings().request_timeout
+    served_app = served(
+        PACKAGE,
+        store,
+        secret(),
+        extensions,
+        tracer_provider=provider,
+        request_timeout=timeout,
+        time_left=invocation_time_left,
+    )
+    request_log.configure()
     app = create_app(served_app)
     answering = Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
     """Answers are text (a REST API without binary media types would pass base64 on)."""

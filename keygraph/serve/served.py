@@ -1,12 +1,12 @@
 """What `keygraph serve` answers with, and its limits: the package's schema and store, how
-tokens are checked, the cursors' key, the tenant budget, GraphiQL, persisted documents,
-metrics and traces."""
+tokens are checked, the cursors' key, the tenant budget, the request deadline, GraphiQL,
+persisted documents, metrics and traces."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLSchema
 
@@ -21,6 +21,7 @@ from .budget import TenantBudget
 from .document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT, DocumentCache
 from .idempotency import Ledger
 from .persisted import Documents
+from .request_settings import REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -73,6 +74,11 @@ class Served:
     """WebSocket connections one tenant may hold at once in the process."""
     ledger: Ledger | None = None
     """Where Idempotency-Key's records are kept; None: the header is not honoured."""
+    request_timeout: float = REQUEST_TIMEOUT
+    """Seconds a request over HTTP may run before it is cut: 504 TIMEOUT (bounded.py)."""
+    time_left: Callable[[Mapping[str, Any]], float | None] | None = None
+    """The seconds the platform leaves a request, from its ASGI scope, when less than
+    `request_timeout` bounds it (Lambda's invocation: lambda_handler.py); None: none."""
     verifier: Verifier[Verified] = field(init=False, compare=False, repr=False)
     """Checks tokens with `tokens`, remembering each verified one until it expires."""
     documents: DocumentCache = field(
@@ -101,6 +107,8 @@ class Served:
     sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""
 
     def __post_init__(self) -> None:
+        if not self.request_timeout > 0:
+            raise ValueError(f"request_timeout must be positive, not {self.request_timeout}")
         object.__setattr__(self, "verifier", Verifier(self.tokens, _itself))
 
 

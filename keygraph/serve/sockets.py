@@ -39,7 +39,8 @@ SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
 
 def uvicorn_config(app: Any, host: str, port: int) -> Any:
     """How uvicorn serves the app: without permessage-deflate, since a compressed frame
-    inflates past what was sent (a deflate bomb), and no frame over MAX_MESSAGE."""
+    inflates past what was sent (a deflate bomb), and no frame over MAX_MESSAGE; its logs
+    left as configured (request_log.py), without its access log."""
     import uvicorn
 
     return uvicorn.Config(
@@ -47,6 +48,8 @@ def uvicorn_config(app: Any, host: str, port: int) -> Any:
         host=host,
         port=port,
         log_level="warning",
+        log_config=None,
+        access_log=False,
         ws_per_message_deflate=False,
         ws_max_size=MAX_MESSAGE,
     )

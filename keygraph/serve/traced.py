@@ -1,36 +1,34 @@
 """`keygraph serve`'s trace of each /graphql request over HTTP (tracing.py), when tracing
-is on: the request's span, its store calls counted into waves by a store view of its own
-(keygraph.stores.counting) over the app's observed store (observed_store.py)."""
+is on: the request's span, with its request id and tenant, its store calls counted into
+waves by the request's store view (keygraph.stores.counting, learnt.py) over the app's
+observed store (observed_store.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
 from opentelemetry import trace
+from opentelemetry.util.types import AttributeValue
 from starlette.requests import Request
 from starlette.responses import Response
 
-from keygraph.store import Store
-from keygraph.stores.counting import CountingStore
-
 from .answer import operation_name, outcome
+from .learnt import Learnt
 from .tracing import RequestTrace
 
 
 class Traced:
     """Traces each request it is given with `tracer`."""
 
-    def __init__(self, tracer: trace.Tracer, store: Store) -> None:
+    def __init__(self, tracer: trace.Tracer) -> None:
         self.tracer = tracer
-        self.store = store
-        """The app's store, observed: each request's counted view reads through it."""
 
     async def answer(
-        self, request: Request, answer: Callable[[Store], Awaitable[Response]]
+        self, request: Request, learnt: Learnt, answer: Callable[[], Awaitable[Response]]
     ) -> Response:
-        """The response `answer` makes on the store it is given, the request traced: its
-        calls counted into waves when its trace is kept."""
-        counter = CountingStore(self.store)
+        """The response `answer` makes, the request traced: its calls, made through its
+        counted store, counted into waves when its trace is kept."""
+        counter = learnt.store
         began = RequestTrace.begin(
             self.tracer,
             request.headers.raw,
@@ -40,7 +38,7 @@ class Traced:
         )
         response: Response | None = None
         try:
-            response = await answer(counter if began.recording else self.store)
+            response = await answer()
             return response
         except Exception as exc:
             if began.recording:
@@ -48,5 +46,16 @@ class Traced:
             raise
         finally:
             status, code, operation = outcome(response)
-            calls = {"keygraph.store_calls": counter.calls} if began.recording else None
-            began.end(status, code, operation_name(operation), calls)
+            more = _learnt(learnt) if began.recording else None
+            began.end(status, code, operation_name(operation or learnt.operation), more)
+
+
+def _learnt(learnt: Learnt) -> dict[str, AttributeValue]:
+    """What the app learnt about a request, as its span's attributes."""
+    more: dict[str, AttributeValue] = {
+        "keygraph.request_id": learnt.request_id,
+        "keygraph.store_calls": learnt.store.calls,
+    }
+    if learnt.tenant is not None:
+        more["keygraph.tenant"] = learnt.tenant
+    return more

@@ -3,7 +3,9 @@ DynamoDB Local (tests/codegen/cases/social): the same operations sent as HTTP AP
 API, ALB and function URL events answer as they do over HTTP (status, media type, body), and
 every DynamoDB call they make is one the generated stack's policy allows, which allows no
 Scan and no index the spec does not read; an extension's field (KEYGRAPH_EXTEND) answers as
-the spec's do; the scheduled sweep finishes what a delete left."""
+the spec's do; the scheduled sweep finishes what a delete left; a request whose store stalls
+is cut at KEYGRAPH_REQUEST_TIMEOUT, or sooner when its invocation has less time left, and
+logged as a JSON line on stderr."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import asyncio
 import importlib
 import io
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
+from keygraph.plan import Get
+from keygraph.serve.request_log import LOGGERS
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from keygraph.tokens import issue
@@ -60,6 +65,11 @@ def handler(
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     calls = recording(monkeypatch)
+    monkeypatch.setattr(logging.getLogger("uvicorn.access"), "disabled", False)
+    for name in LOGGERS:  # the handler sends them to stderr as JSON: as they were after
+        logger = logging.getLogger(name)
+        for attribute in ("handlers", "level", "propagate"):
+            monkeypatch.setattr(logger, attribute, getattr(logger, attribute))
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     sys.modules.pop("keygraph.serve.lambda_handler", None)
@@ -197,3 +207,38 @@ def test_an_invocations_spans_are_sent_before_it_returns(
         assert '"name": "TransactWriteItems other"' in printed
     finally:
         module.provider.shutdown()
+
+
+@pytest.fixture
+def timeout(monkeypatch: pytest.MonkeyPatch) -> float:
+    """KEYGRAPH_REQUEST_TIMEOUT, for the handler imported next."""
+    monkeypatch.setenv("KEYGRAPH_REQUEST_TIMEOUT", "0.4")
+    return 0.4
+
+
+def test_a_stalled_request_is_cut_before_its_invocation_ends_and_logged(
+    timeout: float,
+    capsys: pytest.CaptureFixture[str],
+    handler: tuple[ModuleType, list[Call], dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module, _, _ = handler
+    assert module.served_app.request_timeout == timeout
+    never = asyncio.Event()
+
+    async def stalled(_plan: Get) -> None:
+        await never.wait()
+
+    monkeypatch.setattr(module.store, "get", stalled)
+    request = event("http-api", "POST", "", json.dumps({"query": READ}), bearer("acme"))
+    for left, deadline in ((None, timeout), (module.LAMBDA_MARGIN_SECONDS + 0.2, 0.2)):
+        context = None if left is None else Invocation(left)
+        status, _, body = answered(module.handler(request, context))
+        assert status == 504, body
+        assert body["errors"][0]["extensions"]["code"] == "TIMEOUT"
+        assert f"longer than {deadline:g} s" in body["errors"][0]["message"]
+    printed = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    logged = [line for line in printed if line["logger"] == "keygraph.request"]
+    assert [(line["status"], line["code"], line["tenant"]) for line in logged] == [
+        (504, "TIMEOUT", "acme")
+    ] * 2
