@@ -102,11 +102,13 @@ soak: install dynamodb-local
 	$(BIN)/python -m bench soak --store embedded
 	$(BIN)/python -m bench soak --store dynamodb-local
 
-# A long hunt of the fuzzers on both stores, about a quarter of an hour (bench/README.md,
-# "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.
+# A long hunt of the fuzzers on both stores, of the hand-written server and of `make serve`'s
+# API (bench/README.md, "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.
 FUZZ_EXAMPLES ?= 800
+FUZZED = tests/server/fuzz tests/keygraph/api/test_repository_fuzz.py \
+	tests/keygraph/api/test_repository_hostile.py
 fuzz: install dynamodb-local
-	KEYGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/server/fuzz
+	KEYGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest $(FUZZED)
 
 clean:
 	rm -rf $(VENV) .keygraph .mypy_cache .pytest_cache .ruff_cache

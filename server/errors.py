@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import pydantic
+
 
 class ApiError(Exception):
     """An error meant for the client: its message is shown, its code goes in extensions."""
@@ -51,3 +53,13 @@ class IdempotencyKeyReused(ApiError):
 
 class StoreUnavailableError(ApiError):
     code = "STORE_UNAVAILABLE"
+
+
+def described(error: pydantic.ValidationError) -> str:
+    """A model's refusal of a client's values as the client is told it: each value's place
+    and why, never the value itself."""
+    problems = [
+        f"{'.'.join(str(part) for part in detail['loc']) or 'value'}: {detail['msg']}"
+        for detail in error.errors(include_url=False)
+    ]
+    return "invalid input: " + "; ".join(problems)

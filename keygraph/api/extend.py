@@ -310,19 +310,30 @@ def _paged(coordinate: str) -> Finish:
 
 def _resolver(declared: Declared, check: Check, finish: Finish) -> Callable[..., Any]:
     """The field's resolver: its guard asked first, its `first` checked against its page,
-    then the declared resolver, whose answer `finish` makes."""
+    then the declared resolver, whose answer `finish` makes. A coroutine function is called
+    only once its field is awaited: a field abandoned before (below a nulled place) leaves
+    no coroutine of it never awaited."""
     page, answer = declared.page, declared.resolver
+    deferred = inspect.iscoroutinefunction(answer)
 
     def resolve(source: Any, info: GraphQLResolveInfo[Any], **given: Any) -> Any:
         check(source, info, given)
         if page is not None:
             given["first"] = page.size(given.get("first"))
+        if deferred:
+            return _called(answer, source, info, given, finish)
         value = answer(source, info, **given)
         if inspect.isawaitable(value):
             return _finished(value, finish, given)
         return finish(value, given)
 
     return resolve
+
+
+async def _called(
+    answer: Callable[..., Any], source: Any, info: Any, given: dict[str, Any], finish: Finish
+) -> Any:
+    return finish(await answer(source, info, **given), given)
 
 
 async def _finished(value: Any, finish: Finish, given: dict[str, Any]) -> Any:

@@ -1,21 +1,21 @@
-"""Any generated package's API over HTTP, as GraphQL-over-HTTP asks: POST JSON, or GET for a
-query, answered `application/graphql-response+json`, and its subscriptions over WebSocket
-(sockets.py). The tenant and caller come only from the bearer token (401 UNAUTHENTICATED
-without a valid one); a body is capped before it is read (413); an operation is admitted
-before anything is read (admission.py: limits, cost, the tenant's budget). A request may
-name its document by sha256 (persisted.py: automatic persisted queries, trusted documents).
-A browser asking for /graphql (Accept: text/html) gets GraphiQL (keygraph.serve.graphiql),
-offline. A request over HTTP is cut at its deadline, 504 TIMEOUT (bounded.py), and logged in
-one JSON line (request_log.py, learnt.py), its X-Request-Id answered; metrics (observed.py)
-and traces (traced.py) are recorded when Served asks for them, and their libraries loaded
-only then."""
+"""Any generated package's API over HTTP, as GraphQL-over-HTTP asks: POST JSON, or GET (or
+HEAD) for a query, answered `application/graphql-response+json`, any other method 405, and
+its subscriptions over WebSocket (sockets.py). The tenant and caller come only from the
+bearer token (401 UNAUTHENTICATED without a valid one); a body is capped before it is read
+(413); an operation is admitted before anything is read (admission.py: limits, cost, the
+tenant's budget). A request may name its document by sha256 (persisted.py: automatic
+persisted queries, trusted documents). A browser asking for /graphql (Accept: text/html)
+gets GraphiQL (keygraph.serve.graphiql), offline. A request over HTTP is cut at its
+deadline, 504 TIMEOUT (bounded.py), and logged in one JSON line (request_log.py,
+learnt.py), its X-Request-Id answered; metrics (observed.py) and traces (traced.py) are
+recorded when Served asks for them, and their libraries loaded only then."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from inspect import isawaitable
 from typing import Any
@@ -25,7 +25,8 @@ from graphql import GraphQLError, OperationType, execute
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute, request_response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
@@ -54,6 +55,19 @@ QUERIES = frozenset({OperationType.QUERY})
 Params = tuple[str, dict[str, Any] | None, str | None]
 """A request's query, variables and operation name."""
 READS_AND_WRITES = frozenset({OperationType.QUERY, OperationType.MUTATION})
+READING = frozenset({"GET", "HEAD"})
+"""The methods whose parameters are in the URL, and which run queries only."""
+
+
+class _AnyMethod:
+    """An endpoint that takes every method (a Route given a function takes GET alone), so
+    /graphql refuses the others itself (_graphql)."""
+
+    def __init__(self, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
+        self.app = request_response(endpoint)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
 
 
 def create_app(served: Served) -> Starlette:
@@ -117,7 +131,7 @@ def create_app(served: Served) -> Starlette:
                 served.tracer_provider.shutdown()  # sends the spans left
 
     routes: list[BaseRoute] = [
-        Route("/graphql", graphql, methods=["GET", "POST"]),
+        Route("/graphql", _AnyMethod(graphql)),
         WebSocketRoute("/graphql", socket),
         Route("/healthz", healthz),
     ]
@@ -146,6 +160,10 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     """The answer to a request of /graphql, its operation run on the request's store; what
     it learns on the way kept in `learnt`. A failure or a cut after a claim is the caller's
     to give up (bounded.py)."""
+    if request.method not in READING and request.method != "POST":
+        refusal = refused(405, "BAD_REQUEST", "GraphQL is taken with GET and POST only")
+        refusal.headers["Allow"] = "GET, HEAD, POST"
+        return refusal
     if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
         return _graphiql(request, served)
     try:
@@ -157,7 +175,7 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     if isinstance(params, Response):
         return params
     query, variables, name = params
-    allowed = QUERIES if request.method == "GET" else READS_AND_WRITES
+    allowed = QUERIES if request.method in READING else READS_AND_WRITES
     admitted = admit(served, token.tenant, query, variables, name, allowed)
     if isinstance(admitted, Refused):
         refusal = answered({"errors": admitted.errors}, admitted.status)
@@ -317,9 +335,9 @@ async def _params(request: Request, served: Served) -> Params | Response:
 
 
 async def _raw(request: Request, limit: int) -> Any:
-    """The request's parameters as sent (GET: `variables` and `extensions` decoded from
-    JSON), or the answer refusing them."""
-    if request.method == "GET":
+    """The request's parameters as sent (GET and HEAD: from the URL, `variables` and
+    `extensions` decoded from JSON; a body is not read), or the answer refusing them."""
+    if request.method in READING:
         raw: Any = dict(request.query_params)
         for name in ("variables", "extensions"):
             if name in raw:

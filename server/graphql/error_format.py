@@ -19,7 +19,7 @@ from keygraph.errors import (
     StoreThrottled,
     StoreUnavailable,
 )
-from server.errors import ApiError, IdempotencyKeyReused
+from server.errors import ApiError, IdempotencyKeyReused, described
 
 log = logging.getLogger("keygraph.errors")
 
@@ -40,7 +40,7 @@ def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
         extensions = dict(original.extensions)
         return str(extensions.pop("code")), str(original), extensions
     if isinstance(original, pydantic.ValidationError):
-        return "BAD_USER_INPUT", _describe_validation(original), {}
+        return "BAD_USER_INPUT", described(original), {}
     if isinstance(original, Forbidden):
         return "FORBIDDEN", f"not allowed to run {original}", {}
     if isinstance(original, BadArgument):
@@ -61,14 +61,6 @@ def classify(error: GraphQLError) -> tuple[str, str, dict[str, Any]]:
     if isinstance(original, StoreUnavailable):
         return "STORE_UNAVAILABLE", "the data store is unavailable, try again", {}
     return "INTERNAL", INTERNAL_MESSAGE, {}
-
-
-def _describe_validation(error: pydantic.ValidationError) -> str:
-    problems = [
-        f"{'.'.join(str(part) for part in detail['loc']) or 'value'}: {detail['msg']}"
-        for detail in error.errors(include_url=False)
-    ]
-    return "invalid input: " + "; ".join(problems)
 
 
 def format_error(error: GraphQLError, request_id: str | None) -> dict[str, Any]:

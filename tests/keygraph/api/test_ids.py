@@ -1,6 +1,6 @@
 """A generated API's global ids: base64url of `Type:` and the key's parts as compact JSON,
 whatever the parts hold (one text part as it is), read back to the same parts; another
-spelling of the same bytes is no id."""
+spelling of the same bytes is no id, nor are parts nested deeper than a key's."""
 
 from __future__ import annotations
 
@@ -58,3 +58,23 @@ def _stray_bits(made: str) -> list[str]:
 
 def _decoded(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User:" + "[" * 3000 + "]" * 3000,  # past the recursion limit as JSON
+        "OrgNode:[" + "[" * 500 + "]" * 500 + "]",  # within it, nested past any key's parts
+        'OrgNode:[["a",["b"]]]',
+        'Address:["a",{"b":1}]',
+        'Shop:[{"":[]}]',
+    ],
+)
+def test_parts_nested_past_a_key_are_no_id(text: str) -> None:
+    with pytest.raises(BadArgument, match="not a global id"):
+        parse_global_id(_encoded(text))
+
+
+def test_a_path_is_a_part() -> None:
+    made = global_id("OrgNode", [("a", "b")])
+    assert parse_global_id(made) == ("OrgNode", [["a", "b"]])

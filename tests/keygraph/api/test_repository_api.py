@@ -5,7 +5,9 @@ field schema.graphql's Query reaches is declared alike but those docs/contract.m
 
 from __future__ import annotations
 
+import gc
 import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -191,3 +193,19 @@ async def test_a_range_of_orders_refuses_what_no_key_can_hold(
     assert codes == ({code} if code else set()), answer.get("errors")
     if code is None:
         assert all(edge["node"]["orders"]["edges"] for edge in answer["data"]["users"]["edges"])
+
+
+async def test_fields_abandoned_below_a_nulled_place_leave_no_coroutine(
+    store_factory: StoreFactory,
+) -> None:
+    store = await store_factory("embedded", TABLE)
+    await seed(store, "demo", SIZES, progress=False)
+    schema = executable(API, [extension_at("server.extension", "generated")], authz)
+    document = "{ orgRoots { children(first: -1) { id } parent { id } ancestors { id } } }"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        answer = await execute(schema, document, ApiContext(Session(store, CODEC), "demo"))
+        gc.collect()
+    assert answer["data"] == {"orgRoots": None}  # children is non-null: its refusal nulls
+    assert [error["extensions"]["code"] for error in answer["errors"]] == ["BAD_USER_INPUT"]
+    assert [str(w.message) for w in caught] == []

@@ -1,14 +1,17 @@
 """Failures a fuzzer collects over a whole run, grouped by what went wrong, so one run
-shows every case that breaks rather than the first."""
+shows every case that breaks rather than the first; and the work a request makes, counted
+in Python calls."""
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
+from types import FrameType
 from typing import Any
 
 import httpx
 
-from tests.server.fuzz.target import LEAKS
+from tests.server.fuzz.target import leaked
 
 
 class Failures:
@@ -21,18 +24,19 @@ class Failures:
         if case not in self.by_problem[problem]:
             self.by_problem[problem].append(case)
 
-    def status(self, response: httpx.Response, case: str) -> None:
-        """Notes a 5xx, and a traceback or source path in the answer."""
+    def status(self, response: httpx.Response, case: str, sent: str = "") -> None:
+        """Notes a 5xx, and a traceback or source path in the answer (but words of what was
+        `sent`, which an answer may echo)."""
         if response.status_code >= 500:
             self.add(f"HTTP {response.status_code}", f"{case} -> {response.text[:200]}")
-        if LEAKS.search(response.text):
+        if leaked(response.text, sent) is not None:
             self.add("traceback or path in the answer", f"{case} -> {response.text[:200]}")
 
-    def answer(self, response: httpx.Response, case: str) -> dict[str, Any] | None:
+    def answer(self, response: httpx.Response, case: str, sent: str = "") -> dict[str, Any] | None:
         """The JSON object of an answer, after noting how it breaks the rules every answer
-        keeps: no 5xx, no traceback or path, a JSON object, a code on every error, none
-        INTERNAL. None when it is no JSON object."""
-        self.status(response, case)
+        keeps: no 5xx, no traceback or path (status), a JSON object, a code on every error,
+        none INTERNAL. None when it is no JSON object."""
+        self.status(response, case, sent)
         try:
             body = response.json()
         except ValueError:
@@ -58,3 +62,21 @@ class Failures:
 
     def __bool__(self) -> bool:
         return bool(self.by_problem)
+
+
+class Work:
+    """The Python function calls made on this thread while the block runs."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _count(self, _frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call":
+            self.calls += 1
+
+    def __enter__(self) -> Work:
+        sys.setprofile(self._count)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        sys.setprofile(None)

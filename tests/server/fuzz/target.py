@@ -36,6 +36,8 @@ STORES = ["embedded", pytest.param("dynamodb-local", marks=pytest.mark.dynamodb_
 LEAKS = re.compile(r'Traceback|File "|\.py\b|/work/|site-packages')
 OWN_PREFIX = "KEYGRAPH#"
 """Partition keys of the server's own items (idempotency ledger, readiness probe)."""
+TENANT_PREFIX = "T#"
+"""How the partition key of a tenant's item starts: T#tenant#..."""
 
 IDS = """{
   users(first: 10) { edges { node { id email
@@ -65,15 +67,20 @@ def budget(ci: int, per_case: int = 1) -> int:
 
 
 class Target:
-    """The app over one store, seeded for two tenants ("acme" is fuzzed, "globex" is the
-    bystander whose data must never change)."""
+    """An app over one store, seeded for two tenants ("acme" is fuzzed, "globex" is the
+    bystander whose data must never change), and an admin's bearer token of each."""
 
-    def __init__(self, client: httpx.AsyncClient, settings: Settings, store: Store) -> None:
+    def __init__(self, client: httpx.AsyncClient, store: Store, acme: str, globex: str) -> None:
         self.client = client
         self.store = store
-        admin = ["admin"]
-        self.acme = {"Authorization": f"Bearer {issue_token(settings, 'acme', roles=admin)}"}
-        self.globex = {"Authorization": f"Bearer {issue_token(settings, 'globex', roles=admin)}"}
+        self.acme = {"Authorization": f"Bearer {acme}"}
+        self.globex = {"Authorization": f"Bearer {globex}"}
+
+    @classmethod
+    def of(cls, client: httpx.AsyncClient, settings: Settings, store: Store) -> Target:
+        """The hand-written server's app, its tokens issued with its settings."""
+        acme, globex = (issue_token(settings, t, roles=["admin"]) for t in ("acme", "globex"))
+        return cls(client, store, acme, globex)
 
     async def post(self, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
         """POST `body` (JSON-encoded by the standard library, so any int goes through) as
@@ -104,26 +111,27 @@ class Target:
     async def items(self) -> list[Item]:
         """Every item of the table but the server's own, in key order: what a write
         changed, whether or not the API would show it."""
-        found: list[Item] = []
-        start = None
-        while True:
-            page = await self.store.scan(Scan(start=start))
-            found.extend(item for item in page.items if not str(item["PK"]).startswith(OWN_PREFIX))
-            if page.last_key is None:
-                break
-            start = page.last_key
-        return sorted(found, key=lambda item: (str(item["PK"]), str(item["SK"])))
+        return await scan(self.store)
+
+    async def partition(self, tenant: str = "globex") -> list[Item]:
+        """Every item of one tenant's partitions, in key order: what a write in another
+        tenant must never change."""
+        prefix = f"{TENANT_PREFIX}{tenant}#"
+        return [item for item in await scan(self.store) if str(item["PK"]).startswith(prefix)]
 
     async def ids(
-        self, tenants: tuple[str, ...] = ("acme", "globex")
+        self, tenants: tuple[str, ...] = ("acme", "globex"), query: str = IDS
     ) -> tuple[list[str], list[str]]:
-        """Every id and email the IDS query finds, in the tenants named."""
+        """Every id (a field named id or ending in Id) and email `query` finds, in the
+        tenants named."""
         ids: list[str] = []
         emails: list[str] = []
         for tenant in tenants:
             headers = self.acme if tenant == "acme" else self.globex
-            response = await self.client.post("/graphql", json={"query": IDS}, headers=headers)
-            _collect(response.json()["data"], ids, emails)
+            response = await self.client.post("/graphql", json={"query": query}, headers=headers)
+            body = response.json()
+            assert "errors" not in body, body["errors"]
+            _collect(body["data"], ids, emails)
         return sorted(set(ids)), sorted(set(emails))
 
 
@@ -144,7 +152,7 @@ async def scan(store: Store) -> list[Item]:
 def _collect(value: Any, ids: list[str], emails: list[str]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
-            if key == "id":
+            if (key == "id" or key.endswith("Id")) and isinstance(inner, str):
                 ids.append(inner)
             elif key == "email":
                 emails.append(inner)
@@ -172,7 +180,7 @@ async def open_app(store: Store, tmp_path: Path, *, seeded: bool = True) -> Asyn
     settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET).resolved()
     transport = httpx.ASGITransport(app=create_app(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield Target(client, settings, store)
+        yield Target.of(client, settings, store)
 
 
 def check_answer(response: httpx.Response, case: object) -> dict[str, Any]:

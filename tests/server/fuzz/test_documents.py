@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
 from tests.conftest import StoreFactory
-from tests.server.fuzz.checks import Failures
+from tests.server.fuzz.checks import Failures, Work
 from tests.server.fuzz.documents import SHAPES, Shape
 from tests.server.fuzz.target import HUNT, STORES, Target, errors_logged, generate, open_target
 
@@ -38,24 +35,6 @@ HANG_SECONDS = 20.0
 """Seconds after which a request still unanswered hangs."""
 HUNT_SHARE = 5
 """A hunt sends one drawn document for every HUNT_SHARE of KEYGRAPH_FUZZ_EXAMPLES."""
-
-
-class Work:
-    """The Python function calls made on this thread while the block runs."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def _count(self, _frame: FrameType, event: str, _arg: Any) -> None:
-        if event == "call":
-            self.calls += 1
-
-    def __enter__(self) -> Work:
-        sys.setprofile(self._count)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        sys.setprofile(None)
 
 
 @pytest.fixture(params=STORES)

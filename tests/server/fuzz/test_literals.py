@@ -90,7 +90,7 @@ async def apps(
         sides[executor] = Sides(*pair)
         clients += pair
     auth = {"Authorization": f"Bearer {issue_token(settings, 'acme', roles=['admin'])}"}
-    ids, _ = await Target(clients[0], settings, store).ids(("acme",))
+    ids, _ = await Target.of(clients[0], settings, store).ids(("acme",))
     try:
         yield sides, auth, ids
     finally:
