@@ -106,7 +106,7 @@ soak: install dynamodb-local
 # API (bench/README.md, "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.
 FUZZ_EXAMPLES ?= 800
 FUZZED = tests/server/fuzz tests/keygraph/api/test_repository_fuzz.py \
-	tests/keygraph/api/test_repository_hostile.py
+	tests/keygraph/api/test_repository_hostile.py tests/keygraph/api/test_repository_races.py
 fuzz: install dynamodb-local
 	KEYGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest $(FUZZED)
 

@@ -25,6 +25,7 @@ import httpx
 from hypothesis import strategies as st
 
 from generated.models.cleanup_task import CleanupTask
+from keygraph.api.ids import parse_global_id
 from keygraph.plan import Item
 from server.domain.org import MAX_CHILDREN
 from server.graphql.ids import from_global_id
@@ -254,20 +255,28 @@ class OrgScenario(Scenario):
                 )
         full, spare, roots = await self.state()
         for parent, listed in ((self.full, full), (self.spare, spare)):
-            local = from_global_id(parent)[1].split(".")[-1]
+            local = _own_id(parent)
             self._listed(parent, {n for n, _ in listed}, by_parent.get(local, set()))
         listed_roots = {n for n, _ in roots} | {self.full, self.spare}
         self._listed("the roots", listed_roots, by_parent.get("ROOT", set()))
         await self.top_up()
 
     def _listed(self, parent: str, listed: set[str], stored: set[str]) -> None:
-        local = {from_global_id(node)[1].split(".")[-1] for node in listed}
+        local = {_own_id(node) for node in listed}
         if local != stored:
             missing = len(stored - local)
             extra = len(local - stored)
             self.failures.add(
                 "stored children not listed", f"{parent}: {missing} unlisted, {extra} not stored"
             )
+
+
+def _own_id(global_id: str) -> str:
+    """An org node's own id, its path's last part, from its global id as either server
+    spells it: the path joined with dots (the hand-written one's) or as a list (the spec's)."""
+    _, parts = parse_global_id(global_id)
+    path = parts[0] if isinstance(parts[0], list) else str(parts[0]).split(".")
+    return str(path[-1])
 
 
 CREATE_USER = "mutation($i: CreateUserInput!) { createUser(input: $i) { id version } }"
