@@ -13,11 +13,13 @@ costliest possible type."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     FragmentDefinitionNode,
     GraphQLField,
     GraphQLList,
@@ -170,10 +172,69 @@ def estimate(
     )
     if not isinstance(variables, VariableValues):
         return None
+    found = {name: FragmentDetails(definition) for name, definition in fragments.items()}
+    return _estimated(schema, operation, found, variables)
+
+
+def _estimated(
+    schema: GraphQLSchema,
+    operation: OperationDefinitionNode,
+    fragments: Mapping[str, FragmentDetails],
+    variables: VariableValues,
+) -> int | None:
+    """The operation's cost with its variables coerced; None for an operation type the
+    schema has no root for."""
     root = schema.get_root_type(operation.operation)
     if root is None:
         return None
-    found = {name: FragmentDetails(definition) for name, definition in fragments.items()}
+    found = dict(fragments)
     walk = _Walk(schema, operation, found, variables)
     grouped = collect_fields(schema, found, variables, root, operation).grouped_field_set
     return walk.selection_cost(root, grouped)
+
+
+ESTIMATES_KEPT = 1024
+"""Estimates a cache keeps, the least recently used dropped first."""
+
+
+class Estimates:
+    """Operations' costs remembered per document, operation and the values of the variables
+    a cost can depend on: a top-level argument's number or boolean (`first`, `if`) or list
+    length (a batch get's keys). Strings (ids, dates, enum names) and input objects never
+    change it, so one document asked with other ids is estimated once."""
+
+    def __init__(self, kept: int = ESTIMATES_KEPT) -> None:
+        self.kept = kept
+        self._found: OrderedDict[tuple[Any, ...], tuple[DocumentNode, int | None]]
+        self._found = OrderedDict()
+
+    def cost(
+        self,
+        schema: GraphQLSchema,
+        document: DocumentNode,
+        operation: OperationDefinitionNode,
+        fragments: Mapping[str, FragmentDetails],
+        variables: VariableValues,
+    ) -> int | None:
+        """The operation's cost (`estimate`), from the cache when it was made before."""
+        key = (id(document), id(operation), *_cost_values(variables.coerced))
+        found = self._found.get(key)
+        if found is not None and found[0] is document:
+            self._found.move_to_end(key)
+            return found[1]
+        cost = _estimated(schema, operation, fragments, variables)
+        self._found[key] = (document, cost)
+        while len(self._found) > self.kept:
+            self._found.popitem(last=False)
+        return cost
+
+
+def _cost_values(coerced: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The variables' values a cost can depend on, as keys."""
+    values: list[tuple[str, Any]] = []
+    for name, value in coerced.items():
+        if isinstance(value, list):
+            values.append((name, len(value)))
+        elif not isinstance(value, str | dict):
+            values.append((name, value if value.__hash__ is not None else repr(value)))
+    return values

@@ -24,9 +24,11 @@ from graphql import (
     parse,
     validate,
 )
+from graphql.execution import Executor
 
-from keygraph.api import estimate
 from keygraph.api.run import formatted
+from keygraph.execution.executor import CompiledExecutor
+from keygraph.execution.operation import build_executor
 
 from . import persisted
 from .budget import throttled
@@ -37,6 +39,9 @@ from .served import Served
 class Admitted:
     document: DocumentNode
     operation: OperationDefinitionNode
+    executor: Executor[Any] | None
+    """Its executor, variables coerced and no context yet; None when they do not coerce
+    (execution reports them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +82,17 @@ def admit(
     if roots > served.max_root_fields:
         message = f"{roots} root fields; at most {served.max_root_fields} an operation"
         return refused(400, "QUERY_TOO_COMPLEX", message)
-    fragments = {
-        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
-    }
-    cost = estimate(served.schema, operation, fragments, variables)
+    runner: type[Executor[Any]] = CompiledExecutor if served.compiled else Executor
+    executor = build_executor(runner, served.schema, document, name, variables)
+    cost = None
+    if executor is not None:
+        cost = served.estimates.cost(
+            served.schema,
+            document,
+            executor.operation,
+            executor.fragments,
+            executor.variable_values,
+        )
     if cost is not None and cost > served.max_cost:
         message = f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
         return refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
@@ -89,7 +101,7 @@ def admit(
         if not admission.admitted:
             headers = {"Retry-After": str(admission.retry_after)}
             return Refused(429, [dict(throttled(admission, cost).formatted)], headers)
-    return Admitted(document, operation)
+    return Admitted(document, operation, executor)
 
 
 def persisted_query(served: Served, data: dict[str, Any]) -> str | Refused | None:

@@ -21,7 +21,7 @@ from inspect import isawaitable
 from typing import Any
 
 import orjson
-from graphql import GraphQLError, OperationType, execute
+from graphql import ExecutionResult, GraphQLError, OperationType, execute
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -31,7 +31,6 @@ from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
 from keygraph.api.run import error_code, formatted, in_response_order
-from keygraph.execution.executor import CompiledExecutor
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
@@ -253,16 +252,23 @@ async def _run(
     the request's id, which its answer gives."""
     _query, variables, name = params
     session = Session(store, served.cursors.bound_to(token.caller.subject), token.caller)
-    result = execute(
-        served.schema,
-        admitted.document,
-        context_value=ApiContext(session, token.tenant),
-        variable_values=variables,
-        operation_name=name,
-        executor_class=CompiledExecutor if served.compiled else None,
-    )
+    context = ApiContext(session, token.tenant)
+    executor = admitted.executor
+    result: Any
+    if executor is None:  # its variables do not coerce: graphql-core reports why
+        result = execute(
+            served.schema,
+            admitted.document,
+            context_value=context,
+            variable_values=variables,
+            operation_name=name,
+        )
+    else:
+        executor.context_value = context
+        result = executor.execute_operation()
     if isawaitable(result):
         result = await result
+    assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
     errors = [_formatted(error, request_id) for error in in_response_order(result)]
     if result.data is None and all(error.path is None for error in result.errors or ()):
         return 400, {"errors": errors}  # its variables did not coerce

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLSchema
 
+from keygraph.api.cost import Estimates
 from keygraph.api.watches import Realtime
 from keygraph.cursor import CursorCodec
 from keygraph.store import Store
@@ -88,6 +89,8 @@ class Served:
     )
     """The documents parsed and validated, by text: a text sent again skips the lexer,
     the parser and validation. Only those that passed are kept (document_cache.py)."""
+    estimates: Estimates = field(default_factory=Estimates, compare=False, repr=False)
+    """The operations' costs, remembered per document and the variables a cost depends on."""
     persisted: Documents = field(default_factory=Documents, compare=False, repr=False)
     """The documents known by their sha256: those clients registered (automatic persisted
     queries), or a manifest's trusted documents, the only ones then run (persisted.py)."""

@@ -1,7 +1,8 @@
 """The cost of an operation on a generated API (keygraph.api.cost), on this repository's
 spec: the most items its answer can hold, pages of relations multiplied, aliases and
-fragments counted, a union at its costliest member; and `keygraph serve` refusing an
-operation over its limit before anything is read."""
+fragments counted, a union at its costliest member; remembered per the variables it
+depends on; and `keygraph serve` refusing an operation over its limit before anything is
+read."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from typing import Any
 import httpx
 import pytest
 from graphql import FragmentDefinitionNode, get_operation_ast, parse
+from graphql.execution import Executor
 
 from keygraph.api import estimate
+from keygraph.api.cost import Estimates
+from keygraph.execution.operation import build_executor
 from keygraph.serve import Served, create_app
 from keygraph.tokens import TokenKey, issue
 from tests.conftest import StoreFactory
@@ -95,3 +99,50 @@ async def test_serve_refuses_an_operation_over_its_cost(
         fine = await client.post("/graphql", json={"query": normal}, headers=headers)
         assert fine.status_code == 200
         assert fine.json() == {"data": {"users": {"edges": []}}}
+
+
+VARIED = (
+    "query($first: Int, $no: Boolean!, $id: ID!) { user(id: $id) { userId }"
+    " users(first: $first) { edges { node { name "
+    + page("orders(first: 3) @skip(if: $no)", "orderId")
+    + " } } } }"
+)
+
+
+ASKED: list[tuple[dict[str, Any], int]] = [
+    ({"first": 5, "no": True, "id": "a"}, 1 + 5),
+    ({"first": 5, "no": True, "id": "b"}, 1 + 5),
+    ({"first": 7, "no": True, "id": "a"}, 1 + 7),
+    ({"first": 5, "no": False, "id": "a"}, 1 + 5 * (1 + 3)),
+    ({"first": None, "no": True, "id": "a"}, 1 + 20),
+    ({"no": True, "id": "a"}, 1 + 20),
+    ({"first": 5, "no": True, "id": "c"}, 1 + 5),
+]
+"""Variables one cache is asked with in turn, and the cost of each."""
+
+
+def test_a_remembered_cost_follows_the_variables_it_depends_on(repo: Compiled) -> None:
+    """Ids share an estimate; `first` and `if` do not."""
+    document = parse(VARIED)
+    estimates = Estimates()
+    for variables, cost in ASKED:
+        built = build_executor(Executor, repo.schema, document, None, variables)
+        assert built is not None
+        found = estimates.cost(
+            repo.schema, document, built.operation, built.fragments, built.variable_values
+        )
+        assert found == cost == estimate(repo.schema, built.operation, {}, variables)
+
+
+def test_a_remembered_cost_follows_how_many_keys_a_batch_get_is_given(compiled: Compile) -> None:
+    api = compiled(ROOT / "tests/codegen/cases/authorization/spec.toml")
+    document = parse("query($keys: [NoteKey!]!) { getNotes(keys: $keys) { noteId } }")
+    estimates = Estimates()
+    key = {"userId": "u", "noteId": "n"}
+    for keys in ([key], [key, key, key], [key], [key] * 40):
+        built = build_executor(Executor, api.schema, document, None, {"keys": keys})
+        assert built is not None
+        found = estimates.cost(
+            api.schema, document, built.operation, built.fragments, built.variable_values
+        )
+        assert found == len(keys)
