@@ -7,7 +7,7 @@ with that type's get."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -41,16 +41,25 @@ from .watches import Realtime, bind_subscriptions
 Info = GraphQLResolveInfo[Any]
 
 
+async def unheard(_error: dict[str, Any]) -> None:
+    """Where a notice goes with no subscription's client to hear it."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApiContext:
     """What every resolver reads: the caller's session and tenant (from its token), the
-    request's batched loads, and for a subscription the stream's hub."""
+    request's batched loads, and for a subscription the stream's hub and how to tell its
+    client what is no event."""
 
     session: Session
     tenant: str
     loads: Loads = field(default_factory=Loads, compare=False, repr=False)
     realtime: Realtime | None = field(default=None, compare=False, repr=False)
     """The change stream's hub and cursors, for subscriptions (over WebSocket only)."""
+    notify: Callable[[dict[str, Any]], Awaitable[None]] = field(
+        default=unheard, compare=False, repr=False
+    )
+    """Sends a subscription's client a `next` carrying this error and no data."""
 
 
 def executable(

@@ -2,7 +2,8 @@
 error with its `extensions.code` (the server's codes: FORBIDDEN for a guard's refusal,
 BAD_USER_INPUT for an argument no key can hold or a value its model refuses, NOT_FOUND and
 CONFLICT (with `currentVersion`) for a write the table refuses, INVALID_CURSOR,
-STORE_UNAVAILABLE, and INTERNAL, its message masked, for anything else)."""
+STORE_UNAVAILABLE, SUBSCRIBER_TOO_SLOW for a subscriber that fell too far behind, and
+INTERNAL, its message masked, for anything else)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from keygraph.errors import (
 from keygraph.execution.executor import CompiledExecutor
 
 from .executable import ApiContext
+from .watches import SubscriberTooSlow
 
 CODES: tuple[tuple[type[Exception], str], ...] = (
     (Forbidden, "FORBIDDEN"),
@@ -29,6 +31,7 @@ CODES: tuple[tuple[type[Exception], str], ...] = (
     (NotFound, "NOT_FOUND"),
     (Conflict, "CONFLICT"),
     (StoreUnavailable, "STORE_UNAVAILABLE"),
+    (SubscriberTooSlow, "SUBSCRIBER_TOO_SLOW"),
 )
 
 

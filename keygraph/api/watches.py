@@ -31,6 +31,14 @@ class SubscriberTooSlow(KeygraphError):
     """The subscriber fell more changes behind than its feed holds."""
 
 
+TRIMMED: dict[str, Any] = {
+    "message": "events after the cursor are no longer kept; replaying from the oldest kept",
+    "extensions": {"code": "EVENTS_TRIMMED"},
+}
+"""The error a subscriber whose cursor is older than the stream keeps is told once, with no
+data, before the oldest changes kept replay (as the repository's server tells it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Realtime:
     """What a subscription reads: the process's hub, the event cursors, the table, and how
@@ -134,7 +142,8 @@ def following(
 ) -> AsyncGenerator[tuple[Change, str]]:
     """The changes of each of `followed` (none twice) after the cursor `after` (None: from
     now), each with its cursor; INVALID_CURSOR, before anything is read, for a cursor that
-    is not the tenant's."""
+    is not the tenant's; a cursor older than the stream keeps is told TRIMMED (`notify`),
+    then the oldest changes kept follow."""
     realtime: Realtime = ctx.realtime
     frontier = None if after is None else realtime.cursors.decode(ctx.tenant, after)
     topics = list(dict.fromkeys(topic for topic, _visible, _within in followed))
@@ -147,6 +156,9 @@ def following(
     def visible(change: Change) -> bool:
         return any(t in change.topics and shows(change) for t, shows, _within in followed)
 
+    async def trimmed() -> None:
+        await ctx.notify(TRIMMED)
+
     return follow(
         realtime.hub,
         realtime.cursors,
@@ -156,7 +168,7 @@ def following(
         visible if len(followed) > 1 else followed[0][1],
         within=within,
         pay=realtime.pay(ctx.tenant),
-        trimmed=_nothing,
+        trimmed=trimmed,
         also=tuple(topics[1:]),
     )
 
@@ -211,7 +223,3 @@ async def _events(
         raise SubscriberTooSlow(str(exc)) from exc
     finally:
         await changes.aclose()
-
-
-async def _nothing() -> None:
-    """A replay from a cursor older than the stream keeps goes on from the oldest kept."""

@@ -2,7 +2,8 @@
 carries the bearer token (`{"authorization": "Bearer ..."}`) within INIT_SECONDS, else the
 socket closes 4408 (4403 for a token refused); then `subscribe` runs a subscription
 admitted as an HTTP request is (limits, cost, the tenant's budget) and sends each event as
-`next` (a stream that fails ends it with an `error`, INTERNAL when no data layer's),
+`next` (a stream that fails ends it with an `error`, INTERNAL when no data layer's; a
+notice that is no event, EVENTS_TRIMMED, is a `next` with that error and no data),
 `complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE bytes,
 or not one of these, closes the socket 4400; a second subscription with a live id 4409; a
 subscription past the connection's `max_subscriptions` is an `error`; a tenant holding
@@ -205,7 +206,11 @@ class _Connection:
         token = self.token
         served = self.served
         session = Session(served.store, served.cursors.bound_to(token.caller.subject), token.caller)
-        context = ApiContext(session, token.tenant, realtime=served.realtime)
+
+        async def notify(error: dict[str, Any]) -> None:
+            await self._send({"type": "next", "id": ident, "payload": {"errors": [error]}})
+
+        context = ApiContext(session, token.tenant, realtime=served.realtime, notify=notify)
         outcome: Any = subscribe(
             served.schema,
             document,
