@@ -24,6 +24,7 @@ from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
 from keygraph.serve.environment import flag
 from keygraph.serve.request_settings import REQUEST_VARIABLES, RequestSettings, request_values
+from keygraph.serve.scale_settings import ScaleSettings
 from keygraph.serve.trace_settings import TRACE_VARIABLES, TraceSettings, trace_values
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from keygraph.tokens import DEV_TENANT, dev_secret
@@ -85,9 +86,12 @@ class Limits(RequestSettings):
 
 
 @dataclass(frozen=True)
-class Settings(TraceSettings):
-    """Every setting of the server; those of its traces are the runtime's (TraceSettings,
-    read from the same variables by `keygraph serve`)."""
+class Settings(TraceSettings, ScaleSettings):
+    """Every setting of the server; those of its traces, its workers and its Redis URL are
+    the runtime's (TraceSettings, ScaleSettings: read from the same variables by `keygraph
+    serve`). With a Redis URL the server shares its places there too, and the change stream
+    one elected reader appends to a Redis Stream every hub reads (keygraph/shared/);
+    without it each host reads the change stream."""
 
     env: Literal["dev", "production"] | None = None
     """Unset: dev while no JWT secret or public key is configured, else production;
@@ -114,8 +118,6 @@ class Settings(TraceSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     limits: Limits = field(default_factory=Limits)
-    workers: int = 1
-    """Worker processes `serve` runs; each takes its share of a tenant's budget."""
     shutdown_timeout: float = 30.0
     """Seconds a stopping server waits for requests in flight before it closes them."""
     keep_alive: float = 75.0
@@ -159,11 +161,6 @@ class Settings(TraceSettings):
     gc_young_threshold: int = GC_YOUNG_THRESHOLD
     """Allocations between collections of the young generation in a serving process
     (server/edge/gc_tuning.py)."""
-    redis_url: str | None = None
-    """Redis (or Valkey) every host shares tenants' budgets and places through, and the
-    change stream one elected reader appends to a Redis Stream every hub reads
-    (keygraph/shared/; needs the `redis` extra); unset: each worker counts its own, and
-    each host reads the change stream."""
     reader_lease: float = 8.0
     """Seconds the stream reader's lease lasts unrenewed (keygraph/realtime/lease.py): a
     reader that stops is replaced within it, and a contender's look at the lease, after."""
@@ -227,9 +224,8 @@ class Settings(TraceSettings):
                     "production mode needs KEYGRAPH_JWT_SECRET or KEYGRAPH_JWT_PUBLIC_KEY_FILE"
                 )
             settings = replace(settings, jwt_secret=dev_secret(settings.data_dir))
-        if settings.workers < 1:
-            raise SettingsError(f"workers must be at least 1, not {settings.workers}")
         try:
+            settings.check_scale()
             settings.limits.check_requests()
         except ValueError as exc:
             raise SettingsError(str(exc)) from exc

@@ -58,7 +58,7 @@ def refused(status: int, code: str, message: str, **extensions: Any) -> Refused:
     return Refused(status, [{"message": message, "extensions": {"code": code, **extensions}}])
 
 
-def admit(
+async def admit(
     served: Served,
     tenant: str,
     query: str,
@@ -97,7 +97,7 @@ def admit(
         message = f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
         return refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
     if served.budget is not None and cost is not None:
-        admission = served.budget.take(tenant, cost)
+        admission = await served.budget.admit(tenant, cost)
         if not admission.admitted:
             headers = {"Retry-After": str(admission.retry_after)}
             return Refused(429, [dict(throttled(admission, cost).formatted)], headers)

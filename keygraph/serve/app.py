@@ -126,6 +126,8 @@ def create_app(served: Served) -> Starlette:
                 await asyncio.gather(sweeping, return_exceptions=True)
             if hub is not None:
                 await hub.stop()
+            for close in served.closing:
+                await close()
             if served.tracer_provider is not None:
                 served.tracer_provider.shutdown()  # sends the spans left
 
@@ -175,7 +177,7 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
         return params
     query, variables, name = params
     allowed = QUERIES if request.method in READING else READS_AND_WRITES
-    admitted = admit(served, token.tenant, query, variables, name, allowed)
+    admitted = await admit(served, token.tenant, query, variables, name, allowed)
     if isinstance(admitted, Refused):
         refusal = answered({"errors": admitted.errors}, admitted.status)
         refusal.headers.update(admitted.headers)

@@ -6,25 +6,34 @@ kept beside the SQLite file; GraphiQL's page holds a development token in that c
 documents. Metrics are off unless a token (/metrics on the app's port) or a port of their
 own is given, and traces unless KEYGRAPH_TRACING says (trace_settings.py); a request is cut
 after KEYGRAPH_REQUEST_TIMEOUT seconds (request_settings.py) and each one logged as a JSON
-line on stderr (request_log.py), as the repository's server does. What serving needs
-(Starlette, uvicorn, PyJWT) is imported only to serve: compiling a spec needs none of it."""
+line on stderr (request_log.py), as the repository's server does. --workers N serves with N
+processes on one port (workers.py), each with its share of a tenant's budget, or the whole
+budget shared through Redis with --redis-url (keygraph/shared/); both default to the
+variables the server reads (scale_settings.py). What serving needs (Starlette, uvicorn,
+PyJWT) is imported only to serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
 from keygraph.store import Store
 
-from .budget import CAPACITY, REFILL_PER_SECOND
+from .budget import CAPACITY, REFILL_PER_SECOND, Budget
+from .scale_settings import SCALE_VARIABLES, ScaleSettings, scale_values
 from .secret import MIN_SECRET, SECRET_ENV
-from .served import MAX_COST
+from .served import MAX_COST, Served
+
+if TYPE_CHECKING:
+    import uvicorn
 
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
@@ -55,6 +64,21 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument("--table-name", help="the table's name when not the spec's")
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
     serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    variables = {name: variable for variable, name in SCALE_VARIABLES.items()}
+    serve.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes serving the port, each with its share of a tenant's budget "
+        f"unless --redis-url (default {variables['workers']}, else 1)",
+    )
+    serve.add_argument(
+        "--redis-url",
+        metavar="URL",
+        help="share tenants' budgets through this Redis (or Valkey) with every worker and "
+        "host, each worker's own share while it cannot be reached (default "
+        f"{variables['redis_url']}; needs the redis extra)",
+    )
     serve.add_argument(
         "--dev",
         action="store_true",
@@ -140,60 +164,154 @@ def token(args: argparse.Namespace) -> int:
 
 
 def serve(args: argparse.Namespace, package: str) -> int:
-    """Serves the imported `package` until stopped."""
-    import uvicorn
+    """Serves the imported `package` until stopped (a stop signal drains it: 0)."""
+    import asyncio
+    import functools
 
     from keygraph.tokens import DEV_TENANT, issue
 
     from . import request_log
-    from .app import create_app
-    from .budget import TenantBudget
-    from .package import extension_at, served, table_of
     from .sockets import uvicorn_config
+    from .workers import Supervisor, serve_here
 
     try:
-        if args.tenant_budget < MAX_COST:
-            raise ValueError(f"--tenant-budget must be at least the cost limit, {MAX_COST}")
-        budget = TenantBudget(args.tenant_budget, args.tenant_refill)
-        secret, dev = _secret(args.db)
-        observed = _options(args)
-        extensions = [extension_at(place, package) for place in args.extend]
-        store = _store(args, table_of(package, args.table_name))
-        graphiql = not args.no_graphiql
-        app = served(package, store, secret, extensions, budget=budget, graphiql=graphiql)
-        app = replace(app, **observed)
+        scale = _scale(args)
+        app, secret, dev = _served(args, package, scale)
     except (ValueError, KeygraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ImportError as exc:
         print(f"error: {package} has no API to serve ({exc}); generate it again", file=sys.stderr)
         return EXIT_BAD_INPUT
-    claim = app.tokens.roles_claim
-
-    roles = args.dev_role
-
-    def dev_token() -> str:
-        return issue(secret, DEV_TENANT, "graphiql", roles=roles, roles_claim=claim)
-
-    def dev_authorization() -> str:
-        """A fresh token for each GraphiQL page, so a long-running server's never goes stale."""
-        return f"Bearer {dev_token()}"
-
-    if dev or args.dev or roles:
-        app = replace(app, dev_authorization=dev_authorization)
-    if args.metrics_port is not None:
-        from prometheus_client import start_http_server
-
-        start_http_server(args.metrics_port, args.metrics_host)
     url = f"http://{args.host}:{args.port}/graphql"
     request_log.configure()
     print(f"serving {package} on {url}", file=sys.stderr)
     if dev:
         print(f"no {SECRET_ENV}: tokens are signed with a development secret", file=sys.stderr)
-    if roles:
-        print(f"GraphiQL: {url}\ndev token (tenant {DEV_TENANT}): {dev_token()}", flush=True)
-    uvicorn.Server(uvicorn_config(create_app(app), args.host, args.port)).run()
+    if args.dev_role:
+        claim = app.tokens.roles_claim
+        token = issue(secret, DEV_TENANT, "graphiql", roles=args.dev_role, roles_claim=claim)
+        print(f"GraphiQL: {url}\ndev token (tenant {DEV_TENANT}): {token}", flush=True)
+    if scale.workers == 1:
+        _serve_metrics_port(args)
+        serve_here(uvicorn_config(_app_of(app), args.host, args.port))
+        return 0
+    asyncio.run(_closed(app))  # each worker builds its own
+    from .metrics import multiprocess_directory, worker_exited
+
+    with multiprocess_directory(app.metered):
+        _serve_metrics_port(args)
+        Supervisor(
+            functools.partial(_worker_config, args, package, scale),
+            args.host,
+            args.port,
+            scale.workers,
+            app.request_timeout,
+            beside=lambda: contextlib.nullcontext(None),
+            exited=worker_exited,
+        ).run()
     return 0
+
+
+def _scale(args: argparse.Namespace) -> ScaleSettings:
+    """The workers and Redis URL the flags ask for, else the environment's; ValueError when
+    they cannot work."""
+    values = scale_values(os.environ)
+    for name in ("workers", "redis_url"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    scale = ScaleSettings(**values)
+    scale.check_scale()
+    return scale
+
+
+def _served(
+    args: argparse.Namespace, package: str, scale: ScaleSettings
+) -> tuple[Served, str, bool]:
+    """What a process serves, with the secret tokens are signed with and whether it is the
+    development one; ValueError, KeygraphError or ImportError when it cannot be served."""
+    from keygraph.tokens import DEV_TENANT, issue
+
+    from .package import extension_at, served, table_of
+
+    if args.tenant_budget < MAX_COST:
+        raise ValueError(f"--tenant-budget must be at least the cost limit, {MAX_COST}")
+    secret, dev = _secret(args.db)
+    observed = _options(args)
+    extensions = [extension_at(place, package) for place in args.extend]
+    table = table_of(package, args.table_name)
+    budget, closing = _budget(args, scale, table.name)
+    store = _store(args, table)
+    graphiql = not args.no_graphiql
+    app = served(package, store, secret, extensions, budget=budget, graphiql=graphiql)
+    app = replace(app, closing=closing, **observed)
+    roles, claim = args.dev_role, app.tokens.roles_claim
+
+    def dev_authorization() -> str:
+        """A fresh token for each GraphiQL page, so a long-running server's never goes stale."""
+        return f"Bearer {issue(secret, DEV_TENANT, 'graphiql', roles=roles, roles_claim=claim)}"
+
+    if dev or args.dev or roles:
+        app = replace(app, dev_authorization=dev_authorization)
+    return app, secret, dev
+
+
+def _budget(
+    args: argparse.Namespace, scale: ScaleSettings, table: str
+) -> tuple[Budget, tuple[Callable[[], Awaitable[None]], ...]]:
+    """A worker's budget (its share of the one asked for, or the whole one shared through
+    Redis, its share the fallback) and what the app awaits as it stops."""
+    from .budget import TenantBudget, share
+
+    own = TenantBudget(*share(args.tenant_budget, args.tenant_refill, scale.workers))
+    if scale.redis_url is None:
+        return own, ()
+    from keygraph.shared.bucket import SharedBudget
+    from keygraph.shared.link import Link, key_prefix
+
+    link = Link(scale.redis_url)
+    prefix = key_prefix(table)
+    budget = SharedBudget(link, prefix, args.tenant_budget, args.tenant_refill, own)
+    return budget, (budget.close, link.close)
+
+
+def _app_of(app: Served) -> Any:
+    from .app import create_app
+
+    return create_app(app)
+
+
+async def _closed(app: Served) -> None:
+    """Closes what the process built to check it can serve (its store, its link, its
+    tracer provider)."""
+    await app.store.close()
+    for close in app.closing:
+        await close()
+    if app.tracer_provider is not None:
+        app.tracer_provider.shutdown()
+
+
+def _worker_config(
+    args: argparse.Namespace, package: str, scale: ScaleSettings, _beside: None
+) -> uvicorn.Config:
+    """A worker process's app, built in it."""
+    from . import request_log
+    from .sockets import uvicorn_config
+
+    request_log.configure()
+    app, _secret_used, _dev = _served(args, package, scale)
+    config: uvicorn.Config = uvicorn_config(_app_of(app), args.host, args.port)
+    return config
+
+
+def _serve_metrics_port(args: argparse.Namespace) -> None:
+    """/metrics on a port of its own, every worker's values, when one is asked for."""
+    if args.metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        from .metrics import registry
+
+        start_http_server(args.metrics_port, args.metrics_host, registry())
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:

@@ -7,8 +7,13 @@ counters.py's). `/metrics` answers them in Prometheus' text format to a bearer o
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from prometheus_client import (
@@ -128,6 +133,34 @@ def observe_store_call(
         CAPACITY_BY("write", pattern).inc(meter.write_units)
     if error is not None:
         STORE_ERRORS.labels(kind, pattern, type(error).__name__).inc()
+
+
+@contextlib.contextmanager
+def multiprocess_directory(enabled: bool) -> Iterator[None]:
+    """While worker processes run (they inherit the environment), when metrics are
+    `enabled`: a multiprocess directory, emptied of an earlier run's values; removed after
+    when made here."""
+    if not enabled:
+        yield
+        return
+    given = os.environ.get(MULTIPROC_DIR)
+    if given:
+        for stale in Path(given).glob("*.db"):
+            stale.unlink()
+        yield
+        return
+    made = os.environ[MULTIPROC_DIR] = tempfile.mkdtemp(prefix="keygraph-metrics-")
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROC_DIR]
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def worker_exited(pid: int) -> None:
+    """Forgets the live gauges (requests in flight) of a worker that is gone."""
+    if os.environ.get(MULTIPROC_DIR):
+        prometheus_multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
 
 def registry() -> CollectorRegistry:

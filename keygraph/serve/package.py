@@ -24,7 +24,7 @@ from keygraph.stores import stream_of
 from keygraph.streams import NoStream
 from keygraph.tokens import TokenKey
 
-from .budget import TenantBudget, throttled
+from .budget import Budget, throttled
 from .idempotency import Ledger
 from .served import Served
 
@@ -100,7 +100,7 @@ def served(
     return replace(app, **options)
 
 
-def _payer(budget: TenantBudget | None) -> Callable[[str], Callable[[int], None]]:
+def _payer(budget: Budget | None) -> Callable[[str], Callable[[int], None]]:
     """How a tenant pays for a replay: points from its budget, THROTTLED when spent."""
 
     def payer(tenant: str) -> Callable[[int], None]:

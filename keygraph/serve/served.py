@@ -4,7 +4,7 @@ persisted documents, metrics and traces."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from keygraph.stores.view import Planned
 from keygraph.tokens import TokenKey, Verified, Verifier
 from keygraph.writes import Writes
 
-from .budget import TenantBudget
+from .budget import Budget
 from .document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT, DocumentCache
 from .idempotency import Ledger
 from .persisted import Documents
@@ -61,8 +61,9 @@ class Served:
     """The most items an operation's answer may hold (keygraph.api.cost)."""
     compiled: bool = True
     """Operations run compiled (keygraph/execution); False: on graphql-core's executor."""
-    budget: TenantBudget | None = None
-    """Each tenant's bucket of cost points; None: no budget."""
+    budget: Budget | None = None
+    """Each tenant's bucket of cost points, the worker's own or one shared through Redis
+    (keygraph/shared/bucket.py); None: no budget."""
     graphiql: bool = True
     dev_authorization: Callable[[], str] | None = None
     """A fresh Authorization header for GraphiQL's page (development only)."""
@@ -105,6 +106,8 @@ class Served:
     pattern_of: Callable[[str, Planned], str] | None = None
     """The access pattern a store call (its DynamoDB operation, its plan) serves, its
     metrics' and spans' `pattern` (patterns.py); None: `other`."""
+    closing: tuple[Callable[[], Awaitable[None]], ...] = ()
+    """What the app awaits as it stops, after its hub (a shared budget's link to Redis)."""
     sweeps: Mapping[str, Writes] = field(default_factory=dict)
     """The package's writes when its deletes leave owned items to remove: the app then
     sweeps them (keygraph.writes.sweep) every SWEEP_EVERY seconds."""

@@ -181,7 +181,7 @@ class _Connection:
             await self._send({"type": "error", "id": ident, "payload": [error]})
             return True
         assert self.token is not None
-        admitted = admit(
+        admitted = await admit(
             self.served,
             self.token.tenant,
             query,

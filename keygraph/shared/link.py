@@ -27,6 +27,12 @@ PROBE_EVERY = 1.0
 """Seconds between two tries of a link that is down."""
 
 
+def key_prefix(table: str) -> str:
+    """What every key a server keeps in Redis for `table` starts with: the same in both
+    servers, so they share a tenant's budget over one table."""
+    return f"keygraph:{table}:"
+
+
 class Link:
     """One Redis client, whether it answers, and what to do when it does not."""
 

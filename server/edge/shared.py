@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from keygraph.serve.budget import Budget, TenantBudget, share
 from keygraph.shared.bucket import SharedBudget
-from keygraph.shared.link import Link
+from keygraph.shared.link import Link, key_prefix
 from keygraph.shared.places import SharedPlaces
 from server.settings import Settings
 
@@ -46,7 +46,7 @@ def budgets(settings: Settings) -> tuple[Budget, Shared | None]:
         changed=lambda up: REDIS_UP.set(1 if up else 0),
     )
     REDIS_UP.set(1)
-    prefix = f"keygraph:{settings.table}:"
+    prefix = key_prefix(settings.table)
     budget = SharedBudget(link, prefix, limits.tenant_budget, limits.tenant_refill, own)
     shared = Shared(link, budget, SharedPlaces(link, prefix))
     return budget, shared

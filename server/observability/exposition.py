@@ -3,7 +3,8 @@ token (KEYGRAPH_METRICS_TOKEN), or on a port of its own (KEYGRAPH_METRICS_PORT, 
 KEYGRAPH_METRICS_HOST, loopback by default) served by the process that owns the workers.
 
 Under `serve --workers N` the workers write their values to PROMETHEUS_MULTIPROC_DIR (a
-fresh directory serve makes, unless one is given) and any scrape reads them all.
+fresh directory serve makes, unless one is given: keygraph/serve/metrics.py) and any scrape
+reads them all.
 
 The table's own state is read into gauges every TABLE_INTERVAL seconds by each worker: the
 cleanup tasks not finished, and each migration's checkpoint (keygraph/migrate/run.py).
@@ -14,16 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import shutil
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from prometheus_client import multiprocess as prometheus_multiprocess
 from prometheus_client import start_http_server
 
 from generated.models.cleanup_task import CleanupTask
@@ -31,7 +27,7 @@ from generated.queries.cleanup_task import plan_cleanup_tasks
 from keygraph.errors import StoreError
 from keygraph.migrate.target import MIGRATION_PARTITION
 from keygraph.plan import Query
-from keygraph.serve.metrics import MULTIPROC_DIR, registry
+from keygraph.serve.metrics import registry
 from keygraph.store import Store
 from server.observability import metrics
 from server.settings import Settings
@@ -42,33 +38,6 @@ TABLE_INTERVAL = 15.0
 """Seconds between two readings of the table's cleanup tasks and migration checkpoints."""
 MAX_TASKS_COUNTED = 10_000
 """Cleanup tasks counted at most (a count stuck here means at least as many)."""
-
-
-@contextlib.contextmanager
-def workers_directory(settings: Settings) -> Iterator[None]:
-    """While worker processes run (they inherit the environment): a multiprocess directory,
-    emptied of an earlier run's values; removed after when made here."""
-    if not settings.metrics_enabled:
-        yield
-        return
-    given = os.environ.get(MULTIPROC_DIR)
-    if given:
-        for stale in Path(given).glob("*.db"):
-            stale.unlink()
-        yield
-        return
-    made = os.environ[MULTIPROC_DIR] = tempfile.mkdtemp(prefix="keygraph-metrics-")
-    try:
-        yield
-    finally:
-        del os.environ[MULTIPROC_DIR]
-        shutil.rmtree(made, ignore_errors=True)
-
-
-def worker_exited(pid: int) -> None:
-    """Forgets the live gauges (requests in flight) of a worker that is gone."""
-    if os.environ.get(MULTIPROC_DIR):
-        prometheus_multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
 
 def serve_port(settings: Settings) -> None:

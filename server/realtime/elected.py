@@ -14,7 +14,7 @@ from generated.table import TABLE
 from keygraph.realtime.lease import Lease
 from keygraph.realtime.reader import ElectedReader
 from keygraph.shared.changes import ChangeLog
-from keygraph.shared.link import Link
+from keygraph.shared.link import Link, key_prefix
 from keygraph.shared.source import RedisSource
 from keygraph.store import Store
 from keygraph.streams import ChangeStream
@@ -36,7 +36,7 @@ class Elected:
 
     def __init__(self, settings: Settings, store: Store, stream: ChangeStream, link: Link) -> None:
         assert settings.redis_url is not None
-        prefix = f"keygraph:{settings.table}:"
+        prefix = key_prefix(settings.table)
         changes = ChangeLog(
             link,
             f"{prefix}changes",

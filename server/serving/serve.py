@@ -1,32 +1,23 @@
 """Serving the app with uvicorn (on httptools and uvloop, server/serving/protocol.py): in this
-process, or with `workers` > 1 as a supervisor of that many worker processes sharing one
-listening socket.
+process, or with `workers` > 1 under the runtime's supervisor (keygraph/serve/workers.py),
+which runs the change stream's relay beside the workers it keeps on one listening socket.
 
 SIGTERM and SIGINT stop taking connections, let the requests in flight finish (up to
 `shutdown_timeout`), then exit with status 0; the caller's cleanup (DynamoDB Local) runs.
-A supervisor passes the signal on to its workers and waits for them; a worker that dies is
-replaced; workers die with their supervisor, however it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
-import multiprocessing
-import os
-import signal
-import socket
-import time
-from collections.abc import Iterator
-from multiprocessing.process import BaseProcess
 from pathlib import Path
-from types import FrameType
 
 import uvicorn
 
-from keygraph.process import die_with_parent
 from keygraph.serve import request_log as json_logging
+from keygraph.serve.metrics import multiprocess_directory, worker_exited
+from keygraph.serve.workers import BACKLOG, Supervisor, serve_here
 from keygraph.store import Store
 from server.edge.app import create_app
 from server.observability import exposition
@@ -40,35 +31,8 @@ from server.settings import Settings
 
 log = logging.getLogger("keygraph.serve")
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-RESTART_PAUSE = 1.0
-"""Seconds between replacing a dead worker and the next check."""
-BACKLOG = 2048
 RELAY_SOCKET = "stream-relay.sock"
 """The supervisor's stream relay's socket, in the data directory."""
-
-
-class Stopped(Exception):
-    """A stop signal arrived (raised from its handler once uvicorn has drained)."""
-
-
-def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    raise Stopped(signal.Signals(signum).name)
-
-
-@contextlib.contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """uvicorn drains on SIGTERM/SIGINT and then raises the signal again: this turns that into
-    `Stopped`, caught here, so the process winds down normally (default SIGTERM handling
-    would end it on the spot, skipping every cleanup)."""
-    previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS}
-    try:
-        yield
-    except Stopped as stop:
-        log.info("stopped by %s", stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _config(
@@ -92,100 +56,15 @@ def _config(
     )
 
 
-def serve_here(settings: Settings, store: Store) -> None:
-    """Serve in this process until a stop signal, then drain and return."""
-    server = uvicorn.Server(_config(settings, store))
-    with _stop_on_signals():
-        run_with_headroom(server.run)
-
-
-def _worker(
-    settings: Settings,
-    local_endpoint: str | None,
-    sock: socket.socket,
-    supervisor: int,
-    relay: Path | None,
-) -> None:
-    """A worker process: serve on the supervisor's socket until told to stop, its
-    subscriptions fed by the supervisor's relay (none when it has none)."""
-    die_with_parent(signal.SIGTERM, supervisor)  # exits at once if it is already gone
+def _worker_config(
+    settings: Settings, local_endpoint: str | None, relay: Path | None
+) -> uvicorn.Config:
+    """A worker process's app, built in it: its subscriptions fed by the supervisor's
+    relay (none when it has none)."""
     tune_malloc()
     json_logging.configure()
     store = worker_store(settings, local_endpoint)
-    server = uvicorn.Server(_config(settings, store, relay, own_stream=False))
-    with _stop_on_signals():
-        run_with_headroom(lambda: server.run(sockets=[sock]))
-
-
-class Supervisor:
-    """Runs `settings.workers` worker processes on one socket and keeps them running."""
-
-    def __init__(self, settings: Settings, local_endpoint: str | None) -> None:
-        self.settings = settings
-        self.local_endpoint = local_endpoint
-        self.context = multiprocessing.get_context("spawn")
-        self.stopping = False
-        self.socket = socket.create_server(
-            (settings.host, settings.port), backlog=BACKLOG, reuse_port=False
-        )
-        self.workers: list[BaseProcess] = []
-        self.relay: Path | None = None
-
-    def _start(self) -> BaseProcess:
-        process = self.context.Process(
-            target=_worker,
-            args=(self.settings, self.local_endpoint, self.socket, os.getpid(), self.relay),
-            name="keygraph-worker",
-        )
-        process.start()
-        return process
-
-    def _stop(self, signum: int, _frame: FrameType | None) -> None:
-        self.stopping = True
-
-    def run(self) -> None:
-        """Serve until a stop signal, then stop every worker (each drains) and return."""
-        previous = {sig: signal.signal(sig, self._stop) for sig in STOP_SIGNALS}
-        settings = self.settings
-        try:
-            with relaying(
-                lambda: worker_store(settings, self.local_endpoint),
-                settings.data_dir / RELAY_SOCKET,
-                settings.poll_interval,
-            ) as self.relay:
-                try:
-                    self._supervise()
-                finally:
-                    self._stop_workers()  # before the relay ends: they read it to the last
-        finally:
-            self.socket.close()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-    def _supervise(self) -> None:
-        self.workers = [self._start() for _ in range(self.settings.workers)]
-        log.info("serving with %d workers", len(self.workers))
-        while not self.stopping:
-            time.sleep(RESTART_PAUSE)
-            for index, worker in enumerate(self.workers):
-                if not worker.is_alive() and not self.stopping:
-                    log.warning(
-                        "worker %s exited with %s; replacing it", worker.pid, worker.exitcode
-                    )
-                    exposition.worker_exited(worker.pid or 0)
-                    self.workers[index] = self._start()
-
-    def _stop_workers(self) -> None:
-        for worker in self.workers:
-            if worker.is_alive() and worker.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    worker.terminate()  # SIGTERM: the worker drains, then exits
-        deadline = time.monotonic() + self.settings.shutdown_timeout + 5
-        for worker in self.workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                worker.kill()
-                worker.join()
+    return _config(settings, store, relay, own_stream=False)
 
 
 def serve(settings: Settings, store: Store, local_endpoint: str | None) -> None:
@@ -193,9 +72,22 @@ def serve(settings: Settings, store: Store, local_endpoint: str | None) -> None:
     opening the same data (`store` is then closed and left to the workers)."""
     if settings.workers == 1:
         exposition.serve_port(settings)
-        serve_here(settings, store)
+        serve_here(_config(settings, store), run_with_headroom)
         return
     asyncio.run(store.close())
-    with exposition.workers_directory(settings):
+    with multiprocess_directory(settings.metrics_enabled):
         exposition.serve_port(settings)
-        Supervisor(settings, local_endpoint).run()
+        Supervisor(
+            functools.partial(_worker_config, settings, local_endpoint),
+            settings.host,
+            settings.port,
+            settings.workers,
+            settings.shutdown_timeout,
+            beside=lambda: relaying(
+                lambda: worker_store(settings, local_endpoint),
+                settings.data_dir / RELAY_SOCKET,
+                settings.poll_interval,
+            ),
+            runner=run_with_headroom,
+            exited=worker_exited,
+        ).run()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from keygraph.serve.secret import SECRET_ENV
@@ -17,11 +18,21 @@ from tests.waiting import answering
 ROOT = Path(__file__).parents[3]
 
 
+@dataclass(frozen=True)
+class Serving:
+    """A `keygraph serve` process that answers at `url`, on `port`."""
+
+    url: str
+    port: int
+    process: subprocess.Popen[bytes]
+
+
 @contextmanager
-def keygraph_serve(
+def keygraph_process(
     *argv: str | Path, cwd: Path, env: Mapping[str, str] | None = None
-) -> Iterator[str]:
-    """The URL of `keygraph serve *argv` run in `cwd`, once it answers; stopped afterwards."""
+) -> Iterator[Serving]:
+    """`keygraph serve *argv` run in `cwd` (its output in serve.log), once it answers;
+    stopped afterwards if it still runs."""
     port = free_port()
     inherited = {
         k: v for k, v in os.environ.items() if k != SECRET_ENV and not k.startswith("AWS_")
@@ -33,7 +44,17 @@ def keygraph_serve(
     url = f"http://127.0.0.1:{port}"
     try:
         answering(f"{url}/healthz", lambda: process.poll() is None)
-        yield url
+        yield Serving(url, port, process)
     finally:
-        process.terminate()
+        if process.poll() is None:
+            process.terminate()
         process.wait(30)
+
+
+@contextmanager
+def keygraph_serve(
+    *argv: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """The URL of `keygraph serve *argv` run in `cwd`, once it answers; stopped afterwards."""
+    with keygraph_process(*argv, cwd=cwd, env=env) as serving:
+        yield serving.url

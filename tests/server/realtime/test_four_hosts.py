@@ -32,8 +32,9 @@ from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
 from tests.server.realtime.test_hosts import LEASE_KEY, USER, Subscriber, led, rename
 from tests.server.realtime.test_hub import user_item
 from tests.server.realtime.test_served import STARTED
-from tests.server.realtime.test_workers import MAX_CONNECTIONS, _connections
+from tests.server.realtime.test_workers import MAX_CONNECTIONS
 from tests.server.serving.test_serve import SECRET, Server
+from tests.sockets_held import connections
 from tests.waiting import POLL, UNTIL_SECONDS, until
 
 HOSTS = 4
@@ -120,9 +121,9 @@ async def on_every_worker(
     pids = workers(server)
     assert len(pids) == 2
     found: list[Subscriber] = []
-    while len(found) < MAX_CONNECTIONS and not all(_connections(p, server.port) for p in pids):
+    while len(found) < MAX_CONNECTIONS and not all(connections(p, server.port) for p in pids):
         found.append(await subscribed(server, client, stack, None))
-    assert all(_connections(p, server.port) for p in pids)
+    assert all(connections(p, server.port) for p in pids)
     await until(lambda: server.logged(STARTED) >= len(found), "the subscriptions to start")
     return found
 

@@ -17,35 +17,12 @@ from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
 from tests.server.realtime.test_fields import ORDERS
 from tests.server.realtime.test_served import CREATE_USER, STARTED, create_order
 from tests.server.serving.test_serve import Server
+from tests.sockets_held import connections
 from tests.waiting import until
 
 MAX_CONNECTIONS = 200
 """Connections opened, at most, until each worker holds one: a worker still starting, or
 busy on a loaded machine, may let the other take many in a row."""
-ESTABLISHED = "01"
-
-
-def _socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        with contextlib.suppress(OSError):
-            target = fd.readlink().name
-            if target.startswith("socket:["):
-                inodes.add(target[len("socket:[") : -1])
-    return inodes
-
-
-def _connections(pid: int, port: int) -> int:
-    """Established connections to `port` that the process `pid` holds."""
-    inodes = _socket_inodes(pid)
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            local_port = int(fields[1].rpartition(":")[2], 16)
-            if local_port == port and fields[3] == ESTABLISHED and fields[9] in inodes:
-                count += 1
-    return count
 
 
 def _stream_readers(log: Path) -> list[str]:
@@ -68,7 +45,7 @@ async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path, store:
             client = await stack.enter_async_context(httpx.AsyncClient())
             sessions: list[AsyncWebSocketSession] = []
             while len(sessions) < MAX_CONNECTIONS and not all(
-                _connections(pid, server.port) for pid in workers
+                connections(pid, server.port) for pid in workers
             ):  # until both workers hold a subscriber's connection
                 ws: AsyncWebSocketSession = await stack.enter_async_context(
                     aconnect_ws(
@@ -82,7 +59,7 @@ async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path, store:
                 assert (await receive(ws, 15))["type"] == "connection_ack"
                 await subscribe(ws, "1", ORDERS, {"u": user})
                 sessions.append(ws)
-            assert [_connections(pid, server.port) > 0 for pid in workers] == [True, True]
+            assert [connections(pid, server.port) > 0 for pid in workers] == [True, True]
             started = len(sessions)
             await until(lambda: server.logged(STARTED) == started, "the subscriptions to start")
             await asyncio.to_thread(create_order, server, user, "A")
