@@ -1,7 +1,12 @@
 """Fixtures for end-to-end GraphQL tests: the ASGI app on a fresh embedded store, tokens for
 two tenants ("acme" and "globex"), and `gql(client, query, variables, token)` which posts a
 request and returns the response body (asserting HTTP 200); and `world`, the app on each
-store kind in turn as two tenants, with the store underneath to look for leftovers."""
+store kind in turn as two tenants, with the store underneath to look for leftovers.
+
+The app is each `server` in turn: this repository's hand-written server ("hand") and
+`keygraph serve` with the API its spec gives and `server/extension/` ("spec", what `make
+serve` serves). A test marked `hand_only(reason)` runs on the hand-written one alone: the
+reason is a difference docs/contract.md lists."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.plan import Query, SortCondition, TableDef
+from keygraph.serve import create_app as serve_app
+from keygraph.serve.package import extension_at, served
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
@@ -23,6 +30,24 @@ from server.edge.app import create_app
 from server.settings import Settings
 
 SECRET = "test-secret-" + "x" * 40
+SERVERS = ("hand", "spec")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each test asking for `server` runs on both, a `hand_only` one on the hand-written."""
+    if "server" in metafunc.fixturenames:
+        hand_only = metafunc.definition.get_closest_marker("hand_only") is not None
+        metafunc.parametrize("server", SERVERS[:1] if hand_only else SERVERS)
+
+
+def app_of(server: str, settings: Settings, store: Store) -> Any:
+    """The ASGI app of `server` on `store`, its tokens signed with the settings' secret."""
+    if server == "hand":
+        return create_app(settings, store)
+    extension = extension_at("server.extension", "generated")
+    assert settings.jwt_secret is not None
+    return serve_app(served("generated", store, settings.jwt_secret, [extension]))
+
 
 Gql = Callable[..., Awaitable[dict[str, Any]]]
 
@@ -63,8 +88,10 @@ async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
 
 
 @pytest.fixture
-async def client(settings: Settings, store: EmbeddedStore) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+async def client(
+    server: str, settings: Settings, store: EmbeddedStore
+) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app_of(server, settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://keygraph.test") as c:
         yield c
 
@@ -165,12 +192,15 @@ def globex(client: httpx.AsyncClient, globex_token: str) -> Api:
 
 @pytest.fixture
 async def store_and_api(
-    kind: str, store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
+    kind: str,
+    server: str,
+    store_factory: Callable[[str, TableDef], Awaitable[Store]],
+    settings: Settings,
 ) -> AsyncIterator[tuple[Store, Api]]:
     """A store of `kind` over this repository's table, and an admin of acme's client of the
     app on it."""
     store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=app_of(server, settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield store, Api(client, issue_token(settings, "acme", roles=["admin"]))
 
@@ -201,13 +231,14 @@ class World:
 @pytest.fixture
 async def world(
     kind: str,
+    server: str,
     store_factory: Callable[[str, TableDef], Awaitable[Store]],
     settings: Settings,
 ) -> AsyncIterator[World]:
     """The app on a store of `kind` (the tests of deletes, moves, addresses and idempotent
     mutations), as an admin of each tenant, with the store underneath."""
     store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=app_of(server, settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield World(
             Api(client, issue_token(settings, "acme", "alice", roles=["admin"])),
