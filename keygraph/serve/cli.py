@@ -322,6 +322,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     from .patterns import Patterns
     from .persisted import Documents
     from .request_settings import request_settings
+    from .trace_provider import tracer_provider
     from .trace_settings import trace_settings
 
     options: dict[str, Any] = {"request_timeout": request_settings().request_timeout}
@@ -336,7 +337,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     if token is not None or args.metrics_port is not None:
         options["metered"], options["metrics_token"] = True, token
     if traces.tracing:
-        options["tracer_provider"] = traces.tracer_provider()
+        options["tracer_provider"] = tracer_provider(traces)
     if args.spec is not None and (options.get("metered") or traces.tracing):
         options["pattern_of"] = Patterns.load(args.spec).of_call
     return options

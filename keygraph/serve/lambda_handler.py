@@ -47,6 +47,7 @@ with building():
     from .request_settings import request_settings
     from .secret import secret
     from .served import MEDIA
+    from .trace_provider import tracer_provider
     from .trace_settings import trace_settings
 
     PACKAGE = os.environ.get("KEYGRAPH_PACKAGE", "generated")
@@ -57,7 +58,7 @@ with building():
     )
     places = os.environ.get("KEYGRAPH_EXTEND", "").split(",")
     extensions = [extension_at(place.strip(), PACKAGE) for place in places if place.strip()]
-    provider = trace_settings().tracer_provider()
+    provider = tracer_provider(trace_settings())
     timeout = request_settings().request_timeout
     served_app = served(
         PACKAGE,

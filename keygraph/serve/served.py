@@ -101,7 +101,7 @@ class Served:
     """Serves /metrics on the app's port to requests bearing this token; None: not there."""
     tracer_provider: TracerProvider | None = None
     """Where each /graphql request's spans over HTTP go (tracing.py): the trace settings'
-    provider (trace_settings.py), shut down when the app stops; None: no traces, and no
+    provider (trace_provider.py), shut down when the app stops; None: no traces, and no
     OpenTelemetry loaded."""
     pattern_of: Callable[[str, Planned], str] | None = None
     """The access pattern a store call (its DynamoDB operation, its plan) serves, its

@@ -12,12 +12,9 @@ import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from .environment import flag
-
-if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
 
 TraceExporter = Literal["otlp", "console"]
 TRACE_EXPORTERS: tuple[TraceExporter, ...] = ("otlp", "console")
@@ -62,15 +59,6 @@ class TraceSettings:
             )
         if self.trace_exporter == "otlp" and not _importable(OTLP_EXPORTER):
             raise ValueError(OTLP_MISSING)
-
-    def tracer_provider(self) -> TracerProvider | None:
-        """Where the spans go, as these settings ask (tracing.provider_for); None when
-        tracing is off, and then OpenTelemetry is not imported."""
-        if not self.tracing:
-            return None
-        from .tracing import provider_for
-
-        return provider_for(self)
 
 
 TRACE_VARIABLES = {f"KEYGRAPH_{f.name.upper()}": f.name for f in fields(TraceSettings)}

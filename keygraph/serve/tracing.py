@@ -9,7 +9,7 @@ span opens with its first call and ends with its last, so a trace shows the requ
 trips one after another, and what each sent at once. Calls made outside the request's
 counted store (an Idempotency-Key's record) hang from the request's span.
 
-Imported only when tracing is on (trace_settings.py): an app tracing nothing runs none of
+Imported only when tracing is on (trace_provider.py): an app tracing nothing runs none of
 this and loads no OpenTelemetry. Spans go to an OTLP collector (the `otlp` extra) or to
 standard output.
 """

@@ -27,6 +27,7 @@ from keygraph.errors import StoreUnavailable
 from keygraph.serve.package import extension_at, served
 from keygraph.serve.patterns import Patterns
 from keygraph.serve.secret import SECRET_ENV
+from keygraph.serve.trace_provider import tracer_provider
 from keygraph.serve.trace_settings import TraceSettings, trace_settings
 from keygraph.store import Store
 from keygraph.stores.counting import CountingStore
@@ -193,7 +194,7 @@ async def test_a_sample_of_0_keeps_only_what_a_caller_asks_for(
     settings = trace_settings({"KEYGRAPH_TRACING": "true", "KEYGRAPH_TRACE_EXPORTER": "console"})
     assert settings == TraceSettings(tracing=True, trace_exporter="console")
     unsampled = TraceSettings(tracing=True, trace_exporter="console", trace_sample=0)
-    provider = unsampled.tracer_provider()
+    provider = tracer_provider(unsampled)
     assert isinstance(provider, TracerProvider)
     provider, exporter = in_memory(provider)
     try:
@@ -220,7 +221,7 @@ async def test_spans_go_where_the_settings_say(
     seeded: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
     variables = {"KEYGRAPH_TRACING": "yes", "KEYGRAPH_TRACE_EXPORTER": "console"}
-    provider = trace_settings({**variables, "KEYGRAPH_TRACE_SERVICE": "shop-api"}).tracer_provider()
+    provider = tracer_provider(trace_settings({**variables, "KEYGRAPH_TRACE_SERVICE": "shop-api"}))
     assert isinstance(provider, TracerProvider)
     try:
         async with client_of(seeded, provider) as client:
@@ -289,8 +290,8 @@ def test_trace_settings_that_cannot_work_are_refused(variables: dict[str, str]) 
 
 def test_tracing_is_off_unless_asked_for() -> None:
     assert trace_settings({}) == TraceSettings()
-    assert trace_settings({"KEYGRAPH_TRACING": ""}).tracer_provider() is None
-    assert trace_settings({"KEYGRAPH_TRACING": "false"}).tracer_provider() is None
+    assert tracer_provider(trace_settings({"KEYGRAPH_TRACING": ""})) is None
+    assert tracer_provider(trace_settings({"KEYGRAPH_TRACING": "false"})) is None
     assert trace_settings({"KEYGRAPH_TRACING": "FALSE", "KEYGRAPH_TRACE_SAMPLE": "0"}) == (
         TraceSettings(trace_sample=0)
     )
@@ -313,6 +314,7 @@ import httpx
 from keygraph.serve import create_app
 from keygraph.serve.package import served
 from keygraph.serve.secret import SECRET_ENV
+from keygraph.serve.trace_provider import tracer_provider
 from keygraph.serve.trace_settings import trace_settings
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.tokens import issue
@@ -320,7 +322,7 @@ from generated.table import TABLE
 
 async def main():
     store = EmbeddedStore(TABLE, path=sys.argv[1])
-    provider = trace_settings().tracer_provider()
+    provider = tracer_provider(trace_settings())
     app = create_app(served("generated", store, sys.argv[2], tracer_provider=provider))
     token = issue(sys.argv[2], "acme", "u1", roles=["member"])
     transport = httpx.ASGITransport(app=app)
