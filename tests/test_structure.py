@@ -7,7 +7,8 @@ is an import that runs when the module is loaded: at module level, in a class bo
 `try:` or `if` — and under `if TYPE_CHECKING:` too, so an annotation-only import counts as
 much as any other (a type that needs one from a module importing it back is a string
 annotation or a Strawberry lazy type, not a hidden cycle). An import inside a function
-runs when the function is called, and is not an edge of a cycle. `from package import
+(run when the function is called, to load a heavy library only when it is needed) is an
+edge too: deferring an import does not undo the cycle it closes. `from package import
 name` is an edge to `package.name` when that is a module, else to `package`.
 
 Layers count every import, a function's too: a module imports only from its own layer's
@@ -111,9 +112,12 @@ def _imports(
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Each project module and the project modules it imports when loaded."""
+    """Each project module and the project modules it imports, when loaded or in a
+    function."""
     modules = _modules()
-    return {name: _imports(name, path, modules) for name, path in modules.items()}
+    return {
+        name: _imports(name, path, modules, in_functions=True) for name, path in modules.items()
+    }
 
 
 @functools.cache
