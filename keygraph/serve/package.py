@@ -21,7 +21,7 @@ from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
 from keygraph.store import Store
 from keygraph.stores import stream_of
-from keygraph.streams import NoStream
+from keygraph.streams import ChangeStream, NoStream
 from keygraph.tokens import TokenKey
 
 from .budget import Budget, throttled
@@ -69,29 +69,32 @@ def served(
     store: Store,
     signing: str,
     extensions: Sequence[Extension] = (),
+    *,
+    stream: ChangeStream | None = None,
+    poll: float = POLL_SECONDS,
     **options: Any,
 ) -> Served:
     """The package's API, with `extensions`, on `store`, with tokens and cursors keyed by
     `signing`, and the app's other `options` (Served's budget, GraphiQL); subscriptions
-    when the API has some and the store a change stream. ValueError for an extension that
-    cannot be served."""
+    when the API has some and there is a change stream: `stream`, else the store's own,
+    looked for new records every `poll` seconds. ValueError for an extension that cannot be
+    served."""
     api: Any = importlib.import_module(f"{package}.api").API
     roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
     claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
     key = TokenKey(signing, "HS256", claim, frozenset(roles))
     cursors = CursorCodec(hmac.new(signing.encode(), b"keygraph cursors", hashlib.sha256).digest())
     realtime = None
-    if api.watches:
+    if api.watches and stream is None:
         try:
             stream = stream_of(store)
         except NoStream:
             stream = None
-        if stream is not None:
-            table = table_of(package)
-            hub = Hub(stream, POLL_SECONDS, decoder(api, table))
-            budget = options.get("budget")
-            payer = _payer(budget)
-            realtime = Realtime(hub, EventCursors(cursors), table, payer, api.tenant_prefixes)
+    if api.watches and stream is not None:
+        table = table_of(package)
+        hub = Hub(stream, poll, decoder(api, table))
+        payer = _payer(options.get("budget"))
+        realtime = Realtime(hub, EventCursors(cursors), table, payer, api.tenant_prefixes)
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
     schema = executable(api, extensions, _guards(package) if extensions else None)

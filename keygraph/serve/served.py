@@ -38,6 +38,8 @@ validation, whose work grows with the pairs of fields it compares."""
 MAX_ROOT_FIELDS = 30
 MAX_COST = 25_000
 MAX_SUBSCRIPTIONS = 20
+INIT_SECONDS = 10.0
+"""Seconds a WebSocket connection has to send its `connection_init`."""
 MAX_CONNECTIONS = 200
 SWEEP_EVERY = 5.0
 """Seconds between two sweeps of the tasks deletes leave (a sweep with none is one Query)."""
@@ -74,6 +76,8 @@ class Served:
     """Subscriptions one WebSocket connection may hold at once."""
     max_connections: int = MAX_CONNECTIONS
     """WebSocket connections one tenant may hold at once in the process."""
+    init_timeout: float = INIT_SECONDS
+    """Seconds a WebSocket connection has to send `connection_init`, else closed 4408."""
     ledger: Ledger | None = None
     """Where Idempotency-Key's records are kept; None: the header is not honoured."""
     request_timeout: float = REQUEST_TIMEOUT
@@ -115,6 +119,8 @@ class Served:
     def __post_init__(self) -> None:
         if not self.request_timeout > 0:
             raise ValueError(f"request_timeout must be positive, not {self.request_timeout}")
+        if not self.init_timeout > 0:
+            raise ValueError(f"init_timeout must be positive, not {self.init_timeout}")
         object.__setattr__(self, "verifier", Verifier(self.tokens, _itself))
 
 

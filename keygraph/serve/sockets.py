@@ -1,19 +1,22 @@
 """Subscriptions over WebSocket at /graphql, as graphql-transport-ws asks: `connection_init`
-carries the bearer token (`{"authorization": "Bearer ..."}`) within INIT_SECONDS, else the
-socket closes 4408 (4403 for a token refused); then `subscribe` runs a subscription
-admitted as an HTTP request is (limits, cost, the tenant's budget) and sends each event as
-`next` (a stream that fails ends it with an `error`, INTERNAL when no data layer's; a
-notice that is no event, EVENTS_TRIMMED, is a `next` with that error and no data),
-`complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE bytes,
-or not one of these, closes the socket 4400; a second subscription with a live id 4409; a
-subscription past the connection's `max_subscriptions` is an `error`; a tenant holding
-`max_connections` connections in the process gets no more (4429)."""
+carries the bearer token (`{"authorization": "Bearer ..."}`) within `init_timeout`, else the
+socket closes 4408 (4403 for a token refused, or once it expires; 4401 for a `subscribe`
+before it); then `subscribe` runs a subscription admitted as an HTTP request is (limits,
+cost, the tenant's budget) and sends each event as `next`. A stream that fails ends it with
+an `error` (STORE_UNAVAILABLE when the store or its stream could not be read, INTERNAL when
+no data layer's); a notice that is no event, EVENTS_TRIMMED, is a `next` with that error
+and no data; `complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE
+bytes, or not one of these, closes the socket 4400; a second subscription with a live id
+4409; a subscription past the connection's `max_subscriptions` is an `error`
+(SUBSCRIPTION_LIMIT); a tenant holding `max_connections` connections in the process gets no
+more (4429)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from inspect import isawaitable
 from typing import Any
@@ -23,8 +26,8 @@ from graphql import ExecutionResult, GraphQLError, OperationType, subscribe
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from keygraph.api import ApiContext
-from keygraph.api.run import formatted
-from keygraph.errors import KeygraphError
+from keygraph.api.run import error_code, formatted
+from keygraph.errors import KeygraphError, StoreError, StoreUnavailable
 from keygraph.store import Session
 from keygraph.tokens import TokenError, Verified, bearer
 
@@ -33,8 +36,8 @@ from .served import Served
 
 log = logging.getLogger("keygraph.serve")
 PROTOCOL = "graphql-transport-ws"
-INIT_SECONDS = 10.0
 MAX_MESSAGE = 128 * 1024
+LIMIT_CODE = "SUBSCRIPTION_LIMIT"
 SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
 
 
@@ -101,12 +104,16 @@ class _Connection:
         self.token: Verified | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
         self.sending = asyncio.Lock()
+        self.expiring: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         try:
-            first = await asyncio.wait_for(self._receive(), INIT_SECONDS)
+            first = await asyncio.wait_for(self._receive(), self.served.init_timeout)
         except TimeoutError:
             await self._close(4408, "Connection initialisation timeout")
+            return
+        if first is not None and first.get("type") == "subscribe":
+            await self._close(4401, "Unauthorized")
             return
         if first is None or first.get("type") != "connection_init":
             await self._close(4400, "the first message is connection_init")
@@ -122,6 +129,15 @@ class _Connection:
             return
         self.placed = self.token.tenant
         await self._send({"type": "connection_ack"})
+        left = max(0.0, self.token.expires - time.time())
+        expiry = asyncio.get_running_loop().call_later(left, self._expire)
+        try:
+            await self._serve()
+        finally:
+            expiry.cancel()
+
+    async def _serve(self) -> None:
+        """Answers the messages after the ack until the socket closes."""
         while True:
             message = await self._receive()
             if message is None:
@@ -146,10 +162,17 @@ class _Connection:
                 await self._close(4400, f"unknown message type {kind!r}")
                 return
 
+    def _expire(self) -> None:
+        """Closes the connection once its token has expired."""
+        self.expiring = asyncio.create_task(self._close(4403, "Forbidden: the token has expired"))
+
     async def _receive(self) -> dict[str, Any] | None:
-        """The next message, or None for one that is too large or no JSON object."""
-        text = await self.websocket.receive_text()
-        if len(text) > MAX_MESSAGE:
+        """The next message, or None for one that is binary, too large or no JSON object."""
+        received = await self.websocket.receive()
+        if received["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(received.get("code", 1000), received.get("reason"))
+        text = received.get("text")
+        if not isinstance(text, str) or len(text) > MAX_MESSAGE:
             return None
         try:
             message = orjson.loads(text)
@@ -177,7 +200,10 @@ class _Connection:
             return False
         if len(self.running) >= self.served.max_subscriptions:
             limit = self.served.max_subscriptions
-            error = {"message": f"at most {limit} subscriptions a connection"}
+            error = {
+                "message": f"at most {limit} subscriptions a connection",
+                "extensions": {"code": LIMIT_CODE},
+            }
             await self._send({"type": "error", "id": ident, "payload": [error]})
             return True
         assert self.token is not None
@@ -231,8 +257,11 @@ class _Connection:
                     body["errors"] = [formatted(e) for e in event.errors]
                 await self._send({"type": "next", "id": ident, "payload": body})
             await self._send({"type": "complete", "id": ident})
-        except (GraphQLError, KeygraphError) as exc:
+        except (GraphQLError, KeygraphError, OSError) as exc:
             error = exc if isinstance(exc, GraphQLError) else _located(exc)
+            if isinstance(exc, StoreError | OSError) and error_code(error) == "INTERNAL":
+                log.warning("subscription %s ended: the store is unavailable (%s)", ident, exc)
+                error = _located(StoreUnavailable("the store is unavailable"))
             await self._send({"type": "error", "id": ident, "payload": [formatted(error)]})
         except Exception as exc:  # an extension's stream that failed: INTERNAL, logged
             log.exception("subscription %s failed", ident)
@@ -242,14 +271,22 @@ class _Connection:
             if close is not None:
                 await close()
 
+    def _open(self) -> bool:
+        """Whether the socket may still be sent to: neither side has closed it."""
+        connected = WebSocketState.CONNECTED
+        websocket = self.websocket
+        return websocket.client_state is connected and websocket.application_state is connected
+
     async def _send(self, message: dict[str, Any]) -> None:
         async with self.sending:
-            if self.websocket.client_state is WebSocketState.CONNECTED:
+            if self._open():
                 await self.websocket.send_text(orjson.dumps(message).decode())
 
     async def _close(self, code: int, reason: str) -> None:
-        if self.websocket.client_state is WebSocketState.CONNECTED:
-            await self.websocket.close(code, reason)
+        """Closes the socket, between two sends (a token's expiry runs beside them)."""
+        async with self.sending:
+            if self._open():
+                await self.websocket.close(code, reason)
 
     async def end(self) -> None:
         """Gives back its place and cancels what still runs, once the socket is gone."""
@@ -257,6 +294,8 @@ class _Connection:
             self.places.give_back(self.placed)
             self.placed = None
         tasks = list(self.running.values())
+        if self.expiring is not None:
+            tasks.append(self.expiring)
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -200,10 +200,10 @@ async def test_the_rule_decides_at_subscribe(social: Social) -> None:
 
 async def test_hostile_clients_are_closed_or_refused(social: Social) -> None:
     async with social.socket(init=False) as ws:
-        await subscribe(ws, "a", id="m1")  # before connection_init
+        await subscribe(ws, "a", id="m1")  # before connection_init: unauthorized
         with pytest.raises(WebSocketDisconnect) as closed:
             await ws.receive_json(timeout=15)
-        assert closed.value.code == 4400
+        assert closed.value.code == 4401
     async with social.socket(init=False) as ws:
         await ws.send_json({"type": "connection_init", "payload": {"authorization": "Bearer x"}})
         with pytest.raises(WebSocketDisconnect) as closed:

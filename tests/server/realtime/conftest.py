@@ -1,6 +1,11 @@
 """Fixtures for subscription tests: the app over an embedded store whose writes reach an
 in-memory change stream, an HTTP client and WebSocket sessions speaking
-graphql-transport-ws."""
+graphql-transport-ws.
+
+The app is each `server` in turn (tests/server/conftest.py): the hand-written one, and
+`keygraph serve`'s with the same init timeout, poll interval and subscriptions a
+connection, on the same store and stream. A test of the hand-written server's own
+machinery asks for `hand_app`, which is that server alone."""
 
 from __future__ import annotations
 
@@ -8,15 +13,20 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
+from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
+from keygraph.serve import create_app as serve_app
+from keygraph.serve.package import extension_at, served
+from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.streams import ChangeStream
 from server.auth.tokens import issue_token
 from server.edge.app import App, create_app
 from server.realtime.connection import Realtime
@@ -47,15 +57,51 @@ def stream() -> MemoryStream:
     return MemoryStream()
 
 
+def spec_app(settings: Settings, store: Store, stream: ChangeStream | None = None) -> Starlette:
+    """`keygraph serve`'s app on `store`, following `stream` (by default the store's own),
+    with the settings' realtime limits where it has them."""
+    extension = extension_at("server.extension", "generated")
+    assert settings.jwt_secret is not None
+    served_app = served(
+        "generated",
+        store,
+        settings.jwt_secret,
+        [extension],
+        stream=stream,
+        poll=settings.poll_interval,
+        init_timeout=settings.ws_init_timeout,
+        max_subscriptions=settings.max_subscriptions_per_connection,
+    )
+    return serve_app(served_app)
+
+
 @pytest.fixture
-async def app(settings: Settings, store: EmbeddedStore, stream: MemoryStream) -> AsyncIterator[App]:
+async def app(
+    server: str, settings: Settings, store: EmbeddedStore, stream: MemoryStream
+) -> AsyncIterator[Starlette]:
+    """The app of `server`, started, on the store and the in-memory stream."""
+    capturing = CapturingStore(store, stream)
+    built: Starlette = (
+        create_app(settings, capturing, stream=stream)
+        if server == "hand"
+        else spec_app(settings, cast(Store, capturing), stream)
+    )
+    async with built.router.lifespan_context(built):
+        yield built
+
+
+@pytest.fixture
+async def hand_app(
+    settings: Settings, store: EmbeddedStore, stream: MemoryStream
+) -> AsyncIterator[App]:
+    """The hand-written server's app, started, on the store and the in-memory stream."""
     built = create_app(settings, CapturingStore(store, stream), stream=stream)
     async with built.router.lifespan_context(built):
         yield built
 
 
 @pytest.fixture
-async def client(app: App) -> AsyncIterator[httpx.AsyncClient]:
+async def client(app: ASGIApp) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://keygraph.test") as c:
         yield c
@@ -68,7 +114,7 @@ Connect = Callable[..., contextlib.AbstractAsyncContextManager[AsyncWebSocketSes
 
 
 @pytest.fixture
-def sockets(app: App) -> Sockets:
+def sockets(app: ASGIApp) -> Sockets:
     """Opens WebSocket sessions over one transport, whose task group lives in the test's own
     task (as it must), all closed at the end of the block."""
     return sessions(app)

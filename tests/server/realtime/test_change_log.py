@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
+from starlette.applications import Starlette
 
 from generated.models.user import User as UserModel
 from generated.queries.user import get_user
@@ -17,12 +18,12 @@ from generated.table import TABLE
 from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
 from keygraph.store import Session, Store
-from server.edge.app import App, create_app
+from server.edge.app import create_app
 from server.graphql.ids import local_id
 from server.settings import Settings
 from tests.conftest import StoreFactory
 from tests.server.conftest import Api
-from tests.server.realtime.conftest import Connect, settle, subscribe
+from tests.server.realtime.conftest import Connect, settle, spec_app, subscribe
 from tests.server.realtime.test_fields import ORDERS, USER, event
 from tests.server.realtime.test_resume import skus
 
@@ -37,9 +38,9 @@ async def store(kind: str, store_factory: StoreFactory) -> Store:
 
 
 @pytest.fixture
-async def app(settings: Settings, store: Store, kind: str) -> AsyncIterator[App]:
-    poll = 0.01 if kind == "embedded" else 0.05
-    built = create_app(replace(settings, stream_poll_interval=poll), store)
+async def app(server: str, settings: Settings, store: Store, kind: str) -> AsyncIterator[Starlette]:
+    polled = replace(settings, stream_poll_interval=0.01 if kind == "embedded" else 0.05)
+    built = create_app(polled, store) if server == "hand" else spec_app(polled, store)
     async with built.router.lifespan_context(built):
         yield built
 

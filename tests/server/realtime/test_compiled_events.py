@@ -37,6 +37,12 @@ ORG = """subscription($id: ID!) {
 
 
 @pytest.fixture
+def app(hand_app: App) -> App:
+    """The hand-written server alone: these are about its executors and shared payloads."""
+    return hand_app
+
+
+@pytest.fixture
 async def core_app(
     settings: Settings, store: EmbeddedStore, stream: MemoryStream
 ) -> AsyncIterator[App]:

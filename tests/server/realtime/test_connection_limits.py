@@ -22,6 +22,12 @@ USER = "subscription($id: ID!) { userChanged(id: $id) { change user { name } } }
 
 
 @pytest.fixture
+def app(hand_app: App) -> App:
+    """The hand-written server alone: these are its own connection limits."""
+    return hand_app
+
+
+@pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(
         data_dir=tmp_path,

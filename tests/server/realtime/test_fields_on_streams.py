@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
 
 from generated.keys.org_node import key as org_node_key
 from generated.models.order_item import OrderItem
@@ -30,13 +31,13 @@ from keygraph.store import Store
 from keygraph.stores import stream_of
 from server.domain.org import COUNT, org_node_record
 from server.domain.tx import write_in_chunks
-from server.edge.app import App, create_app
+from server.edge.app import create_app
 from server.graphql.ids import local_id
 from server.graphql.types.org import node_global_id
 from server.settings import Settings
 from tests.conftest import StoreFactory
 from tests.server.conftest import Api
-from tests.server.realtime.conftest import Connect
+from tests.server.realtime.conftest import Connect, spec_app
 from tests.server.realtime.reader_watch import ReaderWatch
 from tests.server.realtime.streams_harness import (
     MEMBERS,
@@ -76,9 +77,14 @@ def watch(store: Store) -> ReaderWatch:
 
 @pytest.fixture
 async def app(
-    settings: Settings, store: Store, kind: str, watch: ReaderWatch
-) -> AsyncIterator[App]:
-    built = create_app(replace(settings, stream_poll_interval=POLL[kind]), store, stream=watch)
+    server: str, settings: Settings, store: Store, kind: str, watch: ReaderWatch
+) -> AsyncIterator[Starlette]:
+    polled = replace(settings, stream_poll_interval=POLL[kind])
+    built = (
+        create_app(polled, store, stream=watch)
+        if server == "hand"
+        else spec_app(polled, store, watch)
+    )
     async with built.router.lifespan_context(built):
         yield built
 
@@ -192,6 +198,7 @@ async def test_group_members_changed(connect: Connect, acme: Api, watch: ReaderW
         await sub.nothing_more()
 
 
+@pytest.mark.hand_only("keygraph serve's org node ids hold their path as a list")
 async def test_org_node_changed(
     connect: Connect, acme: Api, store: Store, watch: ReaderWatch
 ) -> None:
@@ -281,6 +288,7 @@ async def import_children(store: Store, parent_id: str, count: int) -> list[str]
     return [node_global_id(kid.path) for kid in kids]
 
 
+@pytest.mark.hand_only("keygraph serve's org node ids hold their path as a list")
 async def test_org_node_changed_by_a_large_move(
     connect: Connect, acme: Api, store: Store, watch: ReaderWatch
 ) -> None:
@@ -347,6 +355,7 @@ async def test_a_resume_after_a_replayed_event_gets_it_not_again(
         await sub.nothing_more()
 
 
+@pytest.mark.hand_only("keygraph serve answers a deleted order's gone user null, no NOT_FOUND")
 async def test_an_order_deleted_with_its_user_reaches_the_subscriber(
     connect: Connect, acme: Api, watch: ReaderWatch
 ) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 SUBSCRIPTION = 'subscription { userChanged(id: "VXNlcjp4") { change } }'
 
 
+@pytest.mark.hand_only("keygraph serve refuses a subscription over HTTP with 405, not 200")
 async def test_a_subscription_over_http_is_refused(
     client: httpx.AsyncClient, acme_token: str
 ) -> None:

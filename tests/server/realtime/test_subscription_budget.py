@@ -38,6 +38,12 @@ VIEWER = "{ viewer { tenant } users(first: 2) { edges { node { id } } } }"
 
 
 @pytest.fixture
+def app(hand_app: App) -> App:
+    """The hand-written server alone: it alone charges each event to the budget."""
+    return hand_app
+
+
+@pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(
         data_dir=tmp_path,
