@@ -23,6 +23,17 @@ from keygraph.serve import manifest
 from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
 from keygraph.serve.environment import flag
+from keygraph.serve.limits import (
+    MAX_ALIASES,
+    MAX_BODY_BYTES,
+    MAX_COST,
+    MAX_DEPTH,
+    MAX_DOCUMENT,
+    MAX_FIELDS,
+    MAX_PAIRS,
+    MAX_TOKENS,
+    MAX_VARIABLE_VALUES,
+)
 from keygraph.serve.request_settings import REQUEST_VARIABLES, RequestSettings, request_values
 from keygraph.serve.scale_settings import ScaleSettings
 from keygraph.serve.trace_settings import TRACE_VARIABLES, TraceSettings, trace_values
@@ -44,24 +55,24 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Limits(RequestSettings):
-    """What one request may ask and one tenant may spend, checked before anything runs; how
-    long it may run is the runtime's (RequestSettings, read from the same variable by
-    `keygraph serve`)."""
+    """What one request may ask and one tenant may spend, checked before anything runs, with
+    the defaults `keygraph serve` has too (keygraph/serve/limits.py); how long it may run is
+    the runtime's (RequestSettings, read from the same variable by `keygraph serve`)."""
 
-    max_depth: int = 10
-    max_aliases: int = 30
-    max_document: int = 65_536
+    max_depth: int = MAX_DEPTH
+    max_aliases: int = MAX_ALIASES
+    max_document: int = MAX_DOCUMENT
     """Characters of a GraphQL document (its lexer takes tens of milliseconds per 100,000)."""
-    max_tokens: int = 2000
-    max_fields: int = 2_500
+    max_tokens: int = MAX_TOKENS
+    max_fields: int = MAX_FIELDS
     """Fields one operation selects, a fragment's counted each time it is spread."""
-    max_pairs: int = 1_000
+    max_pairs: int = MAX_PAIRS
     """Pairs of fields under one response key at one place of the response, which validation
     compares two by two (about 30 ms at most here; a legitimate query makes a few dozen)."""
     max_first: int = 100
-    max_variable_values: int = 5_000
+    max_variable_values: int = MAX_VARIABLE_VALUES
     """Values a request's variables hold: list items and object fields, at any depth."""
-    max_cost: int = 25_000
+    max_cost: int = MAX_COST
     """The most objects one operation's response may hold (server/graphql/cost.py)."""
     stream_cost: int = 25_000
     """A query that may return more objects than this is read and sent in parts
@@ -72,7 +83,7 @@ class Limits(RequestSettings):
     """Cost points a tenant's bucket holds (keygraph/serve/budget.py), at least max_cost."""
     tenant_refill: float = REFILL_PER_SECOND
     """Cost points a tenant's bucket regains each second."""
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = MAX_BODY_BYTES
     max_query_string: int = 8192
     """Bytes of a GET request's query string."""
     max_in_flight: int = 64

@@ -1,9 +1,12 @@
 """Whether an operation may run, decided before anything is read, for HTTP and WebSocket
-alike: a document bounded before it is parsed (characters, tokens) and validated (fields,
-fragments counted each time they are spread), one that does not parse or validate refused,
-at most `max_root_fields` root fields (aliases and fragments counted), a cost of at most
-`max_cost` (the most items its answer can hold: keygraph.api.cost), then the cost taken
-from the tenant's budget. A document sent by its hash is found first (persisted.py)."""
+alike, as the repository's server decides it: a document bounded before it is parsed
+(characters, tokens: limits.py) and before it is validated (depth, aliases, fields and
+pairs of fields, fragments counted each time they are spread, and at most
+`max_root_fields` root fields: document_size.py), one that does not parse or validate
+refused, variables holding at most `max_variable_values` values before they are coerced, a
+cost of at most `max_cost` (the most items its answer can hold: keygraph.api.cost) before
+the operation is planned, then the cost taken from the tenant's budget. A document sent by
+its hash is found first (persisted.py)."""
 
 from __future__ import annotations
 
@@ -12,16 +15,10 @@ from typing import Any
 
 from graphql import (
     DocumentNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
     GraphQLError,
-    InlineFragmentNode,
     OperationDefinitionNode,
     OperationType,
-    SelectionSetNode,
     get_operation_ast,
-    parse,
     validate,
 )
 from graphql.execution import Executor
@@ -32,6 +29,8 @@ from keygraph.execution.operation import build_executor
 
 from . import persisted
 from .budget import throttled
+from .document_size import check_size
+from .limits import check_variables, over_cost, parse_limited
 from .served import Served
 
 
@@ -78,10 +77,9 @@ async def admit(
     if operation.operation not in allowed:
         kind = operation.operation.value
         return refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
-    roots = _root_fields(document, operation.selection_set, set())
-    if roots > served.max_root_fields:
-        message = f"{roots} root fields; at most {served.max_root_fields} an operation"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
+    too_many = check_variables(variables or {}, served.max_variable_values)
+    if too_many is not None:  # before they are coerced
+        return Refused(400, [_shown(too_many)])
     runner: type[Executor[Any]] = CompiledExecutor if served.compiled else Executor
     executor = build_executor(runner, served.schema, document, name, variables)
     cost = None
@@ -93,9 +91,8 @@ async def admit(
             executor.fragments,
             executor.variable_values,
         )
-    if cost is not None and cost > served.max_cost:
-        message = f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
-        return refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
+    if cost is not None and cost > served.max_cost:  # before it is planned
+        return Refused(400, [_shown(over_cost(cost, served.max_cost))])
     if served.budget is not None and cost is not None:
         admission = await served.budget.admit(tenant, cost)
         if not admission.admitted:
@@ -130,69 +127,23 @@ def prepared(served: Served, query: str) -> DocumentNode | Refused:
 
 
 def _checked(served: Served, query: str) -> DocumentNode | Refused:
-    """The document, parsed and valid for the schema, or why not."""
-    if len(query) > served.max_document:
-        message = f"a document is at most {served.max_document} characters"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
+    """The document, parsed and valid for the schema, or why not; one over a limit of its
+    size is not validated, whose work grows with the pairs of fields it compares."""
     try:
-        document = parse(query, max_tokens=served.max_tokens)
+        document = parse_limited(query, served.max_tokens, served.max_document)
     except GraphQLError as exc:
-        return Refused(400, [formatted(exc)])
-    selected = _fields_selected(document)
-    if selected > served.max_fields:  # before validation, which compares fields in pairs
-        message = f"{selected} fields, fragments counted each time they are spread; "
-        message += f"at most {served.max_fields}"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
-    invalid = validate(served.schema, document)
-    if invalid:
-        return Refused(400, [formatted(e) for e in invalid])
+        return Refused(400, [_shown(exc)])
+    errors = check_size(document, served, served.max_root_fields)
+    if not errors:
+        errors = validate(served.schema, document)
+    if errors:
+        return Refused(400, [_shown(e) for e in errors])
     return document
 
 
-def _fields_selected(document: DocumentNode) -> int:
-    """The fields every operation of the document selects, a fragment's fields counted each
-    time it is spread, in time linear in the document (each fragment counted once)."""
-    fragments = {
-        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
-    }
-    counted: dict[str, int] = {}
-
-    def count(selection: SelectionSetNode | None, visiting: frozenset[str]) -> int:
-        total = 0
-        for node in selection.selections if selection is not None else ():
-            if isinstance(node, FieldNode):
-                total += 1 + count(node.selection_set, visiting)
-            elif isinstance(node, InlineFragmentNode):
-                total += count(node.selection_set, visiting)
-            elif isinstance(node, FragmentSpreadNode):
-                name = node.name.value
-                fragment = fragments.get(name)
-                if fragment is None or name in visiting:
-                    continue  # unknown or cyclic: validation refuses it
-                if name not in counted:
-                    counted[name] = count(fragment.selection_set, visiting | {name})
-                total += counted[name]
-        return total
-
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    return sum(count(op.selection_set, frozenset()) for op in operations)
-
-
-def _root_fields(document: DocumentNode, selection: SelectionSetNode, seen: set[str]) -> int:
-    """The root fields an operation selects, each alias and each fragment's counted (a
-    fragment spread twice at the root counts once: its fields merge)."""
-    fragments = {
-        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
-    }
-    count = 0
-    for node in selection.selections:
-        if isinstance(node, FieldNode):
-            count += 1
-        elif isinstance(node, InlineFragmentNode):
-            count += _root_fields(document, node.selection_set, seen)
-        elif isinstance(node, FragmentSpreadNode) and node.name.value not in seen:
-            seen.add(node.name.value)
-            fragment = fragments.get(node.name.value)
-            if fragment is not None:
-                count += _root_fields(document, fragment.selection_set, seen)
-    return count
+def _shown(error: GraphQLError) -> dict[str, Any]:
+    """An error as a refusal answers it: a limit's with its own code (QUERY_TOO_COMPLEX),
+    others as the API formats them (a syntax or validation error's code)."""
+    if (error.extensions or {}).get("code") is not None:
+        return dict(error.formatted)
+    return formatted(error)

@@ -28,9 +28,10 @@ from keygraph.plan import TableDef
 from keygraph.store import Store
 
 from .budget import CAPACITY, REFILL_PER_SECOND, Budget
+from .limits import MAX_COST
 from .scale_settings import SCALE_VARIABLES, ScaleSettings, scale_values
 from .secret import MIN_SECRET, SECRET_ENV
-from .served import MAX_COST, Served
+from .served import Served
 
 if TYPE_CHECKING:
     import uvicorn

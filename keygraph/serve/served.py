@@ -1,6 +1,6 @@
-"""What `keygraph serve` answers with, and its limits: the package's schema and store, how
-tokens are checked, the cursors' key, the tenant budget, the request deadline, GraphiQL,
-persisted documents, metrics and traces."""
+"""What `keygraph serve` answers with, and its limits (their defaults: limits.py): the
+package's schema and store, how tokens are checked, the cursors' key, the tenant budget,
+the request deadline, GraphiQL, persisted documents, metrics and traces."""
 
 from __future__ import annotations
 
@@ -21,6 +21,17 @@ from keygraph.writes import Writes
 from .budget import Budget
 from .document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT, DocumentCache
 from .idempotency import Ledger
+from .limits import (
+    MAX_ALIASES,
+    MAX_BODY_BYTES,
+    MAX_COST,
+    MAX_DEPTH,
+    MAX_DOCUMENT,
+    MAX_FIELDS,
+    MAX_PAIRS,
+    MAX_TOKENS,
+    MAX_VARIABLE_VALUES,
+)
 from .persisted import Documents
 from .request_settings import REQUEST_TIMEOUT
 
@@ -28,15 +39,9 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
 MEDIA = "application/graphql-response+json"
-MAX_BODY_BYTES = 1024 * 1024
-MAX_DOCUMENT = 65_536
-"""Characters of a document, checked before it is lexed."""
-MAX_TOKENS = 2_000
-MAX_FIELDS = 2_500
-"""Fields a document selects, each fragment counted each time it is spread: checked before
-validation, whose work grows with the pairs of fields it compares."""
 MAX_ROOT_FIELDS = 30
-MAX_COST = 25_000
+"""Root fields an operation selects, aliases and fragments counted: each is a read of its own,
+whatever it costs."""
 MAX_SUBSCRIPTIONS = 20
 INIT_SECONDS = 10.0
 """Seconds a WebSocket connection has to send its `connection_init`."""
@@ -57,10 +62,15 @@ class Served:
     max_body_bytes: int = MAX_BODY_BYTES
     max_document: int = MAX_DOCUMENT
     max_tokens: int = MAX_TOKENS
+    max_depth: int = MAX_DEPTH
+    max_aliases: int = MAX_ALIASES
     max_fields: int = MAX_FIELDS
+    max_pairs: int = MAX_PAIRS
     max_root_fields: int = MAX_ROOT_FIELDS
+    max_variable_values: int = MAX_VARIABLE_VALUES
     max_cost: int = MAX_COST
-    """The most items an operation's answer may hold (keygraph.api.cost)."""
+    """The most items an operation's answer may hold (keygraph.api.cost). Each limit's
+    default is declared in limits.py, the repository's server's too."""
     compiled: bool = True
     """Operations run compiled (keygraph/execution); False: on graphql-core's executor."""
     budget: Budget | None = None

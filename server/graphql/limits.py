@@ -1,6 +1,6 @@
-"""Limits checked before execution: characters and tokens (while parsing), the variables'
-values and every `first` argument (once variables are known); depth, aliases and fields are
-measured in server.graphql.size.
+"""Every `first` argument's limit, checked once variables are known; the limits both servers
+check (characters and tokens, depth, aliases, fields and pairs, the variables' values, the
+cost) are the runtime's (keygraph/serve/limits.py, document_size.py).
 
 The search for `first` arguments follows each fragment once, however often it is spread.
 """
@@ -20,44 +20,9 @@ from graphql import (
     IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    Source,
     ValueNode,
     VariableNode,
-    parse,
 )
-from graphql.error import GraphQLSyntaxError
-from graphql.language import Lexer, TokenKind
-
-
-def too_complex(message: str, node: Any = None) -> GraphQLError:
-    """A limit's error: QUERY_TOO_COMPLEX."""
-    return GraphQLError(message, node, extensions={"code": "QUERY_TOO_COMPLEX"})
-
-
-def _count_tokens(query: str, limit: int) -> int:
-    """Tokens in the document, counting stops past `limit`; lexing errors are left to
-    the parser, which reports them with their location."""
-    lexer = Lexer(Source(query))
-    count = 0
-    try:
-        while lexer.advance().kind != TokenKind.EOF:
-            count += 1
-            if count > limit:
-                break
-    except GraphQLSyntaxError:
-        pass
-    return count
-
-
-def parse_limited(query: str, max_tokens: int, max_length: int) -> DocumentNode:
-    """The parsed document; QUERY_TOO_COMPLEX past `max_length` characters (checked first:
-    graphql-core lexes in Python, tens of milliseconds per 100,000 characters) or
-    `max_tokens` tokens."""
-    if len(query) > max_length:
-        raise too_complex(f"the document has {len(query)} characters, at most {max_length}")
-    if _count_tokens(query, max_tokens) > max_tokens:
-        raise too_complex(f"the document has more than {max_tokens} tokens")
-    return parse(query, no_location=False)
 
 
 def _firsts(
@@ -106,25 +71,6 @@ def first_arguments(document: DocumentNode, operation_name: str | None) -> list[
             default = defaults.get(value.name.value) if isinstance(value, VariableNode) else None
             found.append((value, default))
     return found
-
-
-def check_variables(variables: dict[str, Any], max_values: int) -> GraphQLError | None:
-    """QUERY_TOO_COMPLEX when the variables hold more than `max_values` values (each list
-    item and object field counts; counting stops past the limit): coercing them, twice
-    (graphql-core's, then Strawberry's), takes about 50 ms per 5,000."""
-    count = 0
-    stack: list[Any] = [variables]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            count += len(value)
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            count += len(value)
-            stack.extend(value)
-        if count > max_values:
-            return too_complex(f"the variables hold more than {max_values} values")
-    return None
 
 
 def check_first(arguments: list[FirstArgument], variables: dict[str, Any], max_first: int) -> None:

@@ -42,17 +42,12 @@ from strawberry.extensions import SchemaExtension
 from keygraph.caller import Caller
 from keygraph.serve.budget import throttled
 from keygraph.serve.document_cache import DocumentCache
+from keygraph.serve.document_size import check_size
+from keygraph.serve.limits import check_variables, over_cost, parse_limited
 from server.graphql import literals
 from server.graphql.context import RequestContext
 from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
-from server.graphql.limits import (
-    FirstArgument,
-    check_first,
-    check_variables,
-    first_arguments,
-    parse_limited,
-)
-from server.graphql.size import check_size
+from server.graphql.limits import FirstArgument, check_first, first_arguments
 from server.settings import Limits
 
 _LONGEST_KEPT = 1024
@@ -270,11 +265,8 @@ class Preparation:
         found = prepared.estimate(schema, operation, name, variables, caller)
         if found is None:
             return [], None  # execution reports the variables
-        max_cost = self.limits.max_cost
-        if found.cost > max_cost:
-            message = f"the operation may return {found.cost} objects, at most {max_cost}"
-            code = {"code": "QUERY_TOO_COMPLEX", "cost": found.cost, "limit": max_cost}
-            return [GraphQLError(message, extensions=code)], found
+        if found.cost > self.limits.max_cost:
+            return [over_cost(found.cost, self.limits.max_cost)], found
         return [], found
 
     async def admit(

@@ -10,7 +10,9 @@ reason is a difference docs/contract.md lists."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,34 @@ async def gql(
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
+
+
+class _Lines(logging.Handler):
+    """A handler keeping the records it is given."""
+
+    def __init__(self, lines: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record)
+
+
+@contextlib.contextmanager
+def request_lines() -> Iterator[list[logging.LogRecord]]:
+    """The request log's lines written meanwhile: both servers write one per request over
+    HTTP, with its store calls (keygraph/serve/request_log.py)."""
+    lines: list[logging.LogRecord] = []
+    handler = _Lines(lines)
+    logger = logging.getLogger("keygraph.request")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def store_counts(body: dict[str, Any]) -> dict[str, int]:
@@ -129,6 +159,24 @@ class Api:
 
     async def __call__(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         return await gql(self.client, query, variables, self.token)
+
+    async def refused(
+        self, query: str, variables: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The errors of a request refused before anything ran: no data (null in a 200 to a
+        client of application/json, or none in a 400), and no store call in its line of the
+        request log."""
+        headers = {"Authorization": f"Bearer {self.token}"}
+        payload = {"query": query, "variables": variables or {}}
+        with request_lines() as lines:
+            response = await self.client.post("/graphql", json=payload, headers=headers)
+        assert response.status_code in (200, 400), response.text
+        body = response.json()
+        assert body.get("data") is None, body
+        [line] = lines
+        assert line.store_calls == 0, body  # type: ignore[attr-defined]
+        errors: list[dict[str, Any]] = body["errors"]
+        return errors
 
     async def data(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         body = await self(query, variables)

@@ -11,11 +11,11 @@ import pytest
 from graphql import validate
 
 from keygraph.serve import persisted as apq
+from keygraph.serve.limits import parse_limited
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
 from server.edge.strawberry_view import StrawberryView
 from server.graphql import prepare as prepare_module
-from server.graphql.limits import parse_limited
 from server.settings import Settings
 from tests.server.conftest import Api
 from tests.server.persisted.conftest import CREATE, USERS, codes, get, persisted, post

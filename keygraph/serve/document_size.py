@@ -1,6 +1,7 @@
 """What a document selects once its fragments are expanded where they are spread, measured
-after parsing and before validation: each operation's depth, aliases and fields, and the
-pairs of same-named fields that validation compares.
+after parsing and before validation, by `keygraph serve` and the repository's server alike:
+each operation's depth, aliases, fields and root fields, and the pairs of same-named fields
+that validation compares.
 
 Every walk here takes each fragment once, however often it is spread, so a small document
 whose fragments spread others twice is measured (and refused) in time linear in its size.
@@ -14,7 +15,7 @@ introspection query passes; the field and pair limits still bound them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from graphql import (
     DocumentNode,
@@ -27,8 +28,20 @@ from graphql import (
     SelectionSetNode,
 )
 
-from server.graphql.limits import too_complex
-from server.settings import Limits
+from .limits import too_complex
+
+
+class SizeLimits(Protocol):
+    """The limits a document's size is checked against (limits.py gives their defaults)."""
+
+    @property
+    def max_depth(self) -> int: ...
+    @property
+    def max_aliases(self) -> int: ...
+    @property
+    def max_fields(self) -> int: ...
+    @property
+    def max_pairs(self) -> int: ...
 
 
 class Size(NamedTuple):
@@ -142,10 +155,13 @@ def same_key_pairs(
     return pairs
 
 
-def check_size(document: DocumentNode, limits: Limits) -> list[GraphQLError]:
+def check_size(
+    document: DocumentNode, limits: SizeLimits, max_root_fields: int | None = None
+) -> list[GraphQLError]:
     """QUERY_TOO_COMPLEX for each limit an operation of the document exceeds: its depth,
     aliases and fields (a fragment's counted each time it is spread), then, within those,
-    the pairs of fields under one response key."""
+    the pairs of fields under one response key, then its root fields (when
+    `max_root_fields` bounds them)."""
     max_depth, max_aliases, max_fields = limits.max_depth, limits.max_aliases, limits.max_fields
     fragments = {
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
@@ -181,7 +197,35 @@ def check_size(document: DocumentNode, limits: Limits) -> list[GraphQLError]:
                     f"at one place, at most {limits.max_pairs}"
                 )
             )
+        elif max_root_fields is not None:
+            roots = root_fields(definition, fragments)
+            if roots > max_root_fields:
+                message = f"the operation selects {roots} root fields, at most {max_root_fields}"
+                errors.append(too_complex(message))
     return errors
+
+
+def root_fields(
+    operation: OperationDefinitionNode, fragments: Mapping[str, FragmentDefinitionNode]
+) -> int:
+    """The root fields an operation runs: its response keys, fragments followed (fields under
+    one key merge into one), introspection's (`__typename`, `__schema`) left out."""
+    keys: set[str] = set()
+    seen: set[str] = set()
+    sets = [operation.selection_set]
+    while sets:
+        for selection in sets.pop().selections:
+            if isinstance(selection, FieldNode):
+                if not selection.name.value.startswith("__"):
+                    keys.add((selection.alias or selection.name).value)
+            elif isinstance(selection, InlineFragmentNode):
+                sets.append(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in seen:
+                seen.add(selection.name.value)
+                fragment = fragments.get(selection.name.value)
+                if fragment is not None:
+                    sets.append(fragment.selection_set)
+    return len(keys)
 
 
 def _count(number: int) -> str:
