@@ -24,8 +24,9 @@ The spec language (see access_patterns.toml for a full example):
   | date | enum | path | list | struct, optional, and per type: min_length, max_length,
   pattern / ge, le, width / values / of (a struct's struct; a list's struct, or id or
   string) / min_items, max_items; an id may narrow its max_length (128 characters) and
-  pattern; a path takes max_items (its most parts) and max_length and pattern (each part's)
-  }, attributes_from = "<Entity>" to share another entity's attributes, and
+  pattern; a path takes max_items (its most parts) and max_length and pattern (each part's),
+  and id_separator (one character joining its parts in the entity's global id) },
+  attributes_from = "<Entity>" to share another entity's attributes, and
   keys.<ATTR> = "<template>" for the table's and each index's key attributes.
   [entities.<Name>.relations.<name>]: pattern, args = { <key argument> = "<attribute>" },
   description: a field of the entity's GraphQL type following the pattern from its item (a

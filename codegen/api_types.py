@@ -78,7 +78,9 @@ def argument_type(var: KeyVar) -> str:
     return _PLAIN.get(var.type, "String").removesuffix("!") + "!"
 
 
-def arg_binding(var: KeyVar, name: str | None = None) -> ArgBindingIR:
-    """A key argument as api.py binds it: its field name, parameter and GraphQL type."""
+def arg_binding(var: KeyVar, name: str | None = None, *, in_id: bool = False) -> ArgBindingIR:
+    """A key argument as api.py binds it: its field name, parameter and GraphQL type, and
+    for a part of a global id (`in_id`) a path's separator there."""
     kind = "Path" if var.type == "path" else argument_type(var).rstrip("!")
-    return ArgBindingIR(name or field_name(var.name), var.param, kind)
+    separator = (var.separator or "") if in_id else ""
+    return ArgBindingIR(name or field_name(var.name), var.param, kind, separator)

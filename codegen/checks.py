@@ -35,7 +35,7 @@ _TYPE_KEYS = {
     "float": {"ge", "le"},
     "enum": {"values"},
     "list": {"of", "min_items", "max_items"},
-    "path": {"max_items", "max_length", "pattern"},
+    "path": {"max_items", "max_length", "pattern", "id_separator"},
     "id": {"max_length", "pattern"},
     "struct": {"of"},
 }
@@ -104,6 +104,12 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
             f"{attr.of!r} is not a struct: a list holds structs, ids or strings (a list of "
             "numbers can be a struct of one int field)",
         )
+    if attr.id_separator is not None and not _separator(attr.id_separator):
+        yield Problem(
+            f"{path}.id_separator",
+            f"{attr.id_separator!r} cannot join a path's parts in a global id: give one "
+            'printable ASCII character that is no letter, digit, space or "[" (".", "/")',
+        )
     if attr.pattern is not None:
         try:
             re.compile(attr.pattern)
@@ -117,6 +123,18 @@ def _attribute(path: str, attr: AttributeSpec, structs: set[str]) -> Iterator[Pr
         isinstance(v, float) and not v.is_integer() for v in (attr.ge, attr.le) if v is not None
     ):
         yield Problem(path, "ge and le of an int must be whole numbers")
+
+
+def _separator(text: str) -> bool:
+    """Whether `text` can join a path's parts in a global id: one character that a part
+    written in ids (ids, names) rarely holds and a JSON list does not start with."""
+    return (
+        len(text) == 1
+        and text.isascii()
+        and text.isprintable()
+        and not text.isalnum()
+        and text not in "[ "
+    )
 
 
 def _attribute_name(name: str) -> str | None:

@@ -38,11 +38,13 @@ class ApiIR:
 
 @dataclass(frozen=True, slots=True)
 class ArgBindingIR:
-    """A key argument's GraphQL name, the function's parameter, its GraphQL named type."""
+    """A key argument's GraphQL name, the function's parameter, its GraphQL named type, and
+    a path's separator in global ids ("" for a list)."""
 
     name: str
     param: str
     kind: str
+    separator: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,12 +112,17 @@ NOT_STORED = frozenset(
         "expires_after",
     }
 )
-"""What an entity declares that does not change how its items are stored (nor does an
-attribute's `generated`: who sets a value)."""
+"""What an entity declares that does not change how its items are stored (nor do an
+attribute's `generated`, who sets a value, and `id_separator`, how its global id reads)."""
+_NOT_STORED_ATTRIBUTE = frozenset({"generated", "id_separator"})
 
 
 def _not_stored(entity: EntitySpec) -> dict[str, Any]:
-    made = {name: {"generated"} for name, a in entity.attributes.items() if a.generated}
+    made = {
+        name: _NOT_STORED_ATTRIBUTE
+        for name, a in entity.attributes.items()
+        if a.generated or a.id_separator is not None
+    }
     return dict.fromkeys(NOT_STORED, True) | ({"attributes": made} if made else {})
 
 

@@ -61,7 +61,7 @@ def lower_bindings(resolved: Resolved, api: ApiIR) -> BindingsIR:
         get = ""
         entity = resolved.entities.get(type_name)
         if entity is not None and "id" in fields and type_name in gets:
-            node = tuple(arg_binding(p) for p in key_params(resolved, type_name))
+            node = tuple(arg_binding(p, in_id=True) for p in key_params(resolved, type_name))
             get = gets[type_name]
         scoped = entity.tenant_scoped if entity is not None else True
         related = tuple(_relations(resolved, type_name)) if entity is not None else ()
@@ -135,7 +135,8 @@ def _roots(resolved: Resolved, functions: dict[str, set[str]]) -> list[RootBindi
         if pattern.operation == "query":
             args = tuple(arg_binding(p) for p in query_params(resolved, name))
         else:
-            args = tuple(arg_binding(p) for p in key_params(resolved, str(pattern.entity)))
+            keyed = key_params(resolved, str(pattern.entity))
+            args = tuple(arg_binding(p, in_id=pattern.by == "id") for p in keyed)
         root = RootBindingIR(field, pattern.operation, name, args, _scoped(resolved, name))
         by_id = str(pattern.entity) if pattern.by == "id" else ""
         roots.append(replace(root, page=page, by_id=by_id, listed=pattern.list))

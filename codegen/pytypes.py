@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .spec import AttributeSpec
 
@@ -50,6 +50,8 @@ class KeyVar:
     width: int | None = None
     enum_class: str | None = None
     values: tuple[str, ...] = ()
+    separator: str | None = field(default=None, compare=False)
+    """A path attribute's id_separator: what joins its parts in a global id."""
 
     @property
     def param(self) -> str:

@@ -21,7 +21,9 @@ class Attr:
 
     def var(self) -> KeyVar:
         spec = self.spec
-        return KeyVar(self.name, spec.type, spec.width, self.enum_class, spec.values or ())
+        return KeyVar(
+            self.name, spec.type, spec.width, self.enum_class, spec.values or (), spec.id_separator
+        )
 
 
 @dataclass(slots=True)

@@ -57,6 +57,9 @@ class AttributeSpec(_Strict):
     of: str | None = None
     min_items: int | None = Field(default=None, ge=0)
     max_items: int | None = Field(default=None, ge=1)
+    id_separator: str | None = None
+    """A path's parts in its entity's global id joined by this character (`OrgNode:a.b`),
+    in place of a JSON list (`OrgNode:[["a","b"]]`)."""
     default: str | int | bool | None = None
     """The value of an item stored without the attribute (one written before the spec had
     it): lets a spec add a required attribute that a migration then backfills."""

@@ -81,7 +81,11 @@ API = Api(
             "get", get_order, (Arg("orderId", "order_id", "ID"),), scoped=True, by_id="Order"
         ),
         "orgNode": Root(
-            "get", get_org_node, (Arg("path", "path", "Path"),), scoped=True, by_id="OrgNode"
+            "get",
+            get_org_node,
+            (Arg("path", "path", "Path", separator="."),),
+            scoped=True,
+            by_id="OrgNode",
         ),
         "shop": Root("get", get_shop, (Arg("shopId", "shop_id", "ID"),), scoped=True, by_id="Shop"),
         "user": Root("get", get_user, (Arg("userId", "user_id", "ID"),), scoped=True, by_id="User"),
@@ -283,7 +287,7 @@ API = Api(
                 "moving": "moving",
                 "childCount": "child_count",
             },
-            node=(Arg("path", "path", "Path"),),
+            node=(Arg("path", "path", "Path", separator="."),),
             get=get_org_node,
             relations={
                 "children": Relation(

@@ -21,11 +21,13 @@ Operation = Literal["get", "batch_get", "query"]
 @dataclass(frozen=True, slots=True)
 class Arg:
     """A key argument: its GraphQL name, the function's parameter, and its GraphQL named
-    type ("ID", "String", "Int", "Long", "DateTime", "Date", "Path" or an enum's)."""
+    type ("ID", "String", "Int", "Long", "DateTime", "Date", "Path" or an enum's); a path's
+    `separator` joins its parts in a global id (keygraph.api.ids), None for a list."""
 
     name: str
     param: str
     kind: str
+    separator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

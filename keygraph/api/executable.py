@@ -32,7 +32,7 @@ from .bindings import Api, Arg, Guard, Root, Type
 from .cost import Read, reads
 from .extend import extend
 from .extension import Extension
-from .ids import global_id, key_values, parse_global_id
+from .ids import global_id, id_part, key_values, parse_global_id
 from .loads import Loads
 from .mutations import bind_mutations
 from .relations import batch, resolver
@@ -152,7 +152,10 @@ def _id_of(name: str, parts: tuple[Arg, ...]) -> Callable[..., Any]:
     def resolve(source: Any, _info: Info) -> str:
         return global_id(name, [getattr(source, part.param) for part in parts])
 
-    return resolve
+    def joined(source: Any, _info: Info) -> str:
+        return global_id(name, [id_part(part, getattr(source, part.param)) for part in parts])
+
+    return joined if any(part.separator is not None for part in parts) else resolve
 
 
 def _root(root: Root, api: Api) -> Callable[..., Any]:

@@ -1,6 +1,7 @@
 """Global ids: a type's name and the parts of its key, as base64url of `Type:[parts]` (each
 part as GraphQL shows it, compact JSON), or `Type:part` for a key of one text part not
-starting with `[`, so `node(id:)` knows which type to read and with what."""
+starting with `[`, so `node(id:)` knows which type to read and with what; a path whose spec
+gives it an id separator is one text part, its parts joined by it (`OrgNode:a.b`)."""
 
 from __future__ import annotations
 
@@ -77,20 +78,38 @@ def _quoted(value: str) -> str:
     return repr(value) if len(value) <= 96 else f"{value[:96]!r}… ({len(value)} characters)"
 
 
+def id_part(arg: Arg, value: Any) -> Any:
+    """A key value as its global id holds it: a path with a separator as its parts joined by
+    it, unless one is empty or holds it (then a list, which joined would name another path)."""
+    separator = arg.separator
+    if separator is None or arg.kind != "Path":
+        return value
+    if value and all(type(p) is str and p and separator not in p for p in value):
+        return separator.join(value)
+    return list(value)
+
+
 def key_values(args: tuple[Arg, ...], parts: list[Any], enums: dict[str, type[Enum]]) -> list[Any]:
-    """A global id's parts as the key's values; BadArgument when they do not fit."""
+    """A global id's parts as the key's values; BadArgument when they do not fit, or when
+    id_part would spell them otherwise (a joined path as a list, `a..b`)."""
     if len(parts) != len(args):
         raise BadArgument("a global id of another key")
     values = []
     for arg, part in zip(args, parts, strict=True):
         try:
-            values.append(_value(arg.kind, part, enums))
+            value = _value(arg, part, enums)
         except (TypeError, ValueError) as exc:
             raise BadArgument(f"a global id whose {arg.name} does not fit") from exc
+        if arg.separator is not None and id_part(arg, value) != part:
+            raise BadArgument(f"a global id whose {arg.name} does not fit")
+        values.append(value)
     return values
 
 
-def _value(kind: str, part: Any, enums: dict[str, type[Enum]]) -> Any:
+def _value(arg: Arg, part: Any, enums: dict[str, type[Enum]]) -> Any:
+    kind = arg.kind
+    if kind == "Path" and arg.separator is not None and isinstance(part, str):
+        return tuple(part.split(arg.separator))
     if kind == "DateTime":
         return datetime.fromisoformat(part)
     if kind == "Date":

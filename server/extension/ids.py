@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from generated.api import API
 from keygraph import errors
-from keygraph.api.ids import parse_global_id
+from keygraph.api.ids import key_values, parse_global_id
 from server.domain.org import MAX_LEVELS
 
 
@@ -29,13 +30,14 @@ def local_of(global_id: str, type_name: str) -> str:
 
 
 def path_of(global_id: str) -> tuple[str, ...]:
-    """The path an OrgNode's global id names; NOT_FOUND for one no node can have."""
+    """The path an OrgNode's global id names, spelled as its type's id binding says (its
+    parts joined by dots); NOT_FOUND for one no node can have."""
     parts = key_of(global_id, "OrgNode")
-    path = parts[0] if len(parts) == 1 else None
-    if (
-        not isinstance(path, list)
-        or not 0 < len(path) <= MAX_LEVELS
-        or not all(isinstance(part, str) and part for part in path)
-    ):
-        raise errors.NotFound(f"no OrgNode with id {global_id!r}")
+    missing = errors.NotFound(f"no OrgNode with id {global_id!r}")
+    try:
+        (path,) = key_values(API.types["OrgNode"].node, parts, API.enums)
+    except errors.BadArgument as exc:
+        raise missing from exc
+    if not 0 < len(path) <= MAX_LEVELS or not all(path):
+        raise missing
     return tuple(path)

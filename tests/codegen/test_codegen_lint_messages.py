@@ -392,6 +392,22 @@ CASES = [
             ),
         ),
     ),
+    # how a path reads in a global id
+    Case(
+        "id_separator_on_a_string",
+        "category_shop.toml",
+        (
+            (
+                'attributes.name = { type = "string", max_length = 100 }',
+                'attributes.name = { type = "string", max_length = 100, id_separator = "." }',
+            ),
+        ),
+    ),
+    Case(
+        "id_separator_not_one_mark",
+        "category_shop.toml",
+        (('pattern = "^[a-z0-9-]+$" }', 'pattern = "^[a-z0-9-]+$", id_separator = "::" }'),),
+    ),
 ]
 
 

@@ -42,8 +42,9 @@ def test_errors_name_path_and_line() -> None:
     where = f"spec.toml:{site_line}: entities.Device.attributes.site"
     assert sorted(lines) == [
         f"{where}.typ: unknown key; did you mean `type`? remove it or fix its spelling "
-        "(allowed here: default, description, field, ge, generated, le, max_items, max_length, "
-        "min_items, min_length, of, optional, pattern, type, values, width)",
+        "(allowed here: default, description, field, ge, generated, id_separator, le, "
+        "max_items, max_length, min_items, min_length, of, optional, pattern, type, values, "
+        "width)",
         f"{where}.type: required key is missing; add it",
     ]
 

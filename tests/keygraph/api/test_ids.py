@@ -1,6 +1,7 @@
 """A generated API's global ids: base64url of `Type:` and the key's parts as compact JSON,
 whatever the parts hold (one text part as it is), read back to the same parts; another
-spelling of the same bytes is no id, nor are parts nested deeper than a key's."""
+spelling of the same bytes is no id, nor are parts nested deeper than a key's; a path with
+an id separator is its parts joined, and no other spelling fits its key."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keygraph.api.ids import global_id, parse_global_id
+from keygraph.api.bindings import Arg
+from keygraph.api.ids import global_id, id_part, key_values, parse_global_id
 from keygraph.errors import BadArgument
 
 
@@ -78,3 +80,53 @@ def test_parts_nested_past_a_key_are_no_id(text: str) -> None:
 def test_a_path_is_a_part() -> None:
     made = global_id("OrgNode", [("a", "b")])
     assert parse_global_id(made) == ("OrgNode", [["a", "b"]])
+
+
+DOTTED = (Arg("path", "path", "Path", separator="."),)
+
+
+def _dotted_id(path: tuple[str, ...]) -> str:
+    return global_id("OrgNode", [id_part(DOTTED[0], path)])
+
+
+def test_a_path_with_a_separator_is_its_parts_joined() -> None:
+    made = _dotted_id(("a", "b"))
+    assert _decoded(made) == b"OrgNode:a.b"
+    assert key_values(DOTTED, parse_global_id(made)[1], {}) == [("a", "b")]
+
+
+@given(st.lists(st.text(max_size=4), min_size=1, max_size=4))
+def test_a_path_with_a_separator_reads_back_and_is_spelled_one_way(parts: list[str]) -> None:
+    path = tuple(parts)
+    made = _dotted_id(path)
+    _, raw = parse_global_id(made)
+    assert key_values(DOTTED, raw, {}) == [path]
+    joinable = all(part and "." not in part for part in path)
+    listed = _encoded("OrgNode:" + json.dumps([list(path)], separators=(",", ":")))
+    assert (made == listed) is not joinable  # a list only when joined would name another
+    other = listed if joinable else _encoded("OrgNode:" + ".".join(path))
+    assert _read(other) != [path]
+
+
+def _read(made: str) -> list[object] | None:
+    """The key a dotted id names, None when it names none."""
+    try:
+        return key_values(DOTTED, parse_global_id(made)[1], {})
+    except BadArgument:
+        return None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'OrgNode:[["a","b"]]',  # the list spelling of a path that joins
+        "OrgNode:a..b",  # an empty part
+        "OrgNode:a.",
+        'OrgNode:[""]',
+        "OrgNode:[1]",
+        'OrgNode:[["a",1]]',
+    ],
+)
+def test_other_spellings_of_a_separated_path_do_not_fit(text: str) -> None:
+    with pytest.raises(BadArgument):
+        key_values(DOTTED, parse_global_id(_encoded(text))[1], {})

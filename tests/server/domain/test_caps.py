@@ -79,7 +79,6 @@ async def assert_full(world: World, parent: str | None) -> None:
     assert await listed_below(world, parent) == stored
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_concurrent_creates_stop_at_a_node_s_cap(world: World) -> None:
     parent = (await world.acme.data(CREATE, {"name": "parent"}))["createOrgNode"]["id"]
     await create_many(world.acme, MAX_CHILDREN - 5, parent, "child")
@@ -89,7 +88,6 @@ async def test_concurrent_creates_stop_at_a_node_s_cap(world: World) -> None:
     await assert_full(world, parent)
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_concurrent_creates_stop_at_a_tenant_s_roots_cap(world: World) -> None:
     await create_many(world.acme, MAX_CHILDREN - 5, None, "root")
     outcomes = await race_creates(world, None, 30)
@@ -100,7 +98,6 @@ async def test_concurrent_creates_stop_at_a_tenant_s_roots_cap(world: World) -> 
     assert globex["createOrgNode"]["id"]
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_concurrent_moves_stop_at_the_new_parent_s_cap(world: World) -> None:
     acme = world.acme
     target, source = await create_many(acme, 2, None, "top")
@@ -122,7 +119,6 @@ async def test_concurrent_moves_stop_at_the_new_parent_s_cap(world: World) -> No
     assert await race_creates(world, source, 1) == [["BAD_USER_INPUT"]]
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_a_delete_frees_a_place(world: World) -> None:
     acme = world.acme
     parent = (await acme.data(CREATE, {"name": "parent"}))["createOrgNode"]["id"]
@@ -133,7 +129,6 @@ async def test_a_delete_frees_a_place(world: World) -> None:
     await assert_full(world, parent)
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_parents_stored_before_counts_are_counted_when_first_changed(
     world: World,
 ) -> None:
@@ -167,7 +162,6 @@ async def count_of(world: World, parent: str | None) -> int:
     return count
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_a_large_move_moves_its_count_and_gives_it_back_when_it_gives_up(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,7 +220,6 @@ async def test_concurrent_memberships_stop_at_a_user_s_cap(world: World) -> None
     assert sorted(item["group_id"] for item in memberships) == sorted(ids)
 
 
-@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_a_move_to_the_roots_keeps_to_their_cap(world: World) -> None:
     acme = world.acme
     roots = await create_many(acme, MAX_CHILDREN, None, "root")
