@@ -78,3 +78,10 @@ def test_parts_nested_past_a_key_are_no_id(text: str) -> None:
 def test_a_path_is_a_part() -> None:
     made = global_id("OrgNode", [("a", "b")])
     assert parse_global_id(made) == ("OrgNode", [["a", "b"]])
+
+
+@pytest.mark.parametrize("text", [":x", ':["x"]', "", ":"])
+def test_an_id_without_a_type_name_is_no_id(text: str) -> None:
+    """No type is named: the client sent no id, not an id of a type unknown (null)."""
+    with pytest.raises(BadArgument, match="not a global id"):
+        parse_global_id(_encoded(text))
