@@ -7,7 +7,7 @@ from the tenant's budget. A document sent by its hash is found first (persisted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphql import (
@@ -34,6 +34,9 @@ from . import persisted
 from .budget import throttled
 from .served import Served
 
+ALLOWED = "GET, HEAD, POST"
+"""The methods /graphql takes over HTTP."""
+
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
@@ -46,11 +49,15 @@ class Admitted:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """The refusal: its HTTP status, its errors, and headers to send with it."""
+    """The refusal: its HTTP status, its errors, and headers to send with it; the operation
+    refused, when the document parsed and holds the one asked for (the request log names it)."""
 
     status: int
     errors: list[dict[str, Any]]
     headers: dict[str, str] = field(default_factory=dict)
+    operation: OperationDefinitionNode | None = None
+    parsed: DocumentNode | None = field(default=None, repr=False)
+    """The document, when it parsed and was refused after (by validation, its size)."""
 
 
 def refused(status: int, code: str, message: str, **extensions: Any) -> Refused:
@@ -67,17 +74,35 @@ async def admit(
     allowed: frozenset[OperationType],
 ) -> Admitted | Refused:
     """The operation, admitted to run for `tenant`, or why not; one whose type is not
-    `allowed` is 405 (a mutation sent with GET)."""
+    `allowed` is 405 (a mutation sent with GET: its Allow header names POST)."""
     document = prepared(served, query)
     if isinstance(document, Refused):
-        return document
+        if document.parsed is None:
+            return document
+        return replace(document, operation=get_operation_ast(document.parsed, name))
     operation = get_operation_ast(document, name)
     if operation is None:
         error = GraphQLError("no operation of that name, or several without one")
         return Refused(400, [formatted(error)])
+    found = await _admitted(served, tenant, document, operation, variables, name, allowed)
+    return replace(found, operation=operation) if isinstance(found, Refused) else found
+
+
+async def _admitted(
+    served: Served,
+    tenant: str,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: dict[str, Any] | None,
+    name: str | None,
+    allowed: frozenset[OperationType],
+) -> Admitted | Refused:
+    """The operation found in the document admitted, or why not."""
     if operation.operation not in allowed:
         kind = operation.operation.value
-        return refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
+        refusal = refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
+        mutation = operation.operation is OperationType.MUTATION
+        return replace(refusal, headers={"Allow": "POST" if mutation else ALLOWED})
     roots = _root_fields(document, operation.selection_set, set())
     if roots > served.max_root_fields:
         message = f"{roots} root fields; at most {served.max_root_fields} an operation"
@@ -142,10 +167,10 @@ def _checked(served: Served, query: str) -> DocumentNode | Refused:
     if selected > served.max_fields:  # before validation, which compares fields in pairs
         message = f"{selected} fields, fragments counted each time they are spread; "
         message += f"at most {served.max_fields}"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
+        return replace(refused(400, "QUERY_TOO_COMPLEX", message), parsed=document)
     invalid = validate(served.schema, document)
     if invalid:
-        return Refused(400, [formatted(e) for e in invalid])
+        return Refused(400, [formatted(e) for e in invalid], parsed=document)
     return document
 
 
