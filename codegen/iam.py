@@ -2,8 +2,8 @@
 actions its generated code sends, on the table and on the indexes its patterns read. Never
 Scan, never a wildcard: a get pattern needs GetItem, a batch get BatchGetItem, a query Query
 on its index; a write what keygraph.writes sends for it (TransactWriteItems is authorized
-by each of its items' actions); and, where there are writes, Idempotency-Key's records,
-only in their own partitions (`dynamodb:LeadingKeys`)."""
+by each of its items' actions); where there are writes, Idempotency-Key's records, only in
+their own partitions (`dynamodb:LeadingKeys`); and the read /readyz makes, in its own."""
 
 from __future__ import annotations
 
@@ -60,6 +60,8 @@ def _writing(resolved: Resolved, entity: Entity) -> set[str]:
 CLEANUP = "~KEYGRAPH#CLEANUP"
 """The partition of the tasks that remove owned items (keygraph/writes/owned.py)."""
 CLEANUP_ACTIONS = ("DeleteItem", "PutItem", "Query")
+READY = "~KEYGRAPH#READY"
+"""The partition /readyz reads to see the table answer (keygraph/serve/spoken.py PROBE)."""
 
 
 def statements(resolved: Resolved) -> list[dict[str, Any]]:
@@ -79,6 +81,7 @@ def statements(resolved: Resolved) -> list[dict[str, Any]]:
         found.append(_within("IdempotencyRecords", LEDGER_ACTIONS, f"{LEDGER}*"))
     if any(entity.spec.owns for entity in resolved.entities.values()):
         found.append(_within("CleanupTasks", CLEANUP_ACTIONS, CLEANUP))
+    found.append(_within("ReadinessProbe", ("GetItem",), READY))
     if indexes:
         found.append(
             {

@@ -49,17 +49,17 @@ def _plain(text: str) -> bool:
 
 
 def parse_global_id(value: str) -> tuple[str, list[Any]]:
-    """The type name and raw parts of a global id; BadArgument for one that is no id: its
-    parts nested deeper than a key's (a part is a value or a list of values; JSON nested
-    past the interpreter's recursion limit too), or not spelled as global_id spells it
-    (another spelling would name the item twice)."""
+    """The type name and raw parts of a global id; BadArgument for one that is no id: no
+    type name, its parts nested deeper than a key's (a part is a value or a list of values;
+    JSON nested past the interpreter's recursion limit too), or not spelled as global_id
+    spells it (another spelling would name the item twice)."""
     try:
         text = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
         type_name, _, raw = text.partition(":")
         parts = json.loads(raw) if raw.startswith("[") else [raw]
     except (binascii.Error, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise BadArgument(f"not a global id: {_quoted(value)}") from exc
-    if not isinstance(parts, list) or not all(map(_part, parts)):
+    if not type_name or not isinstance(parts, list) or not all(map(_part, parts)):
         raise BadArgument(f"not a global id: {_quoted(value)}")
     if global_id(type_name, parts) != value:
         raise BadArgument(f"not a global id: {_quoted(value)}")

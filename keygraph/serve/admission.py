@@ -10,7 +10,7 @@ its hash is found first (persisted.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphql import (
@@ -33,6 +33,9 @@ from .document_size import check_size
 from .limits import check_variables, over_cost, parse_limited
 from .served import Served
 
+ALLOWED = "GET, HEAD, POST"
+"""The methods /graphql takes over HTTP."""
+
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
@@ -45,11 +48,15 @@ class Admitted:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """The refusal: its HTTP status, its errors, and headers to send with it."""
+    """The refusal: its HTTP status, its errors, and headers to send with it; the operation
+    refused, when the document parsed and holds the one asked for (the request log names it)."""
 
     status: int
     errors: list[dict[str, Any]]
     headers: dict[str, str] = field(default_factory=dict)
+    operation: OperationDefinitionNode | None = None
+    parsed: DocumentNode | None = field(default=None, repr=False)
+    """The document, when it parsed and was refused after (by validation, its size)."""
 
 
 def refused(status: int, code: str, message: str, **extensions: Any) -> Refused:
@@ -66,17 +73,35 @@ async def admit(
     allowed: frozenset[OperationType],
 ) -> Admitted | Refused:
     """The operation, admitted to run for `tenant`, or why not; one whose type is not
-    `allowed` is 405 (a mutation sent with GET)."""
+    `allowed` is 405 (a mutation sent with GET: its Allow header names POST)."""
     document = prepared(served, query)
     if isinstance(document, Refused):
-        return document
+        if document.parsed is None:
+            return document
+        return replace(document, operation=get_operation_ast(document.parsed, name))
     operation = get_operation_ast(document, name)
     if operation is None:
         error = GraphQLError("no operation of that name, or several without one")
         return Refused(400, [formatted(error)])
+    found = await _admitted(served, tenant, document, operation, variables, name, allowed)
+    return replace(found, operation=operation) if isinstance(found, Refused) else found
+
+
+async def _admitted(
+    served: Served,
+    tenant: str,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: dict[str, Any] | None,
+    name: str | None,
+    allowed: frozenset[OperationType],
+) -> Admitted | Refused:
+    """The operation found in the document admitted, or why not."""
     if operation.operation not in allowed:
         kind = operation.operation.value
-        return refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
+        refusal = refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
+        mutation = operation.operation is OperationType.MUTATION
+        return replace(refusal, headers={"Allow": "POST" if mutation else ALLOWED})
     too_many = check_variables(variables or {}, served.max_variable_values)
     if too_many is not None:  # before they are coerced
         return Refused(400, [_shown(too_many)])
@@ -137,7 +162,7 @@ def _checked(served: Served, query: str) -> DocumentNode | Refused:
     if not errors:
         errors = validate(served.schema, document)
     if errors:
-        return Refused(400, [_shown(e) for e in errors])
+        return Refused(400, [_shown(e) for e in errors], parsed=document)
     return document
 
 

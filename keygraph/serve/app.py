@@ -1,5 +1,5 @@
 """Any generated package's API over HTTP, as GraphQL-over-HTTP asks: POST JSON, or GET (or
-HEAD) for a query, answered `application/graphql-response+json`, any other method 405, and
+HEAD) for a query, answered as its Accept asks (spoken.py), any other method 405, and
 its subscriptions over WebSocket (sockets.py). The tenant and caller come only from the
 bearer token (401 UNAUTHENTICATED without a valid one); a body is capped before it is read
 (413); an operation is admitted before anything is read (admission.py: limits, cost, the
@@ -35,8 +35,8 @@ from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
 
-from . import graphiql
-from .admission import Admitted, Refused, admit, persisted_query
+from . import graphiql, spoken
+from .admission import ALLOWED, Admitted, Refused, admit, persisted_query
 from .answer import REPLAYED, Answer, answered, refused
 from .bounded import Bounded
 from .idempotency import Answered
@@ -70,8 +70,8 @@ class _AnyMethod:
 
 
 def create_app(served: Served) -> Starlette:
-    """The app: /graphql over HTTP and WebSocket (and GraphiQL's assets), /healthz, and
-    /metrics to the bearers of its token; the change stream's hub runs while it does, and
+    """The app: /graphql over HTTP and WebSocket (and GraphiQL's assets), /healthz, /readyz,
+    and /metrics to the bearers of its token; the change stream's hub runs while it does, and
     its tracer provider is shut down when it stops."""
     served = _observed(served)
     observer = None
@@ -102,10 +102,7 @@ def create_app(served: Served) -> Starlette:
 
     async def graphql(request: Request) -> Response:
         learnt = Learnt.of(request, served.store)
-        return await learnt.logged(lambda: observed(request, learnt))
-
-    async def healthz(_request: Request) -> Response:
-        return Response("ok")
+        return spoken.spoken(request, await learnt.logged(lambda: observed(request, learnt)))
 
     places = Places(served.max_connections)
 
@@ -134,7 +131,8 @@ def create_app(served: Served) -> Starlette:
     routes: list[BaseRoute] = [
         Route("/graphql", _AnyMethod(graphql)),
         WebSocketRoute("/graphql", socket),
-        Route("/healthz", healthz),
+        Route("/healthz", spoken.healthz),
+        Route("/readyz", spoken.readiness(served)),
     ]
     if served.graphiql:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
@@ -163,7 +161,7 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     to give up (bounded.py)."""
     if request.method not in READING and request.method != "POST":
         refusal = refused(405, "BAD_REQUEST", "GraphQL is taken with GET and POST only")
-        refusal.headers["Allow"] = "GET, HEAD, POST"
+        refusal.headers["Allow"] = ALLOWED
         return refusal
     if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
         return _graphiql(request, served)
@@ -179,7 +177,9 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     allowed = QUERIES if request.method in READING else READS_AND_WRITES
     admitted = await admit(served, token.tenant, query, variables, name, allowed)
     if isinstance(admitted, Refused):
-        refusal = answered({"errors": admitted.errors}, admitted.status)
+        learnt.operation = admitted.operation  # the request log names it
+        status, body = spoken.as_requested(request, admitted.status, {"errors": admitted.errors})
+        refusal = answered(body, status)
         refusal.headers.update(admitted.headers)
         return refusal
     learnt.operation = admitted.operation
@@ -191,6 +191,7 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     if learnt.claim is not None:
         store = learnt.written = Written(store)
     status, body = await _run(served, store, admitted, token, params, learnt.request_id)
+    status, body = spoken.as_requested(request, status, body)
     sent = orjson.dumps(body)
     if learnt.claim is not None and served.ledger is not None:
         codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}

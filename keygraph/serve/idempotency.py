@@ -5,8 +5,9 @@ key with the tenant and the whole caller), and covers mutations only.
 An admitted mutation claims its record (RUNNING, with a digest of the request) before it
 runs, and keeps its answer there once it has one (DONE), for WINDOW seconds. Within them:
 the same key and request answer the kept answer with `Idempotent-Replayed: true`; another
-request under the key is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first still runs is
-409 IN_PROGRESS with Retry-After. An answer that asks for a retry (a 5xx, THROTTLED,
+request under the key is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first still runs
+waits for its answer up to WAIT_SECONDS (claiming the key itself if the first gives it up),
+then gets 409 IN_PROGRESS with Retry-After. An answer that asks for a retry (a 5xx, THROTTLED,
 STORE_UNAVAILABLE, a 504 TIMEOUT) is not kept when the request wrote nothing (written.py):
 the record goes, and the retry runs afresh. One that may have written (a write landed, or
 was sent and its answer lost or cut off by the deadline) is kept as 409
@@ -19,6 +20,7 @@ items use (PREFIX and the tenant), expiring by the table's TTL attribute when it
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 import time
@@ -41,6 +43,10 @@ placeholder whose value does."""
 RETRIED = frozenset({"THROTTLED", "STORE_UNAVAILABLE"})
 """Error codes of answers that ask for a retry, which are not kept."""
 UNKNOWN = "IDEMPOTENCY_OUTCOME_UNKNOWN"
+WAIT_SECONDS = 5.0
+"""How long a retry waits for the answer of the first request still running with its key."""
+POLL_SECONDS = (0.02, 0.5)
+"""The first and the longest pause between two looks at a running key's record."""
 """The code a key's retries get when its first request failed after it may have written."""
 
 
@@ -80,7 +86,22 @@ class Ledger:
 
     async def claim(self, claimed: Claimed, digest: str) -> Claimed | Answered:
         """Makes the claim (`claiming`) on the request's record (digest: what makes two
-        requests the same), or answers from the record."""
+        requests the same), or answers from the record: a request running with the key is
+        waited for, WAIT_SECONDS at most, the pauses growing."""
+        waited_until = time.monotonic() + WAIT_SECONDS
+        pause = POLL_SECONDS[0]
+        while True:
+            outcome = await self._claim(claimed, digest)
+            if outcome is not None:
+                return outcome
+            if time.monotonic() + pause > waited_until:
+                return _refused(409, "IN_PROGRESS", "the key's first request still runs", retry=1)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, POLL_SECONDS[1])
+
+    async def _claim(self, claimed: Claimed, digest: str) -> Claimed | Answered | None:
+        """The claim made, or the answer from the record; None while another request runs
+        with the key (or it was given up meanwhile: the next look claims it)."""
         key = claimed.key
         now = int(time.time())
         item: Item = {**key, "state": "RUNNING", "digest": digest, "at": now}
@@ -93,15 +114,15 @@ class Ledger:
             return claimed
         except ConditionFailed as exc:
             held = exc.item or await self.store.get(Get(key, consistent=True))
-        if held is None:  # gone meanwhile: the next retry claims it
-            return _refused(409, "IN_PROGRESS", "the key's request is finishing", retry=1)
+        if held is None:  # gone meanwhile: the next look claims it
+            return None
         if int(held.get("at", 0)) + self.window < now:
             taken = (Condition("equals", "at", held.get("at")),)
             try:
                 await self.store.put(Put(item, taken))
                 return claimed
             except ConditionFailed:
-                return _refused(409, "IN_PROGRESS", "another request took the key", retry=1)
+                return None  # another request took the key
         if held.get("digest") != digest:
             message = "this Idempotency-Key was sent with another request"
             return _refused(422, "IDEMPOTENCY_KEY_REUSED", message)
@@ -109,7 +130,7 @@ class Ledger:
             body = str(held.get("body", "")).encode()
             status = int(held.get("status", 200))
             return Answered(status, body, {"Idempotent-Replayed": "true"})
-        return _refused(409, "IN_PROGRESS", "the key's first request still runs", retry=1)
+        return None
 
     async def settle(
         self,

@@ -197,10 +197,11 @@ class GraphQLEndpoint:
         request.claims = claims
         response = await self._answer(request, claims)
         if request.method == "GET":
-            # A CDN may keep a query's answer, one per Authorization (each caller's own).
+            # A CDN may keep a query's answer, one per Authorization (each caller's own) and
+            # Accept (its media type and status follow it).
             ok = response.status_code == 200 and request.code is None
             response.headers["Cache-Control"] = self.get_cache_control if ok else "no-store"
-            response.headers["Vary"] = "Authorization"
+            response.headers["Vary"] = "Authorization, Accept"
         return response
 
     async def _answer(self, request: GraphQLRequest, claims: Claims) -> Response:

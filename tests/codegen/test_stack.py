@@ -71,7 +71,12 @@ def test_the_policy_is_what_the_spec_uses() -> None:
     indexes = [r["Fn::Sub"] for r in repository["IndexQueries"]["Resource"]]
     assert indexes == ["${Table.Arn}/index/GSI1", "${Table.Arn}/index/GSI2"]
     social = policy(stack_of(SPECS["social"]))
-    assert set(social) == {"TableItems", "IdempotencyRecords", "CleanupTasks"}  # no index read
+    assert set(social) == {"TableItems", "IdempotencyRecords", "CleanupTasks", "ReadinessProbe"}
+    ready = social["ReadinessProbe"]  # /readyz's read, in a partition of its own
+    assert ready["Action"] == ["dynamodb:GetItem"]
+    assert ready["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["~KEYGRAPH#READY"]}
+    }
     records = social["IdempotencyRecords"]
     assert records["Condition"] == {
         "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["~KEYGRAPH#IDEMPOTENCY#*"]}

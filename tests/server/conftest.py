@@ -26,6 +26,7 @@ from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.tokens import DEV_TENANT, issue
 from server.auth.tokens import issue_token
 from server.domain import cleanup
 from server.edge.app import create_app
@@ -43,12 +44,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def app_of(server: str, settings: Settings, store: Store) -> Any:
-    """The ASGI app of `server` on `store`, its tokens signed with the settings' secret."""
+    """The ASGI app of `server` on `store`, its tokens signed with the settings' secret; in
+    dev mode GraphiQL's page holds a token (keygraph serve's --dev)."""
     if server == "hand":
         return create_app(settings, store)
     extension = extension_at("server.extension", "generated")
-    assert settings.jwt_secret is not None
-    return serve_app(served("generated", store, settings.jwt_secret, [extension]))
+    secret = settings.jwt_secret
+    assert secret is not None
+
+    def dev_authorization() -> str:
+        """GraphiQL's token, as `keygraph serve --dev` hands it out."""
+        return f"Bearer {issue(secret, DEV_TENANT, 'graphiql')}"
+
+    dev: dict[str, Any] = {"dev_authorization": dev_authorization} if settings.dev else {}
+    return serve_app(served("generated", store, secret, [extension], **dev))
 
 
 Gql = Callable[..., Awaitable[dict[str, Any]]]

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from keygraph.plan import Get, Put
-from keygraph.serve import create_app
+from keygraph.serve import create_app, idempotency
 from keygraph.serve.idempotency_key import digest, record_name
 from keygraph.serve.package import served
 from keygraph.serve.served import Served
@@ -100,8 +100,11 @@ async def test_a_retry_gets_the_first_answer_and_writes_nothing(
     assert "idempotent-replayed" not in own.headers
 
 
-async def test_running_keys_queries_and_bad_keys(app: tuple[httpx.AsyncClient, Served]) -> None:
+async def test_running_keys_queries_and_bad_keys(
+    app: tuple[httpx.AsyncClient, Served], monkeypatch: pytest.MonkeyPatch
+) -> None:
     client, app_served = app
+    monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.2)  # a record whose request never ends
     assert app_served.ledger is not None
     token = headers("m1", None)["authorization"].removeprefix("Bearer ")
     caller = verify(token, app_served.tokens).caller

@@ -130,3 +130,10 @@ def _read(made: str) -> list[object] | None:
 def test_other_spellings_of_a_separated_path_do_not_fit(text: str) -> None:
     with pytest.raises(BadArgument):
         key_values(DOTTED, parse_global_id(_encoded(text))[1], {})
+
+
+@pytest.mark.parametrize("text", [":x", ':["x"]', "", ":"])
+def test_an_id_without_a_type_name_is_no_id(text: str) -> None:
+    """No type is named: the client sent no id, not an id of a type unknown (null)."""
+    with pytest.raises(BadArgument, match="not a global id"):
+        parse_global_id(_encoded(text))

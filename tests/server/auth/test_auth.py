@@ -76,7 +76,6 @@ async def test_a_valid_token_names_tenant_and_subject(client: httpx.AsyncClient)
         "Bearer " + _token({"tenant": "acme", "exp": _later()}, None, "none"),
     ],
 )
-@pytest.mark.hand_only("keygraph serve sends no WWW-Authenticate")
 async def test_missing_expired_forged_or_incomplete_tokens_are_401(
     client: httpx.AsyncClient, authorization: str | None
 ) -> None:

@@ -318,17 +318,23 @@ async def test_create_and_read_a_shop(
         {"lat": 0.0, "lng": 0.0, "r": 50.001},
         {"lat": 90.5, "lng": 0.0, "r": 1.0},
         {"lat": 0.0, "lng": -180.5, "r": 1.0},
-        {"lat": 0.0, "lng": 0.0, "r": 1.0, "first": 101},
         {"lat": 0.0, "lng": 0.0, "r": 1.0, "first": -1},
     ],
 )
-@pytest.mark.hand_only("keygraph serve's shopsNear refuses bad arguments differently")
 async def test_bad_arguments_are_bad_user_input(acme: Shops, variables: dict[str, Any]) -> None:
     data, codes = await acme.run(NEAR, **variables)
-    # first over the limit is refused before execution (no data); the rest at the field,
-    # which is nullable (a caller may be refused it)
-    assert data == (None if variables.get("first") == 101 else {"shopsNear": None})
-    assert len(codes) == 1  # the bad shop answered: its field fails
+    # refused at the field, which is nullable (a caller may be refused it)
+    assert data == {"shopsNear": None}
+    assert codes == ["BAD_USER_INPUT"]
+    assert acme.calls == 0
+
+
+async def test_first_over_the_largest_page_is_bad_user_input(acme: Shops, server: str) -> None:
+    """The hand-written server refuses it before execution (its max_first, one limit for
+    every `first`); keygraph serve at the field, as its page's size (docs/contract.md)."""
+    data, codes = await acme.run(NEAR, lat=0.0, lng=0.0, r=1.0, first=101)
+    assert data == (None if server == "hand" else {"shopsNear": None})
+    assert codes == ["BAD_USER_INPUT"]
     assert acme.calls == 0
 
 

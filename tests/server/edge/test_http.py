@@ -38,7 +38,6 @@ async def test_get_runs_queries(client: httpx.AsyncClient, acme_token: str) -> N
     assert response.json()["data"] == {"viewer": {"tenant": "acme"}}
 
 
-@pytest.mark.hand_only("keygraph serve sends no Allow header with a 405")
 async def test_get_refuses_mutations_with_405(client: httpx.AsyncClient, acme_token: str) -> None:
     query = 'mutation { createGroup(input: {name: "x"}) { id } }'
     response = await client.get("/graphql", params={"query": query}, headers=_auth(acme_token))
@@ -60,7 +59,6 @@ async def test_get_refuses_mutations_with_405(client: httpx.AsyncClient, acme_to
         ("query($f: Int) { users(first: $f) { pageInfo { hasNextPage } } }", {"f": "ten"}),
     ],
 )
-@pytest.mark.hand_only("keygraph serve answers request errors 400 to every client")
 async def test_request_errors_are_400_for_graphql_response_clients(
     client: httpx.AsyncClient, acme_token: str, query: str, variables: Any
 ) -> None:
@@ -113,7 +111,6 @@ async def test_request_id_is_echoed_or_made(client: httpx.AsyncClient, acme_toke
     assert made.headers["x-request-id"] not in ("", "bad id\n")
 
 
-@pytest.mark.hand_only("keygraph serve's GraphiQL holds a token only with --dev")
 async def test_graphiql_in_dev_has_the_token_prefilled(client: httpx.AsyncClient) -> None:
     response = await client.get("/graphql", headers={"Accept": "text/html"})
     assert response.status_code == 200
@@ -169,7 +166,6 @@ async def test_graphiql_is_off_in_production_and_when_disabled(
         assert response.status_code == 404
 
 
-@pytest.mark.hand_only("keygraph serve has no /healthz or /readyz")
 async def test_health_and_readiness(client: httpx.AsyncClient) -> None:
     assert (await client.get("/healthz")).json() == {"status": "ok"}
     assert (await client.get("/readyz")).json() == {"status": "ready"}
@@ -303,7 +299,6 @@ def test_dev_tokens_carry_tenant_subject_and_expiry(settings: Settings) -> None:
     assert claims["exp"] - claims["iat"] == 60
 
 
-@pytest.mark.hand_only("keygraph serve's log names no refused operation")
 async def test_a_refused_operation_is_logged_by_name(
     client: httpx.AsyncClient, acme_token: str, caplog: pytest.LogCaptureFixture
 ) -> None:

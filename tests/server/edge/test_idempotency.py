@@ -86,7 +86,6 @@ async def test_a_keyed_answer_is_never_replayed_to_another_caller(
     assert again.headers.get("Idempotent-Replayed") == "true"
 
 
-@pytest.mark.hand_only("keygraph serve refuses a duplicate in flight with 409")
 async def test_a_duplicate_in_flight_waits_for_the_first(world: World) -> None:
     answers = await asyncio.gather(
         *(post(world, world.acme.token, "k-2", "kim@example.org") for _ in range(3))

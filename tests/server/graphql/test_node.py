@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 
-import pytest
-
 from tests.server.conftest import Api
 
 NODE = """query($id: ID!) { node(id: $id) { __typename id
@@ -42,7 +40,6 @@ async def test_unknown_types_and_missing_nodes_are_null(acme: Api) -> None:
         assert (await acme.data(NODE, {"id": global_id}))["node"] is None
 
 
-@pytest.mark.hand_only("keygraph serve answers a malformed global id with null")
 async def test_malformed_global_ids_are_bad_user_input(acme: Api) -> None:
     for global_id in ("", "!!!", _gid("no-colon"), _gid(":empty-type"), _gid("User:")):
         assert await acme.codes(NODE, {"id": global_id}) == ["BAD_USER_INPUT"], global_id
