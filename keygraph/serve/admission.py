@@ -7,7 +7,7 @@ from the tenant's budget. A document sent by its hash is found first (persisted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphql import (
@@ -27,6 +27,7 @@ from graphql import (
 from graphql.execution import Executor
 
 from keygraph.api.run import formatted
+from keygraph.api.shape import Estimate
 from keygraph.execution.executor import CompiledExecutor
 from keygraph.execution.operation import build_executor
 
@@ -42,6 +43,12 @@ class Admitted:
     executor: Executor[Any] | None
     """Its executor, variables coerced and no context yet; None when they do not coerce
     (execution reports them)."""
+    estimate: Estimate | None
+    """Its cost and its answer's shape; None when its variables do not coerce."""
+    charged: bool
+    """Whether its cost was taken from the tenant's budget (what it does not use goes back)."""
+    found: str
+    """How its document was found: `prepared` for it, or by its `text`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +58,10 @@ class Refused:
     status: int
     errors: list[dict[str, Any]]
     headers: dict[str, str] = field(default_factory=dict)
+    estimate: Estimate | None = None
+    """The operation's cost, when it was known before it was refused."""
+    found: str | None = None
+    """How its document was found, when it parsed and validated."""
 
 
 def refused(status: int, code: str, message: str, **extensions: Any) -> Refused:
@@ -68,40 +79,46 @@ async def admit(
 ) -> Admitted | Refused:
     """The operation, admitted to run for `tenant`, or why not; one whose type is not
     `allowed` is 405 (a mutation sent with GET)."""
-    document = prepared(served, query)
+    document, found = _prepared(served, query)
     if isinstance(document, Refused):
         return document
     operation = get_operation_ast(document, name)
     if operation is None:
         error = GraphQLError("no operation of that name, or several without one")
-        return Refused(400, [formatted(error)])
+        return Refused(400, [formatted(error)], found=found)
     if operation.operation not in allowed:
         kind = operation.operation.value
-        return refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
+        return replace(refused(405, "BAD_REQUEST", f"a {kind} is not taken here"), found=found)
     roots = _root_fields(document, operation.selection_set, set())
     if roots > served.max_root_fields:
         message = f"{roots} root fields; at most {served.max_root_fields} an operation"
-        return refused(400, "QUERY_TOO_COMPLEX", message)
+        return replace(refused(400, "QUERY_TOO_COMPLEX", message), found=found)
     runner: type[Executor[Any]] = CompiledExecutor if served.compiled else Executor
     executor = build_executor(runner, served.schema, document, name, variables)
-    cost = None
+    estimate = None
     if executor is not None:
-        cost = served.estimates.cost(
+        estimate = served.estimates.estimate(
             served.schema,
             document,
             executor.operation,
             executor.fragments,
             executor.variable_values,
         )
-    if cost is not None and cost > served.max_cost:
+    if estimate is None:
+        return Admitted(document, operation, executor, None, False, found)
+    cost = estimate.cost
+    if cost > served.max_cost:
         message = f"costs {cost} (the most items its answer can hold); at most {served.max_cost}"
-        return refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
-    if served.budget is not None and cost is not None:
-        admission = await served.budget.admit(tenant, cost)
-        if not admission.admitted:
-            headers = {"Retry-After": str(admission.retry_after)}
-            return Refused(429, [dict(throttled(admission, cost).formatted)], headers)
-    return Admitted(document, operation, executor)
+        too_complex = refused(400, "QUERY_TOO_COMPLEX", message, cost=cost, limit=served.max_cost)
+        return replace(too_complex, estimate=estimate, found=found)
+    if served.budget is None:
+        return Admitted(document, operation, executor, estimate, False, found)
+    admission = await served.budget.admit(tenant, cost)
+    if not admission.admitted:
+        headers = {"Retry-After": str(admission.retry_after)}
+        errors = [dict(throttled(admission, cost).formatted)]
+        return Refused(429, errors, headers, estimate, found)
+    return Admitted(document, operation, executor, estimate, True, found)
 
 
 def persisted_query(served: Served, data: dict[str, Any]) -> str | Refused | None:
@@ -120,13 +137,18 @@ def persisted_query(served: Served, data: dict[str, Any]) -> str | Refused | Non
 def prepared(served: Served, query: str) -> DocumentNode | Refused:
     """The document of `query`, parsed and valid (from the cache when it was before), or why
     it is refused."""
+    return _prepared(served, query)[0]
+
+
+def _prepared(served: Served, query: str) -> tuple[DocumentNode | Refused, str]:
+    """`prepared`, and how: found by its `text`, or `prepared` now."""
     document: DocumentNode | None = served.documents.get(query)
     if document is not None:
-        return document
+        return document, "text"
     checked = _checked(served, query)
     if not isinstance(checked, Refused):
         served.documents.put(query, checked, len(query))
-    return checked
+    return checked, "prepared"
 
 
 def _checked(served: Served, query: str) -> DocumentNode | Refused:

@@ -7,8 +7,10 @@ tenant's budget). A request may name its document by sha256 (persisted.py: autom
 persisted queries, trusted documents). A browser asking for /graphql (Accept: text/html)
 gets GraphiQL (keygraph.serve.graphiql), offline. A request over HTTP is cut at its
 deadline, 504 TIMEOUT (bounded.py), and logged in one JSON line (request_log.py,
-learnt.py), its X-Request-Id answered; metrics (observed.py) and traces (traced.py) are
-recorded when Served asks for them, and their libraries loaded only then."""
+learnt.py), its X-Request-Id answered; an answer to an operation reports its cost in
+`extensions` (reported.py), and in dev mode its store calls. Metrics (observed.py) and
+traces (traced.py) are recorded when Served asks for them, their libraries loaded only
+then."""
 
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from .bounded import Bounded
 from .idempotency import Answered
 from .idempotency_key import HEADER, digest, record_name, valid_key
 from .learnt import Learnt
+from .reported import reported
 from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
 from .written import Written
@@ -179,7 +182,10 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     allowed = QUERIES if request.method in READING else READS_AND_WRITES
     admitted = await admit(served, token.tenant, query, variables, name, allowed)
     if isinstance(admitted, Refused):
-        refusal = answered({"errors": admitted.errors}, admitted.status)
+        report = reported(
+            served, learnt, token.tenant, admitted.estimate, False, None, admitted.found
+        )
+        refusal = answered({"errors": admitted.errors, "extensions": report}, admitted.status)
         refusal.headers.update(admitted.headers)
         return refusal
     learnt.operation = admitted.operation
@@ -191,6 +197,9 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     if learnt.claim is not None:
         store = learnt.written = Written(store)
     status, body = await _run(served, store, admitted, token, params, learnt.request_id)
+    estimate, charged, found = admitted.estimate, admitted.charged, admitted.found
+    data = body.get("data")
+    body["extensions"] = reported(served, learnt, token.tenant, estimate, charged, data, found)
     sent = orjson.dumps(body)
     if learnt.claim is not None and served.ledger is not None:
         codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}

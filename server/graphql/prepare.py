@@ -39,12 +39,13 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from keygraph.api.shape import Estimate
 from keygraph.caller import Caller
 from keygraph.serve.budget import throttled
 from keygraph.serve.document_cache import DocumentCache
 from server.graphql import literals
 from server.graphql.context import RequestContext
-from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
+from server.graphql.cost import CALLER_ARGUMENTS, cost_variables, estimate
 from server.graphql.limits import (
     FirstArgument,
     check_first,

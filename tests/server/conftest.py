@@ -21,6 +21,7 @@ import pytest
 from generated.table import TABLE
 from keygraph.plan import Query, SortCondition, TableDef
 from keygraph.serve import create_app as serve_app
+from keygraph.serve.budget import TenantBudget
 from keygraph.serve.package import extension_at, served
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
@@ -46,7 +47,10 @@ def app_of(server: str, settings: Settings, store: Store) -> Any:
         return create_app(settings, store)
     extension = extension_at("server.extension", "generated")
     assert settings.jwt_secret is not None
-    return serve_app(served("generated", store, settings.jwt_secret, [extension]))
+    limits = settings.limits
+    budget = TenantBudget(limits.tenant_budget, limits.tenant_refill)
+    options = {"dev": settings.dev, "budget": budget, "max_cost": limits.max_cost}
+    return serve_app(served("generated", store, settings.jwt_secret, [extension], **options))
 
 
 Gql = Callable[..., Awaitable[dict[str, Any]]]
