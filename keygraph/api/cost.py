@@ -9,7 +9,8 @@ query `first`, or its pattern's default page when `first` is left out, for each
 struct is part of its item and costs nothing more. Fields are collected as the executor
 collects them: each alias counts, fragments are followed, @skip and @include honoured, and
 fields merged under one response key count once; a field of an abstract type counts as its
-costliest possible type."""
+costliest possible type. The same walk gives the answer's shape (shape.py): where the items
+it counts sit."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from graphql.execution.values import VariableValues, get_argument_values, get_va
 from keygraph.paging import PageSize
 
 from .bindings import Operation
+from .shape import Estimate, Shape
 
 READ = "keygraph.read"
 """The key of a field's extensions that holds its `Read`."""
@@ -88,33 +90,50 @@ class OperationWalk:
 
 
 class _Walk(OperationWalk):
-    """The walk that counts the items an operation of a spec's API can read."""
+    """The walk that counts the items an operation of a spec's API can read, and where
+    they sit in its answer."""
 
-    def object_cost(self, type_: GraphQLNamedType, details: list[FieldDetails]) -> int:
-        """What one object of `type_` costs below itself: its costliest possible type's."""
+    def object_cost(
+        self, type_: GraphQLNamedType, details: list[FieldDetails], counts: bool
+    ) -> tuple[int, Shape]:
+        """What one object of `type_` costs below itself (its costliest possible type's),
+        and its shape: counted when it is an item read (`counts`), not a struct."""
         if is_abstract_type(type_):
             runtime = list(self.schema.get_possible_types(type_))
         elif isinstance(type_, GraphQLObjectType):
             runtime = [type_]
         else:
-            return 0
-        return max((self.selection_cost(t, self.fields_of(t, details)) for t in runtime), default=0)
+            return 0, Shape(counts)
+        shape, most = Shape(counts), 0
+        for candidate in runtime:
+            cost, fields = self.selection_cost(candidate, self.fields_of(candidate, details))
+            most = max(most, cost)
+            shape.merge(Shape(counts, fields))
+        return most, shape
 
-    def selection_cost(self, type_: GraphQLObjectType, grouped: Grouped) -> int:
-        total = 0
-        for details in grouped.values():
+    def selection_cost(
+        self, type_: GraphQLObjectType, grouped: Grouped
+    ) -> tuple[int, dict[str, Shape]]:
+        total, shapes = 0, {}
+        for key, details in grouped.items():
             definition = type_.fields.get(details[0].node.name.value)
-            if definition is not None:
-                total += self.field_cost(definition, details)
-        return total
+            if definition is None:
+                continue
+            cost, shape = self.field_cost(definition, details)
+            total += cost
+            if shape is not None:
+                shapes[key] = shape
+        return total, shapes
 
-    def field_cost(self, definition: GraphQLField, details: list[FieldDetails]) -> int:
+    def field_cost(
+        self, definition: GraphQLField, details: list[FieldDetails]
+    ) -> tuple[int, Shape | None]:
         named = get_named_type(definition.type)
         if is_leaf_type(named):
-            return 0
+            return 0, None
         read: Read | None = (definition.extensions or {}).get(READ)
         if read is None:
-            return self.object_cost(named, details)  # a struct: part of its item
+            return self.object_cost(named, details, False)  # a struct: part of its item
         args = get_argument_values(definition, details[0].node, self.variables)
         if read.operation == "query":
             assert read.page is not None
@@ -122,30 +141,38 @@ class _Walk(OperationWalk):
             if isinstance(
                 get_nullable_type(definition.type), GraphQLList
             ):  # `list`: a page's items
-                return size * (1 + self.object_cost(named, details))
+                inner, shape = self.object_cost(named, details, True)
+                return size * (1 + inner), shape
             assert isinstance(named, GraphQLObjectType)
-            return size * self.per_node(named, details)
+            per_node, shape = self.per_node(named, details)
+            return size * per_node, shape
         count = 1
         if read.operation == "batch_get" and read.page is not None:
             count = _size(read.page, args.get("first"))
         elif read.operation == "batch_get":
             count = read.most if read.most is not None else _keys(args)
-        return count * (1 + self.object_cost(named, details))
+        inner, shape = self.object_cost(named, details, True)
+        return count * (1 + inner), shape
 
-    def per_node(self, connection: GraphQLObjectType, details: list[FieldDetails]) -> int:
+    def per_node(
+        self, connection: GraphQLObjectType, details: list[FieldDetails]
+    ) -> tuple[int, Shape]:
         """What one node of a page costs: one and its selection, for each `edges { node }`
-        selected, at least one."""
+        selected, at least one; and the connection's shape."""
         edge_type = get_named_type(connection.fields["edges"].type)
         assert isinstance(edge_type, GraphQLObjectType)
         node_type = get_named_type(edge_type.fields["node"].type)
-        total = 0
-        for edges in self.fields_of(connection, details).values():
+        total, shape = 0, Shape()
+        for edges_key, edges in self.fields_of(connection, details).items():
             if edges[0].node.name.value != "edges":
                 continue
-            for nodes in self.fields_of(edge_type, edges).values():
+            edge_shape = shape.fields.setdefault(edges_key, Shape())
+            for node_key, nodes in self.fields_of(edge_type, edges).items():
                 if nodes[0].node.name.value == "node":
-                    total += 1 + self.object_cost(node_type, nodes)
-        return max(1, total)
+                    inner, node_shape = self.object_cost(node_type, nodes, True)
+                    total += 1 + inner
+                    edge_shape.fields[node_key] = node_shape
+        return max(1, total), shape
 
 
 def _size(page: PageSize, first: Any) -> int:
@@ -173,7 +200,8 @@ def estimate(
     if not isinstance(variables, VariableValues):
         return None
     found = {name: FragmentDetails(definition) for name, definition in fragments.items()}
-    return _estimated(schema, operation, found, variables)
+    estimated = _estimated(schema, operation, found, variables)
+    return None if estimated is None else estimated.cost
 
 
 def _estimated(
@@ -181,16 +209,17 @@ def _estimated(
     operation: OperationDefinitionNode,
     fragments: Mapping[str, FragmentDetails],
     variables: VariableValues,
-) -> int | None:
-    """The operation's cost with its variables coerced; None for an operation type the
-    schema has no root for."""
+) -> Estimate | None:
+    """The operation's cost and its answer's shape with its variables coerced; None for
+    an operation type the schema has no root for."""
     root = schema.get_root_type(operation.operation)
     if root is None:
         return None
     found = dict(fragments)
     walk = _Walk(schema, operation, found, variables)
     grouped = collect_fields(schema, found, variables, root, operation).grouped_field_set
-    return walk.selection_cost(root, grouped)
+    cost, shapes = walk.selection_cost(root, grouped)
+    return Estimate(cost, Shape(False, shapes))
 
 
 ESTIMATES_KEPT = 1024
@@ -205,7 +234,7 @@ class Estimates:
 
     def __init__(self, kept: int = ESTIMATES_KEPT) -> None:
         self.kept = kept
-        self._found: OrderedDict[tuple[Any, ...], tuple[DocumentNode, int | None]]
+        self._found: OrderedDict[tuple[Any, ...], tuple[DocumentNode, Estimate | None]]
         self._found = OrderedDict()
 
     def cost(
@@ -217,16 +246,29 @@ class Estimates:
         variables: VariableValues,
     ) -> int | None:
         """The operation's cost (`estimate`), from the cache when it was made before."""
+        found = self.estimate(schema, document, operation, fragments, variables)
+        return None if found is None else found.cost
+
+    def estimate(
+        self,
+        schema: GraphQLSchema,
+        document: DocumentNode,
+        operation: OperationDefinitionNode,
+        fragments: Mapping[str, FragmentDetails],
+        variables: VariableValues,
+    ) -> Estimate | None:
+        """The operation's cost and its answer's shape, from the cache when it was made
+        before."""
         key = (id(document), id(operation), *_cost_values(variables.coerced))
         found = self._found.get(key)
         if found is not None and found[0] is document:
             self._found.move_to_end(key)
             return found[1]
-        cost = _estimated(schema, operation, fragments, variables)
-        self._found[key] = (document, cost)
+        estimated = _estimated(schema, operation, fragments, variables)
+        self._found[key] = (document, estimated)
         while len(self._found) > self.kept:
             self._found.popitem(last=False)
-        return cost
+        return estimated
 
 
 def _cost_values(coerced: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -24,6 +24,7 @@ from graphql import (
 from graphql.execution import Executor
 
 from keygraph.api.run import formatted
+from keygraph.api.shape import Estimate
 from keygraph.execution.executor import CompiledExecutor
 from keygraph.execution.operation import build_executor
 
@@ -44,6 +45,12 @@ class Admitted:
     executor: Executor[Any] | None
     """Its executor, variables coerced and no context yet; None when they do not coerce
     (execution reports them)."""
+    estimate: Estimate | None
+    """Its cost and its answer's shape; None when its variables do not coerce."""
+    charged: bool
+    """Whether its cost was taken from the tenant's budget (what it does not use goes back)."""
+    found: str
+    """How its document was found: `prepared` for it, or by its `text`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,10 @@ class Refused:
     operation: OperationDefinitionNode | None = None
     parsed: DocumentNode | None = field(default=None, repr=False)
     """The document, when it parsed and was refused after (by validation, its size)."""
+    estimate: Estimate | None = None
+    """The operation's cost, when it was known before it was refused."""
+    found: str | None = None
+    """How its document was found, when it parsed and validated."""
 
 
 def refused(status: int, code: str, message: str, **extensions: Any) -> Refused:
@@ -74,7 +85,7 @@ async def admit(
 ) -> Admitted | Refused:
     """The operation, admitted to run for `tenant`, or why not; one whose type is not
     `allowed` is 405 (a mutation sent with GET: its Allow header names POST)."""
-    document = prepared(served, query)
+    document, found = _prepared(served, query)
     if isinstance(document, Refused):
         if document.parsed is None:
             return document
@@ -82,9 +93,11 @@ async def admit(
     operation = get_operation_ast(document, name)
     if operation is None:
         error = GraphQLError("no operation of that name, or several without one")
-        return Refused(400, [formatted(error)])
-    found = await _admitted(served, tenant, document, operation, variables, name, allowed)
-    return replace(found, operation=operation) if isinstance(found, Refused) else found
+        return Refused(400, [formatted(error)], found=found)
+    admitted = await _admitted(served, tenant, document, operation, variables, name, allowed)
+    if isinstance(admitted, Refused):
+        return replace(admitted, operation=operation, found=found)
+    return replace(admitted, found=found)
 
 
 async def _admitted(
@@ -96,7 +109,8 @@ async def _admitted(
     name: str | None,
     allowed: frozenset[OperationType],
 ) -> Admitted | Refused:
-    """The operation found in the document admitted, or why not."""
+    """The operation found in the document admitted, or why not (how the document was
+    found is `admit`'s to tell)."""
     if operation.operation not in allowed:
         kind = operation.operation.value
         refusal = refused(405, "BAD_REQUEST", f"a {kind} is not taken here")
@@ -107,23 +121,29 @@ async def _admitted(
         return Refused(400, [_shown(too_many)])
     runner: type[Executor[Any]] = CompiledExecutor if served.compiled else Executor
     executor = build_executor(runner, served.schema, document, name, variables)
-    cost = None
+    estimate = None
     if executor is not None:
-        cost = served.estimates.cost(
+        estimate = served.estimates.estimate(
             served.schema,
             document,
             executor.operation,
             executor.fragments,
             executor.variable_values,
         )
-    if cost is not None and cost > served.max_cost:  # before it is planned
-        return Refused(400, [_shown(over_cost(cost, served.max_cost))])
-    if served.budget is not None and cost is not None:
-        admission = await served.budget.admit(tenant, cost)
-        if not admission.admitted:
-            headers = {"Retry-After": str(admission.retry_after)}
-            return Refused(429, [dict(throttled(admission, cost).formatted)], headers)
-    return Admitted(document, operation, executor)
+    if estimate is None:
+        return Admitted(document, operation, executor, None, False, "")
+    cost = estimate.cost
+    if cost > served.max_cost:  # before it is planned
+        too_complex = Refused(400, [_shown(over_cost(cost, served.max_cost))])
+        return replace(too_complex, estimate=estimate)
+    if served.budget is None:
+        return Admitted(document, operation, executor, estimate, False, "")
+    admission = await served.budget.admit(tenant, cost)
+    if not admission.admitted:
+        headers = {"Retry-After": str(admission.retry_after)}
+        errors = [dict(throttled(admission, cost).formatted)]
+        return Refused(429, errors, headers, estimate=estimate)
+    return Admitted(document, operation, executor, estimate, True, "")
 
 
 def persisted_query(served: Served, data: dict[str, Any]) -> str | Refused | None:
@@ -142,13 +162,18 @@ def persisted_query(served: Served, data: dict[str, Any]) -> str | Refused | Non
 def prepared(served: Served, query: str) -> DocumentNode | Refused:
     """The document of `query`, parsed and valid (from the cache when it was before), or why
     it is refused."""
+    return _prepared(served, query)[0]
+
+
+def _prepared(served: Served, query: str) -> tuple[DocumentNode | Refused, str]:
+    """`prepared`, and how: found by its `text`, or `prepared` now."""
     document: DocumentNode | None = served.documents.get(query)
     if document is not None:
-        return document
+        return document, "text"
     checked = _checked(served, query)
     if not isinstance(checked, Refused):
         served.documents.put(query, checked, len(query))
-    return checked
+    return checked, "prepared"
 
 
 def _checked(served: Served, query: str) -> DocumentNode | Refused:

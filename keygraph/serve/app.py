@@ -7,8 +7,10 @@ tenant's budget). A request may name its document by sha256 (persisted.py: autom
 persisted queries, trusted documents). A browser asking for /graphql (Accept: text/html)
 gets GraphiQL (keygraph.serve.graphiql), offline. A request over HTTP is cut at its
 deadline, 504 TIMEOUT (bounded.py), and logged in one JSON line (request_log.py,
-learnt.py), its X-Request-Id answered; metrics (observed.py) and traces (traced.py) are
-recorded when Served asks for them, and their libraries loaded only then."""
+learnt.py), its X-Request-Id answered; an answer to an operation reports its cost in
+`extensions` (reported.py), and in dev mode its store calls. Metrics (observed.py) and
+traces (traced.py) are recorded when Served asks for them, their libraries loaded only
+then."""
 
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from .bounded import Bounded
 from .idempotency import Answered
 from .idempotency_key import HEADER, digest, record_name, valid_key
 from .learnt import Learnt
+from .reported import reported
 from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
 from .written import Written
@@ -178,7 +181,11 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     admitted = await admit(served, token.tenant, query, variables, name, allowed)
     if isinstance(admitted, Refused):
         learnt.operation = admitted.operation  # the request log names it
-        status, body = spoken.as_requested(request, admitted.status, {"errors": admitted.errors})
+        report = reported(
+            served, learnt, token.tenant, admitted.estimate, False, None, admitted.found
+        )
+        errors = {"errors": admitted.errors, "extensions": report}
+        status, body = spoken.as_requested(request, admitted.status, errors)
         refusal = answered(body, status)
         refusal.headers.update(admitted.headers)
         return refusal
@@ -191,6 +198,9 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     if learnt.claim is not None:
         store = learnt.written = Written(store)
     status, body = await _run(served, store, admitted, token, params, learnt.request_id)
+    estimate, charged, found = admitted.estimate, admitted.charged, admitted.found
+    data = body.get("data")
+    body["extensions"] = reported(served, learnt, token.tenant, estimate, charged, data, found)
     status, body = spoken.as_requested(request, status, body)
     sent = orjson.dumps(body)
     if learnt.claim is not None and served.ledger is not None:

@@ -1,16 +1,17 @@
 """`keygraph serve` and `keygraph token`: a generated package's API over HTTP on the embedded
 store (a SQLite file) or DynamoDB, and development tokens for it, both with the secret of
 KEYGRAPH_JWT_SECRET (at least 32 characters, as the server asks), else a development secret
-kept beside the SQLite file; GraphiQL's page holds a development token in that case or with
---dev. Persisted queries are always taken; --trusted-documents runs only a manifest's
-documents. Metrics are off unless a token (/metrics on the app's port) or a port of their
-own is given, and traces unless KEYGRAPH_TRACING says (trace_settings.py); a request is cut
-after KEYGRAPH_REQUEST_TIMEOUT seconds (request_settings.py) and each one logged as a JSON
-line on stderr (request_log.py), as the repository's server does. --workers N serves with N
-processes on one port (workers.py), each with its share of a tenant's budget, or the whole
-budget shared through Redis with --redis-url (keygraph/shared/); both default to the
-variables the server reads (scale_settings.py). What serving needs (Starlette, uvicorn,
-PyJWT) is imported only to serve: compiling a spec needs none of it."""
+kept beside the SQLite file; in that case or with --dev, GraphiQL's page holds a development
+token and answers report their store calls and waves. Persisted queries are always taken;
+--trusted-documents runs only a manifest's documents. Metrics are off unless a token
+(/metrics on the app's port) or a port of their own is given, and traces unless
+KEYGRAPH_TRACING says (trace_settings.py); a request is cut after KEYGRAPH_REQUEST_TIMEOUT
+seconds (request_settings.py) and each one logged as a JSON line on stderr (request_log.py),
+as the repository's server does. --workers N serves with N processes on one port
+(workers.py), each with its share of a tenant's budget, or the whole budget shared through
+Redis with --redis-url (keygraph/shared/); both default to the variables the server reads
+(scale_settings.py). What serving needs (Starlette, uvicorn, PyJWT) is imported only to
+serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument(
         "--dev",
         action="store_true",
-        help=f"GraphiQL's page holds a token (always so without {SECRET_ENV})",
+        help="development mode: GraphiQL's page holds a token, and answers report their "
+        f"store calls and waves in extensions (always so without {SECRET_ENV})",
     )
     serve.add_argument(
         "--dev-role",
@@ -253,7 +255,7 @@ def _served(
         return f"Bearer {issue(secret, DEV_TENANT, 'graphiql', roles=roles, roles_claim=claim)}"
 
     if dev or args.dev or roles:
-        app = replace(app, dev_authorization=dev_authorization)
+        app = replace(app, dev_authorization=dev_authorization, dev=dev or args.dev)
     return app, secret, dev
 
 

@@ -36,6 +36,8 @@ class Learnt:
     """The Idempotency-Key's claim, from before it is made until the record is settled."""
     written: Written | None = None
     """The store a claimed mutation runs on, noting whether it may have written."""
+    meter: capacity.Meter | None = None
+    """The capacity units the request's store calls have used, while it is answered."""
 
     @classmethod
     def of(cls, request: Request, store: Store) -> Learnt:
@@ -53,6 +55,7 @@ class Learnt:
         started = time.perf_counter()
         response: Response | None = None
         with capacity.metering() as meter:
+            self.meter = meter
             try:
                 response = await answer()
             finally:

@@ -77,6 +77,9 @@ class Served:
     """Each tenant's bucket of cost points, the worker's own or one shared through Redis
     (keygraph/shared/bucket.py); None: no budget."""
     graphiql: bool = True
+    dev: bool = False
+    """Development mode: answers report their store calls and waves and how their document
+    was found in `extensions` (reported.py)."""
     dev_authorization: Callable[[], str] | None = None
     """A fresh Authorization header for GraphiQL's page (development only)."""
     realtime: Realtime | None = None

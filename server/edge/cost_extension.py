@@ -1,14 +1,15 @@
-"""`extensions.cost` of every response, answered or refused: the operation's requested and
-actual cost and, once the tenant is known, its budget; points a request did not use go
-back to the budget here."""
+"""`extensions.cost` of every response, answered or refused (its shape:
+keygraph/serve/cost_report.py): the operation's requested and actual cost and, once the
+tenant is known, its budget; points a request did not use go back to the budget here."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from keygraph.api.shape import count_objects
 from keygraph.serve.budget import Budget
+from keygraph.serve.cost_report import cost_report, with_budget
 from server.edge.request import GraphQLRequest
-from server.graphql.cost import count_objects
 
 
 class CostExtension:
@@ -27,26 +28,19 @@ class CostExtension:
         if ctx is not None and ctx.stream is not None:
             objects += ctx.stream.objects()
         meter = request.meter
-        cost: dict[str, Any] = {
-            "requested": estimate.cost if estimate is not None else 0,
-            "limit": self.max_cost,
-            "actual": {
-                "objects": objects,
-                "storeCalls": ctx.counter.calls if ctx is not None and ctx.counter else 0,
-                "readUnits": meter.read_units,
-                "writeUnits": meter.write_units,
-            },
-        }
-        if request.claims is not None:
-            tenant = request.claims.tenant
-            admission = ctx.admission if ctx is not None else None
-            if admission is not None and admission.admitted and estimate is not None:
-                remaining = self.budget.refund(tenant, estimate.cost - objects)
-            else:
-                remaining = self.budget.remaining(tenant)
-            cost["budget"] = {
-                "remaining": int(remaining),
-                "capacity": int(self.budget.capacity),
-                "refillPerSecond": self.budget.refill_per_second,
-            }
-        return cost
+        counter = ctx.counter if ctx is not None else None
+        cost = cost_report(
+            estimate.cost if estimate is not None else 0,
+            self.max_cost,
+            objects,
+            counter.calls if counter is not None else 0,
+            meter.read_units,
+            meter.write_units,
+        )
+        if request.claims is None:
+            return cost
+        admission = ctx.admission if ctx is not None else None
+        unused = None
+        if admission is not None and admission.admitted and estimate is not None:
+            unused = estimate.cost - objects
+        return with_budget(cost, self.budget, request.claims.tenant, unused)

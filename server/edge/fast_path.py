@@ -23,6 +23,7 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
+from keygraph.api.shape import Estimate
 from keygraph.execution.operation import build_executor
 from keygraph.execution.plan import OperationPlan
 from keygraph.execution.run import Run
@@ -32,7 +33,6 @@ from server.edge.response import create_response, create_streamed_response, new_
 from server.edge.result import Results
 from server.graphql.compiled.executor import CompiledExecutor
 from server.graphql.context import RequestContext
-from server.graphql.cost import Estimate
 from server.graphql.error_format import log_errors
 from server.graphql.literals import Binding
 from server.graphql.prepare import charge

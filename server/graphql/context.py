@@ -12,11 +12,11 @@ import strawberry
 from graphql import OperationType
 from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_current_batch
 
+from keygraph.api.shape import Estimate
 from keygraph.caller import Caller
 from keygraph.serve.budget import Admission, Budget
 from keygraph.store import Session
 from keygraph.stores.counting import CountingStore
-from server.graphql.cost import Estimate
 from server.graphql.literals import Binding
 from server.graphql.stream import Stream
 

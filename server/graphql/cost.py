@@ -16,7 +16,6 @@ response actually holds can be counted without knowing its types.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from annotated_types import MaxLen
@@ -53,6 +52,7 @@ from generated.api import API
 from generated.models.order import Order
 from keygraph.api import Relation, Root
 from keygraph.api.cost import OperationWalk
+from keygraph.api.shape import Estimate, Shape
 from keygraph.caller import MAX_ROLES, Caller
 from keygraph.paging import PageSize
 from server.authz.fields import Decision, decide
@@ -111,31 +111,6 @@ LIST_BOUNDS: Mapping[tuple[str, str], int] = {
     ("Viewer", "roles"): MAX_ROLES,
 }
 """Lists without `first`, at the most items they hold."""
-
-
-@dataclass(slots=True)
-class Shape:
-    """What a response holds under one key: whether its objects count, and its fields."""
-
-    counts: bool = False
-    fields: dict[str, Shape] = field(default_factory=dict)
-    item_cost: int = 0
-    """For a list, the most objects one of its items can hold (0: none, or not a list)."""
-
-    def merge(self, other: Shape) -> None:
-        self.counts = self.counts or other.counts
-        self.item_cost = max(self.item_cost, other.item_cost)
-        for key, shape in other.fields.items():
-            mine = self.fields.setdefault(key, Shape())
-            mine.merge(shape)
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """The most objects an operation's response can hold, and where they sit."""
-
-    cost: int
-    shape: Shape
 
 
 def _is_list(type_: GraphQLOutputType) -> bool:
@@ -350,30 +325,3 @@ def cost_variables(
 
     visit(document, Finder())
     return tuple(sorted(found))
-
-
-def count_objects(data: Any, shape: Shape) -> int:
-    """The counted objects a response's data holds, by its shape: an object, or each of a
-    list's in one loop. An object whose shape has no fields below is counted where it
-    stands, without a call of its own."""
-    if isinstance(data, dict):
-        data = [data]
-    elif not isinstance(data, list):
-        return 0
-    counts = 1 if shape.counts else 0
-    fields = shape.fields.items()
-    total = 0
-    for entry in data:
-        if isinstance(entry, dict):
-            total += counts
-            for key, inner in fields:
-                value = entry.get(key)
-                if value is None:
-                    continue
-                if not inner.fields and type(value) is dict:
-                    total += inner.counts
-                else:
-                    total += count_objects(value, inner)
-        elif entry is not None:
-            total += count_objects(entry, shape)  # a list in a list
-    return total

@@ -39,6 +39,7 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from keygraph.api.shape import Estimate
 from keygraph.caller import Caller
 from keygraph.serve.budget import throttled
 from keygraph.serve.document_cache import DocumentCache
@@ -46,7 +47,7 @@ from keygraph.serve.document_size import check_size
 from keygraph.serve.limits import check_variables, over_cost, parse_limited
 from server.graphql import literals
 from server.graphql.context import RequestContext
-from server.graphql.cost import CALLER_ARGUMENTS, Estimate, cost_variables, estimate
+from server.graphql.cost import CALLER_ARGUMENTS, cost_variables, estimate
 from server.graphql.limits import FirstArgument, check_first, first_arguments
 from server.settings import Limits
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from server.graphql.cost import Shape, count_objects
+from keygraph.api.shape import Shape, count_objects
 
 _MARK = b"\x00"
 """Wraps a placeholder's index in the serialized data: JSON escapes every control character

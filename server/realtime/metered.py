@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from keygraph.api.shape import Estimate, count_objects
 from keygraph.serve.budget import Budget, throttled
 from server.errors import ApiError
-from server.graphql.cost import Estimate, count_objects
 
 
 class Throttled(ApiError):

@@ -23,6 +23,7 @@ import pytest
 from generated.table import TABLE
 from keygraph.plan import Query, SortCondition, TableDef
 from keygraph.serve import create_app as serve_app
+from keygraph.serve.budget import TenantBudget
 from keygraph.serve.package import extension_at, served
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
@@ -56,8 +57,12 @@ def app_of(server: str, settings: Settings, store: Store) -> Any:
         """GraphiQL's token, as `keygraph serve --dev` hands it out."""
         return f"Bearer {issue(secret, DEV_TENANT, 'graphiql')}"
 
-    dev: dict[str, Any] = {"dev_authorization": dev_authorization} if settings.dev else {}
-    return serve_app(served("generated", store, secret, [extension], **dev))
+    limits = settings.limits
+    budget = TenantBudget(limits.tenant_budget, limits.tenant_refill)
+    options: dict[str, Any] = {"dev": settings.dev, "budget": budget, "max_cost": limits.max_cost}
+    if settings.dev:
+        options["dev_authorization"] = dev_authorization
+    return serve_app(served("generated", store, secret, [extension], **options))
 
 
 Gql = Callable[..., Awaitable[dict[str, Any]]]

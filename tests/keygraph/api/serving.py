@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from keygraph.serve.secret import SECRET_ENV
 from keygraph.stores.dynamodb.local import free_port
@@ -58,3 +59,9 @@ def keygraph_serve(
     """The URL of `keygraph serve *argv` run in `cwd`, once it answers; stopped afterwards."""
     with keygraph_process(*argv, cwd=cwd, env=env) as serving:
         yield serving.url
+
+
+def unreported(body: dict[str, Any]) -> dict[str, Any]:
+    """An answer's body without its `extensions`, which must report its cost."""
+    assert "cost" in body["extensions"], body
+    return {key: value for key, value in body.items() if key != "extensions"}

@@ -43,6 +43,7 @@ from keygraph.tokens import TokenKey, issue
 from server.seed.tenant import SeedSizes, seed
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CODEC, ROOT, SECRET, Compiled, post, served_client
+from tests.keygraph.api.serving import unreported
 from tests.keygraph.api.test_generated_api import SPECS, _sample
 
 SIZES = SeedSizes(users=6, orders=5, groups=2, org_nodes=4, org_depth=2, shops=3, max_members=3)
@@ -167,4 +168,4 @@ async def test_a_variable_inside_a_list_or_input_is_read_on_every_request(
         for user in ids[:3]:  # one kept document and plan: each request's value, not the first's
             name = f"group of {user}"
             answer = await post(client, {"query": many, "variables": {"name": name}}, **admin)
-            assert answer.json() == {"data": {"createGroup": {"name": name}}}
+            assert unreported(answer.json()) == {"data": {"createGroup": {"name": name}}}

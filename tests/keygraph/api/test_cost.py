@@ -22,6 +22,7 @@ from keygraph.serve import Served, create_app
 from keygraph.tokens import TokenKey, issue
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CODEC, ROOT, Compiled
+from tests.keygraph.api.serving import unreported
 
 Compile = Callable[[Path], Compiled]
 
@@ -96,10 +97,17 @@ async def test_serve_refuses_an_operation_over_its_cost(
         cost = 100 * (1 + 100 * 102)
         assert error["extensions"] == {"code": "QUERY_TOO_COMPLEX", "cost": cost, "limit": 25_000}
         assert error["message"] == f"the operation may return {cost} objects, at most 25000"
+        assert deep.json()["extensions"]["cost"]["requested"] == cost
+        assert deep.json()["extensions"]["cost"]["actual"]["storeCalls"] == 0
         normal = DEEP.replace("100", "20")  # 20 * (1 + 20 * 22): 8,820
         fine = await client.post("/graphql", json={"query": normal}, headers=headers)
         assert fine.status_code == 200
-        assert fine.json() == {"data": {"users": {"edges": []}}}
+        assert unreported(fine.json()) == {"data": {"users": {"edges": []}}}
+        report = fine.json()["extensions"]["cost"]
+        assert (report["requested"], report["limit"]) == (8_820, 25_000)
+        assert report["actual"]["objects"] == 0
+        assert report["actual"]["storeCalls"] == 1
+        assert "budget" not in report  # this app has none
 
 
 VARIED = (

@@ -29,6 +29,7 @@ from keygraph.serve.cli import EXIT_BAD_INPUT
 from keygraph.stores.dynamodb.local import free_port
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.tokens import issue
+from server.seed.tenant import SeedSizes, seed
 from tests.keygraph.api.serving import Serving, keygraph_process
 from tests.redis_server import RedisServer
 from tests.sockets_held import children, connections, holder, listening
@@ -41,7 +42,10 @@ TOKEN = issue(SECRET, "acme", "u1", roles=["admin"])
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 VIEWER = json.dumps({"query": "{ users(first: 1) { edges { cursor } } }"}).encode()
 COSTLY = "{ users(first: 100) { edges { node { orders(first: 100) { edges { node { id } } } } } } }"
-"""An operation of cost 10,100: a budget of 25,000 admits two, a worker's half of it one."""
+"""An operation of cost 10,100: a budget of 25,000 admits two, a worker's half of it one,
+when its answer holds nearly all it may (what it does not use is given back: `_seeded`)."""
+FULL = SeedSizes(users=100, orders=12_000, groups=0, org_nodes=0, org_depth=0, shops=0)
+"""About 120 orders a user: COSTLY's answer holds nearly 10,100 objects."""
 WATCH = 'subscription { shopChanged(shopId: "s1") { shop { name } } }'
 SHOP = Shop(
     shop_id="s1",
@@ -227,9 +231,19 @@ def _spend(connection: http.client.HTTPConnection) -> int:
     raise AssertionError("the budget never refused")
 
 
-def test_with_redis_a_tenants_budget_spent_on_one_worker_is_spent_on_the_other(
+async def _seeded(tmp_path: Path) -> None:
+    """The database `_serve` serves, holding what COSTLY reads in full."""
+    store = EmbeddedStore(TABLE, path=tmp_path / "keygraph.sqlite3")
+    try:
+        await seed(store, "acme", FULL, progress=False)
+    finally:
+        await store.close()
+
+
+async def test_with_redis_a_tenants_budget_spent_on_one_worker_is_spent_on_the_other(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
+    await _seeded(tmp_path)
     flags = (*BUDGET, "--redis-url", redis_server.url)
     with _serve(tmp_path, *flags) as serving, contextlib.ExitStack() as stack:
         first, second = _on_each_worker(serving, _workers(serving), stack).values()
@@ -240,7 +254,8 @@ def test_with_redis_a_tenants_budget_spent_on_one_worker_is_spent_on_the_other(
 
 
 @pytest.mark.parametrize("redis", ["none", "unreachable"])
-def test_without_redis_each_worker_holds_its_share(tmp_path: Path, redis: str) -> None:
+async def test_without_redis_each_worker_holds_its_share(tmp_path: Path, redis: str) -> None:
+    await _seeded(tmp_path)
     flags = () if redis == "none" else ("--redis-url", f"redis://127.0.0.1:{free_port()}/0")
     with _serve(tmp_path, *BUDGET, *flags) as serving, contextlib.ExitStack() as stack:
         first, second = _on_each_worker(serving, _workers(serving), stack).values()

@@ -34,7 +34,6 @@ def local_ids(*group_ids: str) -> list[str]:
     return groups.in_key_order(local_id(group_id, "Group") for group_id in group_ids)
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_memberships_keep_the_user_item_s_group_ids(world: World) -> None:
     acme = world.acme
     user = await acme.create_user("ids@example.org")
@@ -125,7 +124,6 @@ async def test_a_deleted_group_leaves_its_members_ids(world: World) -> None:
         assert await stored_ids(world, user["id"]) == local_ids(kept["id"])
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_the_backfill_gives_older_users_their_ids_once(world: World) -> None:
     acme = world.acme
     users = [await acme.create_user(f"old{n}@example.org") for n in range(3)]

@@ -59,7 +59,6 @@ async def test_create_order_computes_the_total_and_starts_pending(acme: Api) -> 
     assert (await acme.data(ORDER, {"id": order["id"]}))["order"] == order
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_order_by_id_is_one_store_call_with_its_items(acme: Api) -> None:
     user = await acme.create_user("b@example.org")
     order = await acme.create_order(user["id"], [(f"S{i}", 1, 1) for i in range(50)])

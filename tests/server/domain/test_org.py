@@ -74,7 +74,6 @@ def node_key(global_id: str) -> str:
     return path_of(global_id)[-1]
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_roots_come_by_name_then_id(org: Org) -> None:
     created = [(name, await org.create(name)) for name in ("Beta", "Alpha", "Gamma", "Alpha")]
     data = await org.data("{ orgRoots { id name depth parent { id } } }")
@@ -85,7 +84,10 @@ async def test_roots_come_by_name_then_id(org: Org) -> None:
     assert org.calls == 1
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads a node's children and their parent in 3 calls in 3 waves where the "
+    "server reads them in 2"
+)
 async def test_children_are_sorted_and_know_their_parent(org: Org) -> None:
     root = await org.create("Root")
     for name in ("Sales", "Engineering", "Legal"):
@@ -102,7 +104,9 @@ async def test_children_are_sorted_and_know_their_parent(org: Org) -> None:
     assert (org.calls, org.waves) == (2, 2)
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "the page size patched is the server's; keygraph serve reads the children in one page"
+)
 async def test_children_read_every_page(org: Org, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(org_types, "CHILDREN_PAGE_SIZE", 2)
     root = await org.create("Root")
@@ -143,7 +147,7 @@ DESCENDANTS = """query($id: ID!, $first: Int, $after: String) {
 }"""
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_descendants_are_pre_order_and_page(org: Org) -> None:
     top, tree = await build_tree(org)
     other = await org.create("other root")
@@ -174,7 +178,10 @@ async def test_descendants_are_pre_order_and_page(org: Org) -> None:
     assert pages == 3
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads a node and its ancestors in 2 calls in 2 waves where the server "
+    "reads them in 1"
+)
 async def test_ancestors_are_root_first_in_one_store_call(org: Org) -> None:
     chain = [await org.create("level 0")]
     for depth in range(1, 5):
@@ -192,7 +199,10 @@ async def test_ancestors_are_root_first_in_one_store_call(org: Org) -> None:
     assert (org.calls, org.waves) == (1, 1)  # the node read with all its ancestors at once
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads nested children and their parents in 11 calls in 4 waves where the "
+    "server reads them in 10 in 3"
+)
 async def test_nested_children_cost_one_query_per_parent(org: Org) -> None:
     roots = [await org.create(f"root {i}") for i in range(3)]
     for root in roots:
@@ -206,7 +216,10 @@ async def test_nested_children_cost_one_query_per_parent(org: Org) -> None:
     assert (org.calls, org.waves) == (1 + 3 + 6, 3)
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads four nodes' parents in 5 calls in 2 waves where the server reads "
+    "them in 1"
+)
 async def test_parent_of_many_nodes_is_one_batch(org: Org) -> None:
     parents = [await org.create(f"p{i}") for i in range(4)]
     kids = [await org.create("kid", parent) for parent in parents]
@@ -218,7 +231,7 @@ async def test_parent_of_many_nodes_is_one_batch(org: Org) -> None:
     assert (org.calls, org.waves) == (1, 1)  # the four nodes with their ancestors at once
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_a_missing_parent_is_not_found_and_writes_nothing(org: Org) -> None:
     root = await org.create("root")
     ghost = to_global_id("OrgNode", f"{node_key(root)}.01ARZ3NDEKTSV4RRFFQ69G5FAV")
@@ -230,7 +243,6 @@ async def test_a_missing_parent_is_not_found_and_writes_nothing(org: Org) -> Non
     assert [r["id"] for r in (await org.data("{ orgRoots { id } }"))["orgRoots"]] == [root]
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_bad_input_is_refused(org: Org) -> None:
     for name in ("", "x" * 201):
         data, codes = await org.run(CREATE, name=name)
@@ -252,7 +264,6 @@ async def test_bad_input_is_refused(org: Org) -> None:
     assert codes == ["INVALID_CURSOR"]
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_tenants_do_not_see_each_other(org: Org, org_globex: Org) -> None:
     root = await org.create("acme root")
     await org.create("acme child", root)
@@ -265,7 +276,6 @@ async def test_tenants_do_not_see_each_other(org: Org, org_globex: Org) -> None:
     assert data["orgNode"]["children"] == [{"name": "acme child"}]
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_node_finds_org_nodes(org: Org, org_globex: Org) -> None:
     root = await org.create("root")
     child = await org.create("child", root)
@@ -290,7 +300,6 @@ def test_record_builder_sets_parent_ref_and_depth() -> None:
     assert (child.path, child.parent_ref, child.depth) == (("R", "C"), "R", 1)
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_a_descendants_cursor_only_continues_its_own_node(org: Org) -> None:
     top, tree = await build_tree(org)
     data = await org.data(DESCENDANTS, id=top, first=1)
@@ -331,7 +340,7 @@ async def test_org_tree_on_dynamodb_local(
         assert (await org.run(CREATE, name="orphan", parent=ghost))[1] == ["NOT_FOUND"]
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only("org node ids differ (a JSON list in keygraph serve)")
 async def test_trees_stop_at_the_deepest_level_a_sort_key_can_hold(org: Org) -> None:
     parent = await org.create("level 0")
     for level in range(1, org_domain.MAX_LEVELS):
@@ -346,7 +355,6 @@ async def test_trees_stop_at_the_deepest_level_a_sort_key_can_hold(org: Org) -> 
     assert org.calls == 0
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_a_failed_field_leaves_the_loads_it_shares_to_the_others(org: Org) -> None:
     # x.ancestors and y.parent load the same node through one loader; x.descendants fails,
     # so the executor cancels x's other fields: y must still get its parent.

@@ -162,7 +162,6 @@ async def test_shops_near_equals_a_brute_force_filter(
     assert got == brute_force(shops, lat, lng, radius, 20 if first is None else first)
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_an_inline_store_reads_the_cells_without_a_task_each(acme: Shops) -> None:
     berlin = (52.52, 13.405)
     await acme.add([destination(*berlin, bearing, 0.5) for bearing in range(0, 360, 30)])
@@ -183,7 +182,6 @@ async def test_an_inline_store_reads_the_cells_without_a_task_each(acme: Shops) 
     assert tasks < acme.calls
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_one_query_per_run_of_adjacent_cells_all_at_once(acme: Shops) -> None:
     berlin = (52.52, 13.405)
     await acme.add([destination(*berlin, bearing, 0.5) for bearing in range(0, 360, 30)])
@@ -197,7 +195,6 @@ async def test_one_query_per_run_of_adjacent_cells_all_at_once(acme: Shops) -> N
     assert acme.calls <= len(cells) / 2  # this covering's cells lie in runs
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_a_dense_cell_is_read_page_by_page(
     acme: Shops, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -210,7 +207,6 @@ async def test_a_dense_cell_is_read_page_by_page(
     assert acme.calls == queries(covering_cells(10.0, 20.0, 0.05, INLINE_MAX_CELLS)) + 2
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
     acme: Shops,
 ) -> None:
@@ -225,7 +221,6 @@ async def test_a_dense_centre_answers_from_the_first_ring_whatever_the_radius(
     assert (acme.calls, acme.waves) == (queries(first_ring), 1)
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_a_sparse_map_widens_the_circle_until_enough_are_found(acme: Shops) -> None:
     berlin = (52.52, 13.405)
     shops = await acme.add([destination(*berlin, bearing, 15.0) for bearing in (0, 120, 240)])
@@ -237,7 +232,6 @@ async def test_a_sparse_map_widens_the_circle_until_enough_are_found(acme: Shops
     assert acme.waves > 1  # the first ring holds none of them
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_a_wider_circle_reads_only_the_cells_not_read_yet(
     acme: Shops, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -85,7 +85,10 @@ def test_syntax_errors_are_left_to_the_parser() -> None:
 
 
 @pytest.mark.parametrize("first", [101, 1000])
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads a `first` above the page's maximum as the maximum where the server "
+    "refuses it"
+)
 async def test_first_above_the_maximum_is_bad_user_input(acme: Api, first: int) -> None:
     literal = await acme(f"{{ users(first: {first}) {{ edges {{ node {{ id }} }} }} }}")
     variable = await acme(
@@ -138,15 +141,24 @@ async def test_limits_are_configurable(strict: Api) -> None:
     assert "errors" not in await strict(by_default, {"f": 5})
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
-async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> None:
-    async def found(query: str) -> str:
-        body = await acme(query)
-        assert "errors" not in body
-        return str(body["extensions"]["documentCache"]["request"])
+async def _found(api: Api, query: str) -> str:
+    """How the dev-mode answer to `query` says its document was found."""
+    body = await api(query)
+    assert "errors" not in body
+    return str(body["extensions"]["documentCache"]["request"])
 
+
+async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> None:
     plain = "query CacheProbe { viewer { tenant } }"
-    assert [await found(plain) for _ in range(3)] == ["prepared", "text", "text"]
+    assert [await _found(acme, plain) for _ in range(3)] == ["prepared", "text", "text"]
+    assert await _found(acme, plain + " ") == "prepared"
+
+
+@pytest.mark.hand_only("keygraph serve finds a document by its text alone, not by its shape")
+async def test_documents_differing_in_literals_are_found_by_their_shape(acme: Api) -> None:
+    async def found(query: str) -> str:
+        return await _found(acme, query)
+
     literal = "query CacheProbe { viewer { tenant } users(first: 3) { edges { node { id } } } }"
     assert [await found(literal) for _ in range(3)] == ["prepared", "shape", "shape"]
     assert await found(literal.replace("3", "4")) == "shape"

@@ -21,7 +21,9 @@ from tests.server.graphql.test_batching import _seed
 ORDERS = "orders(first: 2) { edges { node { totalCents } } }"
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads users' orders and groups in two waves where the server reads them in one"
+)
 async def test_users_answer_as_each_user_asked_alone(acme: Api, store: EmbeddedStore) -> None:
     user_ids = await _seed(store, users=5, orders_each=3, groups=2)
     fields = f"email {ORDERS} groups {{ edges {{ node {{ name }} }} }}"
@@ -39,7 +41,6 @@ async def test_users_answer_as_each_user_asked_alone(acme: Api, store: EmbeddedS
         assert len(user["groups"]["edges"]) == 2
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_fragments_and_variables_reach_the_same_loads(
     acme: Api, store: EmbeddedStore
 ) -> None:
@@ -53,7 +54,6 @@ async def test_fragments_and_variables_reach_the_same_loads(
     assert store_counts(body) == {"storeCalls": 1 + 4, "storeWaves": 2}
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
 async def test_skipped_fields_are_not_loaded(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=3, orders_each=1, groups=1)
     query = f"""query($skip: Boolean!, $with: Boolean!) {{ users {{ edges {{ node {{ email
@@ -87,7 +87,9 @@ async def test_a_failed_load_fails_at_each_users_field(acme: Api, store: Embedde
     ]
 
 
-@pytest.mark.hand_only("keygraph serve reports no store calls or cost")
+@pytest.mark.hand_only(
+    "keygraph serve reads users' orders and groups in two waves where the server reads them in one"
+)
 async def test_nothing_is_loaded_ahead_with_batching_off(
     acme: Api, store: EmbeddedStore, settings: Settings, acme_token: str
 ) -> None:
