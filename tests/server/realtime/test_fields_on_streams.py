@@ -198,7 +198,6 @@ async def test_group_members_changed(connect: Connect, acme: Api, watch: ReaderW
         await sub.nothing_more()
 
 
-@pytest.mark.hand_only("keygraph serve's org node ids hold their path as a list")
 async def test_org_node_changed(
     connect: Connect, acme: Api, store: Store, watch: ReaderWatch
 ) -> None:
@@ -288,7 +287,6 @@ async def import_children(store: Store, parent_id: str, count: int) -> list[str]
     return [node_global_id(kid.path) for kid in kids]
 
 
-@pytest.mark.hand_only("keygraph serve's org node ids hold their path as a list")
 async def test_org_node_changed_by_a_large_move(
     connect: Connect, acme: Api, store: Store, watch: ReaderWatch
 ) -> None:
