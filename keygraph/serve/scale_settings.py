@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .environment import values_set, whole
+
 
 @dataclass(frozen=True)
 class ScaleSettings:
@@ -36,16 +38,4 @@ SCALE_VARIABLES = {f"KEYGRAPH_{f.name.upper()}": f.name for f in fields(ScaleSet
 def scale_values(environ: Mapping[str, str]) -> dict[str, Any]:
     """The scale settings `environ` sets (an empty variable is unset), by field, converted;
     ValueError for a number of workers that is not a whole number."""
-    values: dict[str, Any] = {}
-    for variable, name in SCALE_VARIABLES.items():
-        raw = environ.get(variable)
-        if not raw:
-            continue
-        if name == "workers":
-            try:
-                values[name] = int(raw)
-            except ValueError:
-                raise ValueError(f"{variable} must be a whole number, not {raw!r}") from None
-        else:
-            values[name] = raw
-    return values
+    return values_set(environ, SCALE_VARIABLES, {"workers": whole})

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from .environment import flag
+from .environment import flag, number, values_set
 
 TraceExporter = Literal["otlp", "console"]
 TRACE_EXPORTERS: tuple[TraceExporter, ...] = ("otlp", "console")
@@ -68,21 +68,7 @@ TRACE_VARIABLES = {f"KEYGRAPH_{f.name.upper()}": f.name for f in fields(TraceSet
 def trace_values(environ: Mapping[str, str]) -> dict[str, Any]:
     """The trace settings `environ` sets (an empty variable is unset), by field, converted;
     ValueError for a value that is not of its setting's kind."""
-    values: dict[str, Any] = {}
-    for variable, name in TRACE_VARIABLES.items():
-        raw = environ.get(variable)
-        if not raw:
-            continue
-        if name == "tracing":
-            values[name] = flag(variable, raw)
-        elif name == "trace_sample":
-            try:
-                values[name] = float(raw)
-            except ValueError:
-                raise ValueError(f"{variable} must be a number, not {raw!r}") from None
-        else:
-            values[name] = raw
-    return values
+    return values_set(environ, TRACE_VARIABLES, {"tracing": flag, "trace_sample": number})
 
 
 def trace_settings(environ: Mapping[str, str] | None = None) -> TraceSettings:
