@@ -1,9 +1,11 @@
-"""Which process holds a TCP socket, read from Linux's /proc: a server's child processes, the
-worker that accepted a client's connection, whether a worker still listens on its port."""
+"""Which process holds a TCP socket, read from Linux's /proc: a server's child processes,
+whether one is gone, the worker that accepted a client's connection, whether a worker still
+listens on its port."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,16 @@ def children(parent: int, match: str) -> list[int]:
         if int(stat.rpartition(")")[2].split()[1]) == parent and match in cmdline:
             found.append(int(entry.name))
     return sorted(found)
+
+
+def gone(pid: int) -> bool:
+    """Whether the process `pid` has exited (a zombie waiting to be reaped included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and " Z " in stat.read_text()
 
 
 def socket_inodes(pid: int) -> set[str]:

@@ -32,7 +32,7 @@ from keygraph.tokens import issue
 from server.seed.tenant import SeedSizes, seed
 from tests.keygraph.api.serving import Serving, keygraph_process
 from tests.redis_server import RedisServer
-from tests.sockets_held import children, connections, holder, listening
+from tests.sockets_held import children, connections, gone, holder, listening
 from tests.waiting import wait_for
 
 SECRET = "serve-workers-" + "w" * 32
@@ -115,15 +115,6 @@ def _on_each_worker(
     raise AssertionError(f"only {sorted(held)} of {workers} answered {CONNECTIONS} connections")
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and " Z " in stat.read_text()
-
-
 def test_both_workers_answer_and_a_killed_one_is_replaced(tmp_path: Path) -> None:
     with _serve(tmp_path) as serving, contextlib.ExitStack() as stack:
         workers = _workers(serving)
@@ -134,7 +125,7 @@ def test_both_workers_answer_and_a_killed_one_is_replaced(tmp_path: Path) -> Non
 
         def replacement() -> bool:
             replaced[:] = [p for p in children(serving.process.pid, WORKER) if p not in workers]
-            return len(replaced) == 1 and _gone(killed)
+            return len(replaced) == 1 and gone(killed)
 
         wait_for(replacement, "the killed worker to be replaced", 60)
         assert serving.process.poll() is None
@@ -163,7 +154,7 @@ def test_a_stop_signal_drains_the_request_in_flight_and_exits_0(tmp_path: Path) 
                 answer += chunk
         assert answer.startswith(b"HTTP/1.1 200"), answer
         assert serving.process.wait(timeout=60) == 0
-        wait_for(lambda: all(_gone(pid) for pid in workers), "the workers to exit", 30)
+        wait_for(lambda: all(gone(pid) for pid in workers), "the workers to exit", 30)
 
 
 async def test_a_subscriber_on_each_worker_gets_a_write(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ async def test_both_workers_deliver_and_one_process_reads(tmp_path: Path, store:
     server = Server(tmp_path / "data", "--store", store, "--workers", "2", log=log)
     try:
         await asyncio.to_thread(server.wait_healthy)
-        workers = server.children(lambda cmdline: "multiprocessing.spawn" in cmdline)
+        workers = server.children("multiprocessing.spawn")
         assert len(workers) == 2
         user = server.query(CREATE_USER)["data"]["createUser"]["id"]  # type: ignore[index]
         async with contextlib.AsyncExitStack() as stack:

@@ -22,6 +22,7 @@ import pytest
 from keygraph.stores.dynamodb.local import LocalUnavailable, find_jar, find_java, free_port
 from server.auth.tokens import issue_token
 from server.settings import Settings
+from tests.sockets_held import children, gone
 from tests.waiting import answering, wait_for
 
 ROOT = Path(__file__).parents[3]
@@ -76,21 +77,9 @@ class Server:
             body: dict[str, object] = json.loads(response.read())
             return body
 
-    def children(self, match: Callable[[str], bool]) -> list[int]:
-        """Pids of this server's child processes whose command line matches."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            ppid = int(stat.rpartition(")")[2].split()[1])
-            if ppid == self.process.pid and match(cmdline):
-                found.append(int(entry.name))
-        return found
+    def children(self, match: str) -> list[int]:
+        """Pids of this server's child processes whose command line holds `match`."""
+        return children(self.process.pid, match)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -113,18 +102,8 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         server.stop()
 
 
-def _gone(pid: int) -> bool:
-    """Whether the process `pid` has exited (a zombie waiting to be reaped included)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and " Z " in stat.read_text()
-
-
 def _all_gone(pids: list[int]) -> None:
-    wait_for(lambda: all(_gone(pid) for pid in pids), f"processes {pids} to exit", 30)
+    wait_for(lambda: all(gone(pid) for pid in pids), f"processes {pids} to exit", 30)
 
 
 def _in_flight(server: Server) -> float:
@@ -184,7 +163,7 @@ def _drain(server: Server, stop: signal.Signals) -> None:
 
 def test_workers_share_the_port_and_stop_with_the_server(start: Callable[..., Server]) -> None:
     server = start("--workers", "2")
-    workers = server.children(lambda cmd: "multiprocessing.spawn" in cmd)
+    workers = server.children("multiprocessing.spawn")
     assert len(workers) == 2
     for _ in range(6):
         assert server.query("{ viewer { tenant } }")["data"] == {"viewer": {"tenant": "acme"}}
@@ -196,10 +175,10 @@ def test_workers_share_the_port_and_stop_with_the_server(start: Callable[..., Se
 def test_workers_never_outlive_a_killed_server(start: Callable[..., Server]) -> None:
     server = start("--workers", "2")
     # the workers, and multiprocessing's resource tracker
-    children = server.children(lambda cmd: "multiprocessing" in cmd)
-    assert len(children) == 3
+    spawned = server.children("multiprocessing")
+    assert len(spawned) == 3
     server.process.kill()
-    _all_gone(children)
+    _all_gone(spawned)
 
 
 @pytest.mark.dynamodb_local
@@ -209,7 +188,7 @@ def test_dynamodb_local_never_outlives_the_server(
 ) -> None:
     _needs_dynamodb_local()
     server = start("--store", "dynamodb-local")
-    java = server.children(lambda cmd: "DynamoDBLocal.jar" in cmd)
+    java = server.children("DynamoDBLocal.jar")
     assert len(java) == 1
     assert server.query("{ viewer { tenant } }")["data"] == {"viewer": {"tenant": "acme"}}
     server.process.send_signal(stop)
@@ -221,7 +200,7 @@ def test_dynamodb_local_never_outlives_the_server(
 def test_workers_on_dynamodb_local(start: Callable[..., Server]) -> None:
     _needs_dynamodb_local()
     server = start("--store", "dynamodb-local", "--workers", "2")
-    assert len(server.children(lambda cmd: "multiprocessing.spawn" in cmd)) == 2
+    assert len(server.children("multiprocessing.spawn")) == 2
     created = server.query('mutation { createGroup(input: {name: "g"}) { id } }')
     group_id = created["data"]["createGroup"]["id"]  # type: ignore[index]
     for _ in range(4):  # whichever worker answers reads what the other wrote
