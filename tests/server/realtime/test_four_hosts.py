@@ -90,7 +90,7 @@ def hosts(tmp_path: Path) -> Iterator[list[Server]]:
 
 
 def workers(server: Server) -> list[int]:
-    return server.children(lambda cmdline: "multiprocessing.spawn" in cmdline)
+    return server.children("multiprocessing.spawn")
 
 
 async def subscribed(
