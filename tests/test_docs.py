@@ -93,7 +93,9 @@ def test_the_first_spec_is_served_as_the_readme_says(tmp_path: Path) -> None:
             answer, written = (_post_when_up(url, token, payload, p) for payload in payloads)
         finally:
             p.terminate()
-    assert written == {"data": {"createNote": {"note": {"noteId": "n3"}}}}
+    assert written["data"] == {"createNote": {"note": {"noteId": "n3"}}}
+    assert written["extensions"]["cost"]["actual"]["writeUnits"] > 0
+    assert "errors" not in written
     edges = answer["data"]["notesByAuthor"]["edges"]
     assert [edge["node"] for edge in edges] == [
         {"noteId": "n1", "text": "note n1"},
