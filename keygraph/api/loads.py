@@ -1,18 +1,21 @@
 """A request's loads of items by key, as a DataLoader makes them: the keys its fields ask
 in the same turns of the event loop go out together, one call of a batch get for all of a
-target's keys (or concurrent gets), once the request's reads in flight are answered; what
-relations (relations.py) and an extension's `load_many` read through."""
+target's keys (or concurrent gets), once the request's reads in flight are answered; and its
+queries, an identical one (same function and arguments) read once. What relations
+(relations.py) and an extension's `load_many` read through."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from keygraph.store import Session
 
 Key = tuple[Any, ...]
+Start = Callable[[], Awaitable[Any]]
+"""Starts a read."""
 R = TypeVar("R")
 QUIET = 2
 """The turns of the event loop with no key asked after which a load goes out."""
@@ -35,10 +38,13 @@ class Loads:
     """One request's loads of items by key, as a DataLoader makes them, waiting for the
     request's reads in flight (`read`): the keys asked go out together once those reads
     are answered and QUIET turns of the event loop pass with no other key asked (at most
-    MAX_TURNS), each target's in one dispatch; a key asked again shares its first load."""
+    MAX_TURNS), each target's in one dispatch; a key asked again shares its first load, and
+    a query asked again (`queries`) its first read."""
 
     def __init__(self) -> None:
         self._loaded: dict[tuple[Target, Key], asyncio.Future[Any]] = {}
+        self._queried: dict[Hashable, asyncio.Future[Any]] = {}
+        """Each query's answer or exception, by its function and arguments."""
         self._pending: dict[Target, list[Key]] = {}
         self._quiet = 0
         """Turns passed since a key was asked or a read answered."""
@@ -67,9 +73,44 @@ class Loads:
         return future
 
     def forget(self) -> None:
-        """Drops the items loaded so far (not those on their way): a subscription's next
-        event reads them afresh, as a new request would."""
+        """Drops the items loaded and queries read so far (not those on their way): a
+        subscription's next event, or what a mutation's write follows, reads them afresh."""
         self._loaded = {key: found for key, found in self._loaded.items() if not found.done()}
+        self._queried = {key: found for key, found in self._queried.items() if not found.done()}
+
+    async def queries(self, reads: Sequence[tuple[Hashable | None, Start]]) -> list[Any]:
+        """Each read's answer or exception, in order: those not read yet in this request
+        sent together (as one `read`), each identical read (same `Hashable`, None for one
+        never shared) once, sharing the answer of one asked before or by another field."""
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[Any]] = []
+        own: list[tuple[asyncio.Future[Any], Start]] = []
+        for key, start in reads:
+            found = None if key is None else self._queried.get(key)
+            if found is None or found.cancelled():
+                found = loop.create_future()
+                if key is not None:
+                    self._queried[key] = found
+                own.append((found, start))
+            futures.append(found)
+        if own:
+            try:
+                answers = await self.read(_together([start() for _, start in own]))
+            except BaseException:
+                for future, _ in own:  # cancelled: those sharing it read again
+                    future.cancel()
+                raise
+            for (future, _), answer in zip(own, answers, strict=True):
+                future.set_result(answer)
+        waiting = {future for future in futures if not future.done()}
+        if waiting:
+            await asyncio.wait(waiting)
+        again = [n for n, future in enumerate(futures) if future.cancelled()]
+        answers = [None if future.cancelled() else future.result() for future in futures]
+        if again:  # another field gave up the read these shared
+            for n, answer in zip(again, await self.queries([reads[n] for n in again]), strict=True):
+                answers[n] = answer
+        return answers
 
     async def read(self, call: Awaitable[R]) -> R:
         """The answer of a read whose items may ask for loads: those waiting go out after
@@ -136,3 +177,17 @@ async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -
         for key in keys
     ]
     return await asyncio.gather(*calls, return_exceptions=True)
+
+
+async def _together(calls: list[Awaitable[Any]]) -> list[Any]:
+    """Each call's answer or exception, in order, the calls sent together."""
+    if len(calls) == 1:
+        return [await _settle(calls[0])]
+    return await asyncio.gather(*calls, return_exceptions=True)
+
+
+async def _settle(call: Awaitable[Any]) -> Any:
+    try:
+        return await call
+    except Exception as exc:
+        return exc

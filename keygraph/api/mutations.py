@@ -65,6 +65,7 @@ def _resolver(operation: str, shown: str, w: writes.Writes) -> Callable[..., Any
 
     async def resolve(_source: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:
         ctx = info.context
+        ctx.loads.forget()  # what the request read before this write is read again after it
         values = dict(input)
         if operation == "create":
             item = await writes.create(ctx.session, ctx.tenant, w, values)

@@ -4,15 +4,18 @@ get asks its pattern's guard for each key first (null with FORBIDDEN where it re
 then loads the key with every other key asked in the same turns of the event loop, through
 the request's `Loads`: one call of a batch get for all of a turn's keys of its entity (the
 user of every order of a page in one BatchGetItem), or concurrent gets where the spec has no
-batch get. A query relation runs one Query a parent, all of a page's parents together. A
+batch get. A query relation runs one Query a parent, all of a page's parents together, an
+identical one (same pattern, key and page arguments) once a request, shared by every parent
+and alias asking it; its rule asks only the caller and those arguments. A
 relation answers many parents in one call (its `batch`): compiled execution makes a wave's
 calls of the field one, without a task per parent; its resolver is that call for one."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from graphql import GraphQLResolveInfo
@@ -24,7 +27,7 @@ from keygraph.store import Session
 
 from .answers import arguments, connection, connection_through
 from .bindings import Relation
-from .loads import Key, Loads, Target
+from .loads import Key, Loads, Start, Target
 
 Info = GraphQLResolveInfo[Any]
 Batch = Callable[..., Awaitable[list[Any]]]
@@ -172,7 +175,7 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
         function, bounds = _ranged(relation, given)
         kept = relation.first_page if after is None and not bounds else None
         outcomes: list[Any] = []  # a parent's page, exception or None, or _READ until read
-        calls: list[Awaitable[Any]] = []
+        reads: list[tuple[Hashable | None, Start]] = []
         for source in sources:
             try:
                 values = {bound.param: getattr(source, bound.attribute) for bound in relation.bound}
@@ -186,13 +189,14 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
                     )
                     continue
                 extra = arguments(relation.args, given) | bounds
-                call = function(ctx.session, *scope, **values, **extra, first=first, after=after)
+                asked = {**values, **extra, "first": first, "after": after}
+                start = partial(function, ctx.session, *scope, **asked)
             except Exception as exc:
                 outcomes.append(exc)
                 continue
             outcomes.append(_READ)
-            calls.append(call)
-        read = iter(await ctx.loads.read(_together(calls)) if calls else ())
+            reads.append((_identity(function, scope, asked), start))
+        read = iter(await ctx.loads.queries(reads) if reads else ())
         found = [next(read) if outcome is _READ else outcome for outcome in outcomes]
         if via is None:
             return [_page(page, relation.listed) for page in found]
@@ -222,18 +226,15 @@ def _ranged(relation: Relation, given: dict[str, Any]) -> tuple[Callable[..., An
     return ranged, {arg.param: value for arg, value in zip(args, filled, strict=True)}
 
 
-async def _together(calls: list[Awaitable[Any]]) -> list[Any]:
-    """Each call's answer or exception, in order, the calls sent together."""
-    if len(calls) == 1:
-        return [await _settle(calls[0])]
-    return await asyncio.gather(*calls, return_exceptions=True)
-
-
-async def _settle(call: Awaitable[Any]) -> Any:
+def _identity(function: Any, scope: tuple[str, ...], asked: dict[str, Any]) -> Hashable | None:
+    """What makes a query's read the same as another's in one request: its function and
+    every argument (the session is the request's); None when an argument is unhashable."""
+    identity = (function, scope, tuple(sorted((k, _hashable(v)) for k, v in asked.items())))
     try:
-        return await call
-    except Exception as exc:
-        return exc
+        hash(identity)
+    except TypeError:
+        return None
+    return identity
 
 
 def _page(found: Any, listed: bool) -> Any:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from generated.queries.user import plan_list_users
 from generated.table import TABLE
 from keygraph.plan import Get, Item, Put, Update
@@ -92,10 +90,6 @@ async def test_order_users_load_in_one_batch_get(acme: Api, store: EmbeddedStore
     assert store_counts(body) == {"storeCalls": 52, "storeWaves": 3}
 
 
-@pytest.mark.hand_only(
-    "keygraph serve reads two aliases of one page in a query each per user (31 calls) where "
-    "the server shares one (21)"
-)
 async def test_identical_sub_queries_run_once(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=10, orders_each=2)
     query = """{ users(first: 10) { edges { node {
@@ -114,10 +108,6 @@ GROUPS_AND_MEMBERS = """{ users(first: 20) { edges { node {
   groups { edges { node { name members(first: 20) { edges { node { email } } } } } } } } } }"""
 
 
-@pytest.mark.hand_only(
-    "keygraph serve queries a group's members once per user reaching it (63 calls) where the "
-    "server queries each group once (6)"
-)
 async def test_groups_and_members_batch_their_entities(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=20, orders_each=0, groups=3)
     body = await acme(GROUPS_AND_MEMBERS)
@@ -130,10 +120,6 @@ async def test_groups_and_members_batch_their_entities(acme: Api, store: Embedde
     assert store_counts(body) == {"storeCalls": 1 + 1 + 3 + 1, "storeWaves": 4}
 
 
-@pytest.mark.hand_only(
-    "keygraph serve queries a group's members once per user reaching it (83 calls) where the "
-    "server queries each group once (26)"
-)
 async def test_users_stored_before_they_kept_group_ids_query_their_memberships(
     acme: Api, store: EmbeddedStore
 ) -> None:
