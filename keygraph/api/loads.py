@@ -1,7 +1,7 @@
 """A request's loads of items by key, as a DataLoader makes them: the keys its fields ask
 in the same turns of the event loop go out together, one call of a batch get for all of a
 target's keys (or concurrent gets), once the request's reads in flight are answered; and its
-queries, an identical one (same function and arguments) read once. What relations
+queries, an identical one (same function and arguments) read once while in flight. What relations
 (relations.py) and an extension's `load_many` read through."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Loads:
     request's reads in flight (`read`): the keys asked go out together once those reads
     are answered and QUIET turns of the event loop pass with no other key asked (at most
     MAX_TURNS), each target's in one dispatch; a key asked again shares its first load, and
-    a query asked again (`queries`) its first read."""
+    a query asked while the same is read (`queries`) shares that read."""
 
     def __init__(self) -> None:
         self._loaded: dict[tuple[Target, Key], asyncio.Future[Any]] = {}
@@ -79,29 +79,34 @@ class Loads:
         self._queried = {key: found for key, found in self._queried.items() if not found.done()}
 
     async def queries(self, reads: Sequence[tuple[Hashable | None, Start]]) -> list[Any]:
-        """Each read's answer or exception, in order: those not read yet in this request
-        sent together (as one `read`), each identical read (same `Hashable`, None for one
-        never shared) once, sharing the answer of one asked before or by another field."""
+        """Each read's answer or exception, in order: those not being read sent together (as
+        one `read`), an identical read (same `Hashable`; None for one never shared) asked
+        while one is read sharing its answer. Once answered a read is forgotten, so what it
+        read is not kept alive for the rest of the request."""
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[Any]] = []
-        own: list[tuple[asyncio.Future[Any], Start]] = []
+        own: list[tuple[Hashable | None, asyncio.Future[Any], Start]] = []
         for key, start in reads:
             found = None if key is None else self._queried.get(key)
             if found is None or found.cancelled():
                 found = loop.create_future()
                 if key is not None:
                     self._queried[key] = found
-                own.append((found, start))
+                own.append((key, found, start))
             futures.append(found)
         if own:
             try:
-                answers = await self.read(_together([start() for _, start in own]))
+                answers = await self.read(_together([start() for _, _, start in own]))
             except BaseException:
-                for future, _ in own:  # cancelled: those sharing it read again
+                for key, future, _ in own:  # cancelled: those sharing it read again
                     future.cancel()
+                    self._answered(key, future)
                 raise
-            for (future, _), answer in zip(own, answers, strict=True):
+            for (key, future, _), answer in zip(own, answers, strict=True):
                 future.set_result(answer)
+                self._answered(key, future)
+            if len(own) == len(reads):
+                return answers
         waiting = {future for future in futures if not future.done()}
         if waiting:
             await asyncio.wait(waiting)
@@ -111,6 +116,11 @@ class Loads:
             for n, answer in zip(again, await self.queries([reads[n] for n in again]), strict=True):
                 answers[n] = answer
         return answers
+
+    def _answered(self, key: Hashable | None, found: asyncio.Future[Any]) -> None:
+        """Forgets a query read (`found`, its answer) under `key`."""
+        if key is not None and self._queried.get(key) is found:
+            del self._queried[key]
 
     async def read(self, call: Awaitable[R]) -> R:
         """The answer of a read whose items may ask for loads: those waiting go out after

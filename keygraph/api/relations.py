@@ -5,7 +5,7 @@ then loads the key with every other key asked in the same turns of the event loo
 the request's `Loads`: one call of a batch get for all of a turn's keys of its entity (the
 user of every order of a page in one BatchGetItem), or concurrent gets where the spec has no
 batch get. A query relation runs one Query a parent, all of a page's parents together, an
-identical one (same pattern, key and page arguments) once a request, shared by every parent
+identical one (same pattern, key and page arguments) once while it is read, shared by every parent
 and alias asking it; its rule asks only the caller and those arguments. A
 relation answers many parents in one call (its `batch`): compiled execution makes a wave's
 calls of the field one, without a task per parent; its resolver is that call for one."""
@@ -228,8 +228,9 @@ def _ranged(relation: Relation, given: dict[str, Any]) -> tuple[Callable[..., An
 
 def _identity(function: Any, scope: tuple[str, ...], asked: dict[str, Any]) -> Hashable | None:
     """What makes a query's read the same as another's in one request: its function and
-    every argument (the session is the request's); None when an argument is unhashable."""
-    identity = (function, scope, tuple(sorted((k, _hashable(v)) for k, v in asked.items())))
+    every argument, by name (the session is the request's); None when an argument is
+    unhashable (a list the page's bounds hold)."""
+    identity = (function, scope, tuple(asked), tuple(asked.values()))
     try:
         hash(identity)
     except TypeError:
