@@ -237,18 +237,6 @@ class Estimates:
         self._found: OrderedDict[tuple[Any, ...], tuple[DocumentNode, Estimate | None]]
         self._found = OrderedDict()
 
-    def cost(
-        self,
-        schema: GraphQLSchema,
-        document: DocumentNode,
-        operation: OperationDefinitionNode,
-        fragments: Mapping[str, FragmentDetails],
-        variables: VariableValues,
-    ) -> int | None:
-        """The operation's cost (`estimate`), from the cache when it was made before."""
-        found = self.estimate(schema, document, operation, fragments, variables)
-        return None if found is None else found.cost
-
     def estimate(
         self,
         schema: GraphQLSchema,
