@@ -1,7 +1,7 @@
 """A request's loads of items by key, as a DataLoader makes them: the keys its fields ask
 in the same turns of the event loop go out together, one call of a batch get for all of a
 target's keys (or concurrent gets), once the request's reads in flight are answered; and its
-queries, an identical one (same function and arguments) read once while in flight. What relations
+queries, an identical one (same function and arguments) read once. What relations
 (relations.py) and an extension's `load_many` read through."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Loads:
     request's reads in flight (`read`): the keys asked go out together once those reads
     are answered and QUIET turns of the event loop pass with no other key asked (at most
     MAX_TURNS), each target's in one dispatch; a key asked again shares its first load, and
-    a query asked while the same is read (`queries`) shares that read."""
+    a query asked again (`queries`) its first read."""
 
     def __init__(self) -> None:
         self._loaded: dict[tuple[Target, Key], asyncio.Future[Any]] = {}
@@ -79,10 +79,9 @@ class Loads:
         self._queried = {key: found for key, found in self._queried.items() if not found.done()}
 
     async def queries(self, reads: Sequence[tuple[Hashable | None, Start]]) -> list[Any]:
-        """Each read's answer or exception, in order: those not being read sent together (as
-        one `read`), an identical read (same `Hashable`; None for one never shared) asked
-        while one is read sharing its answer. Once answered a read is forgotten, so what it
-        read is not kept alive for the rest of the request."""
+        """Each read's answer or exception, in order: those not read yet in this request sent
+        together (as one `read`), an identical read (same `Hashable`; None for one never
+        shared) sharing the answer of one asked before or by another field."""
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[Any]] = []
         own: list[tuple[Hashable | None, asyncio.Future[Any], Start]] = []
@@ -100,11 +99,10 @@ class Loads:
             except BaseException:
                 for key, future, _ in own:  # cancelled: those sharing it read again
                     future.cancel()
-                    self._answered(key, future)
+                    self._given_up(key, future)
                 raise
-            for (key, future, _), answer in zip(own, answers, strict=True):
+            for (_, future, _), answer in zip(own, answers, strict=True):
                 future.set_result(answer)
-                self._answered(key, future)
             if len(own) == len(reads):
                 return answers
         waiting = {future for future in futures if not future.done()}
@@ -117,8 +115,8 @@ class Loads:
                 answers[n] = answer
         return answers
 
-    def _answered(self, key: Hashable | None, found: asyncio.Future[Any]) -> None:
-        """Forgets a query read (`found`, its answer) under `key`."""
+    def _given_up(self, key: Hashable | None, found: asyncio.Future[Any]) -> None:
+        """Forgets a query given up (`found`, cancelled) under `key`: the next asks again."""
         if key is not None and self._queried.get(key) is found:
             del self._queried[key]
 

@@ -5,7 +5,7 @@ then loads the key with every other key asked in the same turns of the event loo
 the request's `Loads`: one call of a batch get for all of a turn's keys of its entity (the
 user of every order of a page in one BatchGetItem), or concurrent gets where the spec has no
 batch get. A query relation runs one Query a parent, all of a page's parents together, an
-identical one (same pattern, key and page arguments) once while it is read, shared by every parent
+identical one (same pattern, key and page arguments) once a request, shared by every parent
 and alias asking it; its rule asks only the caller and those arguments. A
 relation answers many parents in one call (its `batch`): compiled execution makes a wave's
 calls of the field one, without a task per parent; its resolver is that call for one."""

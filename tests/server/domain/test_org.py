@@ -274,6 +274,10 @@ async def test_tenants_do_not_see_each_other(org: Org, org_globex: Org) -> None:
     assert data["orgNode"]["children"] == [{"name": "acme child"}]
 
 
+@pytest.mark.hand_only(
+    "keygraph serve refuses an org id no node can have (a..b) with BAD_USER_INPUT where the "
+    "server answers null"
+)
 async def test_node_finds_org_nodes(org: Org, org_globex: Org) -> None:
     root = await org.create("root")
     child = await org.create("child", root)
