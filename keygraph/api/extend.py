@@ -9,7 +9,7 @@ has, a declaration naming no field of the SDL."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -116,7 +116,8 @@ def _extended(schema: GraphQLSchema, extension: Extension, package: _Package) ->
                 coordinate, owner, field, declared, package.authz, package.watches
             )
         elif declared is not None:
-            problems += _bind(coordinate, owner, field, declared, package.authz)
+            mutation = owner is extended.mutation_type
+            problems += _bind(coordinate, owner, field, declared, package.authz, mutation)
         elif type_name in added.types and not root and _plain(field):
             field.resolve = _value(snake(field_name), _maker(get_named_type(field.type)))
         else:
@@ -191,6 +192,7 @@ def _bind(
     field: GraphQLField,
     declared: Declared,
     authz: ModuleType | None,
+    mutation: bool,
 ) -> list[str]:
     """Resolves the field by its declaration; the problems that keep it from being served."""
     problems: list[str] = []
@@ -203,7 +205,8 @@ def _bind(
         return problems
     if read is not None:
         reads(field, read)
-    field.resolve = _resolver(declared, check, finish)
+    resolve = _resolver(declared, check, finish)
+    field.resolve = _forgetting(resolve) if mutation else resolve
     return []
 
 
@@ -328,6 +331,27 @@ def _resolver(declared: Declared, check: Check, finish: Finish) -> Callable[...,
         return finish(value, given)
 
     return resolve
+
+
+def _forgetting(resolve: Callable[..., Any]) -> Callable[..., Any]:
+    """A mutation's resolver: the request's reads are forgotten before it and again once it
+    answers, so that its payload, and each field after it, reads what it wrote afresh."""
+
+    def mutate(source: Any, info: GraphQLResolveInfo[Any], **given: Any) -> Any:
+        info.context.loads.forget()
+        value = resolve(source, info, **given)
+        if inspect.isawaitable(value):
+            return _forgotten(value, info)
+        info.context.loads.forget()
+        return value
+
+    return mutate
+
+
+async def _forgotten(value: Awaitable[Any], info: GraphQLResolveInfo[Any]) -> Any:
+    answer = await value
+    info.context.loads.forget()
+    return answer
 
 
 async def _called(

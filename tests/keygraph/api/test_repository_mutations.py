@@ -374,3 +374,33 @@ def test_schema_graphql_mutations_are_declared_alike() -> None:
     assert {name: declared(field) for name, field in ours.fields.items()} == shown
     covered = {re.search(r"\{\s*(\w+)\(", document).group(1) for _, document, _, _ in STEPS}  # type: ignore[union-attr]
     assert covered == set(shown)
+
+
+ORDERED = """mutation($i: CreateOrderInput!) {
+  a: createOrder(input: $i) { user { orders(first: 10) { edges { node { id } } } } }
+  b: createOrder(input: $i) { user { orders(first: 10) { edges { node { id } } } } } }"""
+
+
+async def test_a_field_after_an_extensions_mutation_reads_what_it_wrote(
+    kind: str, store_factory: StoreFactory
+) -> None:
+    store = await store_factory(kind, TABLE)
+    extension = extension_at("server.extension", "generated")
+    app = serve_app(replace(served("generated", store, SECRET, [extension]), max_cost=10**6))
+    headers = {"authorization": f"Bearer {issue(SECRET, 't1', 'someone', roles=['admin'])}"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+
+        async def data(query: str, variables: dict[str, Any]) -> Any:
+            sent = {"query": query, "variables": variables}
+            answer = (await c.post("/graphql", json=sent, headers=headers)).json()
+            assert "errors" not in answer, answer
+            return answer["data"]
+
+        made = await data(STEPS[0][1], STEPS[0][3]({}))
+        item = {"sku": "S-1", "name": "Pen", "quantity": 1, "unitPriceCents": 100}
+        order = {"userId": made["createUser"]["id"], "currency": "EUR", "items": [item]}
+        both = await data(ORDERED, {"i": order})
+    seen = [[e["node"]["id"] for e in both[k]["user"]["orders"]["edges"]] for k in "ab"]
+    # the second order's user reads its orders again: the first's page is not shown
+    assert [len(ids) for ids in seen] == [1, 2]
+    assert set(seen[0]) < set(seen[1])
