@@ -29,7 +29,8 @@ with it.
             served by a key or index, no colliding or overlapping keys, prefixes ending at
             a delimiter, keys that sort as strings, projections holding what is returned)
   schema    print the GraphQL API the spec gives (the package's api.graphql): an object
-            type per entity a pattern returns, a root field per pattern
+            type per entity a pattern returns, a root field per pattern; with --package
+            and --extend, the API served with those extensions
   serve     serve a spec's (or a generated package's) API over HTTP on a SQLite file or
             DynamoDB; callers send a token signed with KEYGRAPH_JWT_SECRET
   token     print a development token for it
@@ -67,6 +68,17 @@ def parser() -> argparse.ArgumentParser:
             default=Path("generated"),
             help="the generated package's directory (its name is the package's import name)",
         )
+    served = commands.choices["schema"].add_argument_group(
+        "the schema served", "with --package: the API `keygraph serve` serves, extensions and all"
+    )
+    served.add_argument("--package", help="a generated package: its directory or import name")
+    served.add_argument(
+        "--extend",
+        action="append",
+        default=[],
+        metavar="MODULE[:NAME]",
+        help="a keygraph.api.Extension added to the package's API, as serve's (repeatable)",
+    )
     runtime_cli.add_parser(commands)
     serve_cli.add_parsers(commands)
     return root
@@ -122,6 +134,11 @@ def run(command: str, spec: Path, out: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "schema" and (args.package or args.extend):
+        if not args.package:
+            print("error: --extend extends a package: name it with --package", file=sys.stderr)
+            return 2
+        return serve_cli.schema(args, runtime_cli.importable(args.package))
     if args.command == "table":
         return runtime_cli.run(args)
     if args.command == "token":

@@ -166,6 +166,25 @@ def token(args: argparse.Namespace) -> int:
     return 0
 
 
+def schema(args: argparse.Namespace, package: str) -> int:
+    """Prints the schema that `serve --package` serves with the same `--extend`s."""
+    from graphql import print_schema
+
+    from .package import extension_at, schema_of
+
+    try:
+        extensions = [extension_at(place, package) for place in args.extend]
+        printed = print_schema(schema_of(package, extensions))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ImportError as exc:
+        print(f"error: {package} has no API ({exc}); generate it again", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(printed + "\n")
+    return 0
+
+
 def serve(args: argparse.Namespace, package: str) -> int:
     """Serves the imported `package` until stopped (a stop signal drains it: 0)."""
     import asyncio

@@ -13,6 +13,8 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
+from graphql import GraphQLSchema
+
 from keygraph.api import Extension, executable
 from keygraph.api.watches import Realtime, decoder
 from keygraph.cursor import CursorCodec
@@ -64,6 +66,13 @@ def _guards(package: str) -> ModuleType | None:
         return None
 
 
+def schema_of(package: str, extensions: Sequence[Extension] = ()) -> GraphQLSchema:
+    """The package's API with `extensions`, executable, as it is served; ValueError for an
+    extension that cannot be served."""
+    api: Any = importlib.import_module(f"{package}.api").API
+    return executable(api, extensions, _guards(package) if extensions else None)
+
+
 def served(
     package: str,
     store: Store,
@@ -97,7 +106,7 @@ def served(
         realtime = Realtime(hub, EventCursors(cursors), table, payer, api.tenant_prefixes)
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
-    schema = executable(api, extensions, _guards(package) if extensions else None)
+    schema = schema_of(package, extensions)
     app = Served(schema, store, key, cursors, realtime=realtime, ledger=ledger)
     app = replace(app, sweeps=sweeps)
     return replace(app, **options)

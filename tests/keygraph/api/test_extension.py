@@ -18,8 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
-from graphql import GraphQLSchema, get_operation_ast, parse
+from graphql import GraphQLSchema, get_operation_ast, parse, print_schema
 
+from codegen.cli import main as keygraph_main
 from keygraph.api import Extension, PageSize, combined, estimate, executable
 from keygraph.caller import Caller
 from keygraph.serve import Served
@@ -224,6 +225,23 @@ async def test_keygraph_serve_builds_the_extension_it_is_given(social: Social) -
         extension_at("tests.keygraph.api.social_extension:SDL", name)
     with pytest.raises(ValueError, match="cannot import the extension"):
         extension_at("tests.keygraph.api.no_such_module", name)
+
+
+def test_keygraph_schema_prints_the_schema_served(
+    social: Social, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = social.package.package.__name__
+    assert keygraph_main(["schema", "--package", name, "--extend", PLACE]) == 0
+    printed = capsys.readouterr().out
+    schema = served(name, social.store, SECRET, [extension_at(PLACE, name)]).schema
+    assert printed == print_schema(schema) + "\n"
+    assert "greeting" in printed  # the extension's field on a generated type
+    assert keygraph_main(["schema", "--package", name]) == 0
+    assert "greeting" not in capsys.readouterr().out
+    assert keygraph_main(["schema", "--package", name, "--extend", "no_such_module"]) == 2
+    assert "cannot import the extension no_such_module" in capsys.readouterr().err
+    assert keygraph_main(["schema", "--extend", PLACE]) == 2
+    assert "name it with --package" in capsys.readouterr().err
 
 
 def _resolve(_source: Any, _info: Any, **_given: Any) -> Any:
