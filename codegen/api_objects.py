@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .api_types import argument_type, attribute_type, field_name, root_field, shown
+from .api_types import argument_type, attribute_type, field_name, first_argument, root_field, shown
 from .ir_api import GqlFieldIR, GqlTypeIR
 from .lower_queries import returned_classes
 from .pytypes import camel, member_name
@@ -156,7 +156,8 @@ def relation_field(found: Collected, resolved: Resolved, relation: Relation) -> 
             connection(found, item)
         kind = f"[{item}!]" if relation.listed else f"{item}Connection"
         free = [f"{field_name(p.name)}: {argument_type(p)}" for p in relation.free]
-        paging = ["first: Int"] if relation.listed else ["first: Int", "after: String"]
+        first = first_argument(pattern)
+        paging = [first] if relation.listed else [first, "after: String"]
         bounds = [
             f"{field_name(p.name)}: {argument_type(p).removesuffix('!')}" for p in relation.bounds
         ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .ir_api import ArgBindingIR
 from .pytypes import KeyVar
 from .resolve import Attr, Resolved
+from .spec import DEFAULT_PAGE_SIZE, PatternSpec
 
 INT_MAX = 2**31 - 1
 """GraphQL's Int is 32 bits: a number that may pass it is a Long."""
@@ -17,6 +18,11 @@ def described(text: str) -> str:
     if flat.endswith('"'):
         flat += " "
     return f'"""{flat}"""' if flat else ""
+
+
+def first_argument(pattern: PatternSpec) -> str:
+    """A query field's `first`, its default the pattern's page size, as introspection shows."""
+    return f"first: Int = {(pattern.page_size or DEFAULT_PAGE_SIZE).default}"
 
 
 def field_name(name: str) -> str:

@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 
 from .api_objects import Collected, entity_type, pattern_item
-from .api_types import argument_type, described, field_name, root_field
+from .api_types import argument_type, described, field_name, first_argument, root_field
 from .field_guards import field_guards
 from .ir_api import ApiIR, GqlFieldIR, GqlTypeIR
 from .lower_watches import watch_fields
@@ -81,10 +81,11 @@ def _query_root(found: Collected, resolved: Resolved, name: str, field: str) -> 
     pattern = resolved.spec.patterns[name]
     item = pattern_item(found, resolved, name)
     args = [f"{field_name(p.name)}: {argument_type(p)}" for p in query_params(resolved, name)]
+    first = first_argument(pattern)
     if pattern.list:
-        args.append("first: Int")
+        args.append(first)
         return GqlFieldIR(field, f"[{item}!]!", pattern.description, ", ".join(args))
-    args += ["first: Int", "after: String"]
+    args += [first, "after: String"]
     return GqlFieldIR(field, f"{item}Connection!", pattern.description, ", ".join(args))
 
 

@@ -13,7 +13,7 @@ from .lower_guards import pattern_guard
 from .lower_keys import params_of, render_template
 from .pytypes import KeyVar, docstring, snake
 from .resolve import TABLE_INDEX, Resolved
-from .spec import PatternSpec, SortSpec
+from .spec import DEFAULT_PAGE_SIZE, PatternSpec, SortSpec
 from .summaries import summary_of
 
 _SORT = "SORT_KEY_BYTES"
@@ -126,7 +126,7 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
     elif op:
         values = ", ".join(render_template(t, lookup, _SORT) for t in sort)
         sort_expr = f'SortCondition("{op}", {values})'
-    size = pattern.page_size
+    size = pattern.page_size or DEFAULT_PAGE_SIZE
     args = ", ".join(f'"{p.name}": {p.render(p.param)}' for p in params)
     return QueryIR(
         name=name,
@@ -139,8 +139,8 @@ def _query(name: str, pattern: PatternSpec, resolved: Resolved) -> tuple[QueryIR
         sort=sort_expr,
         forward=str(pattern.direction == "ascending"),
         page_const=f"{name.upper()}_PAGE",
-        default_size=size.default if size else 20,
-        max_size=size.max if size else 100,
+        default_size=size.default,
+        max_size=size.max,
         args="{" + args + "}",
         key_attributes="(" + ", ".join(f'"{a}"' for a in key_attrs) + ")",
         result=" | ".join(classes),

@@ -235,6 +235,10 @@ class PageSizeSpec(_Strict):
     max: int = Field(ge=1)
 
 
+DEFAULT_PAGE_SIZE = PageSizeSpec(default=20, max=100)
+"""A query's page sizes when its spec gives none."""
+
+
 class ShardSpec(_Strict):
     placeholder: str
     count: int = Field(ge=2, le=100)

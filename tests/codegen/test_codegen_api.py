@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from graphql import (
+    GraphQLArgument,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLSchema,
     build_schema,
     get_named_type,
+    print_ast,
 )
 
 from codegen import pipeline
@@ -117,6 +119,15 @@ def test_the_repository_spec_gives_its_types_and_node() -> None:
     group = schema.type_map["Group"]
     assert isinstance(group, GraphQLObjectType)
     assert str(group.fields["members"].type) == "UserConnection!"  # nullable = false
+    # `first` defaults to its pattern's page_size.default, shown to introspection
+    assert _default(query.fields["orgRoots"].args["first"]) == "100"
+    assert _default(group.fields["members"].args["first"]) == "20"
+
+
+def _default(argument: GraphQLArgument) -> str | None:
+    """An argument's default as introspection shows it; None for none."""
+    node = argument.ast_node
+    return None if node is None or node.default_value is None else print_ast(node.default_value)
 
 
 def test_keygraph_schema_prints_the_sdl(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
