@@ -36,6 +36,7 @@ from keygraph.serve.limits import (
 )
 from keygraph.serve.request_settings import REQUEST_VARIABLES, RequestSettings, request_values
 from keygraph.serve.scale_settings import ScaleSettings
+from keygraph.serve.subscription_settings import SubscriptionSettings
 from keygraph.serve.trace_settings import TRACE_VARIABLES, TraceSettings, trace_values
 from keygraph.stores.dynamodb.connections import IDLE_TIMEOUT
 from keygraph.tokens import DEV_TENANT, dev_secret
@@ -97,12 +98,13 @@ class Limits(RequestSettings):
 
 
 @dataclass(frozen=True)
-class Settings(TraceSettings, ScaleSettings):
-    """Every setting of the server; those of its traces, its workers and its Redis URL are
-    the runtime's (TraceSettings, ScaleSettings: read from the same variables by `keygraph
-    serve`). With a Redis URL the server shares its places there too, and the change stream
-    one elected reader appends to a Redis Stream every hub reads (keygraph/shared/);
-    without it each host reads the change stream."""
+class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
+    """Every setting of the server; those of its traces, its workers and its Redis URL, and
+    the subscriptions a tenant and a worker hold, are the runtime's (TraceSettings,
+    ScaleSettings, SubscriptionSettings: read from the same variables by `keygraph serve`).
+    With a Redis URL the server shares its places there too, and the change stream one
+    elected reader appends to a Redis Stream every hub reads (keygraph/shared/); without it
+    each host reads the change stream."""
 
     env: Literal["dev", "production"] | None = None
     """Unset: dev while no JWT secret or public key is configured, else production;
@@ -146,9 +148,6 @@ class Settings(TraceSettings, ScaleSettings):
     ws_init_timeout: float = 10.0
     """Seconds a WebSocket client has to send `connection_init` (server/realtime/)."""
     max_subscriptions_per_connection: int = 32
-    max_subscriptions_per_tenant: int = 2_000
-    """Subscriptions one tenant holds on one worker (on all hosts, with a Redis URL)."""
-    max_subscriptions_per_worker: int = 20_000
     max_ws_connections: int = 10_000
     """WebSocket connections one worker holds open; more are closed 1013 at once."""
     max_ws_connections_per_tenant: int = 1_000
@@ -237,6 +236,7 @@ class Settings(TraceSettings, ScaleSettings):
             settings = replace(settings, jwt_secret=dev_secret(settings.data_dir))
         try:
             settings.check_scale()
+            settings.check_subscriptions()
             settings.limits.check_requests()
         except ValueError as exc:
             raise SettingsError(str(exc)) from exc

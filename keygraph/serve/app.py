@@ -47,6 +47,7 @@ from .learnt import Learnt
 from .reported import reported
 from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
+from .subscription_limits import SubscriptionLimits
 from .written import Written
 
 log = logging.getLogger("keygraph.serve")
@@ -108,9 +109,10 @@ def create_app(served: Served) -> Starlette:
         return spoken.spoken(request, await learnt.logged(lambda: observed(request, learnt)))
 
     places = Places(served.max_connections)
+    subscriptions = SubscriptionLimits(served.subscriptions)
 
     async def socket(websocket: WebSocket) -> None:
-        await serve_socket(websocket, served, places)
+        await serve_socket(websocket, served, places, subscriptions)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -142,6 +144,7 @@ def create_app(served: Served) -> Starlette:
     routes.extend(_metrics_routes(served.metrics_token))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.places = places
+    app.state.subscriptions = subscriptions
     return app
 
 

@@ -10,7 +10,9 @@ seconds (request_settings.py) and each one logged as a JSON line on stderr (requ
 as the repository's server does. --workers N serves with N processes on one port
 (workers.py), each with its share of a tenant's budget, or the whole budget shared through
 Redis with --redis-url (keygraph/shared/); both default to the variables the server reads
-(scale_settings.py). What serving needs (Starlette, uvicorn, PyJWT) is imported only to
+(scale_settings.py). A tenant holds at most --max-subscriptions-per-tenant subscriptions in
+a worker, and a worker --max-subscriptions-per-worker, by default the server's variables
+too (subscription_settings.py). What serving needs (Starlette, uvicorn, PyJWT) is imported only to
 serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ from .limits import MAX_COST
 from .scale_settings import SCALE_VARIABLES, ScaleSettings, scale_values
 from .secret import MIN_SECRET, SECRET_ENV
 from .served import Served
+from .subscription_settings import (
+    SUBSCRIPTION_FIELDS,
+    SubscriptionSettings,
+    subscription_settings,
+)
 
 if TYPE_CHECKING:
     import uvicorn
@@ -41,6 +48,12 @@ DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
 METRICS_TOKEN_ENV = "KEYGRAPH_METRICS_TOKEN"
 MIN_METRICS_TOKEN = 16
+SUBSCRIPTION_FLAGS = {
+    "max_subscriptions_per_tenant": "subscriptions one tenant holds at once in a worker; "
+    "a subscribe past them is an error SUBSCRIPTION_LIMIT",
+    "max_subscriptions_per_worker": "subscriptions a worker holds at once, every tenant's",
+}
+"""What each subscription setting's flag says."""
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +94,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "host, each worker's own share while it cannot be reached (default "
         f"{variables['redis_url']}; needs the redis extra)",
     )
+    unset = SubscriptionSettings()
+    for name, about in SUBSCRIPTION_FLAGS.items():
+        serve.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=int,
+            metavar="N",
+            help=f"{about} (default {SUBSCRIPTION_FIELDS[name]}, else {getattr(unset, name)})",
+        )
     serve.add_argument(
         "--dev",
         action="store_true",
@@ -348,6 +369,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     from .trace_settings import trace_settings
 
     options: dict[str, Any] = {"request_timeout": request_settings().request_timeout}
+    flags = {name: getattr(args, name) for name in SUBSCRIPTION_FIELDS}
+    options["subscriptions"] = subscription_settings(**flags)
     traces = trace_settings()
     if args.trusted_documents is not None:
         options["persisted"] = Documents(load(args.trusted_documents))

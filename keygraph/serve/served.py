@@ -34,6 +34,7 @@ from .limits import (
 )
 from .persisted import Documents
 from .request_settings import REQUEST_TIMEOUT
+from .subscription_settings import SubscriptionSettings
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -87,6 +88,9 @@ class Served:
     stream (the app starts and stops it)."""
     max_subscriptions: int = MAX_SUBSCRIPTIONS
     """Subscriptions one WebSocket connection may hold at once."""
+    subscriptions: SubscriptionSettings = field(default_factory=SubscriptionSettings)
+    """Subscriptions one tenant, and all of them, may hold at once in the process
+    (subscription_limits.py)."""
     max_connections: int = MAX_CONNECTIONS
     """WebSocket connections one tenant may hold at once in the process."""
     init_timeout: float = INIT_SECONDS
@@ -134,6 +138,7 @@ class Served:
             raise ValueError(f"request_timeout must be positive, not {self.request_timeout}")
         if not self.init_timeout > 0:
             raise ValueError(f"init_timeout must be positive, not {self.init_timeout}")
+        self.subscriptions.check_subscriptions()
         object.__setattr__(self, "verifier", Verifier(self.tokens, _itself))
 
 

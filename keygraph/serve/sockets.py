@@ -7,9 +7,11 @@ an `error` (STORE_UNAVAILABLE when the store or its stream could not be read, IN
 no data layer's); a notice that is no event, EVENTS_TRIMMED, is a `next` with that error
 and no data; `complete` ends one, `ping` is answered `pong`. A message over MAX_MESSAGE
 bytes, or not one of these, closes the socket 4400; a second subscription with a live id
-4409; a subscription past the connection's `max_subscriptions` is an `error`
-(SUBSCRIPTION_LIMIT); a tenant holding `max_connections` connections in the process gets no
-more (4429)."""
+4409; a subscription past the connection's `max_subscriptions`, or its tenant's or the
+process's (`subscriptions`: subscription_limits.py), is an `error` (SUBSCRIPTION_LIMIT), the
+connection and its other subscriptions going on; a tenant holding `max_connections`
+connections in the process gets no more (4429). A subscription's places are given back
+however it ends: completed, stopped by the client, or with its connection."""
 
 from __future__ import annotations
 
@@ -33,11 +35,11 @@ from keygraph.tokens import TokenError, Verified, bearer
 
 from .admission import Refused, admit, persisted_query
 from .served import Served
+from .subscription_limits import LIMIT_CODE, SubscriptionLimits
 
 log = logging.getLogger("keygraph.serve")
 PROTOCOL = "graphql-transport-ws"
 MAX_MESSAGE = 128 * 1024
-LIMIT_CODE = "SUBSCRIPTION_LIMIT"
 SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
 
 
@@ -80,13 +82,15 @@ class Places:
             self.held.pop(tenant, None)
 
 
-async def serve_socket(websocket: WebSocket, served: Served, places: Places) -> None:
-    """One connection, from its handshake to its close."""
+async def serve_socket(
+    websocket: WebSocket, served: Served, places: Places, limits: SubscriptionLimits
+) -> None:
+    """One connection, from its handshake to its close, its subscriptions within `limits`."""
     if PROTOCOL not in websocket.scope.get("subprotocols", []):
         await websocket.close(4406, "Subprotocol not acceptable")
         return
     await websocket.accept(subprotocol=PROTOCOL)
-    connection = _Connection(websocket, served, places)
+    connection = _Connection(websocket, served, places, limits)
     try:
         await connection.run()
     except WebSocketDisconnect:
@@ -96,13 +100,17 @@ async def serve_socket(websocket: WebSocket, served: Served, places: Places) -> 
 
 
 class _Connection:
-    def __init__(self, websocket: WebSocket, served: Served, places: Places) -> None:
+    def __init__(
+        self, websocket: WebSocket, served: Served, places: Places, limits: SubscriptionLimits
+    ) -> None:
         self.websocket = websocket
         self.served = served
         self.places = places
+        self.limits = limits
         self.placed: str | None = None
         self.token: Verified | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
+        """The subscriptions running, by id: each holds a place in `limits` while there."""
         self.sending = asyncio.Lock()
         self.expiring: asyncio.Task[None] | None = None
 
@@ -154,6 +162,7 @@ class _Connection:
             elif kind == "complete" and isinstance(message.get("id"), str):
                 task = self.running.pop(message["id"], None)
                 if task is not None:
+                    self._give_back()
                     task.cancel()
             elif kind == "connection_init":
                 await self._close(4429, "Too many initialisation requests")
@@ -198,24 +207,30 @@ class _Connection:
         if not isinstance(query, str) or not isinstance(variables, dict | None):
             await self._close(4400, "a subscribe payload has a query and variables")
             return False
+        assert self.token is not None
         if len(self.running) >= self.served.max_subscriptions:
             limit = self.served.max_subscriptions
-            error = {
-                "message": f"at most {limit} subscriptions a connection",
-                "extensions": {"code": LIMIT_CODE},
-            }
+            reason: str | None = f"at most {limit} subscriptions a connection"
+        else:
+            reason = await self.limits.take(self.token.tenant)
+        if reason is not None:
+            error = {"message": reason, "extensions": {"code": LIMIT_CODE}}
             await self._send({"type": "error", "id": ident, "payload": [error]})
             return True
-        assert self.token is not None
-        admitted = await admit(
-            self.served,
-            self.token.tenant,
-            query,
-            variables,
-            name if isinstance(name, str) else None,
-            SUBSCRIPTIONS,
-        )
+        try:
+            admitted = await admit(
+                self.served,
+                self.token.tenant,
+                query,
+                variables,
+                name if isinstance(name, str) else None,
+                SUBSCRIPTIONS,
+            )
+        except BaseException:
+            self._give_back()
+            raise
         if isinstance(admitted, Refused):
+            self._give_back()
             await self._send({"type": "error", "id": ident, "payload": admitted.errors})
             return True
         task = asyncio.create_task(self._run(ident, admitted.document, variables, name))
@@ -224,8 +239,15 @@ class _Connection:
         return True
 
     def _ended(self, ident: str, task: asyncio.Task[None]) -> None:
+        """A subscription's task ended, by itself: its place is given back."""
         if self.running.get(ident) is task:
             del self.running[ident]
+            self._give_back()
+
+    def _give_back(self) -> None:
+        """Gives back a subscription's place in the tenant's and the process's limits."""
+        assert self.token is not None
+        self.limits.release(self.token.tenant)
 
     async def _run(self, ident: str, document: Any, variables: Any, name: Any) -> None:
         assert self.token is not None
@@ -289,11 +311,14 @@ class _Connection:
                 await self.websocket.close(code, reason)
 
     async def end(self) -> None:
-        """Gives back its place and cancels what still runs, once the socket is gone."""
+        """Gives back its places and cancels what still runs, once the socket is gone."""
         if self.placed is not None:
             self.places.give_back(self.placed)
             self.placed = None
         tasks = list(self.running.values())
+        self.running.clear()
+        for _task in tasks:
+            self._give_back()
         if self.expiring is not None:
             tasks.append(self.expiring)
         for task in tasks:

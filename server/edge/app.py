@@ -19,6 +19,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.serve import graphiql, manifest, persisted
+from keygraph.serve.subscription_limits import SubscriptionLimits
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
@@ -30,7 +31,7 @@ from server.edge.http import GraphQLEndpoint
 from server.edge.shared import Shared, budgets
 from server.observability import REQUEST_SCOPE_KEY
 from server.observability.wiring import Observability
-from server.realtime.limits import ConnectionLimits, SubscriptionLimits
+from server.realtime.limits import ConnectionLimits
 from server.settings import Settings
 
 if TYPE_CHECKING:
@@ -104,11 +105,7 @@ def _realtime(
         verifier,
         cursors,
         hub,
-        SubscriptionLimits(
-            settings.max_subscriptions_per_tenant,
-            settings.max_subscriptions_per_worker,
-            places,
-        ),
+        SubscriptionLimits(settings, places),
         ConnectionLimits(
             settings.max_ws_connections,
             settings.max_ws_awaiting_init,

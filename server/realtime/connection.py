@@ -1,16 +1,15 @@
 """One WebSocket connection speaking graphql-transport-ws (the protocol of graphql-ws, Apollo
 and urql; the legacy `graphql-ws` subprotocol is refused).
 
-A worker holds at most so many connections (past it a new one is closed 1013), of those at
-most so many awaiting `connection_init` (past it the oldest of those is closed 1013), and at
-most so many initialised ones of one tenant (past it the new one is closed 1013). A client
-must send `connection_init` with its token within the init timeout (else close 4408); a bad
-token closes 4403, any other message before the ack closes 4401, a second init 4429, a
-subscribe reusing a running id 4409, a message that is no protocol message 4400. `ping` gets
-`pong`. Each `subscribe` is prepared like an HTTP operation (size limits, validation, cost)
-and must be a subscription; it is refused with an `error` message when a limit on
-subscriptions (per connection, tenant, worker) is reached. The connection closes 4403 when
-its token expires.
+A worker holds at most so many connections (past it a new one is closed 1013), of those at most
+so many awaiting `connection_init` (past it the oldest of those is closed 1013), and at most so
+many initialised ones of one tenant (past it the new one is closed 1013). A client must send
+`connection_init` with its token within the init timeout (else close 4408); a bad token closes
+4403, any other message before the ack closes 4401, a second init 4429, a subscribe reusing a
+running id 4409, a message that is no protocol message 4400. `ping` gets `pong`. Each
+`subscribe` is prepared like an HTTP operation (size limits, validation, cost) and must be a
+subscription; it is refused with an `error` message when a limit on subscriptions (per
+connection, tenant, worker) is reached. The connection closes 4403 when its token expires.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from keygraph.errors import StoreError
 from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
 from keygraph.serve.budget import Budget, throttled
+from keygraph.serve.subscription_limits import LIMIT_CODE, SubscriptionLimits
 from keygraph.store import Session, Store
 from server.auth.tokens import Claims, Verifier
 from server.errors import ApiError, StoreUnavailableError, Unauthenticated
@@ -41,7 +41,7 @@ from server.realtime.auth import authenticate
 from server.realtime.context import SubscriptionContext
 from server.realtime.events import Events, open_events
 from server.realtime.fanout import SEND_NOW, Fanout
-from server.realtime.limits import LIMIT_CODE, ConnectionLimits, SubscriptionLimits
+from server.realtime.limits import ConnectionLimits
 from server.realtime.metered import Meter
 
 log = logging.getLogger("keygraph.realtime")

@@ -1,9 +1,8 @@
-"""How many subscriptions a tenant and a worker hold at once (a connection's own count is
-the connection's): a subscribe over a limit is refused with an `error` message. And how
-many WebSocket connections a worker holds open, of those how many have yet to send
-`connection_init`, and how many of the initialised ones one tenant holds. With places
-shared through Redis (keygraph/shared/places.py), a tenant's limits count its places on
-every host, and the worker's own count still holds it on the worker."""
+"""How many WebSocket connections a worker holds open, of those how many have yet to send
+`connection_init`, and how many of the initialised ones one tenant holds (its subscriptions
+are counted by the runtime's keygraph/serve/subscription_limits.py). With places shared
+through Redis (keygraph/shared/places.py), a tenant's limit counts its places on every
+host, and the worker's own count still holds it on the worker."""
 
 from __future__ import annotations
 
@@ -12,51 +11,8 @@ from collections.abc import Callable
 
 from keygraph.shared.places import SharedPlaces
 
-LIMIT_CODE = "SUBSCRIPTION_LIMIT"
-SUBSCRIPTIONS, CONNECTIONS = "subscriptions", "connections"
-"""The kinds of shared places."""
-
-
-class SubscriptionLimits:
-    """The open subscriptions of one worker, per tenant and in all."""
-
-    def __init__(
-        self, per_tenant: int, per_worker: int, shared: SharedPlaces | None = None
-    ) -> None:
-        self.per_tenant = per_tenant
-        self.per_worker = per_worker
-        self.shared = shared
-        self._tenants: Counter[str] = Counter()
-        self._total = 0
-
-    async def take(self, tenant: str) -> str | None:
-        """Counts one more subscription of `tenant`; why not, when a limit is reached."""
-        if self._total >= self.per_worker:
-            return f"the server holds its most subscriptions ({self.per_worker})"
-        if self._tenants[tenant] >= self.per_tenant:
-            return f"the tenant holds its most subscriptions ({self.per_tenant})"
-        self._tenants[tenant] += 1
-        self._total += 1
-        shared = self.shared
-        if shared is not None and not await shared.take(SUBSCRIPTIONS, tenant, self.per_tenant):
-            self._forget(tenant)
-            return f"the tenant holds its most subscriptions ({self.per_tenant})"
-        return None
-
-    def held(self) -> tuple[int, dict[str, int]]:
-        """The subscriptions held in all, and by each tenant that holds any."""
-        return self._total, dict(self._tenants)
-
-    def release(self, tenant: str) -> None:
-        self._forget(tenant)
-        if self.shared is not None:
-            self.shared.release(SUBSCRIPTIONS, tenant)
-
-    def _forget(self, tenant: str) -> None:
-        self._total -= 1
-        self._tenants[tenant] -= 1
-        if self._tenants[tenant] <= 0:
-            del self._tenants[tenant]
+CONNECTIONS = "connections"
+"""The kind of the places an initialised connection takes, when shared."""
 
 
 class ConnectionLimits:

@@ -4,8 +4,8 @@ graphql-transport-ws.
 
 The app is each `server` in turn (tests/server/conftest.py): the hand-written one, and
 `keygraph serve`'s with the same init timeout, poll interval and subscriptions a
-connection, on the same store and stream. A test of the hand-written server's own
-machinery asks for `hand_app`, which is that server alone."""
+connection, a tenant and a worker, on the same store and stream. A test of the hand-written
+server's own machinery asks for `hand_app`, which is that server alone."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from starlette.types import ASGIApp
 
 from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
+from keygraph.serve.subscription_settings import SubscriptionSettings
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import ChangeStream
@@ -59,7 +60,8 @@ def stream() -> MemoryStream:
 
 def spec_app(settings: Settings, store: Store, stream: ChangeStream | None = None) -> Starlette:
     """`keygraph serve`'s app on `store`, following `stream` (by default the store's own),
-    with the settings' realtime limits where it has them."""
+    with the settings' realtime limits where it has them (subscriptions a connection, a
+    tenant and a worker; its connections are limited per tenant alone)."""
     extension = extension_at("server.extension", "generated")
     assert settings.jwt_secret is not None
     served_app = served(
@@ -71,6 +73,9 @@ def spec_app(settings: Settings, store: Store, stream: ChangeStream | None = Non
         poll=settings.poll_interval,
         init_timeout=settings.ws_init_timeout,
         max_subscriptions=settings.max_subscriptions_per_connection,
+        subscriptions=SubscriptionSettings(
+            settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
+        ),
     )
     return serve_app(served_app)
 

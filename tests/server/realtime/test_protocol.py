@@ -143,7 +143,6 @@ async def test_subscriptions_per_connection_are_limited(connect: Connect, acme_t
         assert await receive(ws) == {"type": "pong"}  # "5" was taken: no error before
 
 
-@pytest.mark.hand_only("keygraph serve limits a tenant's connections, not its subscriptions")
 async def test_subscriptions_per_tenant_and_worker_are_limited(
     sockets: Sockets, acme_token: str, globex_token: str
 ) -> None:
