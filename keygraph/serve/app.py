@@ -285,7 +285,8 @@ async def _run(
     if isawaitable(result):
         result = await result
     assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
-    errors = [_formatted(error, request_id) for error in in_response_order(result)]
+    located = admitted.located(in_response_order(result))
+    errors = [_formatted(error, request_id) for error in located]
     if result.data is None and all(error.path is None for error in result.errors or ()):
         return 400, {"errors": errors}  # its variables did not coerce
     body: dict[str, Any] = {"data": result.data}

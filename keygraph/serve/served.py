@@ -109,8 +109,9 @@ class Served:
         compare=False,
         repr=False,
     )
-    """The documents parsed and validated, by text: a text sent again skips the lexer,
-    the parser and validation. Only those that passed are kept (document_cache.py)."""
+    """The documents parsed and validated, by text and by shape (literals.py): a text sent
+    again, or one differing from a kept one only in its literals, skips the lexer, the
+    parser and validation. Only those that passed are kept (document_cache.py)."""
     estimates: Estimates = field(default_factory=Estimates, compare=False, repr=False)
     """The operations' costs, remembered per document and the variables a cost depends on."""
     persisted: Documents = field(default_factory=Documents, compare=False, repr=False)

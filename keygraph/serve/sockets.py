@@ -33,7 +33,7 @@ from keygraph.errors import KeygraphError, StoreError, StoreUnavailable
 from keygraph.store import Session
 from keygraph.tokens import TokenError, Verified, bearer
 
-from .admission import Refused, admit, persisted_query
+from .admission import Admitted, Refused, admit, persisted_query
 from .served import Served
 from .subscription_limits import LIMIT_CODE, SubscriptionLimits
 
@@ -233,7 +233,7 @@ class _Connection:
             self._give_back()
             await self._send({"type": "error", "id": ident, "payload": admitted.errors})
             return True
-        task = asyncio.create_task(self._run(ident, admitted.document, variables, name))
+        task = asyncio.create_task(self._run(ident, admitted, name))
         self.running[ident] = task
         task.add_done_callback(lambda _t: self._ended(ident, task))
         return True
@@ -249,7 +249,7 @@ class _Connection:
         assert self.token is not None
         self.limits.release(self.token.tenant)
 
-    async def _run(self, ident: str, document: Any, variables: Any, name: Any) -> None:
+    async def _run(self, ident: str, admitted: Admitted, name: Any) -> None:
         assert self.token is not None
         token = self.token
         served = self.served
@@ -261,14 +261,14 @@ class _Connection:
         context = ApiContext(session, token.tenant, realtime=served.realtime, notify=notify)
         outcome: Any = subscribe(
             served.schema,
-            document,
+            admitted.document,
             context_value=context,
-            variable_values=variables,
+            variable_values=admitted.variables,
             operation_name=name if isinstance(name, str) else None,
         )
         result = await outcome if isawaitable(outcome) else outcome
         if isinstance(result, ExecutionResult):
-            errors = [formatted(e) for e in result.errors or ()]
+            errors = [formatted(e) for e in admitted.located(result.errors or [])]
             await self._send({"type": "error", "id": ident, "payload": errors})
             return
         events: AsyncIterator[ExecutionResult] = result
@@ -276,7 +276,7 @@ class _Connection:
             async for event in events:
                 body: dict[str, Any] = {"data": event.data}
                 if event.errors:
-                    body["errors"] = [formatted(e) for e in event.errors]
+                    body["errors"] = [formatted(e) for e in admitted.located(event.errors)]
                 await self._send({"type": "next", "id": ident, "payload": body})
             await self._send({"type": "complete", "id": ident})
         except (GraphQLError, KeygraphError, OSError) as exc:
@@ -284,6 +284,7 @@ class _Connection:
             if isinstance(exc, StoreError | OSError) and error_code(error) == "INTERNAL":
                 log.warning("subscription %s ended: the store is unavailable (%s)", ident, exc)
                 error = _located(StoreUnavailable("the store is unavailable"))
+            [error] = admitted.located([error])
             await self._send({"type": "error", "id": ident, "payload": [formatted(error)]})
         except Exception as exc:  # an extension's stream that failed: INTERNAL, logged
             log.exception("subscription %s failed", ident)

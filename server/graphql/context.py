@@ -15,9 +15,9 @@ from strawberry.dataloader import DataLoader, DefaultCache, LoaderTask, get_curr
 from keygraph.api.shape import Estimate
 from keygraph.caller import Caller
 from keygraph.serve.budget import Admission, Budget
+from keygraph.serve.literals import Binding
 from keygraph.store import Session
 from keygraph.stores.counting import CountingStore
-from server.graphql.literals import Binding
 from server.graphql.stream import Stream
 
 K = TypeVar("K", bound=Hashable)
@@ -190,7 +190,7 @@ class RequestContext(Context):
     admission: Admission | None = None
     """What taking the cost from the tenant's budget gave."""
     literals: Binding | None = None
-    """The request's literals as variables of its shape's document (graphql/literals.py):
+    """The request's literals as variables of its shape's document (keygraph/serve/literals.py):
     errors are located in the request's own text through it."""
     document_cache: str | None = None
     """How the document was found: under its text, its shape, or prepared now."""

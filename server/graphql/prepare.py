@@ -11,7 +11,7 @@ validation cache, one to record the name) takes about a tenth off a small query'
 time. A query text is parsed, validated and searched for `first` arguments once, then served
 from a cache keyed by the text itself (a string hashes once; a document's hash walks its
 whole tree); a text that differs from a prepared one only in its literals is served by the
-document they were normalised out of (server/graphql/literals.py), and any error it meets
+document they were normalised out of (keygraph/serve/literals.py), and any error it meets
 before execution sends it back to be prepared as written. Validation errors, or a `first`
 over the limit, are handed to Strawberry as the validation result, so the order of checks a
 client sees is: syntax and size, then the operation type allowed for the HTTP method, then
@@ -41,11 +41,11 @@ from strawberry.extensions import SchemaExtension
 
 from keygraph.api.shape import Estimate
 from keygraph.caller import Caller
+from keygraph.serve import literals
 from keygraph.serve.budget import throttled
 from keygraph.serve.document_cache import DocumentCache
 from keygraph.serve.document_size import check_size
 from keygraph.serve.limits import check_variables, over_cost, parse_limited
-from server.graphql import literals
 from server.graphql.context import RequestContext
 from server.graphql.cost import CALLER_ARGUMENTS, cost_variables, estimate
 from server.graphql.limits import FirstArgument, check_first, first_arguments

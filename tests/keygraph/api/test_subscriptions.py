@@ -2,7 +2,8 @@
 stores (tests/codegen/cases/social, whose table has a stream): a write made through the
 library, outside GraphQL, reaches the item's subscribers; another tenant's item never does;
 the get pattern's rule decides at subscribe; a cursor resumes after its event, with nothing
-lost or repeated; and what a hostile client sends closes its socket or is refused."""
+lost or repeated; subscriptions differing in their literals share one shape; and what a
+hostile client sends closes its socket or is refused."""
 
 from __future__ import annotations
 
@@ -272,3 +273,30 @@ async def test_a_trusted_documents_app_subscribes_only_by_its_manifest(social: S
         await social.write("acme", "create", {"member_id": "m1", "handle": "ann", "name": "Ann"})
         assert (await ws.receive_json(timeout=20))["id"] == "hash"
     await until(only.feeds(0), "the feed closed with its socket")
+
+
+async def test_subscriptions_differing_in_literals_share_one_shape(social: Social) -> None:
+    def watch(member: str, after: str = "") -> dict[str, Any]:
+        cursor = f', after: "{after}"' if after else ""
+        query = WATCH.replace("$id, after: $after", f'"{member}"{cursor}')
+        return {"query": query.replace("($id: ID!, $after: String)", "")}
+
+    async with social.socket() as ws:
+        refusals = []
+        for ident, cursor in (("x", "not-a-cursor"), ("y", "not-a-cursor-either")):
+            await ws.send_json({"type": "subscribe", "id": ident, "payload": watch("m1", cursor)})
+            message = await ws.receive_json(timeout=15)
+            assert message["type"] == "error"
+            refusals.append([(e["extensions"]["code"], e["locations"]) for e in message["payload"]])
+        assert refusals[0] == refusals[1] == [("INVALID_CURSOR", [{"line": 2, "column": 3}])]
+        assert len(social.served.documents) == 1  # the second by the first's shape
+        await ws.send_json({"type": "subscribe", "id": "a", "payload": watch("m1")})
+        await ws.send_json({"type": "subscribe", "id": "b", "payload": watch("m2")})
+        await until(social.feeds(2), "both subscriptions' feeds")
+        assert len(social.served.documents) == 2  # so "b" too
+        await social.write("acme", "create", {"member_id": "m2", "handle": "bo", "name": "Bo"})
+        message = await ws.receive_json(timeout=20)
+        assert (message["id"], shown(message["payload"]["data"]["memberChanged"])) == (
+            "b",
+            ("CREATED", "bo", 1),
+        )

@@ -1,5 +1,5 @@
 """Documents with inline literals answer the same whether their literals are normalised into
-variables (server/graphql/literals.py) or every text is prepared as written: random values
+variables (keygraph/serve/literals.py) or every text is prepared as written: random values
 at every argument of every query (tests/server/fuzz/positions.py), written as literals, go
 to both executors both ways, and each pair of answers (status, media type, body but for the
 worker's document cache report) must be equal byte for byte: data, errors with their

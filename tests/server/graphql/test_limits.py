@@ -154,7 +154,6 @@ async def test_repeated_documents_are_parsed_and_validated_once(acme: Api) -> No
     assert await _found(acme, plain + " ") == "prepared"
 
 
-@pytest.mark.hand_only("keygraph serve finds a document by its text alone, not by its shape")
 async def test_documents_differing_in_literals_are_found_by_their_shape(acme: Api) -> None:
     async def found(query: str) -> str:
         return await _found(acme, query)

@@ -1,5 +1,5 @@
 """Documents that differ only in their literals share one preparation
-(server/graphql/literals.py), on both executors: each request still sees its own values
+(keygraph/serve/literals.py), on both executors: each request still sees its own values
 (cost, `first`, authorization, tenant), invalid literals get the errors of the text as
 written, and the cache stays within its bounds."""
 
@@ -14,11 +14,11 @@ import httpx
 import pytest
 
 from keygraph.serve.document_cache import DocumentCache
+from keygraph.serve.literals import split
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
 from server.graphql.ids import from_global_id
-from server.graphql.literals import split
 from server.settings import ExecutorKind, Limits, Settings, load_settings
 from tests.server.conftest import Api
 
