@@ -1,8 +1,8 @@
 """What `serve` answers with: the API the spec compiles to (`generated`) with this
 repository's extension, as `keygraph serve --package generated --extend server.extension`
-serves it, its options taken from the server's settings (KEYGRAPH_*). The settings the
-compiled API has no use for (its own limits say otherwise: docs/contract.md) are those of
-the hand-written server alone (docs/operations.md)."""
+serves it, its options taken from the server's settings (KEYGRAPH_*), each once here. The
+settings it has no use for (its own limits say otherwise: docs/contract.md) are the
+hand-written server's alone (docs/server.md)."""
 
 from __future__ import annotations
 
