@@ -1,11 +1,11 @@
 """`python -m bench big-response`: the memory a server takes to send one large response, on
-each executor.
+each executor of the compiled API (`compiled`, or `strawberry`: graphql-core's).
 
 A tenant of 100 users with about 100 orders each (1-5 lines) is seeded into a store (the
 embedded one, or DynamoDB Local with `--store dynamodb-local`); one query asks for every
 user's 100 newest orders with their lines, a response of about 5 MB. For each executor, a
-fresh server process (`python -m server serve`, the cost limit raised so the query is
-allowed) answers a small request (the idle baseline is its resident set size then), has its
+fresh server process (`python -m server serve`, the cost limit and budget raised so the
+query is allowed) answers a small request (the idle baseline is its resident set size then), has its
 peak resident set size reset (/proc/PID/clear_refs), then answers the large query; the peak
 above the baseline is what sending the response took. Its anonymous (private) memory is
 sampled every millisecond meanwhile: on the embedded store the resident set also counts the

@@ -1,9 +1,10 @@
-"""Realtime past one host: four `python -m server serve --workers 2` processes over one
-embedded table (linked into each host's data directory) and one `redis-server`
-(KEYGRAPH_REDIS_URL), with subscribers spread over every host (bench/ws_client.py) and
-writes made from this process. Measures the latency from a write to each of its deliveries,
-the time until events flow again once the host holding the reader's lease is SIGKILLed, and
-Redis and server CPU per event (from /proc/<pid>/stat). Writes bench/results/hosts.json.
+"""Realtime past one host: four `python -m server serve --workers 2` processes (the compiled
+API, each worker reading the change stream itself) over one embedded table (linked into each
+host's data directory) and one `redis-server` (KEYGRAPH_REDIS_URL: the tenants' budgets
+shared), with subscribers spread over every host (bench/ws_client.py) and writes made from
+this process. Measures the latency from a write to each of its deliveries, the time until
+events reach every other host's subscribers once one host is SIGKILLed, and Redis and
+server CPU per event (from /proc/<pid>/stat). Writes bench/results/hosts.json.
 
     python -m bench hosts [--per-host N] [--writes N]
 """
@@ -33,20 +34,16 @@ from bench.realtime_served import HOST, SECRET, SUBSCRIPTION, TENANT, USER, rais
 from bench.stats import percentile
 from bench.ws_client import Subscriber, subscriber
 from generated.table import TABLE
-from keygraph.plan import Get, Put
+from keygraph.plan import Put
 from keygraph.store import Store
 from keygraph.stores.dynamodb.local import free_port
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.graphql.ids import to_global_id
-from server.realtime.elected import LEASE_PARTITION
 from server.settings import Settings
 
 RESULTS = Path(__file__).parent / "results" / "hosts.json"
 HOSTS = 4
-LEASE_S = 2.0
-"""Seconds of the reader's lease (KEYGRAPH_READER_LEASE): a takeover comes within it."""
-LEASE_KEY = {TABLE.partition_key: LEASE_PARTITION, TABLE.sort_key: "keygraph"}
 CONNECTING = 32
 TIMEOUT_S = 60.0
 WARM_UPS, WARM_UP_S = 20, 5.0
@@ -99,11 +96,9 @@ def hosts(table: Path, scratch: Path, redis_url: str, subscribers: int) -> Itera
         **os.environ,
         "KEYGRAPH_JWT_SECRET": SECRET,
         "KEYGRAPH_REDIS_URL": redis_url,
-        "KEYGRAPH_READER_LEASE": str(LEASE_S),
         "KEYGRAPH_TENANT_BUDGET": str(10**12),
         "KEYGRAPH_TENANT_REFILL": str(10**12),
         "KEYGRAPH_MAX_WS_CONNECTIONS_PER_TENANT": str(subscribers * 2),
-        "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": str(subscribers * 2),
     }
     started: list[Host] = []
     with contextlib.ExitStack() as logs:
@@ -154,16 +149,6 @@ async def _write(store: Store, n: int) -> float:
     started = time.perf_counter()
     await store.put(Put(item=changed.to_item(TENANT)))
     return started
-
-
-async def _led(store: Store) -> dict[str, Any]:
-    deadline = time.monotonic() + TIMEOUT_S
-    while time.monotonic() < deadline:
-        lease = await store.get(Get(LEASE_KEY, consistent=True))
-        if lease is not None and "state" in lease and not lease.get("released"):
-            return dict(lease)
-        await asyncio.sleep(0.05)
-    raise TimeoutError("no host took the reader's lease")
 
 
 async def _subscribe(
@@ -221,11 +206,9 @@ async def _timed(
 async def _failover(
     store: Store, servers: list[Host], deliveries: Deliveries, where: list[int], first: int
 ) -> dict[str, Any]:
-    """SIGKILLs the host whose worker holds the lease, then writes every PROBE_S until a write
-    made after the kill reaches every subscriber of the other hosts."""
-    holder = str((await _led(store))["holder"])
-    pid = int(holder.split(":")[1])
-    (killed,) = [h for h, host in enumerate(servers) if pid in host.pids()]
+    """SIGKILLs the first host, then writes every PROBE_S until a write made after the kill
+    reaches every subscriber of the other hosts."""
+    killed = 0
     for victim in [*children(servers[killed].process.pid), servers[killed].process.pid]:
         os.kill(victim, signal.SIGKILL)
     at = time.perf_counter()
@@ -242,13 +225,10 @@ async def _failover(
         if flowed:
             back = min(max(deliveries.times[w].values()) for w in flowed)
             first_back = min(min(deliveries.times[w].values()) for w in flowed)
-            lease = await _led(store)
             return {
                 "killed_host": killed,
-                "lease_s": LEASE_S,
                 "first_event_after_kill_s": round(first_back - at, 3),
                 "every_survivor_after_kill_s": round(back - at, 3),
-                "new_holder_pid": int(str(lease["holder"]).split(":")[1]),
                 "probe_writes": n - first,
             }
     raise TimeoutError("events did not flow again after the kill")
@@ -259,7 +239,6 @@ async def _run(
 ) -> dict[str, Any]:
     store = EmbeddedStore(TABLE, path=table)
     try:
-        await _led(store)
         deliveries = Deliveries()
         sockets, where = await _subscribe(servers, per_host, deliveries)
         everyone = set(range(len(sockets)))

@@ -1,5 +1,6 @@
-"""What the request limits cost and save: the time to estimate an operation's cost, and the
-server's memory after it is sent a 200 MB body (declared, and streamed with no length).
+"""What the request limits cost and save: the time to estimate an operation's cost (the
+hand-written server's, in this process), and the memory of `python -m server serve` (the
+compiled API) after it is sent a 200 MB body (declared, and streamed with no length).
 
 `python -m bench limits` prints one JSON object and writes bench/results/limits.json.
 """

@@ -1,13 +1,14 @@
 """Write-to-client latency of subscriptions on a served worker: `python -m server serve`
-(one worker) in its own process, its subscribers real WebSocket connections from this
-process (bench/ws_client.py), and direct writes to the store from this process too, each at
-a random moment of the stream reader's poll cycle. On the embedded store the write goes to
-the server's SQLite file (its triggers append to the change log the server reads); on
-DynamoDB Local it is a PutItem on the table whose stream the server reads.
+(the compiled API, one worker) in its own process, its subscribers real WebSocket
+connections from this process (bench/ws_client.py), and direct writes to the store from
+this process too, each at a random moment of the stream reader's poll cycle. On the
+embedded store the write goes to the server's SQLite file (its triggers append to the
+change log the server reads); on DynamoDB Local it is a PutItem on the table whose stream
+the server reads.
 
-The server runs with the tenant's budget unbounded (KEYGRAPH_TENANT_BUDGET and _REFILL:
-every event is charged to it) and its subscription limits at their defaults, which hold
-1,000 subscribers of one tenant on one worker."""
+The server runs with the tenant's budget unbounded (KEYGRAPH_TENANT_BUDGET and _REFILL: a
+replay is paid from it) and its connection limits at their defaults, which hold 1,000
+subscribers of one tenant, a connection each, on one worker."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The soak run: `python -m server serve` under mixed reads and writes at a fixed concurrency
-for minutes, on the embedded store or DynamoDB Local.
+"""The soak run: `python -m server serve` (the compiled API) under mixed reads and writes at a
+fixed concurrency for minutes, on the embedded store or DynamoDB Local.
 
 Each minute it reports the answers, errors, p50/p99 latency and the server's memory (RSS and
 its anonymous part apart: the embedded store's SQLite file is memory-mapped, so RSS grows

@@ -60,6 +60,8 @@ class ApiContext:
         default=unheard, compare=False, repr=False
     )
     """Sends a subscription's client a `next` carrying this error and no data."""
+    started: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
+    """Called as a subscription's feed opens: what is written after it reaches it."""
 
 
 def executable(

@@ -170,6 +170,7 @@ def following(
         pay=realtime.pay(ctx.tenant),
         trimmed=trimmed,
         also=tuple(topics[1:]),
+        started=ctx.started,
     )
 
 

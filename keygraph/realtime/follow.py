@@ -32,17 +32,19 @@ async def follow(
     trimmed: Callable[[], Awaitable[None]],
     feeds: Feeds | None = None,
     also: tuple[Topic, ...] = (),
+    started: Callable[[], None] = lambda: None,
 ) -> AsyncGenerator[tuple[Change, str]]:
     """The changes of `topic` (and of each of `also`) in `tenant` after `after` (None:
     from now) that are `visible`, each with its cursor. The feed is opened with `feeds`
     (the hub's own by default, and always for several topics). A replay reads only
     `within`, pays `pay` per read and record, and calls `trimmed` once when the cursor
     names changes no longer kept. Raises FeedLost when the subscriber falls too far
-    behind."""
+    behind. `started` is called once the feed is open."""
     opened: Feeds = hub if feeds is None or also else feeds
     feed = hub.open(tenant, topic, *also) if also else opened.open(tenant, topic)
     topics = (topic, *also)
     try:
+        started()
         # the reader may hand the feed what the cursor or the replay had (it may not have
         # read them yet): they are not sent again
         had = feed.had

@@ -18,19 +18,17 @@ serve: compiling a spec needs none of it."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
 from keygraph.store import Store
 
-from .budget import CAPACITY, REFILL_PER_SECOND, Budget
+from .budget import CAPACITY, REFILL_PER_SECOND
 from .limits import MAX_COST
 from .scale_settings import SCALE_VARIABLES, ScaleSettings, scale_values
 from .secret import MIN_SECRET, SECRET_ENV
@@ -40,9 +38,6 @@ from .subscription_settings import (
     SubscriptionSettings,
     subscription_settings,
 )
-
-if TYPE_CHECKING:
-    import uvicorn
 
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
@@ -208,14 +203,13 @@ def schema(args: argparse.Namespace, package: str) -> int:
 
 def serve(args: argparse.Namespace, package: str) -> int:
     """Serves the imported `package` until stopped (a stop signal drains it: 0)."""
-    import asyncio
     import functools
 
     from keygraph.tokens import DEV_TENANT, issue
 
     from . import request_log
-    from .sockets import uvicorn_config
-    from .workers import Supervisor, serve_here
+    from .serving import Listening
+    from .serving import serve as serve_served
 
     try:
         scale = _scale(args)
@@ -235,24 +229,14 @@ def serve(args: argparse.Namespace, package: str) -> int:
         claim = app.tokens.roles_claim
         token = issue(secret, DEV_TENANT, "graphiql", roles=args.dev_role, roles_claim=claim)
         print(f"GraphiQL: {url}\ndev token (tenant {DEV_TENANT}): {token}", flush=True)
-    if scale.workers == 1:
-        _serve_metrics_port(args)
-        serve_here(uvicorn_config(_app_of(app), args.host, args.port))
-        return 0
-    asyncio.run(_closed(app))  # each worker builds its own
-    from .metrics import multiprocess_directory, worker_exited
-
-    with multiprocess_directory(app.metered):
-        _serve_metrics_port(args)
-        Supervisor(
-            functools.partial(_worker_config, args, package, scale),
-            args.host,
-            args.port,
-            scale.workers,
-            app.request_timeout,
-            beside=lambda: contextlib.nullcontext(None),
-            exited=worker_exited,
-        ).run()
+    listening = Listening(
+        args.host,
+        args.port,
+        scale.workers,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+    )
+    serve_served(app, functools.partial(_worker_served, args, package, scale), listening)
     return 0
 
 
@@ -276,6 +260,7 @@ def _served(
     from keygraph.tokens import DEV_TENANT, issue
 
     from .package import extension_at, served, table_of
+    from .worker_budget import worker_budget
 
     if args.tenant_budget < MAX_COST:
         raise ValueError(f"--tenant-budget must be at least the cost limit, {MAX_COST}")
@@ -283,7 +268,7 @@ def _served(
     observed = _options(args)
     extensions = [extension_at(place, package) for place in args.extend]
     table = table_of(package, args.table_name)
-    budget, closing = _budget(args, scale, table.name)
+    budget, closing = worker_budget(args.tenant_budget, args.tenant_refill, scale, table.name)
     store = _store(args, table)
     graphiql = not args.no_graphiql
     app = served(package, store, secret, extensions, budget=budget, graphiql=graphiql)
@@ -299,62 +284,11 @@ def _served(
     return app, secret, dev
 
 
-def _budget(
-    args: argparse.Namespace, scale: ScaleSettings, table: str
-) -> tuple[Budget, tuple[Callable[[], Awaitable[None]], ...]]:
-    """A worker's budget (its share of the one asked for, or the whole one shared through
-    Redis, its share the fallback) and what the app awaits as it stops."""
-    from .budget import TenantBudget, share
-
-    own = TenantBudget(*share(args.tenant_budget, args.tenant_refill, scale.workers))
-    if scale.redis_url is None:
-        return own, ()
-    from keygraph.shared.bucket import SharedBudget
-    from keygraph.shared.link import Link, key_prefix
-
-    link = Link(scale.redis_url)
-    prefix = key_prefix(table)
-    budget = SharedBudget(link, prefix, args.tenant_budget, args.tenant_refill, own)
-    return budget, (budget.close, link.close)
-
-
-def _app_of(app: Served) -> Any:
-    from .app import create_app
-
-    return create_app(app)
-
-
-async def _closed(app: Served) -> None:
-    """Closes what the process built to check it can serve (its store, its link, its
-    tracer provider)."""
-    await app.store.close()
-    for close in app.closing:
-        await close()
-    if app.tracer_provider is not None:
-        app.tracer_provider.shutdown()
-
-
-def _worker_config(
+def _worker_served(
     args: argparse.Namespace, package: str, scale: ScaleSettings, _beside: None
-) -> uvicorn.Config:
-    """A worker process's app, built in it."""
-    from . import request_log
-    from .sockets import uvicorn_config
-
-    request_log.configure()
-    app, _secret_used, _dev = _served(args, package, scale)
-    config: uvicorn.Config = uvicorn_config(_app_of(app), args.host, args.port)
-    return config
-
-
-def _serve_metrics_port(args: argparse.Namespace) -> None:
-    """/metrics on a port of its own, every worker's values, when one is asked for."""
-    if args.metrics_port is not None:
-        from prometheus_client import start_http_server
-
-        from .metrics import registry
-
-        start_http_server(args.metrics_port, args.metrics_host, registry())
+) -> Served:
+    """What a worker process serves, built in it."""
+    return _served(args, package, scale)[0]
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:

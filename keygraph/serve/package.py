@@ -9,7 +9,7 @@ import hmac
 import importlib
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -73,10 +73,28 @@ def schema_of(package: str, extensions: Sequence[Extension] = ()) -> GraphQLSche
     return executable(api, extensions, _guards(package) if extensions else None)
 
 
+@dataclass(frozen=True)
+class Keys:
+    """How tokens are checked, and the key cursors are signed with."""
+
+    tokens: TokenKey
+    cursors: bytes
+
+    @classmethod
+    def signed_with(cls, signing: str) -> Keys:
+        """HS256 tokens signed with `signing`, their roles where KEYGRAPH_ROLES_CLAIM says
+        (those of KEYGRAPH_DEFAULT_ROLES when they name none), and cursors signed with a key
+        derived from it."""
+        roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
+        claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
+        tokens = TokenKey(signing, "HS256", claim, frozenset(roles))
+        return cls(tokens, hmac.new(signing.encode(), b"keygraph cursors", hashlib.sha256).digest())
+
+
 def served(
     package: str,
     store: Store,
-    signing: str,
+    signing: str | Keys,
     extensions: Sequence[Extension] = (),
     *,
     stream: ChangeStream | None = None,
@@ -84,15 +102,13 @@ def served(
     **options: Any,
 ) -> Served:
     """The package's API, with `extensions`, on `store`, with tokens and cursors keyed by
-    `signing`, and the app's other `options` (Served's budget, GraphiQL); subscriptions
-    when the API has some and there is a change stream: `stream`, else the store's own,
-    looked for new records every `poll` seconds. ValueError for an extension that cannot be
-    served."""
+    `signing` (a secret, or Keys), and the app's other `options` (Served's budget,
+    GraphiQL); subscriptions when the API has some and there is a change stream: `stream`,
+    else the store's own, looked for new records every `poll` seconds. ValueError for an
+    extension that cannot be served."""
     api: Any = importlib.import_module(f"{package}.api").API
-    roles = os.environ.get("KEYGRAPH_DEFAULT_ROLES", "member").replace(",", " ").split()
-    claim = os.environ.get("KEYGRAPH_ROLES_CLAIM", "roles")
-    key = TokenKey(signing, "HS256", claim, frozenset(roles))
-    cursors = CursorCodec(hmac.new(signing.encode(), b"keygraph cursors", hashlib.sha256).digest())
+    keys = Keys.signed_with(signing) if isinstance(signing, str) else signing
+    cursors = CursorCodec(keys.cursors)
     realtime = None
     if api.watches and stream is None:
         try:
@@ -107,7 +123,7 @@ def served(
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
     schema = schema_of(package, extensions)
-    app = Served(schema, store, key, cursors, realtime=realtime, ledger=ledger)
+    app = Served(schema, store, keys.tokens, cursors, realtime=realtime, ledger=ledger)
     app = replace(app, sweeps=sweeps)
     return replace(app, **options)
 

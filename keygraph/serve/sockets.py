@@ -43,22 +43,21 @@ MAX_MESSAGE = 128 * 1024
 SUBSCRIPTIONS = frozenset({OperationType.SUBSCRIPTION})
 
 
-def uvicorn_config(app: Any, host: str, port: int) -> Any:
+def uvicorn_config(app: Any, host: str, port: int, **options: Any) -> Any:
     """How uvicorn serves the app: without permessage-deflate, since a compressed frame
     inflates past what was sent (a deflate bomb), and no frame over MAX_MESSAGE; its logs
-    left as configured (request_log.py), without its access log."""
+    left as configured (request_log.py) from warnings up, without its access log;
+    `options` are more of `uvicorn.Config`'s arguments, or others for these."""
     import uvicorn
 
-    return uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        log_config=None,
-        access_log=False,
-        ws_per_message_deflate=False,
-        ws_max_size=MAX_MESSAGE,
-    )
+    settings: dict[str, Any] = {
+        "log_level": "warning",
+        "log_config": None,
+        "access_log": False,
+        "ws_per_message_deflate": False,
+        "ws_max_size": MAX_MESSAGE,
+    }
+    return uvicorn.Config(app, host=host, port=port, **{**settings, **options})
 
 
 class Places:
@@ -258,7 +257,12 @@ class _Connection:
         async def notify(error: dict[str, Any]) -> None:
             await self._send({"type": "next", "id": ident, "payload": {"errors": [error]}})
 
-        context = ApiContext(session, token.tenant, realtime=served.realtime, notify=notify)
+        def started() -> None:
+            log.info("subscription started", extra={"tenant": token.tenant, "id": ident})
+
+        context = ApiContext(
+            session, token.tenant, realtime=served.realtime, notify=notify, started=started
+        )
         outcome: Any = subscribe(
             served.schema,
             admitted.document,

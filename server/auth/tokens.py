@@ -30,19 +30,24 @@ class Claims:
         return self.caller.subject
 
 
+def token_key(settings: Settings) -> TokenKey:
+    """What checks the settings' tokens: the HS256 secret or RS256 public key, the roles
+    claim and the default roles."""
+    if settings.jwt_public_key_file is not None:
+        key = settings.jwt_public_key_file.read_text()
+    elif settings.jwt_secret is not None:
+        key = settings.jwt_secret
+    else:
+        raise ValueError("settings carry neither a JWT secret nor a public key")
+    roles = frozenset(settings.default_roles)
+    return TokenKey(key, settings.jwt_algorithm, settings.roles_claim, roles)
+
+
 class Verifier:
     """Checks bearer tokens against the settings' key; built once per app."""
 
     def __init__(self, settings: Settings) -> None:
-        if settings.jwt_public_key_file is not None:
-            key = settings.jwt_public_key_file.read_text()
-        elif settings.jwt_secret is not None:
-            key = settings.jwt_secret
-        else:
-            raise ValueError("settings carry neither a JWT secret nor a public key")
-        roles = frozenset(settings.default_roles)
-        token_key = TokenKey(key, settings.jwt_algorithm, settings.roles_claim, roles)
-        self._tokens = TokenVerifier(token_key, _claims)
+        self._tokens = TokenVerifier(token_key(settings), _claims)
 
     def verify_header(self, authorization: str | None) -> Claims:
         try:

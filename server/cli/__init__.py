@@ -43,8 +43,10 @@ def parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve",
-        help="serve the GraphQL API with uvicorn",
-        description="Serve the GraphQL API. SIGTERM or SIGINT (Ctrl-C) stop taking "
+        help="serve the GraphQL API the spec compiles to, with server.extension",
+        description="Serve the GraphQL API the spec compiles to with this repository's "
+        "extension, as `keygraph serve --package generated --extend server.extension` does, "
+        "configured by the KEYGRAPH_* settings. SIGTERM or SIGINT (Ctrl-C) stop taking "
         "connections, let requests in flight finish, then exit; a DynamoDB Local started "
         "here stops with the server, even one killed.",
     )
@@ -110,9 +112,9 @@ def _sizes(args: argparse.Namespace) -> Any:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from keygraph.serve import request_log as json_logging
-    from server.auth.tokens import issue_token
     from server.seed.tenant import SeedSizes, seed
     from server.serving.backends import open_backend
+    from server.serving.compiled import dev_token
     from server.serving.memory import tune_malloc
     from server.serving.serve import serve
 
@@ -126,7 +128,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"demo tenant {settings.dev_tenant!r}: {state}", file=sys.stderr)
         if settings.dev and settings.jwt_secret is not None:
             url = f"http://{settings.host}:{settings.port}/graphql"
-            token = issue_token(settings, settings.dev_tenant, "dev", roles=["admin"])
+            token = dev_token(settings)
             print(f"GraphiQL: {url}\ndev token (tenant {settings.dev_tenant}): {token}")
             sys.stdout.flush()
         serve(settings, backend.store, backend.local_endpoint)

@@ -1,10 +1,5 @@
-"""`/metrics` in Prometheus' text format, never public: on the app's port behind a bearer
-token (KEYGRAPH_METRICS_TOKEN), or on a port of its own (KEYGRAPH_METRICS_PORT, on
-KEYGRAPH_METRICS_HOST, loopback by default) served by the process that owns the workers.
-
-Under `serve --workers N` the workers write their values to PROMETHEUS_MULTIPROC_DIR (a
-fresh directory serve makes, unless one is given: keygraph/serve/metrics.py) and any scrape
-reads them all.
+"""The hand-written app's `/metrics` in Prometheus' text format, never public: on the app's
+port behind a bearer token (KEYGRAPH_METRICS_TOKEN).
 
 The table's own state is read into gauges every TABLE_INTERVAL seconds by each worker: the
 cleanup tasks not finished, and each migration's checkpoint (keygraph/migrate/run.py).
@@ -20,17 +15,13 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-from prometheus_client import start_http_server
-
 from generated.models.cleanup_task import CleanupTask
 from generated.queries.cleanup_task import plan_cleanup_tasks
 from keygraph.errors import StoreError
 from keygraph.migrate.target import MIGRATION_PARTITION
 from keygraph.plan import Query
-from keygraph.serve.metrics import registry
 from keygraph.store import Store
 from server.observability import metrics
-from server.settings import Settings
 
 log = logging.getLogger("keygraph.metrics")
 
@@ -38,12 +29,6 @@ TABLE_INTERVAL = 15.0
 """Seconds between two readings of the table's cleanup tasks and migration checkpoints."""
 MAX_TASKS_COUNTED = 10_000
 """Cleanup tasks counted at most (a count stuck here means at least as many)."""
-
-
-def serve_port(settings: Settings) -> None:
-    """Serves /metrics on its own port in a thread of this process, when one is set."""
-    if settings.metrics_port is not None:
-        start_http_server(settings.metrics_port, settings.metrics_host, registry())
 
 
 async def _count_cleanups(store: Store) -> tuple[int, float]:

@@ -1,4 +1,4 @@
-"""The server's HTTP function (server.aws_lambda.http) against the app `serve` runs, on one
+"""The server's HTTP function (server.aws_lambda.http) against its app over HTTP, on one
 DynamoDB Local table: the same operations (a mutation, its conflict, a query by GET, no
 token, a bad token, a malformed body) sent as each event kind and over HTTP answer alike:
 status, the headers the app sets, body; and nothing runs on once an event is answered."""

@@ -13,7 +13,7 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -21,7 +21,7 @@ import uvicorn
 
 from keygraph.store import Store
 from keygraph.stores.dynamodb.local import free_port
-from server.edge.app import App
+from server.edge.app import App, create_app
 from server.serving import serve
 from server.settings import Settings
 from tests.server.realtime.conftest import PROTOCOL
@@ -170,16 +170,16 @@ class Served:
 
 @contextlib.contextmanager
 def served(settings: Settings, store: Store) -> Iterator[Served]:
-    """Serves the app as `serve` configures it (uvicorn, wsproto, its options), in a thread."""
-    config = serve._config(settings, store)
-    config.port = free_port()
+    """Serves the hand-written app as `serve` configures uvicorn (wsproto, its options), in
+    a thread."""
+    app = create_app(settings, store, close_store=True)
+    listening = replace(serve.listening(settings), port=free_port())
+    config = listening.config(app, settings.limits.request_timeout)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="served-app", daemon=True)
     thread.start()
     try:
         answering(f"http://127.0.0.1:{config.port}/readyz", thread.is_alive)
-        app = config.app
-        assert isinstance(app, App)
         running = Served(app, config.port, settings)
         try:
             yield running

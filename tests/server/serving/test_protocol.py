@@ -13,8 +13,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from generated.table import TABLE
+from keygraph.serve.serving import config as config_of
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.serving import serve
+from server.serving.compiled import compiled
 from server.serving.protocol import MAX_HEAD_BYTES, Protocol
 from server.settings import Settings
 
@@ -200,7 +202,7 @@ def test_serve_runs_this_protocol_on_uvloop(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, jwt_secret="protocol-test-secret-" + "s" * 32)
     store = EmbeddedStore(TABLE, path=tmp_path / "keygraph.db")
     try:
-        config = serve._config(settings, store)
+        config = config_of(compiled(settings, store), serve.listening(settings))
     finally:
         asyncio.run(store.close())
     assert config.http is Protocol

@@ -1,0 +1,73 @@
+"""What `serve` answers with: the API the spec compiles to (`generated`) with this
+repository's extension, as `keygraph serve --package generated --extend server.extension`
+serves it, its options taken from the server's settings (KEYGRAPH_*), each once here. The
+settings it has no use for (its own limits say otherwise: docs/contract.md) are the
+hand-written server's alone (docs/server.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keygraph.serve.document_cache import DocumentCache
+from keygraph.serve.manifest import load
+from keygraph.serve.package import Keys, extension_at, served
+from keygraph.serve.persisted import Documents
+from keygraph.serve.served import Served
+from keygraph.serve.trace_provider import tracer_provider
+from keygraph.serve.worker_budget import worker_budget
+from keygraph.store import Store
+from keygraph.streams import ChangeStream
+from server.auth.tokens import issue_token, token_key
+from server.settings import Settings
+
+PACKAGE = "generated"
+EXTENSION = "server.extension"
+DEV_ROLES = ("admin",)
+"""The roles of the token GraphiQL's page holds in dev mode, and `serve --demo` prints."""
+
+
+def dev_token(settings: Settings) -> str:
+    """A token of the dev tenant with DEV_ROLES, signed with the settings' secret."""
+    return issue_token(settings, settings.dev_tenant, "dev", roles=list(DEV_ROLES))
+
+
+def compiled(settings: Settings, store: Store, stream: ChangeStream | None = None) -> Served:
+    """The compiled API on `store`, as the settings ask; its subscriptions fed by `stream`,
+    else by the store's own change stream."""
+    limits = settings.limits
+    budget, closing = worker_budget(
+        limits.tenant_budget, limits.tenant_refill, settings, settings.table
+    )
+    options: dict[str, Any] = {
+        "max_body_bytes": limits.max_body_bytes,
+        "max_document": limits.max_document,
+        "max_tokens": limits.max_tokens,
+        "max_depth": limits.max_depth,
+        "max_aliases": limits.max_aliases,
+        "max_fields": limits.max_fields,
+        "max_pairs": limits.max_pairs,
+        "max_variable_values": limits.max_variable_values,
+        "max_cost": limits.max_cost,
+        "documents": DocumentCache(limits.document_cache_entries, limits.document_cache_chars),
+        "request_timeout": limits.request_timeout,
+        "compiled": settings.executor == "compiled",
+        "budget": budget,
+        "closing": closing,
+        "graphiql": settings.graphiql_enabled,
+        "dev": settings.dev,
+        "max_subscriptions": settings.max_subscriptions_per_connection,
+        "max_connections": settings.max_ws_connections_per_tenant,
+        "init_timeout": settings.ws_init_timeout,
+        "metered": settings.metrics_enabled,
+        "metrics_token": settings.metrics_token,
+        "tracer_provider": tracer_provider(settings),
+    }
+    if settings.trusted_documents is not None:
+        options["persisted"] = Documents(load(settings.trusted_documents))
+    if settings.dev and settings.jwt_secret is not None:
+        options["dev_authorization"] = lambda: f"Bearer {dev_token(settings)}"
+    keys = Keys(token_key(settings), settings.cursor_key())
+    extension = extension_at(EXTENSION, PACKAGE)
+    return served(
+        PACKAGE, store, keys, [extension], stream=stream, poll=settings.poll_interval, **options
+    )
