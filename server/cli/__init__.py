@@ -97,7 +97,11 @@ def parser() -> argparse.ArgumentParser:
     backfill.add_argument("--tenant", help="only this tenant's users (default: every user)")
     backfill.add_argument("--no-progress", action="store_true")
 
-    commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    commands.add_parser(
+        "schema",
+        help="print the GraphQL schema served (SDL): the spec's API with server.extension, "
+        "as `keygraph schema --package generated --extend server.extension` prints it",
+    )
     documents.add_parser(commands)
     return root
 
@@ -195,9 +199,12 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(_args: argparse.Namespace) -> int:
-    from server.api import sdl
+    from graphql import print_schema
 
-    sys.stdout.write(sdl())
+    from keygraph.serve.package import extension_at, schema_of
+
+    extension = extension_at("server.extension", "generated")
+    sys.stdout.write(print_schema(schema_of("generated", [extension])) + "\n")
     return 0
 
 

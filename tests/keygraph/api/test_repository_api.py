@@ -32,6 +32,7 @@ from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
 from keygraph.store import Session
 from keygraph.tokens import issue
+from server.api import sdl
 from server.auth.tokens import issue_token
 from server.domain.addresses import add_address
 from server.edge.app import create_app
@@ -78,7 +79,7 @@ def _declared(schema: GraphQLSchema) -> dict[tuple[str, str], str]:
 
 
 def test_schema_graphql_read_fields_are_declared_alike() -> None:
-    theirs = _declared(build_schema((ROOT / "schema.graphql").read_text(encoding="utf-8")))
+    theirs = _declared(build_schema(sdl()))
     extension = extension_at("server.extension", "generated")
     ours = _declared(executable(API, [extension], authz))
     assert len(theirs) == 87

@@ -23,11 +23,11 @@ from keygraph.api import executable
 from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
 from keygraph.tokens import issue
+from server.api import sdl
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
 from server.settings import Settings
 from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import ROOT
 
 SECRET = "repository-mutations-" + "m" * 32
 Given = Callable[[dict[str, Any]], dict[str, Any]]
@@ -360,7 +360,7 @@ async def test_every_mutation_answers_alike_from_the_spec(
 
 
 def test_schema_graphql_mutations_are_declared_alike() -> None:
-    theirs = build_schema((ROOT / "schema.graphql").read_text(encoding="utf-8")).mutation_type
+    theirs = build_schema(sdl()).mutation_type
     ours = executable(API, [extension_at("server.extension", "generated")], authz).mutation_type
     assert theirs is not None
     assert ours is not None

@@ -29,12 +29,12 @@ from keygraph.realtime.hub import Hub
 from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
 from keygraph.tokens import issue
+from server.api import sdl
 from server.auth.tokens import issue_token
 from server.edge.app import App, create_app
 from server.graphql.ids import local_id, to_global_id
 from server.settings import Settings
 from tests.conftest import StoreFactory
-from tests.keygraph.api.conftest import ROOT
 from tests.server.conftest import Api
 from tests.server.realtime.conftest import realtime_of, receive, sessions, subscribe
 from tests.waiting import until
@@ -457,7 +457,7 @@ def _changes(schema: GraphQLSchema) -> dict[tuple[str, str], str]:
 
 
 def test_schema_graphql_subscriptions_are_declared_alike() -> None:
-    theirs = _changes(build_schema((ROOT / "schema.graphql").read_text(encoding="utf-8")))
+    theirs = _changes(build_schema(sdl()))
     ours = _changes(executable(API, extensions(), authz))
     assert len(theirs) == 18
     assert {where: ours.get(where) for where in theirs} == theirs

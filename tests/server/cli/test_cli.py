@@ -18,7 +18,6 @@ from keygraph.cursor import CursorCodec
 from keygraph.plan import Update
 from keygraph.store import Session
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.api import sdl
 from server.cli import main
 
 
@@ -54,11 +53,6 @@ def test_token_refuses_production_without_a_secret(
     monkeypatch.setenv("KEYGRAPH_ENV", "production")
     assert main(["token", "--tenant", "acme", "--data", str(tmp_path)]) == 2
     assert "production mode needs" in capsys.readouterr().err
-
-
-def test_schema_prints_the_sdl(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["schema"]) == 0
-    assert capsys.readouterr().out == sdl()
 
 
 def test_seed_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,7 +4,6 @@ names a field the schema does not have (server/graphql/tables.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 
 import graphql
@@ -12,7 +11,7 @@ import pytest
 
 from keygraph.paging import PageSize
 from keygraph.store import Store
-from server.api import build_schema
+from server.api import build_schema, sdl
 from server.authz import fields
 from server.edge.app import create_app
 from server.graphql import cost
@@ -20,7 +19,7 @@ from server.graphql.tables import FieldTablesError, problems
 from server.settings import Limits, Settings
 
 SERVED = build_schema(Limits())._schema
-SDL = (Path(__file__).parents[3] / "schema.graphql").read_text(encoding="utf-8")
+SDL = sdl()
 
 REMOVED = [
     (cost, "CONNECTION_PAGES", ("User", "orders")),
