@@ -1,11 +1,14 @@
-"""The server's HTTP API on Lambda: the app `serve` runs, built once per execution
-environment at its first event and adapted by Mangum to API Gateway (HTTP API, payload 1.0
-or 2.0, and REST API), ALB and function URL events. Without a long-lived process it serves
-no subscriptions (no change stream is read) and runs nothing in the background: a cleanup
-a request does not finish inline stays pending for `schedule.handler`."""
+"""The server's HTTP API on Lambda: the compiled API `serve` answers with
+(server/serving/compiled.py), built once per execution environment at its first event and
+adapted by Mangum to API Gateway (HTTP API, payload 1.0 or 2.0, and REST API), ALB and
+function URL events, each request cut before its invocation's time is up (keygraph serve's
+Lambda margin). Without a long-lived process it serves no subscriptions (no change stream
+is read) and runs nothing in the background: a cleanup a request does not finish inline
+stays pending for `schedule.handler`."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -13,13 +16,14 @@ from keygraph.serve.startup import building
 
 with building():
     from mangum import Mangum
-    from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 
+    from keygraph.serve import create_app
+    from keygraph.serve.lambda_time import invocation_time_left
+    from keygraph.serve.served import MEDIA
     from server.aws_lambda import environment
     from server.domain import cleanup
-    from server.edge.app import create_app
     from server.edge.gc_tuning import tune_for_serving
-    from server.edge.response import GRAPHQL_RESPONSE
+    from server.serving.compiled import compiled
 
 
 @functools.cache
@@ -29,9 +33,11 @@ def adapter() -> Mangum:
     settings = environment.settings()
     environment.loop()  # current before Mangum looks for one
     with building():
-        app = create_app(settings, environment.store(), own_stream=False)
+        served = compiled(settings, environment.store())
+        served = dataclasses.replace(served, realtime=None, time_left=invocation_time_left)
+        app = create_app(served)
     tune_for_serving(settings.gc_young_threshold)
-    return Mangum(app, lifespan="off", text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, GRAPHQL_RESPONSE])
+    return Mangum(app, lifespan="off", text_mime_types=[MEDIA, "text/html"])
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

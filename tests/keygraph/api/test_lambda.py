@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from keygraph.plan import Get
+from keygraph.serve.lambda_time import LAMBDA_MARGIN_SECONDS
 from keygraph.serve.request_log import LOGGERS
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
@@ -231,7 +232,7 @@ def test_a_stalled_request_is_cut_before_its_invocation_ends_and_logged(
 
     monkeypatch.setattr(module.store, "get", stalled)
     request = event("http-api", "POST", "", json.dumps({"query": READ}), bearer("acme"))
-    for left, deadline in ((None, timeout), (module.LAMBDA_MARGIN_SECONDS + 0.2, 0.2)):
+    for left, deadline in ((None, timeout), (LAMBDA_MARGIN_SECONDS + 0.2, 0.2)):
         context = None if left is None else Invocation(left)
         status, _, body = answered(module.handler(request, context))
         assert status == 504, body

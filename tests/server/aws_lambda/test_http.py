@@ -13,11 +13,12 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.routing import WebSocketRoute
+from starlette.applications import Starlette
 
+from keygraph.serve import create_app
 from server.aws_lambda import environment, http
-from server.edge.app import App, create_app
 from server.serving.backends import worker_store
+from server.serving.compiled import compiled
 from server.settings import load_settings
 from tests.lambda_events import KINDS, event, headers_of
 from tests.server.aws_lambda.conftest import bearer
@@ -45,10 +46,10 @@ def token_of(token: str | None, tenant: str) -> str | None:
 
 
 async def over_http(requests: list[Request], tenant: str) -> list[Answer]:
-    """The answers of the app as `serve` builds it (`--store dynamodb`) on this table."""
+    """The answers of the app `serve` runs (`--store dynamodb`) on this table."""
     settings = load_settings(os.environ | {"KEYGRAPH_STORE": "dynamodb"})
     store = worker_store(settings, None)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=create_app(compiled(settings, store)))
     answers: list[Answer] = []
     async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client:
         for method, query, body, token in requests:
@@ -94,13 +95,11 @@ def test_every_event_kind_answers_as_serve_does(deployed: str) -> None:
 
 
 def test_nothing_outlives_the_answer(deployed: str) -> None:
-    """No subscriptions (no WebSocket route, no reader of the change stream) and no task or
-    thread left running once an event is answered: the environment freezes then."""
+    """No subscriptions (no reader of the change stream), no task or thread left running
+    once an event is answered: the environment freezes then."""
     threads = set(threading.enumerate())
     answer = http.handler(event("http-api", "POST", "", json.dumps({"query": READ}), None), None)
     assert answer["statusCode"] == 401
-    app = http.adapter().app
-    assert isinstance(app, App)
-    assert not [route for route in app.routes if isinstance(route, WebSocketRoute)]
+    assert isinstance(http.adapter().app, Starlette)
     assert asyncio.all_tasks(environment.loop()) == set()
     assert set(threading.enumerate()) <= threads
