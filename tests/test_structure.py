@@ -45,7 +45,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("authz", "domain", "observability"),
     ("auth", "graphql", "extension"),
     ("realtime",),
-    ("api",),
+    ("api", "compiled"),
     ("edge",),
     ("aws_lambda", "seed", "serving"),
     ("cli",),
@@ -53,8 +53,9 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """server/'s folders and top-level modules, lowest first: errors; settings; the guards, the
 domain's writes, metrics and traces; tokens, the GraphQL layer, and what the spec's compiled
-API takes from the domain (extension/); subscriptions; the schema of both (api.py); the
-HTTP edge; serving, the server on Lambda and demo data; the commands."""
+API takes from the domain (extension/); subscriptions; the hand-written schema (api.py) and
+the compiled API the server answers with (compiled.py); the HTTP edge; serving, the server
+on Lambda and demo data; the commands."""
 
 
 def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:

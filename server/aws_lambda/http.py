@@ -1,5 +1,5 @@
 """The server's HTTP API on Lambda: the compiled API `serve` answers with
-(server/serving/compiled.py), built once per execution environment at its first event and
+(server/compiled.py), built once per execution environment at its first event and
 adapted by Mangum to API Gateway (HTTP API, payload 1.0 or 2.0, and REST API), ALB and
 function URL events, each request cut before its invocation's time is up (keygraph serve's
 Lambda margin). Without a long-lived process it serves no subscriptions (no change stream
@@ -21,9 +21,9 @@ with building():
     from keygraph.serve.lambda_time import invocation_time_left
     from keygraph.serve.served import MEDIA
     from server.aws_lambda import environment
+    from server.compiled import compiled
     from server.domain import cleanup
     from server.edge.gc_tuning import tune_for_serving
-    from server.serving.compiled import compiled
 
 
 @functools.cache

@@ -116,9 +116,9 @@ def _sizes(args: argparse.Namespace) -> Any:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from keygraph.serve import request_log as json_logging
+    from server.compiled import dev_token
     from server.seed.tenant import SeedSizes, seed
     from server.serving.backends import open_backend
-    from server.serving.compiled import dev_token
     from server.serving.memory import tune_malloc
     from server.serving.serve import serve
 

@@ -1,4 +1,4 @@
-"""Serving the compiled API (server/serving/compiled.py) with keygraph serve's runner
+"""Serving the compiled API (server/compiled.py) with keygraph serve's runner
 (keygraph/serve/serving.py) on uvicorn's httptools and uvloop (server/serving/protocol.py):
 in this process, or with `workers` > 1 under the runtime's supervisor, which runs the change
 stream's relay beside the workers it keeps on one listening socket.
@@ -17,9 +17,9 @@ from keygraph.serve.served import Served
 from keygraph.serve.serving import Listening
 from keygraph.serve.serving import serve as serve_served
 from keygraph.store import Store
+from server.compiled import compiled
 from server.realtime.relayed import RelayedStream
 from server.serving.backends import worker_store
-from server.serving.compiled import compiled
 from server.serving.datastack import run_with_headroom
 from server.serving.memory import tune_malloc
 from server.serving.protocol import uvicorn_options

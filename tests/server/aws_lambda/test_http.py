@@ -17,8 +17,8 @@ from starlette.applications import Starlette
 
 from keygraph.serve import create_app
 from server.aws_lambda import environment, http
+from server.compiled import compiled
 from server.serving.backends import worker_store
-from server.serving.compiled import compiled
 from server.settings import load_settings
 from tests.lambda_events import KINDS, event, headers_of
 from tests.server.aws_lambda.conftest import bearer

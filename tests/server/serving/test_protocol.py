@@ -15,8 +15,8 @@ from uvicorn.server import ServerState
 from generated.table import TABLE
 from keygraph.serve.serving import config as config_of
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.compiled import compiled
 from server.serving import serve
-from server.serving.compiled import compiled
 from server.serving.protocol import MAX_HEAD_BYTES, Protocol
 from server.settings import Settings
 
