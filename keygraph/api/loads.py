@@ -193,10 +193,12 @@ async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -
 async def _together(starts: list[Start], store: Store | None) -> list[Any]:
     """Each read's answer or exception, in order, the reads sent together: on a store that
     answers inline and counts waves, one after another in one wave, without a task each
-    (as they would take their turns anyway)."""
+    (as they would take their turns anyway), after the one yield to the event loop each
+    would make first (counting.py), so that the calls started this turn are answered first."""
     inline = store is not None and getattr(store, "answers_inline", False)
     one_wave = getattr(store, "one_wave", None) if inline else None
     if one_wave is not None:
+        await asyncio.sleep(0)
         with one_wave():
             return [await _settle(start()) for start in starts]
     if len(starts) == 1:
