@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from keygraph.store import Session
+from keygraph.store import Session, Store
 
 Key = tuple[Any, ...]
 Start = Callable[[], Awaitable[Any]]
@@ -78,10 +78,12 @@ class Loads:
         self._loaded = {key: found for key, found in self._loaded.items() if not found.done()}
         self._queried = {key: found for key, found in self._queried.items() if not found.done()}
 
-    async def queries(self, reads: Sequence[tuple[Hashable | None, Start]]) -> list[Any]:
+    async def queries(
+        self, reads: Sequence[tuple[Hashable | None, Start]], store: Store | None = None
+    ) -> list[Any]:
         """Each read's answer or exception, in order: those not read yet in this request sent
-        together (as one `read`), an identical read (same `Hashable`; None for one never
-        shared) sharing the answer of one asked before or by another field."""
+        together (as one `read`, on `store`), an identical read (same `Hashable`; None for one
+        never shared) sharing the answer of one asked before or by another field."""
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[Any]] = []
         own: list[tuple[Hashable | None, asyncio.Future[Any], Start]] = []
@@ -95,7 +97,7 @@ class Loads:
             futures.append(found)
         if own:
             try:
-                answers = await self.read(_together([start() for _, _, start in own]))
+                answers = await self.read(_together([start for _, _, start in own], store))
             except BaseException:
                 for key, future, _ in own:  # cancelled: those sharing it read again
                     future.cancel()
@@ -111,7 +113,8 @@ class Loads:
         again = [n for n, future in enumerate(futures) if future.cancelled()]
         answers = [None if future.cancelled() else future.result() for future in futures]
         if again:  # another field gave up the read these shared
-            for n, answer in zip(again, await self.queries([reads[n] for n in again]), strict=True):
+            read_again = await self.queries([reads[n] for n in again], store)
+            for n, answer in zip(again, read_again, strict=True):
                 answers[n] = answer
         return answers
 
@@ -187,11 +190,20 @@ async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -
     return await asyncio.gather(*calls, return_exceptions=True)
 
 
-async def _together(calls: list[Awaitable[Any]]) -> list[Any]:
-    """Each call's answer or exception, in order, the calls sent together."""
-    if len(calls) == 1:
-        return [await _settle(calls[0])]
-    return await asyncio.gather(*calls, return_exceptions=True)
+async def _together(starts: list[Start], store: Store | None) -> list[Any]:
+    """Each read's answer or exception, in order, the reads sent together: on a store that
+    answers inline and counts waves, one after another in one wave, without a task each
+    (as they would take their turns anyway), after the one yield to the event loop each
+    would make first (counting.py), so that the calls started this turn are answered first."""
+    inline = store is not None and getattr(store, "answers_inline", False)
+    one_wave = getattr(store, "one_wave", None) if inline else None
+    if one_wave is not None:
+        await asyncio.sleep(0)
+        with one_wave():
+            return [await _settle(start()) for start in starts]
+    if len(starts) == 1:
+        return [await _settle(starts[0]())]
+    return await asyncio.gather(*(start() for start in starts), return_exceptions=True)
 
 
 async def _settle(call: Awaitable[Any]) -> Any:
