@@ -23,6 +23,7 @@ from graphql import (
 )
 
 from keygraph.errors import Forbidden
+from keygraph.execution.parts import Stream
 from keygraph.execution.plan import BATCH, ORIGIN
 from keygraph.store import Session
 
@@ -60,6 +61,13 @@ class ApiContext:
         default=unheard, compare=False, repr=False
     )
     """Sends a subscription's client a `next` carrying this error and no data."""
+    stream: Stream | None = field(default=None, compare=False, repr=False)
+    """The answer's parts when it is read and sent in parts (keygraph/serve/parted.py);
+    None: in one piece."""
+
+    def forget(self) -> None:
+        """Drops what the request read so far: a part's, once in the answer (parts.py)."""
+        self.loads.forget()
 
 
 def executable(
