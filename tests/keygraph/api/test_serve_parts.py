@@ -2,11 +2,13 @@
 stream cost in parts (keygraph/serve/parted.py), on another spec than this repository's
 (the courses case): the same answer as in one piece, spliced into the bytes orjson makes of
 it, its list of courses read a part at a time, what a part read freed before the next part
-loads, and a failure in a later part nulling what a whole answer would."""
+loads, a failure in a later part nulling what a whole answer would, and the memory a large
+answer takes."""
 
 from __future__ import annotations
 
 import gc
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 from keygraph.page import Page
 from keygraph.plan import Put, Query, QueryResult
 from keygraph.serve import create_app
+from keygraph.serve.limits import STREAM_COST
 from keygraph.serve.package import served
 from keygraph.serve.parted import Part
 from keygraph.store import Store
@@ -32,8 +35,21 @@ STUDENTS = 4
 QUERY = f"""{{ courses(first: {COURSES}) {{ edges {{ node {{ title
   students(first: 5) {{ edges {{ node {{ name }} }} }} roster(first: 5) {{ name }} }} }} }} }}"""
 """Each course may hold 1 + 5 + 5 objects; with STUDENTS it holds 9."""
-PARTS = {"stream_cost": 20, "part_objects": 20}
+PARTS: dict[str, Any] = {"stream_cost": 20, "part_objects": 20}
 """The first part one course (its estimate, 11 objects), then two a part (each held 9)."""
+
+
+async def _enrolled(package: Compiled, store: Store, courses: int, students: int) -> None:
+    """`courses` courses in acme, each with the same `students` students."""
+    student = package.module("models.student").Student
+    course = package.module("models.course").Course
+    enrollment = package.module("models.enrollment").Enrollment
+    items = [student(student_id=f"s{s}", name=f"Student {s}") for s in range(students)]
+    for c in range(courses):
+        items.append(course(course_id=f"c{c:02}", title=f"Course {c:02}"))
+        items += [enrollment(course_id=f"c{c:02}", student_id=f"s{s}") for s in range(students)]
+    for item in items:
+        await store.put(Put(item.to_item("acme")))
 
 
 @pytest.fixture
@@ -44,26 +60,20 @@ async def school(
     students each."""
     package = compiled(CASES / "courses" / "spec.toml")
     store = await store_factory(kind, package.table)
-    student = package.module("models.student").Student
-    course = package.module("models.course").Course
-    enrollment = package.module("models.enrollment").Enrollment
-    items = [student(student_id=f"s{s}", name=f"Student {s}") for s in range(STUDENTS)]
-    for c in range(COURSES):
-        items.append(course(course_id=f"c{c:02}", title=f"Course {c:02}"))
-        items += [enrollment(course_id=f"c{c:02}", student_id=f"s{s}") for s in range(STUDENTS)]
-    for item in items:
-        await store.put(Put(item.to_item("acme")))
+    await _enrolled(package, store, COURSES, STUDENTS)
     return package.package.__name__, store
 
 
-async def _answer(package: str, store: Store, **options: Any) -> httpx.Response:
-    """The response of keygraph serve, in dev mode with `options`, to QUERY as an admin."""
+async def _answer(
+    package: str, store: Store, *, query: str = QUERY, **options: Any
+) -> httpx.Response:
+    """The response of keygraph serve, in dev mode with `options`, to `query` as an admin."""
     app = create_app(served(package, store, SECRET, dev=True, **options))
     token = issue(SECRET, "acme", "staff", roles=["admin"])
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client:
         headers = {"authorization": f"Bearer {token}", "x-request-id": "r"}
-        response = await client.post("/graphql", json={"query": QUERY}, headers=headers)
+        response = await client.post("/graphql", json={"query": query}, headers=headers)
     assert response.status_code == 200, response.text
     return response
 
@@ -136,3 +146,30 @@ async def test_a_failure_in_a_later_part_nulls_what_a_whole_answer_would(
     assert parted["data"]["courses"]["edges"][9]["node"]["students"] is None
     objects = parted["extensions"]["cost"]["actual"]["objects"]
     assert objects == whole["extensions"]["cost"]["actual"]["objects"] == (COURSES - 1) * 9 + 1
+
+
+async def test_a_large_answer_in_parts_takes_a_fraction_of_the_memory(
+    store_factory: StoreFactory, compiled: Callable[[Path], Compiled]
+) -> None:
+    """The peak of what Python allocates answering 100 courses of 100 students (1.5 MB), the
+    client's copy of the body among it: in parts of the default size, under half of what the
+    answer takes in one piece (4 MB and 13 MB here)."""
+    package = compiled(CASES / "courses" / "spec.toml")
+    store = await store_factory("embedded", package.table)
+    await _enrolled(package, store, 100, 100)
+    name = package.package.__name__
+    query = """{ courses(first: 100) { edges { node { title
+      students(first: 100) { edges { cursor node { id name } } } } } } }"""
+    peaks: dict[int, int] = {}
+    for stream_cost in (STREAM_COST, 1_000):
+        await _answer(name, store, query=query, max_cost=100_000, stream_cost=stream_cost)  # warm
+        tracemalloc.start()
+        try:
+            response = await _answer(
+                name, store, query=query, max_cost=100_000, stream_cost=stream_cost
+            )
+            peaks[stream_cost] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert "errors" not in orjson.loads(response.content)
+    assert peaks[1_000] < peaks[STREAM_COST] / 2
