@@ -33,6 +33,8 @@ from keygraph.serve.limits import (
     MAX_PAIRS,
     MAX_TOKENS,
     MAX_VARIABLE_VALUES,
+    PART_OBJECTS,
+    STREAM_COST,
 )
 from keygraph.serve.request_settings import REQUEST_VARIABLES, RequestSettings, request_values
 from keygraph.serve.scale_settings import ScaleSettings
@@ -75,10 +77,10 @@ class Limits(RequestSettings):
     """Values a request's variables hold: list items and object fields, at any depth."""
     max_cost: int = MAX_COST
     """The most objects one operation's response may hold (server/graphql/cost.py)."""
-    stream_cost: int = 25_000
+    stream_cost: int = STREAM_COST
     """A query that may return more objects than this is read and sent in parts
-    (server/graphql/stream.py), trading store waves for memory."""
-    part_objects: int = 2_000
+    (keygraph/serve/parted.py), trading store waves for memory."""
+    part_objects: int = PART_OBJECTS
     """Objects a part of such a response holds, about."""
     tenant_budget: int = CAPACITY
     """Cost points a tenant's bucket holds (keygraph/serve/budget.py), at least max_cost."""

@@ -142,6 +142,7 @@ class _Walk(OperationWalk):
                 get_nullable_type(definition.type), GraphQLList
             ):  # `list`: a page's items
                 inner, shape = self.object_cost(named, details, True)
+                shape.item_cost = 1 + inner
                 return size * (1 + inner), shape
             assert isinstance(named, GraphQLObjectType)
             per_node, shape = self.per_node(named, details)
@@ -152,6 +153,8 @@ class _Walk(OperationWalk):
         elif read.operation == "batch_get":
             count = read.most if read.most is not None else _keys(args)
         inner, shape = self.object_cost(named, details, True)
+        if isinstance(get_nullable_type(definition.type), GraphQLList):
+            shape.item_cost = 1 + inner
         return count * (1 + inner), shape
 
     def per_node(
@@ -170,6 +173,7 @@ class _Walk(OperationWalk):
             for node_key, nodes in self.fields_of(edge_type, edges).items():
                 if nodes[0].node.name.value == "node":
                     inner, node_shape = self.object_cost(node_type, nodes, True)
+                    edge_shape.item_cost += 1 + inner
                     total += 1 + inner
                     edge_shape.fields[node_key] = node_shape
         return max(1, total), shape

@@ -23,6 +23,7 @@ from graphql import (
 )
 
 from keygraph.errors import Forbidden
+from keygraph.execution.parts import Stream
 from keygraph.execution.plan import BATCH, ORIGIN
 from keygraph.store import Session
 
@@ -62,6 +63,13 @@ class ApiContext:
     """Sends a subscription's client a `next` carrying this error and no data."""
     started: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
     """Called as a subscription's feed opens: what is written after it reaches it."""
+    stream: Stream | None = field(default=None, compare=False, repr=False)
+    """The answer's parts when it is read and sent in parts (keygraph/serve/parted.py);
+    None: in one piece."""
+
+    def forget(self) -> None:
+        """Drops what the request read so far: a part's, once in the answer."""
+        self.loads.forget()
 
 
 def executable(

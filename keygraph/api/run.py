@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from graphql import ExecutionResult, GraphQLError, GraphQLSchema, graphql
 
 from keygraph.errors import (
@@ -100,12 +101,16 @@ def _place(
     data: Any, path: list[str | int] | None, keys: dict[int, dict[str, int]]
 ) -> tuple[int, ...]:
     """Where a path points in the data, as positions: a key's among its object's keys, an
-    item's index; past a place the data does not hold (nulled), the path's own order."""
+    item's index; past a place the data does not hold (nulled), the path's own order, and
+    in a list read in parts (already serialized: keygraph/serve/parted.py) its items'."""
     if path is None:
         return (-1,)
     places: list[int] = []
     value = data
     for step in path:
+        if isinstance(value, orjson.Fragment):
+            places.extend(step if isinstance(step, int) else 0 for step in path[len(places) :])
+            break
         if isinstance(value, dict) and step in value:
             found = keys.get(id(value))
             if found is None:

@@ -2,7 +2,7 @@
 complete in one pass; what resolvers leave awaiting completes as it settles (waves.py).
 Errors, paths and null propagation follow graphql-core's rules: a failed non-null field
 nulls its nearest nullable ancestor, and errors below a nulled position are dropped. A
-streamed response's outermost list with work below completes in parts (stream.py)."""
+streamed response's outermost list with work below completes in parts (parts.py)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class Run(Waves):
     async def _finish(self) -> None:
         """Completes what is pending, then each list answered in parts, part by part: a
         part's items are serialized, and the request's loads forgotten, before the next
-        part's fields are resolved (stream.py)."""
+        part's fields are resolved (parts.py)."""
         await self._drain()
         while self.parted:
             parted = self.parted[0]

@@ -38,7 +38,7 @@ class Place:
         self.nullable = nullable
         self.dead = False
         self.parted = False
-        """A list answered in parts (stream.py)."""
+        """A list answered in parts (parts.py)."""
 
 
 BATCHED = object()

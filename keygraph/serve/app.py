@@ -44,9 +44,11 @@ from .bounded import Bounded
 from .idempotency import Answered
 from .idempotency_key import HEADER, digest, record_name, valid_key
 from .learnt import Learnt
+from .parted import Stream
 from .reported import reported
 from .served import MEDIA, SWEEP_EVERY, Served
 from .sockets import Places, serve_socket
+from .streamed import answer_of, parts_of
 from .subscription_limits import SubscriptionLimits
 from .written import Written
 
@@ -200,17 +202,21 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
     store: Store = learnt.store
     if learnt.claim is not None:
         store = learnt.written = Written(store)
-    status, body = await _run(served, store, admitted, token, params, learnt.request_id)
+    stream = parts_of(served, admitted)
+    status, body = await _run(served, store, admitted, token, params, learnt.request_id, stream)
     estimate, charged, found = admitted.estimate, admitted.charged, admitted.found
     data = body.get("data")
-    body["extensions"] = reported(served, learnt, token.tenant, estimate, charged, data, found)
+    parted = 0 if stream is None else stream.objects()
+    body["extensions"] = reported(
+        served, learnt, token.tenant, estimate, charged, data, found, parted
+    )
     status, body = spoken.as_requested(request, status, body)
-    sent = orjson.dumps(body)
-    if learnt.claim is not None and served.ledger is not None:
+    done = answer_of(body, status, stream)
+    if learnt.claim is not None and served.ledger is not None:  # a mutation's: in one piece
         codes = {str(e["extensions"]["code"]) for e in body.get("errors", [])}
+        sent = bytes(done.body)
         await served.ledger.settle(learnt.claim, status, sent, codes, learnt.maybe_applied)
         learnt.claim = None
-    done = Answer(sent, status, media_type=MEDIA).with_errors(body.get("errors", ()))
     done.operation = admitted.operation
     return done
 
@@ -263,12 +269,14 @@ async def _run(
     token: Verified,
     params: Params,
     request_id: str,
+    stream: Stream | None,
 ) -> tuple[int, dict[str, Any]]:
-    """The operation's status and answer, run on `store`; an unexpected error logged with
-    the request's id, which its answer gives."""
+    """The operation's status and answer, run on `store` (its large lists in `stream`'s
+    parts, when given); an unexpected error logged with the request's id, which its answer
+    gives. What it read is not held past its answer."""
     _query, variables, name = params
     session = Session(store, served.cursors.bound_to(token.caller.subject), token.caller)
-    context = ApiContext(session, token.tenant)
+    context = ApiContext(session, token.tenant, stream=stream)
     executor = admitted.executor
     result: Any
     if executor is None:  # its variables do not coerce: graphql-core reports why
@@ -284,6 +292,9 @@ async def _run(
         result = executor.execute_operation()
     if isawaitable(result):
         result = await result
+        await asyncio.sleep(0)  # the loop's handle that resumed it holds the last wave's reads
+    if executor is not None:
+        executor.context_value = None
     assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
     located = admitted.located(in_response_order(result))
     errors = [_formatted(error, request_id) for error in located]

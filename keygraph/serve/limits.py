@@ -32,6 +32,11 @@ MAX_VARIABLE_VALUES = 5_000
 """Values a request's variables hold: list items and object fields, at any depth."""
 MAX_COST = 25_000
 """The most objects one operation's answer may hold (keygraph.api.cost)."""
+STREAM_COST = 25_000
+"""A query whose answer may hold more objects than this is read and sent in parts
+(parted.py), trading store waves for memory."""
+PART_OBJECTS = 2_000
+"""Objects a part of such an answer holds, about."""
 
 
 def too_complex(message: str, **extensions: Any) -> GraphQLError:

@@ -22,11 +22,14 @@ def reported(
     charged: bool,
     data: Any,
     found: str | None,
+    parted: int = 0,
 ) -> dict[str, Any]:
     """The extensions of an answer for `tenant` whose operation was estimated so (None:
     before its cost was known), `charged` to the budget when it admitted it, and answered
-    `data`; `found`: how its document was (None: it was not)."""
+    `data`, besides `parted` objects in its parts (parted.py); `found`: how its document
+    was (None: it was not)."""
     objects = 0 if estimate is None or data is None else count_objects(data, estimate.shape)
+    objects += parted
     store, meter = learnt.store, learnt.meter
     cost = cost_report(
         0 if estimate is None else estimate.cost,

@@ -31,6 +31,8 @@ from .limits import (
     MAX_PAIRS,
     MAX_TOKENS,
     MAX_VARIABLE_VALUES,
+    PART_OBJECTS,
+    STREAM_COST,
 )
 from .persisted import Documents
 from .request_settings import REQUEST_TIMEOUT
@@ -72,6 +74,10 @@ class Served:
     max_cost: int = MAX_COST
     """The most items an operation's answer may hold (keygraph.api.cost). Each limit's
     default is declared in limits.py, the repository's server's too."""
+    stream_cost: int = STREAM_COST
+    """A query whose answer may hold more objects than this is read and sent in parts of
+    about `part_objects` objects (parted.py): its memory stays near its size in bytes."""
+    part_objects: int = PART_OBJECTS
     compiled: bool = True
     """Operations run compiled (keygraph/execution); False: on graphql-core's executor."""
     budget: Budget | None = None

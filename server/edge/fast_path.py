@@ -28,6 +28,7 @@ from keygraph.execution.operation import build_executor
 from keygraph.execution.plan import OperationPlan
 from keygraph.execution.run import Run
 from keygraph.serve.literals import Binding
+from keygraph.serve.parted import Stream
 from server.edge.request import GraphQLRequest
 from server.edge.request_context import RequestContexts
 from server.edge.response import create_response, create_streamed_response, new_sub_response
@@ -37,7 +38,6 @@ from server.graphql.context import RequestContext
 from server.graphql.error_format import log_errors
 from server.graphql.prepare import charge
 from server.graphql.schema import KeygraphSchema
-from server.graphql.stream import Stream
 from server.settings import Limits
 
 _KEYS = frozenset({"query", "variables", "operationName", "extensions"})

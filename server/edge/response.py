@@ -9,11 +9,11 @@ import orjson
 from starlette.responses import Response
 from strawberry.http import GraphQLHTTPResponse
 
+from keygraph.serve.parted import Stream
+from keygraph.serve.streamed import StreamedResponse
 from server.edge.cost_extension import CostExtension
 from server.edge.guard import Refusal
 from server.edge.request import GraphQLRequest
-from server.edge.streamed import StreamedResponse
-from server.graphql.stream import Stream
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
@@ -103,7 +103,7 @@ def create_streamed_response(
     response_data: GraphQLHTTPResponse, stream: Stream, sub_response: Response
 ) -> Response:
     """The response of a result read in parts: its data spliced with the parts' pieces
-    as they are sent (server/graphql/stream.py)."""
+    as they are sent (keygraph/serve/parted.py)."""
     length, pieces = stream.body(encode(response_data))
     response = StreamedResponse(
         length,

@@ -16,9 +16,9 @@ from keygraph.api.shape import Estimate
 from keygraph.caller import Caller
 from keygraph.serve.budget import Admission, Budget
 from keygraph.serve.literals import Binding
+from keygraph.serve.parted import Stream
 from keygraph.store import Session
 from keygraph.stores.counting import CountingStore
-from server.graphql.stream import Stream
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -108,7 +108,7 @@ class Context:
     batching: bool = True
     """Off only to measure the naive baseline: every load is its own store call."""
     stream: Stream | None = None
-    """Set when the response is read and sent in parts (stream.py)."""
+    """Set when the response is read and sent in parts (keygraph/serve/parted.py)."""
     _loaders: dict[str, DataLoader[Any, Any]] = field(default_factory=dict)
     _batches: set[asyncio.Task[Any]] = field(default_factory=set)
     _converted: dict[int, tuple[Any, Any]] = field(default_factory=dict)

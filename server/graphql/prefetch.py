@@ -4,7 +4,7 @@ once (orders only of the users whose orders the caller may read: the others are 
 without a read), without the task and futures per user and field that awaiting them would cost. The
 store calls are the ones the fields would have made, in the same waves. Nothing is loaded
 ahead when batching is off (the naive baseline), nor for a response read in parts, whose
-users' fields load a part at a time (stream.py)."""
+users' fields load a part at a time (keygraph/serve/parted.py)."""
 
 from __future__ import annotations
 

@@ -60,6 +60,7 @@ def app_of(server: str, settings: Settings, store: Store) -> Any:
     limits = settings.limits
     budget = TenantBudget(limits.tenant_budget, limits.tenant_refill)
     options: dict[str, Any] = {"dev": settings.dev, "budget": budget, "max_cost": limits.max_cost}
+    options.update(stream_cost=limits.stream_cost, part_objects=limits.part_objects)
     if settings.dev:
         options["dev_authorization"] = dev_authorization
     return serve_app(served("generated", store, secret, [extension], **options))

@@ -2,7 +2,7 @@
 data, errors with their paths, extensions (cost, store calls and waves), status and media
 type. The corpus (corpus.py), the benchmark's and docs' operations and hypothesis-graphql
 operations run on one seeded store through both; the corpus's mutations run on two copies.
-Queries answered in parts (server/graphql/stream.py, every list a few items at a time here)
+Queries answered in parts (keygraph/serve/parted.py, every list a few items at a time here)
 answer alike too, but for how their reads fall into calls and waves. Queries run as an
 admin and as a member; no answer to the member holds another user's email, address or
 order."""

@@ -1,9 +1,10 @@
-"""A large response read and sent in parts. When a query may return more objects than
-KEYGRAPH_STREAM_COST, compiled execution completes its outermost list of objects with work
-below a few items at a time: each part's loads go out in one wave, and its items are serialized and
-freed before the next part is read. Its data then holds a placeholder for each such list,
-and the body is sent as the serialized pieces it is spliced from, never joined: the memory
-a response takes stays near its size in bytes."""
+"""A large response read and sent in parts, by `keygraph serve` and the repository's server
+alike. When a query may return more objects than the stream cost (limits.py STREAM_COST),
+compiled execution (keygraph/execution/parts.py) completes its outermost list of objects
+with work below a few items at a time: each part's loads go out in one wave, and its items
+are serialized and freed before the next part is read. Its data then holds a placeholder
+for each such list, and the body is sent as the serialized pieces it is spliced from, never
+joined: the memory a response takes stays near its size in bytes."""
 
 from __future__ import annotations
 
