@@ -63,8 +63,9 @@ class Loads:
         """Which reads the keys stopped for: those begun before it last changed."""
         self._awaited = 0
         """The reads in flight that the keys stopped for."""
-        self._sent: dict[asyncio.Future[Any], int] = {}
-        """The queries sent, each with its era, in flight until their asker has the answer."""
+        self._sent: dict[asyncio.Future[Any], tuple[int, asyncio.Task[None]]] = {}
+        """The queries sent, each with its era and task, in flight until their asker has the
+        answer."""
         self._tasks: set[asyncio.Future[None]] = set()
         self._session: tuple[Session, str] | None = None
 
@@ -116,9 +117,10 @@ class Loads:
                 raise
             finally:  # the loads waiting for these go out with what their answers ask
                 for _, future in own:
-                    era = self._sent.pop(future, None)
-                    if era is not None:
-                        self._answered(era)
+                    sent = self._sent.pop(future, None)
+                    if sent is not None:
+                        sent[1].cancel()  # given up, else done already
+                        self._answered(sent[0])
         again = [n for n, future in enumerate(futures) if future.cancelled()]
         answers = [None if future.cancelled() else future.result() for future in futures]
         if again:  # another field gave up the read these shared
@@ -168,8 +170,7 @@ class Loads:
         for future, start in reads:
             if not future.done():  # else given up before it went out
                 self._reading += 1
-                self._sent[future] = self._era
-                self._start(_query(future, start), future)
+                self._sent[future] = self._era, asyncio.ensure_future(_query(future, start))
         if self._awaited or not self._pending:
             return
         self._parked = False
@@ -178,15 +179,11 @@ class Loads:
         session, tenant = self._session
         for target, keys in pending.items():
             for some in [keys] if target.batched else [[key] for key in keys]:
-                self._start(self.read(self._dispatch(session, tenant, target, some)), None)
-
-    def _start(self, read: Awaitable[None], answer: asyncio.Future[Any] | None) -> None:
-        """Sends a read now; given up (its `answer` cancelled), it is cancelled."""
-        task = asyncio.ensure_future(read)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        if answer is not None:
-            answer.add_done_callback(lambda given: task.cancel() if given.cancelled() else None)
+                task = asyncio.ensure_future(
+                    self.read(self._dispatch(session, tenant, target, some))
+                )
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
 
     async def _dispatch(
         self, session: Session, tenant: str, target: Target, keys: list[Key]
