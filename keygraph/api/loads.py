@@ -1,8 +1,10 @@
-"""A request's loads of items by key, as a DataLoader makes them: the keys its fields ask
-in the same turns of the event loop go out together, one call of a batch get for all of a
-target's keys (or concurrent gets), once the request's reads in flight are answered; and its
-queries, an identical one (same function and arguments) read once. What relations
-(relations.py) and an extension's `load_many` read through."""
+"""A request's loads of items by key, as a DataLoader makes them, and its queries: what its
+fields ask in the same turns of the event loop goes out together, in one wave, one call of
+a batch get for all of a target's keys (or concurrent gets) beside the queries, an identical
+query (same function and arguments) read once. The loads wait for the request's reads in
+flight before them to be answered (the keys their items ask join them); the queries, and the
+reads they go out with, never wait. What relations (relations.py) and an extension's
+`load_many` read through."""
 
 from __future__ import annotations
 
@@ -11,16 +13,16 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from keygraph.store import Session, Store
+from keygraph.store import Session
 
 Key = tuple[Any, ...]
 Start = Callable[[], Awaitable[Any]]
 """Starts a read."""
 R = TypeVar("R")
 QUIET = 2
-"""The turns of the event loop with no key asked after which a load goes out."""
+"""The turns of the event loop with nothing asked after which what was asked goes out."""
 MAX_TURNS = 16
-"""The most turns a load waits for others to join it, reads in flight aside."""
+"""The most turns a load or query waits for others to join it, reads in flight aside."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,24 +37,35 @@ class Target:
 
 
 class Loads:
-    """One request's loads of items by key, as a DataLoader makes them, waiting for the
-    request's reads in flight (`read`): the keys asked go out together once those reads
-    are answered and QUIET turns of the event loop pass with no other key asked (at most
-    MAX_TURNS), each target's in one dispatch; a key asked again shares its first load, and
-    a query asked again (`queries`) its first read."""
+    """One request's loads of items by key, as a DataLoader makes them, and its queries:
+    what is asked goes out once QUIET turns of the event loop pass with nothing else asked
+    (at most MAX_TURNS), the queries and each target's keys in one dispatch, all in the same
+    turn; the keys wait for the reads in flight then (`read`), not for those they go out
+    with or after. A key asked again shares its first load, a query asked again
+    (`queries`) its first read."""
 
     def __init__(self) -> None:
         self._loaded: dict[tuple[Target, Key], asyncio.Future[Any]] = {}
         self._queried: dict[Hashable, asyncio.Future[Any]] = {}
         """Each query's answer or exception, by its function and arguments."""
         self._pending: dict[Target, list[Key]] = {}
+        self._reads: list[tuple[asyncio.Future[Any], Start]] = []
+        """The queries asked, each with the future of its answer, to start with the keys."""
         self._quiet = 0
-        """Turns passed since a key was asked or a read answered."""
+        """Turns passed since something was asked or a read answered."""
         self._turns = -1
         """Turns waited so far; -1 while nothing waits."""
         self._reading = 0
+        """Reads in flight."""
         self._parked = False
-        """Whether the wait stopped until the reads in flight are answered."""
+        """Whether the keys asked stopped for the reads then in flight (`_awaited` of them)."""
+        self._era = 0
+        """Which reads the keys stopped for: those begun before it last changed."""
+        self._awaited = 0
+        """The reads in flight that the keys stopped for."""
+        self._sent: dict[asyncio.Future[Any], tuple[int, asyncio.Task[None]]] = {}
+        """The queries sent, each with its era and task, in flight until their asker has the
+        answer."""
         self._tasks: set[asyncio.Future[None]] = set()
         self._session: tuple[Session, str] | None = None
 
@@ -61,15 +74,12 @@ class Loads:
         found = self._loaded.get((target, key))
         if found is not None:
             return found
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._loaded[(target, key)] = future
-        self._pending.setdefault(target, []).append(key)
-        self._quiet = 0
-        if self._turns < 0:
-            self._turns = 0
+        if not self._pending:
             self._session = session, tenant
-            loop.call_soon(self._turn)
+        self._pending.setdefault(target, []).append(key)
+        self._asked()
         return future
 
     def forget(self) -> None:
@@ -78,82 +88,102 @@ class Loads:
         self._loaded = {key: found for key, found in self._loaded.items() if not found.done()}
         self._queried = {key: found for key, found in self._queried.items() if not found.done()}
 
-    async def queries(
-        self, reads: Sequence[tuple[Hashable | None, Start]], store: Store | None = None
-    ) -> list[Any]:
+    async def queries(self, reads: Sequence[tuple[Hashable | None, Start]]) -> list[Any]:
         """Each read's answer or exception, in order: those not read yet in this request sent
-        together (as one `read`, on `store`), an identical read (same `Hashable`; None for one
-        never shared) sharing the answer of one asked before or by another field."""
+        with the loads asked in the same turns, an identical read (same `Hashable`; None for
+        one never shared) sharing the answer of one asked before or by another field."""
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[Any]] = []
-        own: list[tuple[Hashable | None, asyncio.Future[Any], Start]] = []
+        own: list[tuple[Hashable | None, asyncio.Future[Any]]] = []
         for key, start in reads:
             found = None if key is None else self._queried.get(key)
             if found is None or found.cancelled():
                 found = loop.create_future()
                 if key is not None:
                     self._queried[key] = found
-                own.append((key, found, start))
+                own.append((key, found))
+                self._reads.append((found, start))
             futures.append(found)
         if own:
-            try:
-                answers = await self.read(_together([start for _, _, start in own], store))
-            except BaseException:
-                for key, future, _ in own:  # cancelled: those sharing it read again
-                    future.cancel()
-                    self._given_up(key, future)
-                raise
-            for (_, future, _), answer in zip(own, answers, strict=True):
-                future.set_result(answer)
-            if len(own) == len(reads):
-                return answers
+            self._asked()
         waiting = {future for future in futures if not future.done()}
         if waiting:
-            await asyncio.wait(waiting)
+            try:
+                await asyncio.wait(waiting)
+            except BaseException:
+                for key, future in own:  # given up: those sharing it read again
+                    if future.cancel() and key is not None and self._queried.get(key) is future:
+                        del self._queried[key]
+                raise
+            finally:  # the loads waiting for these go out with what their answers ask
+                for _, future in own:
+                    sent = self._sent.pop(future, None)
+                    if sent is not None:
+                        sent[1].cancel()  # given up, else done already
+                        self._answered(sent[0])
         again = [n for n, future in enumerate(futures) if future.cancelled()]
         answers = [None if future.cancelled() else future.result() for future in futures]
         if again:  # another field gave up the read these shared
-            read_again = await self.queries([reads[n] for n in again], store)
-            for n, answer in zip(again, read_again, strict=True):
+            for n, answer in zip(again, await self.queries([reads[n] for n in again]), strict=True):
                 answers[n] = answer
         return answers
 
-    def _given_up(self, key: Hashable | None, found: asyncio.Future[Any]) -> None:
-        """Forgets a query given up (`found`, cancelled) under `key`: the next asks again."""
-        if key is not None and self._queried.get(key) is found:
-            del self._queried[key]
-
     async def read(self, call: Awaitable[R]) -> R:
-        """The answer of a read whose items may ask for loads: those waiting go out after
-        it, with the keys its items ask for."""
+        """The answer of a read whose items may ask for loads: those waiting for it go out
+        after it, with the keys its items ask for."""
+        era = self._era
         self._reading += 1
         try:
             return await call
         finally:
-            self._reading -= 1
-            self._quiet = 0
-            if not self._reading and self._parked:
-                self._parked, self._turns = False, 0
+            self._answered(era)
+
+    def _answered(self, era: int) -> None:
+        """A read of `era` answered: the keys waiting for it go out once the others are."""
+        self._reading -= 1
+        self._quiet = 0
+        if era != self._era:
+            self._awaited -= 1
+            if not self._awaited and self._turns < 0:
+                self._turns = 0
                 asyncio.get_running_loop().call_soon(self._turn)
 
+    def _asked(self) -> None:
+        """Waits for more to be asked, unless already waiting."""
+        self._quiet = 0
+        if self._turns < 0:
+            self._turns = 0
+            asyncio.get_running_loop().call_soon(self._turn)
+
     def _turn(self) -> None:
-        if self._reading:
-            self._parked = True
-            return
         if self._quiet < QUIET and self._turns < MAX_TURNS:
             self._quiet += 1
             self._turns += 1
             asyncio.get_running_loop().call_soon(self._turn)
             return
-        pending, self._pending = self._pending, {}
         self._quiet, self._turns = 0, -1
+        if self._pending and not self._parked and self._reading:
+            self._parked = True  # for the reads in flight now, not those it sends or after
+            self._era += 1
+            self._awaited = self._reading
+        reads, self._reads = self._reads, []
+        for future, start in reads:
+            if not future.done():  # else given up before it went out
+                self._reading += 1
+                self._sent[future] = self._era, asyncio.ensure_future(_query(future, start))
+        if self._awaited or not self._pending:
+            return
+        self._parked = False
+        pending, self._pending = self._pending, {}
         assert self._session is not None
         session, tenant = self._session
         for target, keys in pending.items():
-            read = self.read(self._dispatch(session, tenant, target, keys))
-            task = asyncio.ensure_future(read)
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            for some in [keys] if target.batched else [[key] for key in keys]:
+                task = asyncio.ensure_future(
+                    self.read(self._dispatch(session, tenant, target, some))
+                )
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
 
     async def _dispatch(
         self, session: Session, tenant: str, target: Target, keys: list[Key]
@@ -176,38 +206,25 @@ class Loads:
                 future.set_result(outcome)
 
 
+async def _query(answer: asyncio.Future[Any], start: Start) -> None:
+    """Reads a query into `answer`: its page, or its exception."""
+    try:
+        found = await start()
+    except Exception as exc:
+        found = exc
+    except BaseException:
+        answer.cancel()  # those asking read again
+        raise
+    if not answer.done():
+        answer.set_result(found)
+
+
 async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -> Sequence[Any]:
-    """Each key's item or exception, in order."""
+    """Each key's item, in order: a batch get's keys in one call, a get's one key."""
     scope = (tenant,) if target.scoped else ()
     if target.batched:
         refs = [key[0] if len(key) == 1 else key for key in keys]
         found: list[Any] = await target.function(session, *scope, refs)
         return found
-    calls = [
-        target.function(session, *scope, **dict(zip(target.params, key, strict=True)))
-        for key in keys
-    ]
-    return await asyncio.gather(*calls, return_exceptions=True)
-
-
-async def _together(starts: list[Start], store: Store | None) -> list[Any]:
-    """Each read's answer or exception, in order, the reads sent together: on a store that
-    answers inline and counts waves, one after another in one wave, without a task each
-    (as they would take their turns anyway), after the one yield to the event loop each
-    would make first (counting.py), so that the calls started this turn are answered first."""
-    inline = store is not None and getattr(store, "answers_inline", False)
-    one_wave = getattr(store, "one_wave", None) if inline else None
-    if one_wave is not None:
-        await asyncio.sleep(0)
-        with one_wave():
-            return [await _settle(start()) for start in starts]
-    if len(starts) == 1:
-        return [await _settle(starts[0]())]
-    return await asyncio.gather(*(start() for start in starts), return_exceptions=True)
-
-
-async def _settle(call: Awaitable[Any]) -> Any:
-    try:
-        return await call
-    except Exception as exc:
-        return exc
+    (key,) = keys
+    return [await target.function(session, *scope, **dict(zip(target.params, key, strict=True)))]

@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any
 
 import httpx
-import pytest
 
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
@@ -21,9 +20,6 @@ from tests.server.graphql.test_batching import _seed
 ORDERS = "orders(first: 2) { edges { node { totalCents } } }"
 
 
-@pytest.mark.hand_only(
-    "keygraph serve reads users' orders and groups in two waves where the server reads them in one"
-)
 async def test_users_answer_as_each_user_asked_alone(acme: Api, store: EmbeddedStore) -> None:
     user_ids = await _seed(store, users=5, orders_each=3, groups=2)
     fields = f"email {ORDERS} groups {{ edges {{ node {{ name }} }} }}"
@@ -87,9 +83,6 @@ async def test_a_failed_load_fails_at_each_users_field(acme: Api, store: Embedde
     ]
 
 
-@pytest.mark.hand_only(
-    "keygraph serve reads users' orders and groups in two waves where the server reads them in one"
-)
 async def test_nothing_is_loaded_ahead_with_batching_off(
     acme: Api, store: EmbeddedStore, settings: Settings, acme_token: str
 ) -> None:

@@ -71,9 +71,15 @@ async def test_what_a_part_read_is_freed_before_the_next_part_loads(
     live: list[int] = []
     add = Part.add
 
+    def held() -> int:
+        return sum(type(thing) in (UserOrder, Page) for thing in gc.get_objects())
+
     def counting(part: Part, item: Any) -> None:
-        live.append(sum(type(thing) in (UserOrder, Page) for thing in gc.get_objects()))
+        live.append(held() - before)
         add(part, item)
+
+    gc.collect()
+    before = held()  # what earlier tests left alive, unchanged by this one
 
     monkeypatch.setattr(Part, "add", counting)
     transport = httpx.ASGITransport(app=app_of(server, small, store))

@@ -143,6 +143,13 @@ API = Api(
                     scoped=True,
                     page=REVIEWS_BY_PAGE,
                 ),
+                "claim": Relation(
+                    "get",
+                    get_handle,
+                    (Bound("handle", "handle", "handle"),),
+                    scoped=True,
+                    guard=Guard(_authz.may_run_get_handle, ()),
+                ),
             },
             scoped=True,
         ),
