@@ -3,7 +3,8 @@ resolver on each field its `api.py` binds. A root field calls its generated func
 the caller's tenant (never an argument) and session, so the function's guard decides before
 any store call; a query answers a Relay connection of its page; a relation follows its
 pattern from the parent, batched (relations.py); `node` reads the type its global id names
-with that type's get."""
+with that type's get. A get by key first reads ahead what the fields selected below it
+declare (ahead.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from graphql import (
     GraphQLSchema,
     GraphQLUnionType,
     build_schema,
+    get_named_type,
 )
 
 from keygraph.errors import Forbidden
@@ -27,6 +29,7 @@ from keygraph.execution.plan import BATCH, ORIGIN
 from keygraph.store import Session
 
 from . import scalars
+from .ahead import read_ahead
 from .answers import answer_with, arguments, bind_connection, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
 from .cost import Read, reads
@@ -167,8 +170,9 @@ def _root(root: Root, api: Api) -> Callable[..., Any]:
         ctx: ApiContext = info.context
         scope = (ctx.tenant,) if root.scoped else ()
         if root.operation == "get":
-            call = root.function(ctx.session, *scope, **arguments(root.args, given))
-            return await ctx.loads.read(call)
+            key = arguments(root.args, given)
+            await read_ahead(ctx, info, get_named_type(info.return_type), key)
+            return await ctx.loads.read(root.function(ctx.session, *scope, **key))
         if root.operation == "batch_get":
             call = root.function(ctx.session, *scope, _refs(root.args, given))
             return await ctx.loads.read(call)
@@ -194,10 +198,10 @@ def _by_id(root: Root, type_name: str, api: Api) -> Callable[..., Any]:
         named, parts = parse_global_id(id)
         if named != type_name:
             return None
-        values = key_values(root.args, parts, api.enums)
+        key = dict(zip(params, key_values(root.args, parts, api.enums), strict=True))
         scope = (ctx.tenant,) if root.scoped else ()
-        call = root.function(ctx.session, *scope, **dict(zip(params, values, strict=True)))
-        return await ctx.loads.read(call)
+        await read_ahead(ctx, info, info.schema.type_map.get(type_name), key)
+        return await ctx.loads.read(root.function(ctx.session, *scope, **key))
 
     return resolve
 
@@ -219,6 +223,8 @@ def _node(api: Api) -> Callable[..., Any]:
             return None
         values = key_values(binding.node, parts, api.enums)
         scope = (ctx.tenant,) if binding.scoped else ()
+        key = {part.param: value for part, value in zip(binding.node, values, strict=True)}
+        await read_ahead(ctx, info, info.schema.type_map.get(type_name), key)
         return await ctx.loads.read(binding.get(ctx.session, *scope, *values))
 
     return resolve

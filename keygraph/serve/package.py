@@ -98,7 +98,9 @@ def served(
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
     schema = executable(api, extensions, _guards(package) if extensions else None)
-    app = Served(schema, store, key, cursors, realtime=realtime, ledger=ledger)
+    app = Served(
+        schema, store, key, cursors, realtime=realtime, ledger=ledger, table=table_of(package)
+    )
     app = replace(app, sweeps=sweeps)
     return replace(app, **options)
 
