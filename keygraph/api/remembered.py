@@ -9,10 +9,10 @@ reads the table, and any write forgets everything remembered."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from keygraph.plan import BatchGet, Floats, Get, Item, Key, Query, QueryResult, TableDef
-from keygraph.store import Store
+from keygraph.store import Store, query_each
 from keygraph.stores.view import Forwarding, Planned
 
 R = TypeVar("R")
@@ -33,6 +33,13 @@ class Remembering(Forwarding):
         self._writes = 0
         """Writes begun or ended so far: a read that saw one on its way is not kept."""
         self._writing = 0
+
+    def __getattr__(self, name: str) -> Any:
+        """What the inner store offers beyond the Store protocol (a counting store's
+        `one_wave`, which the domain's reads use)."""
+        if name == "inner":  # not set yet
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def _place(self, floats: Floats, key: Key | Item) -> Place | None:
         pk, sk = self._keys
@@ -84,9 +91,10 @@ class Remembering(Forwarding):
         return result
 
     async def query_many(self, plans: Sequence[Query]) -> list[QueryResult]:
-        """Each plan's Query (query_each), its items remembered as a Query's are."""
+        """Each plan's Query, as the inner store reads them together (query_each), its
+        items remembered as a Query's are."""
         writes = self._writes
-        results = await super().query_many(plans)
+        results = await query_each(self.inner, plans)
         for plan, result in zip(plans, results, strict=True):
             if plan.index in self._whole:
                 self._keep(plan.floats, result.items, writes)
