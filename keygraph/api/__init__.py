@@ -10,7 +10,7 @@ from .cost import estimate
 from .executable import ApiContext, executable
 from .extension import Extension, combined
 from .follows import Changed, changes
-from .relations import load_many
+from .relations import load_many, query_once
 from .run import error_code, execute
 
 __all__ = [
@@ -35,4 +35,5 @@ __all__ = [
     "executable",
     "execute",
     "load_many",
+    "query_once",
 ]

@@ -3,7 +3,8 @@ resolver on each field its `api.py` binds. A root field calls its generated func
 the caller's tenant (never an argument) and session, so the function's guard decides before
 any store call; a query answers a Relay connection of its page; a relation follows its
 pattern from the parent, batched (relations.py); `node` reads the type its global id names
-with that type's get."""
+with that type's get. A get by key first reads ahead what the fields selected below it
+declare (ahead.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from graphql import (
     GraphQLSchema,
     GraphQLUnionType,
     build_schema,
+    get_named_type,
 )
 
 from keygraph.errors import Forbidden
@@ -28,6 +30,7 @@ from keygraph.execution.plan import BATCH, ORIGIN
 from keygraph.store import Session
 
 from . import scalars
+from .ahead import read_ahead
 from .answers import answer_with, arguments, bind_connection, connection, converted
 from .bindings import Api, Arg, Guard, Root, Type
 from .cost import Read, reads
@@ -37,6 +40,7 @@ from .ids import global_id, id_part, key_values, parse_global_id
 from .loads import Loads
 from .mutations import bind_mutations
 from .relations import batch, resolver
+from .remembered import Remembering
 from .watches import Realtime, bind_subscriptions
 
 Info = GraphQLResolveInfo[Any]
@@ -70,6 +74,8 @@ class ApiContext:
     def forget(self) -> None:
         """Drops what the request read so far: a part's, once in the answer."""
         self.loads.forget()
+        if isinstance(self.session.store, Remembering):
+            self.session.store.forget()
 
 
 def executable(
@@ -177,8 +183,9 @@ def _root(root: Root, api: Api) -> Callable[..., Any]:
         ctx: ApiContext = info.context
         scope = (ctx.tenant,) if root.scoped else ()
         if root.operation == "get":
-            call = root.function(ctx.session, *scope, **arguments(root.args, given))
-            return await ctx.loads.read(call)
+            key = arguments(root.args, given)
+            await read_ahead(ctx, info, get_named_type(info.return_type), key)
+            return await ctx.loads.read(root.function(ctx.session, *scope, **key))
         if root.operation == "batch_get":
             call = root.function(ctx.session, *scope, _refs(root.args, given))
             return await ctx.loads.read(call)
@@ -204,10 +211,10 @@ def _by_id(root: Root, type_name: str, api: Api) -> Callable[..., Any]:
         named, parts = parse_global_id(id)
         if named != type_name:
             return None
-        values = key_values(root.args, parts, api.enums)
+        key = dict(zip(params, key_values(root.args, parts, api.enums), strict=True))
         scope = (ctx.tenant,) if root.scoped else ()
-        call = root.function(ctx.session, *scope, **dict(zip(params, values, strict=True)))
-        return await ctx.loads.read(call)
+        await read_ahead(ctx, info, info.schema.type_map.get(type_name), key)
+        return await ctx.loads.read(root.function(ctx.session, *scope, **key))
 
     return resolve
 
@@ -229,6 +236,8 @@ def _node(api: Api) -> Callable[..., Any]:
             return None
         values = key_values(binding.node, parts, api.enums)
         scope = (ctx.tenant,) if binding.scoped else ()
+        key = {part.param: value for part, value in zip(binding.node, values, strict=True)}
+        await read_ahead(ctx, info, info.schema.type_map.get(type_name), key)
         return await ctx.loads.read(binding.get(ctx.session, *scope, *values))
 
     return resolve

@@ -38,6 +38,7 @@ from graphql import (
 from keygraph.execution.plan import ORIGIN
 from keygraph.page import Page
 
+from . import ahead
 from .answers import CONNECTION_FIELDS, bind_connection, connection
 from .bindings import Watch
 from .cost import Read, reads
@@ -198,6 +199,8 @@ def _bind(
     problems: list[str] = []
     if declared.follows:
         problems.append(f"{coordinate}: follows is for a Subscription field")
+    if declared.ahead is not None and (owner.extensions or {}).get(ORIGIN) is None:
+        problems.append(f"{coordinate}: ahead is for a field of a generated type")
     check = guard_check(coordinate, owner, field, declared, authz, problems)
     named = get_named_type(field.type)
     read, finish = _cost(coordinate, field, named, declared, problems)
@@ -207,6 +210,8 @@ def _bind(
         reads(field, read)
     resolve = _resolver(declared, check, finish)
     field.resolve = _forgetting(resolve) if mutation else resolve
+    if declared.ahead is not None:
+        ahead.declare(owner, coordinate.split(".")[1], declared.ahead)
     return []
 
 

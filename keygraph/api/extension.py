@@ -25,7 +25,9 @@ class Declared:
     of objects (`most` items, or a `page` sized by its `first` argument) and its guard: a
     function, a spec pattern's name whose generated guard applies, or `public`. A
     Subscription field's resolver is an async generator of its events, and `follows`
-    names the spec subscriptions it opens with keygraph.api.changes."""
+    names the spec subscriptions it opens with keygraph.api.changes. `ahead`: the read a
+    field of a generated type makes, started from its parent's key with a root field's get
+    of the parent (ahead.py)."""
 
     coordinate: str
     resolver: Callable[..., Any]
@@ -34,6 +36,7 @@ class Declared:
     guard: GuardFunction | str | None = None
     public: bool = False
     follows: tuple[str, ...] = ()
+    ahead: Callable[..., Any] | None = None
 
 
 class Extension:
@@ -52,16 +55,18 @@ class Extension:
         guard: GuardFunction | str | None = None,
         public: bool = False,
         follows: str | Sequence[str] = (),
+        ahead: Callable[..., Any] | None = None,
     ) -> Callable[[Resolver], Resolver]:
         """Declares the field `Type.field` of the SDL, answered by the decorated function
-        (for a Subscription field, following the spec subscriptions `follows` names);
+        (for a Subscription field, following the spec subscriptions `follows` names; for a
+        field of a generated type, read `ahead` with a root field's get of its parent);
         ValueError for a field declared twice."""
         followed = (follows,) if isinstance(follows, str) else tuple(follows)
 
         def declare(resolver: Resolver) -> Resolver:
             if coordinate in self.declared:
                 raise ValueError(f"{coordinate} is declared twice")
-            declared = Declared(coordinate, resolver, most, page, guard, public, followed)
+            declared = Declared(coordinate, resolver, most, page, guard, public, followed, ahead)
             self.declared[coordinate] = declared
             return resolver
 

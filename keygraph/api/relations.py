@@ -279,3 +279,23 @@ async def load_many(
     target = Target(batch_get, True, (), scoped)
     futures = [ctx.loads.load(ctx.session, ctx.tenant, target, (_hashable(ref),)) for ref in refs]
     return list(await asyncio.gather(*futures))
+
+
+async def query_once(
+    ctx: Reading,
+    query: Callable[..., Awaitable[Any]],
+    *args: Any,
+    scoped: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """A generated query function's answer, read once a request: the same call (same
+    function and arguments) made again, or already made by a look-ahead read, shares it;
+    what an extension's field reads so that its look-ahead (ahead.py) answers it."""
+    scope = (ctx.tenant,) if scoped else ()
+    identity = _identity(query, (*scope, *args), kwargs)
+    (found,) = await ctx.loads.queries(
+        [(identity, partial(query, ctx.session, *scope, *args, **kwargs))]
+    )
+    if isinstance(found, Exception):
+        raise found
+    return found

@@ -32,6 +32,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
+from keygraph.api.remembered import Remembering
 from keygraph.api.run import error_code, formatted, in_response_order
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
@@ -271,10 +272,13 @@ async def _run(
     request_id: str,
     stream: Stream | None,
 ) -> tuple[int, dict[str, Any]]:
-    """The operation's status and answer, run on `store` (its large lists in `stream`'s
-    parts, when given); an unexpected error logged with the request's id, which its answer
-    gives. What it read is not held past its answer."""
+    """The operation's status and answer, run on `store` (what it read remembered when the
+    table is known; its large lists in `stream`'s parts, when given); an unexpected error
+    logged with the request's id, which its answer gives. What it read is not held past its
+    answer."""
     _query, variables, name = params
+    if served.table is not None:
+        store = Remembering(store, served.table)
     session = Session(store, served.cursors.bound_to(token.caller.subject), token.caller)
     context = ApiContext(session, token.tenant, stream=stream)
     executor = admitted.executor

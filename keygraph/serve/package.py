@@ -123,7 +123,15 @@ def served(
     ledger = Ledger(store, table_of(package))
     sweeps = api.writes if any(w.owned for w in api.writes.values()) else {}
     schema = schema_of(package, extensions)
-    app = Served(schema, store, keys.tokens, cursors, realtime=realtime, ledger=ledger)
+    app = Served(
+        schema,
+        store,
+        keys.tokens,
+        cursors,
+        realtime=realtime,
+        ledger=ledger,
+        table=table_of(package),
+    )
     app = replace(app, sweeps=sweeps)
     return replace(app, **options)
 

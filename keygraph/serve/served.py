@@ -13,6 +13,7 @@ from graphql import GraphQLSchema
 from keygraph.api.cost import Estimates
 from keygraph.api.watches import Realtime
 from keygraph.cursor import CursorCodec
+from keygraph.plan import TableDef
 from keygraph.store import Store
 from keygraph.stores.view import Planned
 from keygraph.tokens import TokenKey, Verified, Verifier
@@ -103,6 +104,9 @@ class Served:
     """Seconds a WebSocket connection has to send `connection_init`, else closed 4408."""
     ledger: Ledger | None = None
     """Where Idempotency-Key's records are kept; None: the header is not honoured."""
+    table: TableDef | None = None
+    """The store's table: a request answers a get of an item it read before from what it
+    read (keygraph/api/remembered.py); None: every read is the store's."""
     request_timeout: float = REQUEST_TIMEOUT
     """Seconds a request over HTTP may run before it is cut: 504 TIMEOUT (bounded.py)."""
     time_left: Callable[[Mapping[str, Any]], float | None] | None = None

@@ -2,16 +2,18 @@
 spec compiles to (generated/api.py): the caller from its token, a user by email
 (case-folded claims), shops by great-circle distance, a user's addresses and which is its
 default, and an org node's parent and ancestors (read by path, a page's in one batch
-get)."""
+get); a user asked by id is read with its addresses, a node with the nodes above it, when
+the selection asks for them (their look-ahead reads)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from generated.models.address import Address
 from generated.queries.org_node import get_org_nodes
 from generated.queries.user import get_user, get_users, user_with_addresses
-from keygraph.api import Extension, load_many
+from keygraph.api import ApiContext, Extension, load_many, query_once
 from server.domain import emails, shops
 from server.domain.addresses import MAX_ADDRESSES
 from server.domain.org import MAX_LEVELS
@@ -97,10 +99,16 @@ async def shops_near(
     return [{"shop": record, "distance_km": distance} for distance, record in near]
 
 
-@EXTENSION.field("User.addresses", most=MAX_ADDRESSES, guard="user_with_addresses")
+def _with_addresses(ctx: ApiContext, user_id: str) -> Awaitable[Any]:
+    """The user and its addresses, in one Query on its item collection."""
+    return query_once(ctx, user_with_addresses, user_id, first=MAX_ADDRESSES + 1)
+
+
+@EXTENSION.field(
+    "User.addresses", most=MAX_ADDRESSES, guard="user_with_addresses", ahead=_with_addresses
+)
 async def addresses(user: Any, info: Any) -> list[Any]:
-    ctx = info.context
-    page = await user_with_addresses(ctx.session, ctx.tenant, user.user_id, first=MAX_ADDRESSES + 1)
+    page = await _with_addresses(info.context, user.user_id)
     return [item for item in page.items if isinstance(item, Address)]
 
 
@@ -110,23 +118,27 @@ async def is_default(address: Any, info: Any) -> bool:
     return user is not None and user.default_address_id == address.address_id
 
 
-@EXTENSION.field("OrgNode.parent", guard="get_org_nodes")
+def _above(path: Sequence[str]) -> list[Sequence[str]]:
+    """The paths of the nodes above a node's, root first."""
+    return [path[:end] for end in range(1, len(path))]
+
+
+def _with_above(ctx: ApiContext, path: Sequence[str]) -> Awaitable[Any]:
+    """A node and the nodes above it, in one batch get with the request's others."""
+    return load_many(ctx, get_org_nodes, [*_above(path), path])
+
+
+@EXTENSION.field("OrgNode.parent", guard="get_org_nodes", ahead=_with_above)
 async def parent(node: Any, info: Any) -> Any:
     """The parent, when every node above it is still there (a large delete or move may be
     at work below a removed one)."""
-    path = node.path
-    if len(path) == 1:
+    if len(node.path) == 1:
         return None
-    above = await load_many(
-        info.context, get_org_nodes, [path[:end] for end in range(1, len(path))]
-    )
+    above = await load_many(info.context, get_org_nodes, _above(node.path))
     return None if any(found is None for found in above) else above[-1]
 
 
-@EXTENSION.field("OrgNode.ancestors", most=MAX_LEVELS - 1, guard="get_org_nodes")
+@EXTENSION.field("OrgNode.ancestors", most=MAX_LEVELS - 1, guard="get_org_nodes", ahead=_with_above)
 async def ancestors(node: Any, info: Any) -> list[Any]:
-    path = node.path
-    above = await load_many(
-        info.context, get_org_nodes, [path[:end] for end in range(1, len(path))]
-    )
+    above = await load_many(info.context, get_org_nodes, _above(node.path))
     return [found for found in above if found is not None]

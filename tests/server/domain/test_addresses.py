@@ -32,10 +32,6 @@ def home(user_id: str, **changes: Any) -> dict[str, Any]:
     return {**fields, **changes}
 
 
-@pytest.mark.hand_only(
-    "keygraph serve reads a user with its addresses and default in 3 calls in 3 waves where "
-    "the server reads them in one Query"
-)
 async def test_add_update_remove_with_one_default(world: World) -> None:
     acme = world.acme
     user = await acme.create_user("ada@example.org")

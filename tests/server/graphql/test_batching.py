@@ -79,7 +79,9 @@ async def test_users_orders_items_is_one_page_plus_one_query_per_user(
     assert store_counts(body) == {"storeCalls": 1 + 50, "storeWaves": 2}
 
 
-async def test_order_users_load_in_one_batch_get(acme: Api, store: EmbeddedStore) -> None:
+async def test_order_users_load_in_one_batch_get(
+    acme: Api, store: EmbeddedStore, server: str
+) -> None:
     await _seed(store, users=50, orders_each=2)
     query = """{ users(first: 50) { edges { node {
       orders(first: 5) { edges { node { user { email } } } } } } } }"""
@@ -87,7 +89,9 @@ async def test_order_users_load_in_one_batch_get(acme: Api, store: EmbeddedStore
     for edge in body["data"]["users"]["edges"]:
         assert len(edge["node"]["orders"]["edges"]) == 2
     # the page, 50 order queries in one wave, then one BatchGetItem for the 50 distinct users
-    assert store_counts(body) == {"storeCalls": 52, "storeWaves": 3}
+    # (keygraph serve's answered by the users the page read)
+    again = 0 if server == "spec" else 1
+    assert store_counts(body) == {"storeCalls": 51 + again, "storeWaves": 2 + again}
 
 
 async def test_identical_sub_queries_run_once(acme: Api, store: EmbeddedStore) -> None:
@@ -108,7 +112,9 @@ GROUPS_AND_MEMBERS = """{ users(first: 20) { edges { node {
   groups { edges { node { name members(first: 20) { edges { node { email } } } } } } } } } }"""
 
 
-async def test_groups_and_members_batch_their_entities(acme: Api, store: EmbeddedStore) -> None:
+async def test_groups_and_members_batch_their_entities(
+    acme: Api, store: EmbeddedStore, server: str
+) -> None:
     await _seed(store, users=20, orders_each=0, groups=3)
     body = await acme(GROUPS_AND_MEMBERS)
     for edge in body["data"]["users"]["edges"]:
@@ -116,12 +122,14 @@ async def test_groups_and_members_batch_their_entities(acme: Api, store: Embedde
         assert len(groups) == 3
         assert all(len(group["node"]["members"]["edges"]) == 20 for group in groups)
     # page; 1 batch get of the 3 groups (their ids are on the users); 3 member queries (the
-    # same group under every user runs once); 1 batch get of the 20 users
-    assert store_counts(body) == {"storeCalls": 1 + 1 + 3 + 1, "storeWaves": 4}
+    # same group under every user runs once); 1 batch get of the 20 users (keygraph serve's
+    # answered by the users the page read)
+    again = 0 if server == "spec" else 1
+    assert store_counts(body) == {"storeCalls": 1 + 1 + 3 + again, "storeWaves": 3 + again}
 
 
 async def test_users_stored_before_they_kept_group_ids_query_their_memberships(
-    acme: Api, store: EmbeddedStore
+    acme: Api, store: EmbeddedStore, server: str
 ) -> None:
     await _seed(store, users=20, orders_each=0, groups=3)
     await _forget_group_ids(store)
@@ -129,8 +137,9 @@ async def test_users_stored_before_they_kept_group_ids_query_their_memberships(
     for edge in body["data"]["users"]["edges"]:
         assert len(edge["node"]["groups"]["edges"]) == 3
     # page; 20 membership queries; 1 batch get of the 3 groups; 3 member queries; 1 batch
-    # get of the 20 users
-    assert store_counts(body) == {"storeCalls": 1 + 20 + 1 + 3 + 1, "storeWaves": 5}
+    # get of the 20 users (keygraph serve's answered by the users the page read)
+    again = 0 if server == "spec" else 1
+    assert store_counts(body) == {"storeCalls": 1 + 20 + 1 + 3 + again, "storeWaves": 4 + again}
 
 
 async def _forget_group_ids(store: EmbeddedStore) -> None:
@@ -141,7 +150,7 @@ async def _forget_group_ids(store: EmbeddedStore) -> None:
 
 
 async def test_more_than_100_entities_split_into_concurrent_batch_gets(
-    acme: Api, store: EmbeddedStore
+    acme: Api, store: EmbeddedStore, server: str
 ) -> None:
     await _seed(store, users=150, orders_each=1)
     first_page = await acme.data("{ users(first: 100) { pageInfo { endCursor } } }")
@@ -158,7 +167,11 @@ async def test_more_than_100_entities_split_into_concurrent_batch_gets(
     ]
     assert len(set(owners)) == 150
     # two pages; 150 order queries; the 150 owners in two BatchGetItem calls sent together
-    assert store_counts(body) == {"storeCalls": 2 + 150 + 2, "storeWaves": 3}
+    # (keygraph serve's answered by the users the pages read)
+    if server == "spec":
+        assert store_counts(body) == {"storeCalls": 2 + 150, "storeWaves": 2}
+    else:
+        assert store_counts(body) == {"storeCalls": 2 + 150 + 2, "storeWaves": 3}
 
 
 async def test_counting_store_counts_calls_and_waves(store: EmbeddedStore) -> None:
