@@ -115,6 +115,31 @@ def _on_each_worker(
     raise AssertionError(f"only {sorted(held)} of {workers} answered {CONNECTIONS} connections")
 
 
+def _accepted_by(serving: Serving, workers: list[int], client_port: int) -> int:
+    """The worker that accepted the connection from `client_port`, once one has."""
+    held: list[int] = []
+
+    def accepted() -> bool:
+        pid = holder(workers, serving.port, client_port)
+        held[:] = [] if pid is None else [pid]
+        return bool(held)
+
+    wait_for(accepted, "a worker to accept the connection", 30)
+    return held[0]
+
+
+def _to_worker(
+    serving: Serving, workers: list[int], pid: int, stack: contextlib.ExitStack
+) -> http.client.HTTPConnection:
+    """A new connection that the worker `pid` accepted, before any request on it."""
+    for _ in range(CONNECTIONS):
+        connection = stack.enter_context(_connection(serving))
+        assert connection.sock is not None
+        if _accepted_by(serving, workers, connection.sock.getsockname()[1]) == pid:
+            return connection
+    raise AssertionError(f"worker {pid} accepted none of {CONNECTIONS} connections")
+
+
 def test_both_workers_answer_and_a_killed_one_is_replaced(tmp_path: Path) -> None:
     with _serve(tmp_path) as serving, contextlib.ExitStack() as stack:
         workers = _workers(serving)
@@ -237,8 +262,12 @@ async def test_with_redis_a_tenants_budget_spent_on_one_worker_is_spent_on_the_o
     await _seeded(tmp_path)
     flags = (*BUDGET, "--redis-url", redis_server.url)
     with _serve(tmp_path, *flags) as serving, contextlib.ExitStack() as stack:
-        first, second = _on_each_worker(serving, _workers(serving), stack).values()
+        workers = _workers(serving)
+        (_, first), (other, _) = _on_each_worker(serving, workers, stack).items()
         assert _spend(first) == 2  # the whole budget, not a worker's half
+        # a new connection to the other worker: one held idle while the first spent may have
+        # outlived the server's keep-alive on a loaded machine
+        second = _to_worker(serving, workers, other, stack)
         status, answer = _post(second, json.dumps({"query": COSTLY}).encode())
         assert status == 429, answer
         assert answer["errors"][0]["extensions"]["code"] == "THROTTLED"
