@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from keygraph.store import Session
+from keygraph.store import Session, Store
 
 Key = tuple[Any, ...]
 Start = Callable[[], Awaitable[Any]]
 """Starts a read."""
+OneWave = Callable[[], AbstractContextManager[None]]
+"""A store's `one_wave` (keygraph/stores/counting.py): its calls made inside, one after
+another, count as one wave."""
 R = TypeVar("R")
 QUIET = 2
 """The turns of the event loop with nothing asked after which what was asked goes out."""
@@ -42,15 +46,18 @@ class Loads:
     (at most MAX_TURNS), the queries and each target's keys in one dispatch, all in the same
     turn; the keys wait for the reads in flight then (`read`), not for those they go out
     with or after. A key asked again shares its first load, a query asked again
-    (`queries`) its first read."""
+    (`queries`) its first read. On a store that answers inline the queries of a dispatch
+    run one after another in one task and one counted wave, as they would take their turns
+    anyway; elsewhere each is a task of its own."""
 
     def __init__(self) -> None:
         self._loaded: dict[tuple[Target, Key], asyncio.Future[Any]] = {}
         self._queried: dict[Hashable, asyncio.Future[Any]] = {}
         """Each query's answer or exception, by its function and arguments."""
         self._pending: dict[Target, list[Key]] = {}
-        self._reads: list[tuple[asyncio.Future[Any], Start]] = []
-        """The queries asked, each with the future of its answer, to start with the keys."""
+        self._reads: list[tuple[asyncio.Future[Any], Start, OneWave | None]] = []
+        """The queries asked, each with the future of its answer and its store's `one_wave`
+        if it answers inline, to start with the keys."""
         self._quiet = 0
         """Turns passed since something was asked or a read answered."""
         self._turns = -1
@@ -63,9 +70,9 @@ class Loads:
         """Which reads the keys stopped for: those begun before it last changed."""
         self._awaited = 0
         """The reads in flight that the keys stopped for."""
-        self._sent: dict[asyncio.Future[Any], tuple[int, asyncio.Task[None]]] = {}
-        """The queries sent, each with its era and task, in flight until their asker has the
-        answer."""
+        self._sent: dict[asyncio.Future[Any], tuple[int, asyncio.Task[None] | None]] = {}
+        """The queries sent, each with its era and its own task (None for one read in turn),
+        in flight until their asker has the answer."""
         self._tasks: set[asyncio.Future[None]] = set()
         self._session: tuple[Session, str] | None = None
 
@@ -88,11 +95,15 @@ class Loads:
         self._loaded = {key: found for key, found in self._loaded.items() if not found.done()}
         self._queried = {key: found for key, found in self._queried.items() if not found.done()}
 
-    async def queries(self, reads: Sequence[tuple[Hashable | None, Start]]) -> list[Any]:
+    async def queries(
+        self, reads: Sequence[tuple[Hashable | None, Start]], store: Store | None = None
+    ) -> list[Any]:
         """Each read's answer or exception, in order: those not read yet in this request sent
-        with the loads asked in the same turns, an identical read (same `Hashable`; None for
-        one never shared) sharing the answer of one asked before or by another field."""
+        with the loads asked in the same turns (on `store`), an identical read (same
+        `Hashable`; None for one never shared) sharing the answer of one asked before or by
+        another field."""
         loop = asyncio.get_running_loop()
+        one_wave = _one_wave(store)
         futures: list[asyncio.Future[Any]] = []
         own: list[tuple[Hashable | None, asyncio.Future[Any]]] = []
         for key, start in reads:
@@ -102,7 +113,7 @@ class Loads:
                 if key is not None:
                     self._queried[key] = found
                 own.append((key, found))
-                self._reads.append((found, start))
+                self._reads.append((found, start, one_wave))
             futures.append(found)
         if own:
             self._asked()
@@ -119,12 +130,15 @@ class Loads:
                 for _, future in own:
                     sent = self._sent.pop(future, None)
                     if sent is not None:
-                        sent[1].cancel()  # given up, else done already
-                        self._answered(sent[0])
+                        era, task = sent
+                        if task is not None:
+                            task.cancel()  # given up, else done already
+                        self._answered(era)
         again = [n for n, future in enumerate(futures) if future.cancelled()]
         answers = [None if future.cancelled() else future.result() for future in futures]
         if again:  # another field gave up the read these shared
-            for n, answer in zip(again, await self.queries([reads[n] for n in again]), strict=True):
+            read_again = await self.queries([reads[n] for n in again], store)
+            for n, answer in zip(again, read_again, strict=True):
                 answers[n] = answer
         return answers
 
@@ -167,10 +181,18 @@ class Loads:
             self._era += 1
             self._awaited = self._reading
         reads, self._reads = self._reads, []
-        for future, start in reads:
-            if not future.done():  # else given up before it went out
-                self._reading += 1
+        in_turn: dict[OneWave, list[tuple[asyncio.Future[Any], Start]]] = {}
+        for future, start, one_wave in reads:
+            if future.done():  # given up before it went out
+                continue
+            self._reading += 1
+            if one_wave is None:
                 self._sent[future] = self._era, asyncio.ensure_future(_query(future, start))
+            else:
+                self._sent[future] = self._era, None
+                in_turn.setdefault(one_wave, []).append((future, start))
+        for one_wave, some in in_turn.items():
+            self._keep(asyncio.ensure_future(_in_turn(one_wave, some)))
         if self._awaited or not self._pending:
             return
         self._parked = False
@@ -179,11 +201,14 @@ class Loads:
         session, tenant = self._session
         for target, keys in pending.items():
             for some in [keys] if target.batched else [[key] for key in keys]:
-                task = asyncio.ensure_future(
-                    self.read(self._dispatch(session, tenant, target, some))
+                self._keep(
+                    asyncio.ensure_future(self.read(self._dispatch(session, tenant, target, some)))
                 )
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+
+    def _keep(self, task: asyncio.Future[None]) -> None:
+        """Holds `task` until it is done."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _dispatch(
         self, session: Session, tenant: str, target: Target, keys: list[Key]
@@ -217,6 +242,33 @@ async def _query(answer: asyncio.Future[Any], start: Start) -> None:
         raise
     if not answer.done():
         answer.set_result(found)
+
+
+async def _in_turn(one_wave: OneWave, reads: list[tuple[asyncio.Future[Any], Start]]) -> None:
+    """Reads queries one after another into their answers, in one wave, skipping those
+    given up before their turn: on a store that answers inline, with no task each."""
+    with one_wave():
+        for n, (answer, start) in enumerate(reads):
+            if answer.done():  # given up
+                continue
+            try:
+                found = await start()
+            except Exception as exc:
+                found = exc
+            except BaseException:
+                for later, _ in reads[n:]:
+                    later.cancel()  # those asking read again
+                raise
+            if not answer.done():
+                answer.set_result(found)
+
+
+def _one_wave(store: Store | None) -> OneWave | None:
+    """`store`'s `one_wave` if it answers inline and counts waves, else None."""
+    if store is None or not getattr(store, "answers_inline", False):
+        return None
+    one_wave: OneWave | None = getattr(store, "one_wave", None)
+    return one_wave
 
 
 async def _run(session: Session, tenant: str, target: Target, keys: list[Key]) -> Sequence[Any]:

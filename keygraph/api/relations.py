@@ -196,7 +196,7 @@ def _query(relation: Relation, via: Batch | None) -> Batch:
                 continue
             outcomes.append(_READ)
             reads.append((_identity(function, scope, asked), start))
-        read = iter(await ctx.loads.queries(reads) if reads else ())
+        read = iter(await ctx.loads.queries(reads, ctx.session.store) if reads else ())
         found = [next(read) if outcome is _READ else outcome for outcome in outcomes]
         if via is None:
             return [_page(page, relation.listed) for page in found]

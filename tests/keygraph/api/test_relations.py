@@ -1,12 +1,14 @@
 """Relations of a generated package's API, over each store, on this repository's spec and
 its seed data: each answers the items its pattern reads from the parent; the get relations
 of a page go out as one BatchGetItem, the query relations of a page as one Query a parent
-in one wave, and the get relations those bring out in one more; gets go out together
+in one wave (on a store that answers inline, one after another in one task, not a task
+each), and the get relations those bring out in one more; gets go out together
 where the spec has no batch get; a relation the caller's rule refuses is null with
 FORBIDDEN."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -164,6 +166,31 @@ async def test_query_relations_go_out_together(seeded: tuple[Compiled, Store]) -
     assert len(nodes(answer["data"]["users"])) == SIZES.users
     assert calls.kinds == {"Query": 1 + SIZES.users}  # the page, then one a user
     assert calls.waves == 2
+
+
+async def test_relation_queries_take_no_task_each_where_the_store_answers_inline(
+    seeded: tuple[Compiled, Store],
+) -> None:
+    package, store = seeded
+    calls = Calls(store)
+    document = "{ users { edges { node { orders { edges { node { orderId } } } } } } }"
+    loop = asyncio.get_running_loop()
+    made = 0
+
+    def counted(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        nonlocal made
+        made += 1
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.set_task_factory(counted)
+    try:
+        answer = await ask(package.schema, calls, "acme", document)
+    finally:
+        loop.set_task_factory(None)
+    assert "errors" not in answer, answer
+    assert any(nodes(user["orders"]) for user in nodes(answer["data"]["users"]))
+    assert (calls.kinds, calls.waves) == ({"Query": 1 + SIZES.users}, 2)
+    assert (made < SIZES.users) == calls.answers_inline, made
 
 
 async def test_a_refused_relation_is_null_with_forbidden(seeded: tuple[Compiled, Store]) -> None:

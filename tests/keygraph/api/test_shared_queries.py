@@ -3,7 +3,8 @@
 several parents and aliases is one store call whose page every one of them shows, compiled
 and by graphql-core's executor alike; another page size, cursor or key is a call of its
 own, a bad cursor fails its own fields only, and nothing is shared across requests or past
-a mutation's write."""
+a mutation's write; a read given up by one asker is read again by those sharing it, or
+not sent if it had not gone out, whether the store answers inline or not."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from keygraph.api.loads import Loads
 from keygraph.caller import Caller
 from keygraph.plan import Put
 from keygraph.store import Session, Store
+from keygraph.stores.counting import CountingStore
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, CODEC, Compiled
 from tests.keygraph.api.test_compiled_agree import IGNORE_GRAPHQL_CORE
@@ -156,7 +158,11 @@ async def test_a_mutation_reads_afresh_what_a_write_before_it_changed(
     assert kinds["Query"] == 2
 
 
-async def test_a_read_given_up_by_one_field_is_read_again_by_those_sharing_it() -> None:
+@pytest.mark.parametrize("inline", [False, True])
+async def test_a_read_given_up_by_one_field_is_read_again_by_those_sharing_it(
+    store_factory: StoreFactory, inline: bool
+) -> None:
+    store = CountingStore(await store_factory("embedded")) if inline else None
     begun = {name: asyncio.Event() for name in ("first", "second", "alone", "third")}
     gate = asyncio.Event()
 
@@ -166,10 +172,10 @@ async def test_a_read_given_up_by_one_field_is_read_again_by_those_sharing_it() 
         return f"page of {name}"
 
     loads = Loads()
-    first = asyncio.ensure_future(loads.queries([("k", partial(read, "first"))]))
+    first = asyncio.ensure_future(loads.queries([("k", partial(read, "first"))], store))
     await _begun(begun["first"])
-    second = asyncio.ensure_future(loads.queries([("k", partial(read, "second"))]))
-    alone = asyncio.ensure_future(loads.queries([(None, partial(read, "alone"))]))
+    second = asyncio.ensure_future(loads.queries([("k", partial(read, "second"))], store))
+    alone = asyncio.ensure_future(loads.queries([(None, partial(read, "alone"))], store))
     await _begun(begun["alone"])  # a read keyed None is never shared
     assert not begun["second"].is_set()  # the second shares the first's read
     first.cancel()  # its field was nulled: the read it shared is read again
@@ -178,8 +184,33 @@ async def test_a_read_given_up_by_one_field_is_read_again_by_those_sharing_it() 
     assert await second == ["page of second"]
     assert await alone == ["page of alone"]
     assert first.cancelled()
-    assert await loads.queries([("k", partial(read, "third"))]) == ["page of second"]
+    assert await loads.queries([("k", partial(read, "third"))], store) == ["page of second"]
     assert not begun["third"].is_set()
+
+
+async def test_a_read_given_up_before_its_turn_on_an_inline_store_is_not_sent(
+    store_factory: StoreFactory,
+) -> None:
+    store = CountingStore(await store_factory("embedded"))
+    begun = {name: asyncio.Event() for name in ("held", "gone", "again")}
+    gate = asyncio.Event()
+
+    async def read(name: str) -> str:
+        begun[name].set()
+        await gate.wait()
+        return f"page of {name}"
+
+    loads = Loads()
+    held = asyncio.ensure_future(loads.queries([(None, partial(read, "held"))], store))
+    gone = asyncio.ensure_future(loads.queries([("k", partial(read, "gone"))], store))
+    await _begun(begun["held"])  # sent together, read in turn: "gone" waits behind it
+    gone.cancel()
+    gate.set()
+    assert await held == ["page of held"]
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert not begun["gone"].is_set()
+    assert await loads.queries([("k", partial(read, "again"))], store) == ["page of again"]
 
 
 async def test_a_failed_read_is_each_sharers_exception() -> None:
