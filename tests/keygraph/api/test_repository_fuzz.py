@@ -107,9 +107,7 @@ async def test_fuzzed_operations_fail_cleanly_and_stay_in_their_tenant(
     member = token("acme", first.json()["data"]["users"]["edges"][0]["node"]["userId"], "member")
     callers = [app.acme, member]
     seen: dict[str, int] = {}
-    for n, operation in enumerate(
-        generate(operations(schema, ids, emails), HUNT or EXAMPLES)
-    ):
+    for n, operation in enumerate(generate(operations(schema, ids, emails), HUNT or EXAMPLES)):
         caplog.clear()
         response = await app.client.post(
             "/graphql", json={"query": operation}, headers=callers[n % len(callers)]
