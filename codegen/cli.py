@@ -71,14 +71,7 @@ def parser() -> argparse.ArgumentParser:
     served = commands.choices["schema"].add_argument_group(
         "the schema served", "with --package: the API `keygraph serve` serves, extensions and all"
     )
-    served.add_argument("--package", help="a generated package: its directory or import name")
-    served.add_argument(
-        "--extend",
-        action="append",
-        default=[],
-        metavar="MODULE[:NAME]",
-        help="a keygraph.api.Extension added to the package's API, as serve's (repeatable)",
-    )
+    serve_cli.add_package_options(served, served)
     runtime_cli.add_parser(commands)
     serve_cli.add_parsers(commands)
     return root

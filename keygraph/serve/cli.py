@@ -51,6 +51,20 @@ SUBSCRIPTION_FLAGS = {
 """What each subscription setting's flag says."""
 
 
+def add_package_options(
+    package: argparse._ActionsContainer, extend: argparse._ActionsContainer
+) -> None:
+    """The --package and repeatable --extend options that `serve` and `schema` take."""
+    package.add_argument("--package", help="a generated package: its directory or import name")
+    extend.add_argument(
+        "--extend",
+        action="append",
+        default=[],
+        metavar="MODULE[:NAME]",
+        help="add a keygraph.api.Extension's fields (NAME by default EXTENSION); repeatable",
+    )
+
+
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `serve` and `token` commands, added to a command line's `commands`."""
     about = (
@@ -60,14 +74,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve = commands.add_parser("serve", help=about, description=about)
     source = serve.add_mutually_exclusive_group(required=True)
     source.add_argument("--spec", type=Path, help="a spec, compiled as the server starts")
-    source.add_argument("--package", help="a generated package: its directory or import name")
-    serve.add_argument(
-        "--extend",
-        action="append",
-        default=[],
-        metavar="MODULE[:NAME]",
-        help="add a keygraph.api.Extension's fields (NAME by default EXTENSION); repeatable",
-    )
+    add_package_options(source, serve)
     _add_db(serve, "the SQLite file served")
     serve.add_argument("--endpoint-url", help="serve a DynamoDB table at this endpoint instead")
     serve.add_argument("--region", help="DynamoDB's region (default: AWS_REGION or the config)")
