@@ -296,11 +296,8 @@ async def _run(
         result = executor.execute_operation()
     if isawaitable(result):
         result = await result
-        estimate = admitted.estimate
-        if estimate is None or estimate.cost > served.part_objects:
-            # the loop's handle that resumed it holds the last wave's reads: a large answer's
-            # are let go before it is serialized, a small one's turn is not spent on it
-            await asyncio.sleep(0)
+        if admitted.estimate is None or admitted.estimate.cost > served.part_objects:
+            await asyncio.sleep(0)  # a large answer's last reads let go before it is sent
     if executor is not None:
         executor.context_value = None
     assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
