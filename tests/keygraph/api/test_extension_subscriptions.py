@@ -12,10 +12,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
-from httpx_ws.transport import ASGIWebSocketTransport
+from httpx_ws import AsyncWebSocketSession
 from starlette.applications import Starlette
 
 from keygraph import writes
@@ -25,9 +23,9 @@ from keygraph.serve import create_app
 from keygraph.serve.package import served
 from keygraph.serve.served import Served
 from keygraph.store import Session
-from keygraph.tokens import issue
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, CODEC, Compiled
+from tests.keygraph.api.ws_sockets import sockets
 from tests.waiting import until
 
 SPEC = CASES / "social" / "spec.toml"
@@ -115,24 +113,8 @@ class Social:
     async def socket(
         self, subject: str = "m1", role: str = "member"
     ) -> AsyncIterator[AsyncWebSocketSession]:
-        async with (
-            ASGIWebSocketTransport(app=self.app) as transport,
-            httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client,
-            contextlib.AsyncExitStack() as stack,
-        ):
-            ws: AsyncWebSocketSession = await stack.enter_async_context(
-                aconnect_ws(
-                    "http://serve.test/graphql",
-                    client,
-                    subprotocols=["graphql-transport-ws"],
-                    keepalive_ping_interval_seconds=None,
-                )
-            )
-            token = issue(SECRET, "acme", subject, roles=[role])
-            init = {"authorization": f"Bearer {token}"}
-            await ws.send_json({"type": "connection_init", "payload": init})
-            assert (await ws.receive_json(timeout=15))["type"] == "connection_ack"
-            yield ws
+        async with sockets(self.app, SECRET) as open_socket:
+            yield await open_socket("acme", role, subject=subject)
 
 
 @pytest.fixture

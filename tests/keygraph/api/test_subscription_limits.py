@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
-from httpx_ws.transport import ASGIWebSocketTransport
+from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect
 from starlette.applications import Starlette
 
 from keygraph import writes
@@ -27,9 +25,9 @@ from keygraph.serve.served import Served
 from keygraph.serve.subscription_limits import SubscriptionLimits
 from keygraph.serve.subscription_settings import SubscriptionSettings
 from keygraph.store import Session
-from keygraph.tokens import issue
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, CODEC, Compiled
+from tests.keygraph.api.ws_sockets import Open, sockets
 from tests.waiting import until
 
 SPEC = CASES / "social" / "spec.toml"
@@ -47,9 +45,6 @@ extend type Subscription {
   nextMemberChange(memberId: ID!): NextChange!
 }
 """
-
-Open = Callable[..., Awaitable[AsyncWebSocketSession]]
-"""Opens a socket for a tenant, initialised and acknowledged."""
 
 
 def extension() -> Extension:
@@ -93,27 +88,7 @@ class Limited:
     @contextlib.asynccontextmanager
     async def sockets(self) -> AsyncIterator[Open]:
         """`await open(tenant)`: a socket on one transport, closed when the block ends."""
-        async with (
-            ASGIWebSocketTransport(app=self.app) as transport,
-            httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client,
-            contextlib.AsyncExitStack() as stack,
-        ):
-
-            async def open_socket(tenant: str = "acme") -> AsyncWebSocketSession:
-                ws: AsyncWebSocketSession = await stack.enter_async_context(
-                    aconnect_ws(
-                        "http://serve.test/graphql",
-                        client,
-                        subprotocols=["graphql-transport-ws"],
-                        keepalive_ping_interval_seconds=None,
-                    )
-                )
-                token = issue(SECRET, tenant, "m1", roles=["member"])
-                init = {"authorization": f"Bearer {token}"}
-                await ws.send_json({"type": "connection_init", "payload": init})
-                assert (await ws.receive_json(timeout=15))["type"] == "connection_ack"
-                return ws
-
+        async with sockets(self.app, SECRET) as open_socket:
             yield open_socket
 
 

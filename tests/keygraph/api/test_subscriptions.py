@@ -13,10 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
-from httpx_ws.transport import ASGIWebSocketTransport
+from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect
 from starlette.applications import Starlette
 
 from keygraph import writes
@@ -29,6 +27,7 @@ from keygraph.store import Session
 from keygraph.tokens import issue
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, CODEC, Compiled
+from tests.keygraph.api.ws_sockets import Open, sockets
 from tests.waiting import until
 
 SPEC = CASES / "social" / "spec.toml"
@@ -58,33 +57,10 @@ class Social:
         return await getattr(writes, operation)(session, tenant, self.members, *args)
 
     @contextlib.asynccontextmanager
-    async def connections(self) -> AsyncIterator[Callable[..., Any]]:
+    async def connections(self) -> AsyncIterator[Open]:
         """Opens sockets on one transport: `await open(tenant, role, init)`, each closed
         when the block ends."""
-        async with (
-            ASGIWebSocketTransport(app=self.app) as transport,
-            httpx.AsyncClient(transport=transport, base_url="http://serve.test") as client,
-            contextlib.AsyncExitStack() as stack,
-        ):
-
-            async def open_socket(
-                tenant: str = "acme", role: str = "member", init: bool = True
-            ) -> AsyncWebSocketSession:
-                ws: AsyncWebSocketSession = await stack.enter_async_context(
-                    aconnect_ws(
-                        "http://serve.test/graphql",
-                        client,
-                        subprotocols=["graphql-transport-ws"],
-                        keepalive_ping_interval_seconds=None,
-                    )
-                )
-                if init:
-                    token = issue(SECRET, tenant, "m1", roles=[role])
-                    init_message = {"authorization": f"Bearer {token}"}
-                    await ws.send_json({"type": "connection_init", "payload": init_message})
-                    assert (await ws.receive_json(timeout=15))["type"] == "connection_ack"
-                return ws
-
+        async with sockets(self.app, SECRET) as open_socket:
             yield open_socket
 
     @contextlib.asynccontextmanager
