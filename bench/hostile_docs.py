@@ -31,10 +31,10 @@ from bench import harness
 from bench.asgi import AsgiClient
 from bench.machine import machine_info
 from generated.table import TABLE
+from keygraph.serve.gc_tuning import tune_for_serving
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
-from server.edge.gc_tuning import tune_for_serving
 from server.settings import Limits, Settings
 
 RESULTS = Path(__file__).with_name("results")

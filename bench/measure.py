@@ -18,7 +18,7 @@ from bench.overhttp import ServerProcess, Servers, run_loadgen
 from bench.queries import Operation
 from bench.stats import RunSummary, cpu_per_request, median_of, median_ratio
 from bench.targets import Variant, floor_app, keygraph_app, open_store
-from server.edge.gc_tuning import tune_for_serving
+from keygraph.serve.gc_tuning import tune_for_serving
 from server.settings import Settings
 
 

@@ -17,7 +17,7 @@ from bench.dataset import TENANTS, load_items
 from bench.peer.app import peer_app
 from bench.targets import VARIANTS, bench_settings, floor_app, keygraph_app, open_store
 from generated.table import TABLE
-from server.edge.gc_tuning import tune_for_serving
+from keygraph.serve.gc_tuning import tune_for_serving
 from server.serving.datastack import run_with_headroom
 from server.serving.protocol import uvicorn_options
 

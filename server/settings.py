@@ -23,6 +23,7 @@ from keygraph.serve import manifest
 from keygraph.serve.budget import CAPACITY, REFILL_PER_SECOND
 from keygraph.serve.document_cache import DOCUMENT_CHARS_KEPT, DOCUMENTS_KEPT
 from keygraph.serve.environment import flag
+from keygraph.serve.gc_tuning import GC_YOUNG_THRESHOLD
 from keygraph.serve.limits import (
     MAX_ALIASES,
     MAX_BODY_BYTES,
@@ -47,9 +48,6 @@ StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
 ExecutorKind = Literal["compiled", "strawberry"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "strawberry")
-GC_YOUNG_THRESHOLD = 5000
-"""Net allocations between collections of the young generation in a serving process, by
-default (CPython's is 700; server/edge/gc_tuning.py says why)."""
 
 
 class SettingsError(ValueError):
@@ -172,7 +170,7 @@ class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
     """Also counts requests and capacity units by tenant: a time series per tenant."""
     gc_young_threshold: int = GC_YOUNG_THRESHOLD
     """Allocations between collections of the young generation in a serving process
-    (server/edge/gc_tuning.py)."""
+    (keygraph/serve/gc_tuning.py)."""
     reader_lease: float = 8.0
     """Seconds the stream reader's lease lasts unrenewed (keygraph/realtime/lease.py): a
     reader that stops is replaced within it, and a contender's look at the lease, after."""

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .gc_tuning import GC_YOUNG_THRESHOLD, tune_for_serving
 from .served import Served
 from .workers import Runner, directly
 
@@ -25,7 +26,8 @@ T = TypeVar("T")
 class Listening:
     """Where and how the app is served: its address, its worker processes, how long a stop
     waits for requests in flight (None: the Served's request timeout) and an idle
-    connection stays open, the metrics' own port, and more of uvicorn's options."""
+    connection stays open, the metrics' own port, the young generation's garbage-collector
+    threshold once the app is built (None: Python's own), and more of uvicorn's options."""
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -34,6 +36,7 @@ class Listening:
     keep_alive: float = 5.0
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    gc_young_threshold: int | None = GC_YOUNG_THRESHOLD
     options: Mapping[str, Any] = field(default_factory=dict)
     """More `uvicorn.Config` arguments (the repository's server's HTTP protocol)."""
 
@@ -96,10 +99,14 @@ def serve(
 
 
 def config(served: Served, listening: Listening) -> uvicorn.Config:
-    """uvicorn's configuration of the app `served` builds, as `listening` says."""
+    """uvicorn's configuration of the app `served` builds, as `listening` says; what was
+    built so far is then frozen out of the collector's scans (gc_tuning.py)."""
     from .app import create_app
 
-    return listening.config(create_app(served), served.request_timeout)
+    built = listening.config(create_app(served), served.request_timeout)
+    if listening.gc_young_threshold is not None:
+        tune_for_serving(listening.gc_young_threshold)
+    return built
 
 
 async def closed(served: Served) -> None:

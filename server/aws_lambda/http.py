@@ -18,12 +18,12 @@ with building():
     from mangum import Mangum
 
     from keygraph.serve import create_app
+    from keygraph.serve.gc_tuning import tune_for_serving
     from keygraph.serve.lambda_time import invocation_time_left
     from keygraph.serve.served import MEDIA
     from server.aws_lambda import environment
     from server.compiled import compiled
     from server.domain import cleanup
-    from server.edge.gc_tuning import tune_for_serving
 
 
 @functools.cache

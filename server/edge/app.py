@@ -19,6 +19,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.errors import StoreError
 from keygraph.plan import Get
 from keygraph.serve import graphiql, manifest, persisted
+from keygraph.serve.gc_tuning import tune_for_serving
 from keygraph.serve.subscription_limits import SubscriptionLimits
 from keygraph.store import Session, Store
 from keygraph.stores import stream_of
@@ -26,7 +27,6 @@ from keygraph.streams import ChangeStream, NoStream
 from server.api import build_schema
 from server.auth.tokens import Verifier, issue_token
 from server.domain import cleanup
-from server.edge.gc_tuning import tune_for_serving
 from server.edge.http import GraphQLEndpoint
 from server.edge.shared import Shared, budgets
 from server.observability import REQUEST_SCOPE_KEY

@@ -33,7 +33,7 @@ SendNow = Callable[[bytes], bool]
 """Writes one frame (frames.py's) to the subscriber's socket if it can at once; False if
 not."""
 SEND_NOW = "keygraph.websocket.send_now"
-"""The ASGI scope's extension (server/serving/websocket.py) that writes a text message's
+"""The ASGI scope's extension, where a WebSocket protocol offers one, that writes a text message's
 frame at once if the socket takes it (a SendNow); without it, none is."""
 
 

@@ -18,8 +18,6 @@ from typing import Any, cast
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from server.serving.websocket import SendingNow
-
 MAX_HEAD_BYTES = 16 * 1024
 """The most a request's target and headers may take; h11's default, which uvicorn served with
 before (httptools itself sets no limit). Past it the request is refused with 400."""
@@ -145,8 +143,7 @@ class Protocol(HttpToolsProtocol):
 
 def uvicorn_options() -> dict[str, Any]:
     """The `uvicorn.Config` arguments that choose this protocol, its event loop, and wsproto
-    (server/serving/websocket.py) for the WebSocket upgrades of subscriptions
-    (server/realtime), without permessage-deflate: wsproto inflates a compressed message
-    whole before its size is checked, so one small frame could inflate to hundreds of
-    megabytes."""
-    return {"http": Protocol, "loop": "uvloop", "ws": SendingNow, "ws_per_message_deflate": False}
+    for the WebSocket upgrades of subscriptions, without permessage-deflate: wsproto
+    inflates a compressed message whole before its size is checked, so one small frame
+    could inflate to hundreds of megabytes."""
+    return {"http": Protocol, "loop": "uvloop", "ws": "wsproto", "ws_per_message_deflate": False}

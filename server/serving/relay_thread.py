@@ -1,4 +1,4 @@
-"""The supervisor's stream relay (server/realtime/relay.py) on an asyncio loop of its own
+"""The supervisor's stream relay (server/serving/relay.py) on an asyncio loop of its own
 thread, over its own store: the one process of the host that reads the change stream."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from keygraph.errors import StoreError
 from keygraph.store import Store
 from keygraph.stores import stream_of
 from keygraph.streams import NoStream
-from server.realtime.relay import StreamRelay
+from server.serving.relay import StreamRelay
 
 log = logging.getLogger("keygraph.serve")
 

@@ -18,12 +18,12 @@ from keygraph.serve.serving import Listening
 from keygraph.serve.serving import serve as serve_served
 from keygraph.store import Store
 from server.compiled import compiled
-from server.realtime.relayed import RelayedStream
 from server.serving.backends import worker_store
 from server.serving.datastack import run_with_headroom
 from server.serving.memory import tune_malloc
 from server.serving.protocol import uvicorn_options
 from server.serving.relay_thread import relaying
+from server.serving.relayed import RelayedStream
 from server.settings import Settings
 
 RELAY_SOCKET = "stream-relay.sock"
@@ -31,9 +31,9 @@ RELAY_SOCKET = "stream-relay.sock"
 
 
 def listening(settings: Settings) -> Listening:
-    """Where and how the settings serve: their address, workers, drain, keep-alive and
-    metrics port, with the server's HTTP protocol, and uvicorn's logs from INFO up (a stop
-    is logged as it begins)."""
+    """Where and how the settings serve: their address, workers, drain, keep-alive, metrics
+    port and garbage collector, with the server's HTTP protocol, and uvicorn's logs from
+    INFO up (a stop is logged as it begins)."""
     return Listening(
         settings.host,
         settings.port,
@@ -42,6 +42,7 @@ def listening(settings: Settings) -> Listening:
         keep_alive=settings.keep_alive,
         metrics_port=settings.metrics_port,
         metrics_host=settings.metrics_host,
+        gc_young_threshold=settings.gc_young_threshold,
         options={
             "log_level": None,
             "proxy_headers": False,  # the app reads neither the client's address nor scheme

@@ -125,7 +125,7 @@ async def test_an_answered_request_leaves_no_reference_cycles(
 ) -> None:
     """Everything a query or mutation answered by compiled execution made is freed by
     reference counting when it ends: nothing waits for the cycle collector, so how often it
-    runs does not decide how much memory a worker holds (server/edge/gc_tuning.py)."""
+    runs does not decide how much memory a worker holds (keygraph/serve/gc_tuning.py)."""
     await _seed(store, users=2, orders_each=1, groups=1)
     app = create_app(settings, store)
 

@@ -15,9 +15,9 @@ import pytest
 
 from keygraph.errors import StoreError
 from keygraph.streams import Position, Trimmed
-from server.realtime import relayed
-from server.realtime.relay import StreamRelay
-from server.realtime.relayed import RelayedStream
+from server.serving import relayed
+from server.serving.relay import StreamRelay
+from server.serving.relayed import RelayedStream
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
 

@@ -1,5 +1,5 @@
 """A worker's change stream under `serve --workers N`: the supervisor's relay
-(server/realtime/relay.py) asked over its Unix domain socket, never the store's own stream.
+(server/serving/relay.py) asked over its Unix domain socket, never the store's own stream.
 
 A failed connection is opened again on the next call (a few tries, then a StoreError the
 hub logs before its next poll).
@@ -15,7 +15,7 @@ from typing import Any
 from keygraph.errors import StoreError
 from keygraph.streams import Batch, Partitions, Position, Shard, Trimmed
 from keygraph.streams.wire import record_of_wire
-from server.realtime.relay import READ_LIMIT
+from server.serving.relay import READ_LIMIT
 
 CONNECT_TRIES = 5
 CONNECT_PAUSE = 0.2
