@@ -13,6 +13,7 @@ from keygraph.serve.manifest import load
 from keygraph.serve.package import Keys, extension_at, served
 from keygraph.serve.persisted import Documents
 from keygraph.serve.served import Served
+from keygraph.serve.subscription_settings import SubscriptionSettings
 from keygraph.serve.trace_provider import tracer_provider
 from keygraph.serve.worker_budget import worker_budget
 from keygraph.store import Store
@@ -48,6 +49,13 @@ def compiled(settings: Settings, store: Store, stream: ChangeStream | None = Non
         "max_pairs": limits.max_pairs,
         "max_variable_values": limits.max_variable_values,
         "max_cost": limits.max_cost,
+        "stream_cost": limits.stream_cost,
+        "part_objects": limits.part_objects,
+        "max_query_string": limits.max_query_string,
+        "max_in_flight": limits.max_in_flight,
+        "subscriptions": SubscriptionSettings(
+            settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
+        ),
         "documents": DocumentCache(limits.document_cache_entries, limits.document_cache_chars),
         "request_timeout": limits.request_timeout,
         "compiled": settings.executor == "compiled",

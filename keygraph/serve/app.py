@@ -3,8 +3,8 @@ HEAD) for a query, answered as its Accept asks (spoken.py), any other method 405
 its subscriptions over WebSocket (sockets.py). The tenant and caller come only from the
 bearer token (401 UNAUTHENTICATED without a valid one); a body is capped before it is read
 (413); an operation is admitted before anything is read (admission.py: limits, cost, the
-tenant's budget). A request may name its document by sha256 (persisted.py: automatic
-persisted queries, trusted documents). A browser asking for /graphql (Accept: text/html)
+tenant's budget), and shed past a worker's requests in flight (shedding.py). A request may
+name its document by sha256 (persisted.py). A browser asking for /graphql (Accept: text/html)
 gets GraphiQL (keygraph.serve.graphiql), offline. A request over HTTP is cut at its
 deadline, 504 TIMEOUT (bounded.py), and logged in one JSON line (request_log.py,
 learnt.py), its X-Request-Id answered; an answer to an operation reports its cost in
@@ -48,6 +48,7 @@ from .learnt import Learnt
 from .parted import Stream
 from .reported import reported
 from .served import MEDIA, SWEEP_EVERY, Served
+from .shedding import Shedding
 from .sockets import Places, serve_socket
 from .streamed import answer_of, parts_of
 from .subscription_limits import SubscriptionLimits
@@ -92,7 +93,7 @@ def create_app(served: Served) -> Starlette:
         from .tracing import INSTRUMENTATION
 
         traced = Traced(served.tracer_provider.get_tracer(INSTRUMENTATION))
-    bounded = Bounded(served)
+    bounded, shedding = Bounded(served), Shedding(served)
 
     async def answer(request: Request, learnt: Learnt) -> Response:
         def run() -> Awaitable[Response]:
@@ -103,16 +104,16 @@ def create_app(served: Served) -> Starlette:
         return await traced.answer(request, learnt, lambda: bounded.answer(request, learnt, run))
 
     async def observed(request: Request, learnt: Learnt) -> Response:
-        if observer is None:
-            return await answer(request, learnt)
-        return await observer.observe(lambda: answer(request, learnt))
+        def shed() -> Awaitable[Response]:
+            return shedding.answer(request, lambda: answer(request, learnt))
+
+        return await (shed() if observer is None else observer.observe(shed))
 
     async def graphql(request: Request) -> Response:
         learnt = Learnt.of(request, served.store)
         return spoken.spoken(request, await learnt.logged(lambda: observed(request, learnt)))
 
-    places = Places(served.max_connections)
-    subscriptions = SubscriptionLimits(served.subscriptions)
+    places, subscriptions = Places(served.max_connections), SubscriptionLimits(served.subscriptions)
 
     async def socket(websocket: WebSocket) -> None:
         await serve_socket(websocket, served, places, subscriptions)
@@ -146,8 +147,7 @@ def create_app(served: Served) -> Starlette:
         routes.append(Mount(graphiql.ASSETS_PATH, graphiql.assets()))
     routes.extend(_metrics_routes(served.metrics_token))
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.places = places
-    app.state.subscriptions = subscriptions
+    app.state.places, app.state.subscriptions = places, subscriptions
     return app
 
 

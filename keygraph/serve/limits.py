@@ -93,3 +93,9 @@ def over_cost(cost: int, max_cost: int) -> GraphQLError:
     """The refusal of an operation whose answer may hold more than `max_cost` objects."""
     message = f"the operation may return {cost} objects, at most {max_cost}"
     return too_complex(message, cost=cost, limit=max_cost)
+
+
+MAX_QUERY_STRING = 8_192
+"""Bytes of a GET request's query string; a longer one is refused 414 (send it with POST)."""
+MAX_IN_FLIGHT = 64
+"""Requests a worker runs at once; more are refused 503 OVERLOADED rather than queued."""

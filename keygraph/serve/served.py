@@ -29,7 +29,9 @@ from .limits import (
     MAX_DEPTH,
     MAX_DOCUMENT,
     MAX_FIELDS,
+    MAX_IN_FLIGHT,
     MAX_PAIRS,
+    MAX_QUERY_STRING,
     MAX_TOKENS,
     MAX_VARIABLE_VALUES,
     PART_OBJECTS,
@@ -79,6 +81,9 @@ class Served:
     """A query whose answer may hold more objects than this is read and sent in parts of
     about `part_objects` objects (parted.py): its memory stays near its size in bytes."""
     part_objects: int = PART_OBJECTS
+    max_query_string: int = MAX_QUERY_STRING
+    max_in_flight: int = MAX_IN_FLIGHT
+    """Requests over HTTP this app runs at once; more are shed (shedding.py)."""
     compiled: bool = True
     """Operations run compiled (keygraph/execution); False: on graphql-core's executor."""
     budget: Budget | None = None
