@@ -6,11 +6,13 @@ hand-written server's alone (docs/server.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from keygraph.serve.document_cache import DocumentCache
 from keygraph.serve.manifest import load
 from keygraph.serve.package import Keys, extension_at, served
+from keygraph.serve.patterns import Patterns
 from keygraph.serve.persisted import Documents
 from keygraph.serve.served import Served
 from keygraph.serve.subscription_settings import SubscriptionSettings
@@ -23,6 +25,9 @@ from server.settings import Settings
 
 PACKAGE = "generated"
 EXTENSION = "server.extension"
+SPEC = Path(__file__).resolve().parents[1] / "access_patterns.toml"
+"""The spec the generated package was made from: it names the store calls' patterns in
+metrics and traces."""
 DEV_ROLES = ("admin",)
 """The roles of the token GraphiQL's page holds in dev mode, and `serve --demo` prints."""
 
@@ -70,6 +75,8 @@ def compiled(settings: Settings, store: Store, stream: ChangeStream | None = Non
         "metrics_token": settings.metrics_token,
         "tracer_provider": tracer_provider(settings),
     }
+    if settings.metrics_enabled or options["tracer_provider"] is not None:
+        options["pattern_of"] = Patterns.load(SPEC).of_call
     if settings.trusted_documents is not None:
         options["persisted"] = Documents(load(settings.trusted_documents))
     if settings.dev and settings.jwt_secret is not None:

@@ -1,7 +1,7 @@
 """`keygraph serve`'s trace of each /graphql request over HTTP (tracing.py), when tracing
-is on: the request's span, with its request id and tenant, its store calls counted into
-waves by the request's store view (keygraph.stores.counting, learnt.py) over the app's
-observed store (observed_store.py)."""
+is on: the request's span, with its request id, tenant and capacity units, its store calls
+counted into waves by the request's store view (keygraph.stores.counting, learnt.py) over
+the app's observed store (observed_store.py)."""
 
 from __future__ import annotations
 
@@ -58,4 +58,7 @@ def _learnt(learnt: Learnt) -> dict[str, AttributeValue]:
     }
     if learnt.tenant is not None:
         more["keygraph.tenant"] = learnt.tenant
+    if learnt.meter is not None:
+        more["keygraph.read_units"] = learnt.meter.read_units
+        more["keygraph.write_units"] = learnt.meter.write_units
     return more

@@ -17,9 +17,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from keygraph.serve import create_app
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import Verifier
-from server.edge.app import create_app
+from server.compiled import compiled
 from server.errors import Unauthenticated
 from server.settings import Settings
 from tests.server.conftest import SECRET
@@ -120,7 +121,7 @@ async def test_rs256_tokens_verify_against_the_public_key(
     settings = Settings(
         data_dir=tmp_path, jwt_public_key_file=public_file, cursor_secret="c" * 32
     ).resolved()
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=create_app(compiled(settings, store)))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         good = _token({"tenant": "rsa", "exp": _later()}, private, "RS256")
         response = await _post(client, {"Authorization": f"Bearer {good}"})

@@ -12,9 +12,10 @@ import httpx
 import jwt
 import pytest
 
+from keygraph.serve import create_app
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import Verifier, issue_token
-from server.edge.app import create_app
+from server.compiled import compiled
 from server.errors import Unauthenticated
 from server.settings import Settings, load_settings
 from tests.server.conftest import SECRET
@@ -58,21 +59,28 @@ def test_a_malformed_roles_claim_is_unauthenticated(settings: Settings, roles: o
         Verifier(settings).verify(_token({"tenant": "acme", "roles": roles}))
 
 
-def test_the_roles_claim_and_default_roles_are_settings(tmp_path: Path) -> None:
+async def test_the_roles_claim_and_default_roles_are_settings(
+    tmp_path: Path, store: EmbeddedStore
+) -> None:
     environ = {
         "KEYGRAPH_ROLES_CLAIM": "cognito:groups",
         "KEYGRAPH_DEFAULT_ROLES": "reader, guest",
         "KEYGRAPH_JWT_SECRET": SECRET,
         "KEYGRAPH_DATA_DIR": str(tmp_path),
     }
-    settings = load_settings(environ)
-    verifier = Verifier(settings)
-    grouped = verifier.verify(_token({"tenant": "t", "cognito:groups": ["admin"]}))
-    assert grouped.caller.roles == frozenset({"admin"})
-    assert verifier.verify(_token({"tenant": "t"})).caller.roles == frozenset({"reader", "guest"})
-    # the usual claim name means nothing under another setting
-    ignored = verifier.verify(_token({"tenant": "t", "roles": ["admin"]}))
-    assert ignored.caller.roles == frozenset({"reader", "guest"})
+    transport = httpx.ASGITransport(app=create_app(compiled(load_settings(environ), store)))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+
+        async def roles(claims: dict[str, Any]) -> list[str]:
+            headers = {"Authorization": f"Bearer {_token(claims)}"}
+            response = await client.post("/graphql", json={"query": VIEWER}, headers=headers)
+            found: list[str] = response.json()["data"]["viewer"]["roles"]
+            return sorted(found)
+
+        assert await roles({"tenant": "t", "cognito:groups": ["admin"]}) == ["admin"]
+        assert await roles({"tenant": "t"}) == ["guest", "reader"]
+        # the usual claim name means nothing under another setting
+        assert await roles({"tenant": "t", "roles": ["admin"]}) == ["guest", "reader"]
 
 
 def test_other_string_claims_are_kept_for_rules(settings: Settings) -> None:
@@ -94,7 +102,7 @@ def test_issued_tokens_carry_the_roles_asked_for(settings: Settings) -> None:
 
 async def test_the_graphiql_token_is_an_admin(tmp_path: Path, store: EmbeddedStore) -> None:
     settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET).resolved()
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=create_app(compiled(settings, store)))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         page = await client.get("/graphql", headers={"accept": "text/html"})
         found = re.search(r"Bearer ([\w-]+\.[\w-]+\.[\w-]+)", page.text)

@@ -27,7 +27,6 @@ import pytest
 from playwright.sync_api import Page, Route, WebSocket, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.limits import readme_query
 from keygraph.stores.dynamodb.local import free_port
 from tests.waiting import answering
 
@@ -49,6 +48,12 @@ BROWSER_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def readme_query() -> str:
+    """The README's first GraphQL block: its example query."""
+    text = (ROOT / "README.md").read_text()
+    return text.split("```graphql\n", 1)[1].split("```", 1)[0]
 
 
 def _chromium() -> str:

@@ -11,9 +11,9 @@ import httpx
 import jwt
 import pytest
 
-from keygraph.serve import graphiql
+from keygraph.serve import create_app, graphiql
 from keygraph.store import Store
-from server.edge.app import create_app
+from server.compiled import compiled
 from server.settings import load_settings
 
 HTML = {"Accept": "text/html"}
@@ -78,8 +78,8 @@ def test_websocket_origin(scheme: str, host: str, origin: str | None) -> None:
 
 
 async def _page(environ: dict[str, str], store: Store) -> httpx.Response:
-    """What a browser gets for /graphql from a server with these KEYGRAPH_* variables."""
-    transport = httpx.ASGITransport(app=create_app(load_settings(environ), store))
+    """What a browser gets for /graphql from `serve` with these KEYGRAPH_* variables."""
+    transport = httpx.ASGITransport(app=create_app(compiled(load_settings(environ), store)))
     async with httpx.AsyncClient(transport=transport, base_url="http://keygraph.test") as c:
         return await c.get("/graphql", headers=HTML)
 

@@ -17,14 +17,15 @@ import pytest
 from generated.queries.cleanup_task import cleanup_tasks
 from generated.table import TABLE
 from keygraph.cursor import CursorCodec
+from keygraph.serve import create_app
 from keygraph.store import Session
 from keygraph.stores.dynamodb import admin
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, DynamoDBLocal
 from keygraph.stores.dynamodb.retry import RetryPolicy
 from keygraph.stores.dynamodb.store import DynamoDBStore
 from server.auth.tokens import issue_token
+from server.compiled import compiled
 from server.domain import cleanup
-from server.edge.app import create_app
 from server.settings import Limits, Settings
 from testkit.faults import (
     INTERNAL_SERVER_ERROR,
@@ -90,7 +91,7 @@ async def make_api(
         )
         limits = Limits(request_timeout=request_timeout)
         settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
-        transport = httpx.ASGITransport(app=create_app(settings, store))
+        transport = httpx.ASGITransport(app=create_app(compiled(settings, store)))
         client = httpx.AsyncClient(transport=transport, base_url="http://keygraph.test")
         opened.append((store, client))
         return StoreApi(client, issue_token(settings, "acme", "alice", roles=["admin"]), store)

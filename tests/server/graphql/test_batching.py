@@ -3,14 +3,17 @@ entity loads batched, each level of the query one wave (DESIGN §4)."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
+
+import httpx
 
 from generated.queries.user import plan_list_users
 from generated.table import TABLE
-from keygraph.plan import Get, Item, Put, Update
-from keygraph.stores.counting import CountingStore
+from keygraph.plan import Item, Put, Update
+from keygraph.serve import create_app
 from keygraph.stores.embedded.store import EmbeddedStore
+from server.auth.tokens import issue_token
+from server.compiled import compiled
 from server.domain.groups import (
     in_key_order,
     new_group,
@@ -20,7 +23,8 @@ from server.domain.groups import (
 )
 from server.domain.orders import new_order, new_order_items
 from server.domain.users import new_user, new_user_items
-from tests.server.conftest import Api, store_counts
+from server.settings import Settings
+from tests.server.conftest import SECRET, Api, gql, store_counts
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -174,48 +178,9 @@ async def test_more_than_100_entities_split_into_concurrent_batch_gets(
         assert store_counts(body) == {"storeCalls": 2 + 150 + 2, "storeWaves": 3}
 
 
-async def test_counting_store_counts_calls_and_waves(store: EmbeddedStore) -> None:
-    counter = CountingStore(store)
-    get = Get(key={"PK": "nothing", "SK": "here"})
-    await counter.get(get)
-    await counter.get(get)
-    assert (counter.calls, counter.waves) == (2, 2)
-    await asyncio.gather(*(counter.get(get) for _ in range(10)))
-    assert (counter.calls, counter.waves) == (12, 3)
-
-
-async def test_calls_made_in_turn_inside_one_wave_count_once(store: EmbeddedStore) -> None:
-    counter = CountingStore(store)
-    get = Get(key={"PK": "nothing", "SK": "here"})
-
-    async def in_turn(calls: int) -> None:
-        with counter.one_wave():
-            for _ in range(calls):
-                await counter.get(get)
-
-    await in_turn(3)
-    assert (counter.calls, counter.waves) == (3, 1)
-    # blocks that other tasks start in the same turn of the loop join the wave
-    await asyncio.gather(in_turn(2), in_turn(2), counter.get(get))
-    assert (counter.calls, counter.waves) == (8, 2)
-    # a call that follows the wave's answers starts the next one
-    await counter.get(get)
-    assert (counter.calls, counter.waves) == (9, 3)
-    # a block that makes no call counts no wave
-    await in_turn(0)
-    assert (counter.calls, counter.waves) == (9, 3)
-
-
-async def test_counts_are_not_shown_in_production(store: EmbeddedStore, tmp_path: object) -> None:
-    import httpx
-
-    from server.auth.tokens import issue_token
-    from server.edge.app import create_app
-    from server.settings import Settings
-    from tests.server.conftest import SECRET, gql
-
+async def test_counts_are_not_shown_in_production(store: EmbeddedStore) -> None:
     settings = Settings(env="production", jwt_secret=SECRET).resolved()
-    app = create_app(settings, store)
+    app = create_app(compiled(settings, store))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         body = await gql(
             c,

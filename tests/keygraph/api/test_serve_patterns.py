@@ -1,5 +1,6 @@
-"""Every read plan the generated code builds is named by its own pattern; writes by the
-entity they address; keys no template makes are `other`."""
+"""The store calls' patterns (keygraph/serve/patterns.py) of this repository's spec, as
+`serve` names them: every read plan the generated code builds by its own pattern, writes by
+the entity they address, keys no template makes `other`."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from generated.queries import (
 )
 from keygraph.plan import BatchGet, Delete, Get, Put, Query, Scan, Update
 from keygraph.serve.patterns import OTHER, SCAN, Patterns
-from server.observability.wiring import SPEC
+from server.compiled import SPEC
 
 T = "acme"
 WHEN = datetime(2024, 1, 2, tzinfo=UTC)
