@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 import httpx
 from opentelemetry.sdk.trace import TracerProvider
-from prometheus_client.parser import text_string_to_metric_families
 
 from generated.table import TABLE
 from keygraph.store import Store
@@ -20,11 +19,12 @@ from keygraph.stores.view import Planned, StoreView
 from server.auth.tokens import issue_token
 from server.edge.app import create_app
 from server.settings import Limits, Settings
+from tests.keygraph.api.metrics_samples import Samples
+from tests.keygraph.api.metrics_samples import scrape as scrape_samples
 from tests.server.conftest import SECRET
 
 TOKEN = "metrics-token-" + "m" * 20
 R = TypeVar("R")
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 def settings_for(tmp_path: Path, **changes: Any) -> Settings:
@@ -62,13 +62,7 @@ async def app_client(
 
 async def scrape(client: httpx.AsyncClient, token: str = TOKEN) -> Samples:
     """Every sample of /metrics, asked with `token`: (name, labels) to value."""
-    response = await client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
-    assert response.status_code == 200, response.text
-    samples: Samples = {}
-    for family in text_string_to_metric_families(response.text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return samples
+    return await scrape_samples(client, token)
 
 
 def value(
