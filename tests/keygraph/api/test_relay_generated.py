@@ -25,7 +25,7 @@ from graphql import (
 )
 
 from codegen import pipeline
-from tests.server.graphql.test_relay import _compiler
+from tests.keygraph.api.relay_compiler import relay_compiler
 
 ROOT = Path(__file__).parents[3]
 SPECS = {
@@ -93,7 +93,7 @@ def documents(schema: GraphQLSchema) -> tuple[str, int]:
 
 @pytest.mark.parametrize("name", list(SPECS))
 def test_relay_compiler_accepts_every_generated_connection(name: str, tmp_path: Path) -> None:
-    compiler = _compiler()
+    compiler = relay_compiler()
     spec = SPECS[name]
     sdl = pipeline.generate(spec.read_text(encoding="utf-8"), spec.name, "served")["api.graphql"]
     text, count = documents(build_schema(sdl))

@@ -1,11 +1,11 @@
 """Values the domain's models refuse, sent to schema.graphql's mutations on the API compiled
-from the spec (`keygraph serve --package generated --extend server.extension`) and to the
-hand-written server: each is BAD_USER_INPUT with the same message from both, never INTERNAL,
-and writes nothing."""
+from the spec (`keygraph serve --package generated --extend server.extension`): each is
+BAD_USER_INPUT with the message the hand-written server gave (recorded in
+recorded/refusals.json, tests/keygraph/api/recordings.py), never INTERNAL, and writes
+nothing."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,11 +13,10 @@ import httpx
 from generated.table import TABLE
 from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
+from keygraph.store import Store
 from keygraph.tokens import issue
-from server.auth.tokens import issue_token
-from server.edge.app import create_app
-from server.settings import Settings
 from tests.conftest import StoreFactory
+from tests.keygraph.api.recordings import recorded
 from tests.server.fuzz.target import scan
 
 SECRET = "repository-refusals-" + "r" * 32
@@ -58,17 +57,19 @@ async def _answers(app: Any, token: str, store: Any) -> list[tuple[int, list[Any
     return found
 
 
-async def test_values_a_model_refuses_answer_alike(
-    kind: str, store_factory: StoreFactory, tmp_path: Path
+def _serving(store: Store) -> Any:
+    """The spec's app on `store`, with the extension, its tokens signed with SECRET."""
+    return serve_app(
+        served("generated", store, SECRET, [extension_at("server.extension", "generated")])
+    )
+
+
+async def test_values_a_model_refuses_answer_as_the_hand_written_server_did(
+    kind: str, store_factory: StoreFactory
 ) -> None:
-    hand_store, spec_store = await store_factory(kind, TABLE), await store_factory(kind, TABLE)
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, env="production").resolved()
-    extension = extension_at("server.extension", "generated")
-    spec = serve_app(served("generated", spec_store, SECRET, [extension]))
-    ours = await _answers(spec, issue(SECRET, "t1", "someone", roles=["admin"]), spec_store)
-    hand = create_app(settings, hand_store)
-    token = issue_token(settings, "t1", "someone", roles=["admin"])
-    theirs = await _answers(hand, token, hand_store)
+    store = await store_factory(kind, TABLE)
+    token = issue(SECRET, "t1", "someone", roles=["admin"])
+    ours, theirs = recorded("refusals", await _answers(_serving(store), token, store))
     for document, mine, hers in zip(REFUSED, ours, theirs, strict=True):
         assert mine == hers, document
         assert mine[0] == 200, document

@@ -1,48 +1,44 @@
 """schema.graphql's subscriptions served from the spec's API (`keygraph serve --package
-generated --extend server.extension`): over one store, with the hand-written server beside
-it on the same change stream, each sends what the hand-written server sends for the same
-writes (made through its mutations): the kind and shape of each change, a resume after a
-cursor, FORBIDDEN, NOT_FOUND or BAD_USER_INPUT at subscribe (ids no subscription can follow
-too), nothing of another tenant; and each is declared alike."""
+generated --extend server.extension`): for writes made through its mutations, each sends
+what the hand-written server sent for the same writes (recorded in recorded/subscriptions_*.json,
+tests/keygraph/api/recordings.py): the kind and shape of each change, FORBIDDEN, NOT_FOUND
+or BAD_USER_INPUT at subscribe (ids no subscription can follow too), nothing of another
+tenant; a resume after a cursor sends the changes after it again; and each is declared as
+the hand-written server declared it."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from graphql import GraphQLObjectType, GraphQLSchema, build_schema, get_named_type
+from graphql import GraphQLObjectType, GraphQLSchema, get_named_type
 from httpx_ws import AsyncWebSocketSession
-from starlette.applications import Starlette
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from generated import authz
 from generated.api import API
 from generated.table import TABLE
 from keygraph.api import executable
 from keygraph.api.ids import global_id
-from keygraph.realtime.hub import Hub
 from keygraph.serve import create_app as serve_app
 from keygraph.serve.package import extension_at, served
+from keygraph.store import Store
 from keygraph.tokens import issue
-from server.api import sdl
-from server.auth.tokens import issue_token
-from server.edge.app import App, create_app
-from server.graphql.ids import local_id, to_global_id
-from server.settings import Settings
 from tests.conftest import StoreFactory
+from tests.ids import local_id, to_global_id
+from tests.keygraph.api.recordings import hand_schema, numbered, recorded
+from tests.keygraph.api.ws_sockets import Open, sockets
 from tests.server.conftest import Api
-from tests.server.realtime.conftest import realtime_of, receive, sessions, subscribe
 from tests.waiting import until
 
 SECRET = "repository-subscriptions-" + "s" * 32
-Pair = tuple[AsyncWebSocketSession, AsyncWebSocketSession]
-"""A socket on the hand-written server's app and one on the spec's."""
 EXTENSIONS = ("server.extension",)
+MADE = frozenset({"id", "groupId", "userId"})
+"""The fields holding ids the writes made, new each run: numbered as recorded."""
 ORDERS = """subscription($u: ID!, $after: String) {
   orderChanged(userId: $u, after: $after) {
     change cursor order { id status totalCents items { sku quantity } user { name } }
@@ -64,103 +60,77 @@ def extensions() -> list[Any]:
 
 
 @dataclass
-class Both:
-    """The hand-written server and the spec's app on one store, and the hand-written
-    server's clients as each tenant's admin (the writes go through its mutations)."""
+class Running:
+    """The spec's app, started, the feeds its subscriptions are delivered by, and clients
+    of its mutations as each tenant's admin."""
 
-    hand: App
-    spec: Starlette
-    hub: Hub
-    settings: Settings
+    app: ASGIApp
+    feeds: Callable[[], int]
     acme: Api
     globex: Api
 
-    def feeds(self) -> int:
-        """The feeds both apps' stream readers deliver to."""
-        return int(realtime_of(self.hand).hub.open_feeds) + self.hub.open_feeds
+    @contextlib.asynccontextmanager
+    async def connections(self) -> AsyncIterator[Open]:
+        """Opens sockets on the app (all closed at the end of the block)."""
+        async with sockets(self.app, SECRET) as open_socket:
+            yield open_socket
 
     @contextlib.asynccontextmanager
-    async def connections(self) -> AsyncIterator[Callable[..., Awaitable[Pair]]]:
-        """Opens a socket on each app as one caller, `await open(tenant, subject, role)`:
-        the hand-written server's, then the spec's (on one transport, all closed at the
-        end of the block)."""
-        async with sessions(_routed(self.hand, self.spec))() as open_session:
-
-            async def open_pair(
-                tenant: str = "acme", subject: str | None = "alice", role: str = "admin"
-            ) -> Pair:
-                hand_token = issue_token(self.settings, tenant, subject, roles=[role])
-                spec_token = issue(SECRET, tenant, subject, roles=[role])
-                hand = await open_session(hand_token, path=HAND + "/graphql")
-                return hand, await open_session(spec_token)
-
-            yield open_pair
-
-    @contextlib.asynccontextmanager
-    async def sockets(
-        self, tenant: str = "acme", subject: str | None = "alice", role: str = "admin"
-    ) -> AsyncIterator[Pair]:
-        """A socket on each app as the same caller: the hand-written server's, the spec's."""
-        async with self.connections() as open_pair:
-            yield await open_pair(tenant, subject, role)
+    async def socket(
+        self, tenant: str = "acme", subject: str = "alice", role: str = "admin"
+    ) -> AsyncIterator[AsyncWebSocketSession]:
+        """A socket on the app as one caller."""
+        async with self.connections() as open_socket:
+            yield await open_socket(tenant, role, subject=subject)
 
     async def subscribe(
-        self,
-        sockets: Pair,
-        query: str,
-        variables: tuple[dict[str, Any], dict[str, Any]],
-        ident: str = "1",
+        self, ws: AsyncWebSocketSession, query: str, variables: dict[str, Any], ident: str = "1"
     ) -> None:
-        """Subscribes on both sockets (each with its variables), once both feeds are open."""
+        """Subscribes on the socket, once the subscription's feed is open."""
         before = self.feeds()
-        for ws, given in zip(sockets, variables, strict=True):
-            await subscribe(ws, ident, query, given)
-        await until(lambda: self.feeds() >= before + 2, "both subscriptions' feeds")
+        await subscribe(ws, ident, query, variables)
+        await until(lambda: self.feeds() > before, "the subscription's feed")
 
 
-HAND = "/hand"
-"""Where the hand-written server is reached on the sockets' one transport."""
-
-
-def _routed(hand: ASGIApp, spec: ASGIApp) -> ASGIApp:
-    """One app of the two (a test's sockets share one transport): the hand-written server
-    under HAND, the spec's elsewhere."""
-
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if not path.startswith(HAND + "/"):
-            await spec(scope, receive, send)
-            return
-        inner = path.removeprefix(HAND)
-        await hand({**scope, "path": inner, "raw_path": inner.encode()}, receive, send)
-
-    return app
+@contextlib.asynccontextmanager
+async def _serving(store: Store) -> AsyncIterator[tuple[ASGIApp, Callable[[], int]]]:
+    """The spec's app on `store`, started, and the count of the feeds its hub delivers to."""
+    spec_served = served("generated", store, SECRET, extensions())
+    assert spec_served.realtime is not None
+    hub = spec_served.realtime.hub
+    app = serve_app(spec_served)
+    async with app.router.lifespan_context(app):
+        yield app, lambda: hub.open_feeds
 
 
 @pytest.fixture
-async def both(store_factory: StoreFactory, tmp_path: Path) -> AsyncIterator[Both]:
+async def running(store_factory: StoreFactory) -> AsyncIterator[Running]:
     """On the embedded store, whose change log holds each write once it is answered (a
     subscription opened after it never sees it, as one may on DynamoDB Local's stream)."""
     store = await store_factory("embedded", TABLE)
-    settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, stream_poll_interval=0.01)
-    settings = settings.resolved()
-    hand = create_app(settings, store)
-    spec_served = served("generated", store, SECRET, extensions())
-    assert spec_served.realtime is not None
-    spec = serve_app(spec_served)
-    transport = httpx.ASGITransport(app=hand)
     async with (
-        hand.router.lifespan_context(hand),
-        spec.router.lifespan_context(spec),
-        httpx.AsyncClient(transport=transport, base_url="http://hand.test") as client,
+        _serving(store) as (app, feeds),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
     ):
-        acme = Api(client, issue_token(settings, "acme", "alice", roles=["admin"]))
-        globex = Api(client, issue_token(settings, "globex", "gus", roles=["admin"]))
-        yield Both(hand, spec, spec_served.realtime.hub, settings, acme, globex)
+        acme = Api(client, issue(SECRET, "acme", "alice", roles=["admin"]))
+        globex = Api(client, issue(SECRET, "globex", "gus", roles=["admin"]))
+        yield Running(app, feeds, acme, globex)
+
+
+async def subscribe(
+    ws: AsyncWebSocketSession, ident: str, query: str, variables: dict[str, Any]
+) -> None:
+    payload = {"query": query, "variables": variables}
+    await ws.send_json({"type": "subscribe", "id": ident, "payload": payload})
+
+
+async def receive(ws: AsyncWebSocketSession, wait: float = 20) -> dict[str, Any]:
+    message: dict[str, Any] = await ws.receive_json(timeout=wait)
+    return message
 
 
 def shown(message: dict[str, Any]) -> dict[str, Any]:
-    """A `next` message's data without its cursors (each app signs its own), and each
+    """A `next` message's data without its cursors (signed with the app's key), and each
     error's path and code."""
     assert message["type"] == "next", message
     payload = message["payload"]
@@ -174,30 +144,33 @@ def _uncursored(value: Any) -> Any:
     return value
 
 
+def as_recorded(name: str, messages: list[dict[str, Any]]) -> None:
+    """The messages are shown as the hand-written server's were, recorded under `name`:
+    the ids the writes made numbered in order of appearance."""
+    ours, theirs = recorded(f"subscriptions_{name}", numbered([shown(m) for m in messages], MADE))
+    assert ours == theirs
+
+
 def cursor(message: dict[str, Any]) -> str:
     (change,) = message["payload"]["data"].values()
     found: str = change["cursor"]
     return found
 
 
-async def events(
-    sockets: Pair, count: int, ident: str = "1"
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The next `count` messages of each socket, the hand-written server's then ours."""
-    hand, spec = sockets
-    theirs = [await receive(hand, 20) for _ in range(count)]
-    ours = [await receive(spec, 20) for _ in range(count)]
-    assert all(m.get("id") == ident for m in theirs + ours), (theirs, ours)
-    return theirs, ours
+async def events(ws: AsyncWebSocketSession, count: int, ident: str = "1") -> list[dict[str, Any]]:
+    """The socket's next `count` messages, each of the subscription `ident`."""
+    found = [await receive(ws) for _ in range(count)]
+    assert all(m.get("id") == ident for m in found), found
+    return found
 
 
 async def until_seen(
     ws: AsyncWebSocketSession, last: Callable[[dict[str, Any]], bool]
 ) -> list[dict[str, Any]]:
     """The socket's messages up to the first `last` holds for."""
-    found = [await receive(ws, 20)]
+    found = [await receive(ws)]
     while not last(found[-1]):
-        found.append(await receive(ws, 20))
+        found.append(await receive(ws))
     return found
 
 
@@ -205,11 +178,11 @@ async def nothing_more(*sockets: AsyncWebSocketSession) -> None:
     """No message but the answer to a ping arrives on each socket."""
     for ws in sockets:
         await ws.send_json({"type": "ping"})
-        assert await receive(ws) == {"type": "pong"}
+        assert await receive(ws, 5) == {"type": "pong"}
 
 
 async def code_at_subscribe(ws: AsyncWebSocketSession) -> str:
-    message = await receive(ws)
+    message = await receive(ws, 5)
     assert message["type"] == "error", message
     code: str = message["payload"][0]["extensions"]["code"]
     return code
@@ -224,84 +197,87 @@ async def update_status(api: Api, order: dict[str, Any], status: str) -> dict[st
     return updated
 
 
-async def test_order_changes_answer_alike_and_resume_after_a_cursor(both: Both) -> None:
-    bob = await both.acme.create_user("bob@acme.test", "Bob")
+async def test_order_changes_are_sent_as_recorded_and_resume_after_a_cursor(
+    running: Running,
+) -> None:
+    bob = await running.acme.create_user("bob@acme.test", "Bob")
     variables = {"u": bob["id"]}
-    async with both.sockets() as sockets:
-        await both.subscribe(sockets, ORDERS, (variables, variables))
-        order = await both.acme.create_order(bob["id"], [("A-1", 2, 150)])
-        paid = await update_status(both.acme, order, "PAID")
-        await both.acme.data(
+    async with running.socket() as ws:
+        await running.subscribe(ws, ORDERS, variables)
+        order = await running.acme.create_order(bob["id"], [("A-1", 2, 150)])
+        paid = await update_status(running.acme, order, "PAID")
+        await running.acme.data(
             "mutation($i: DeleteInput!) { deleteOrder(input: $i) { deletedId } }",
             {"i": {"id": order["id"], "expectedVersion": paid["version"]}},
         )
-        theirs, ours = await events(sockets, 3)
-        assert [shown(m) for m in ours] == [shown(m) for m in theirs]
+        ours = await events(ws, 3)
+        as_recorded("orders", ours)
         changes = [m["payload"]["data"]["orderChanged"] for m in ours]
         assert [(c["change"], c["order"]["status"]) for c in changes] == [
             ("CREATED", "PENDING"),
             ("UPDATED", "PAID"),
             ("DELETED", "PAID"),
         ]
+        assert {c["order"]["id"] for c in changes} == {order["id"]}
         assert changes[0]["order"]["user"] == {"name": "Bob"}
         assert changes[0]["order"]["items"] == [{"sku": "A-1", "quantity": 2}]
-        after = ({**variables, "after": cursor(theirs[0])}, {**variables, "after": cursor(ours[0])})
-        await both.subscribe(sockets, ORDERS, after, ident="2")
-        resumed_theirs, resumed_ours = await events(sockets, 2, ident="2")
-        assert [shown(m) for m in resumed_ours] == [shown(m) for m in ours[1:]]
-        assert [shown(m) for m in resumed_theirs] == [shown(m) for m in theirs[1:]]
-        await nothing_more(*sockets)
+        after = {**variables, "after": cursor(ours[0])}
+        await running.subscribe(ws, ORDERS, after, ident="2")
+        resumed = await events(ws, 2, ident="2")
+        assert [shown(m) for m in resumed] == [shown(m) for m in ours[1:]]
+        await nothing_more(ws)
 
 
-async def test_a_member_follows_its_own_orders_alone(both: Both) -> None:
-    bob = await both.acme.create_user("bob@acme.test", "Bob")
-    carol = await both.acme.create_user("carol@acme.test", "Carol")
-    group = await both.acme.create_group("Staff")
+async def test_a_member_follows_its_own_orders_alone(running: Running) -> None:
+    bob = await running.acme.create_user("bob@acme.test", "Bob")
+    carol = await running.acme.create_user("carol@acme.test", "Carol")
+    group = await running.acme.create_group("Staff")
     refused = [
         ({"u": carol["id"]}, "FORBIDDEN"),
         ({"u": group["id"]}, "NOT_FOUND"),  # another type's id
         ({"u": "not an id"}, "BAD_USER_INPUT"),
     ]
-    async with both.sockets(subject=local_id(bob["id"], "User"), role="member") as sockets:
+    async with running.socket(subject=local_id(bob["id"], "User"), role="member") as ws:
         for ident, (variables, code) in enumerate(refused):
-            for ws in sockets:
-                await subscribe(ws, str(ident), ORDERS, variables)
-                assert await code_at_subscribe(ws) == code, variables
-        await both.subscribe(sockets, ORDERS, ({"u": bob["id"]},) * 2, ident="own")
-        await both.acme.create_order(carol["id"], [("C", 1, 100)])
-        await both.acme.create_order(bob["id"], [("B", 1, 100)])
-        theirs, ours = await events(sockets, 1, ident="own")
-        assert [shown(m) for m in ours] == [shown(m) for m in theirs]
+            await subscribe(ws, str(ident), ORDERS, variables)
+            assert await code_at_subscribe(ws) == code, variables
+        await running.subscribe(ws, ORDERS, {"u": bob["id"]}, ident="own")
+        await running.acme.create_order(carol["id"], [("C", 1, 100)])
+        await running.acme.create_order(bob["id"], [("B", 1, 100)])
+        ours = await events(ws, 1, ident="own")
+        as_recorded("own_orders", ours)
         assert ours[0]["payload"]["data"]["orderChanged"]["order"]["items"] == [
             {"sku": "B", "quantity": 1}
         ]
-        await nothing_more(*sockets)
+        await nothing_more(ws)
 
 
-async def test_another_tenants_writes_are_not_sent(both: Both) -> None:
-    bob = await both.acme.create_user("bob@acme.test", "Bob")
-    variables = ({"u": bob["id"]},) * 2
-    async with both.connections() as open_pair:
-        strangers, owners = await open_pair("globex", "gus"), await open_pair()
-        await both.subscribe(strangers, ORDERS, variables)  # acme's id, in globex
-        await both.subscribe(owners, ORDERS, variables)
-        await both.acme.create_order(bob["id"], [("A", 1, 100)])
-        theirs, ours = await events(owners, 1)  # the change was read by both apps
-        assert [shown(m) for m in ours] == [shown(m) for m in theirs]
-        await nothing_more(*strangers)
+async def test_another_tenants_writes_are_not_sent(running: Running) -> None:
+    bob = await running.acme.create_user("bob@acme.test", "Bob")
+    variables = {"u": bob["id"]}
+    async with running.connections() as open_socket:
+        stranger = await open_socket("globex", "admin", subject="gus")
+        owner = await open_socket("acme", "admin", subject="alice")
+        await running.subscribe(stranger, ORDERS, variables)  # acme's id, in globex
+        await running.subscribe(owner, ORDERS, variables)
+        await running.acme.create_order(bob["id"], [("A", 1, 100)])
+        as_recorded("owners_orders", await events(owner, 1))  # the change was read
+        await nothing_more(stranger)
 
 
-async def test_user_changes_answer_alike_with_what_the_caller_may_not_read(both: Both) -> None:
-    bob = await both.acme.create_user("bob@acme.test", "Bob")
-    carol = await both.acme.create_user("carol@acme.test", "Carol")
-    async with both.sockets(subject=local_id(carol["id"], "User"), role="member") as sockets:
-        await both.subscribe(sockets, USER, ({"id": bob["id"]},) * 2)
-        await both.acme.data(
+async def test_user_changes_are_sent_as_recorded_with_what_the_caller_may_not_read(
+    running: Running,
+) -> None:
+    bob = await running.acme.create_user("bob@acme.test", "Bob")
+    carol = await running.acme.create_user("carol@acme.test", "Carol")
+    async with running.socket(subject=local_id(carol["id"], "User"), role="member") as ws:
+        await running.subscribe(ws, USER, {"id": bob["id"]})
+        await running.acme.data(
             "mutation($i: UpdateUserInput!) { updateUser(input: $i) { id } }",
             {"i": {"id": bob["id"], "expectedVersion": bob["version"], "name": "Robert"}},
         )
-        theirs, ours = await events(sockets, 1)
-        assert [shown(m) for m in ours] == [shown(m) for m in theirs]
+        ours = await events(ws, 1)
+        as_recorded("user", ours)
         assert shown(ours[0]) == {
             "data": {
                 "userChanged": {
@@ -313,27 +289,26 @@ async def test_user_changes_answer_alike_with_what_the_caller_may_not_read(both:
         }
 
 
-async def test_group_member_changes_answer_alike(both: Both) -> None:
-    acme = both.acme
+async def test_group_member_changes_are_sent_as_recorded(running: Running) -> None:
+    acme = running.acme
     group = await acme.create_group("Staff")
     bob = await acme.create_user("bob@acme.test", "Bob")
     carol = await acme.create_user("carol@acme.test", "Carol")
-    async with both.sockets() as sockets:
-        await both.subscribe(sockets, MEMBERS, ({"g": group["id"]},) * 2)
+    async with running.socket() as ws:
+        await running.subscribe(ws, MEMBERS, {"g": group["id"]})
         for user in (bob, carol):
             await acme.add_member(group["id"], user["id"])
         await acme.data(
             "mutation($g: ID!, $u: ID!) { removeGroupMember(groupId: $g, userId: $u) { id } }",
             {"g": group["id"], "u": bob["id"]},
         )
-        theirs, ours = await events(sockets, 3)  # each resolved while carol is there
+        ours = await events(ws, 3)  # each resolved while carol is there
         await acme.data(  # its memberships go after it: the last change's user is null
             "mutation($i: DeleteInput!) { deleteUser(input: $i) { deletedId } }",
             {"i": {"id": carol["id"], "expectedVersion": carol["version"] + 1}},
         )
-        last_theirs, last_ours = await events(sockets, 1)
-        theirs, ours = theirs + last_theirs, ours + last_ours
-        assert [shown(m) for m in ours] == [shown(m) for m in theirs]
+        ours += await events(ws, 1)
+        as_recorded("group_members", ours)
         changes = [m["payload"]["data"]["groupMembersChanged"] for m in ours]
         assert [(c["change"], c["userId"], c["user"]) for c in changes] == [
             ("CREATED", bob["id"], {"name": "Bob"}),
@@ -361,13 +336,15 @@ def created(name: str) -> Callable[[dict[str, Any]], bool]:
     return holds
 
 
-async def test_org_node_changes_cover_the_node_and_its_subtree_alike(both: Both) -> None:
-    acme = both.acme
+async def test_org_node_changes_cover_the_node_and_its_subtree_as_recorded(
+    running: Running,
+) -> None:
+    acme = running.acme
     root = await create_node(acme, "Root")
     other = await create_node(acme, "Other")
-    variables = ({"id": root["id"]},) * 2  # one id names the node on both
-    async with both.sockets() as sockets:
-        await both.subscribe(sockets, ORG, variables)
+    variables = {"id": root["id"]}
+    async with running.socket() as ws:
+        await running.subscribe(ws, ORG, variables)
         team = await create_node(acme, "Team", root["id"])
         await create_node(acme, "Elsewhere", other["id"])
         await create_node(acme, "Crew", team["id"])
@@ -382,10 +359,8 @@ async def test_org_node_changes_cover_the_node_and_its_subtree_alike(both: Both)
             },
         )
         await create_node(acme, "Last", root["id"])  # after the move's first transaction
-        hand, spec = sockets
-        theirs = await until_seen(hand, created("Last"))
-        ours = await until_seen(spec, created("Last"))
-        assert [shown(m) for m in ours] == [shown(m) for m in theirs]
+        ours = await until_seen(ws, created("Last"))
+        as_recorded("org_nodes", ours)
         seen = {
             (c["change"], c["node"]["name"])
             for c in (m["payload"]["data"]["orgNodeChanged"] for m in ours)
@@ -393,52 +368,42 @@ async def test_org_node_changes_cover_the_node_and_its_subtree_alike(both: Both)
         assert {("CREATED", "Team"), ("UPDATED", "Root"), ("CREATED", "Crew")} <= seen
         assert {("DELETED", "Team"), ("DELETED", "Crew")} <= seen
         assert not any(name in ("Elsewhere", "Other") for _change, name in seen)
-        resumed = (
-            {**variables[0], "after": cursor(theirs[0])},
-            {**variables[1], "after": cursor(ours[0])},
-        )
-        await both.subscribe(sockets, ORG, resumed, ident="2")
-        again = await until_seen(spec, created("Last"))
+        await running.subscribe(ws, ORG, {**variables, "after": cursor(ours[0])}, ident="2")
+        again = await until_seen(ws, created("Last"))
         assert [shown(m) for m in again] == [shown(m) for m in ours[1:]]
 
 
-def hostile(spelt: Callable[[str, list[Any]], str]) -> list[tuple[str, dict[str, Any]]]:
-    """Ids no subscription can follow, spelt by `spelt(type, parts)`: no id at all, another
-    type's, an org node's path with an empty part or more levels than a tree has."""
+def hostile() -> list[tuple[str, dict[str, Any]]]:
+    """Ids no subscription can follow: no id at all, another type's, an org node's path
+    with an empty part or more levels than a tree has."""
     org = "orgNodeChanged(id: $id) { change }"
     return [
         ("userChanged(id: $id) { change }", {"id": "not an id"}),
-        ("userChanged(id: $id) { change }", {"id": spelt("Group", ["g1"])}),
-        ("groupMembersChanged(groupId: $id) { change }", {"id": spelt("User", ["u1"])}),
-        (org, {"id": spelt("User", ["u1"])}),
-        (org, {"id": spelt("OrgNode", [["a", "", "b"]])}),
-        (org, {"id": spelt("OrgNode", [["a"] * 40])}),
+        ("userChanged(id: $id) { change }", {"id": to_global_id("Group", "g1")}),
+        ("groupMembersChanged(groupId: $id) { change }", {"id": to_global_id("User", "u1")}),
+        (org, {"id": to_global_id("User", "u1")}),
+        (org, {"id": to_global_id("OrgNode", "a..b")}),
+        (org, {"id": to_global_id("OrgNode", ".".join(["a"] * 40))}),
     ]
 
 
-def _hand_id(type_name: str, parts: list[Any]) -> str:
-    """The hand-written server's spelling of a global id (an org node's path with dots)."""
-    (part,) = parts
-    return to_global_id(type_name, ".".join(part) if isinstance(part, list) else part)
-
-
-async def test_ids_no_subscription_can_follow_are_refused_alike(both: Both) -> None:
-    async with both.sockets() as (hand, spec):
-        for ident, (field, given) in enumerate(hostile(_hand_id)):  # one spelling on both
-            query = f"subscription($id: ID!) {{ {field} }}"
-            await subscribe(hand, str(ident), query, given)
-            await subscribe(spec, str(ident), query, given)
-            code = await code_at_subscribe(hand)
-            assert code in ("NOT_FOUND", "BAD_USER_INPUT"), (field, given)
-            assert await code_at_subscribe(spec) == code, (field, given)
+async def test_ids_no_subscription_can_follow_are_refused_as_recorded(running: Running) -> None:
+    async with running.socket() as ws:
+        codes = []
+        for ident, (field, given) in enumerate(hostile()):
+            await subscribe(ws, str(ident), f"subscription($id: ID!) {{ {field} }}", given)
+            codes.append(await code_at_subscribe(ws))
+        ours, theirs = recorded("subscriptions_refused_ids", codes)
+        assert ours == theirs
+        assert set(codes) <= {"NOT_FOUND", "BAD_USER_INPUT"}
         listed = {"id": global_id("OrgNode", [["a", "b"]])}  # a path that joins, as a list
-        await subscribe(spec, "listed", ORG, listed)
-        assert await code_at_subscribe(spec) == "NOT_FOUND"
-        long_path = {"id": _hand_id("OrgNode", [["x" * 3000]])}  # no key holds it
-        await subscribe(spec, "long", ORG, long_path)
-        assert await code_at_subscribe(spec) == "BAD_USER_INPUT"
-        await both.subscribe((hand, spec), USER, ({"id": _hand_id("User", ["u1"])},) * 2)
-        await nothing_more(hand, spec)  # each socket still serves
+        await subscribe(ws, "listed", ORG, listed)
+        assert await code_at_subscribe(ws) == "NOT_FOUND"
+        long_path = {"id": to_global_id("OrgNode", "x" * 3000)}  # no key holds it
+        await subscribe(ws, "long", ORG, long_path)
+        assert await code_at_subscribe(ws) == "BAD_USER_INPUT"
+        await running.subscribe(ws, USER, {"id": to_global_id("User", "u1")})
+        await nothing_more(ws)  # the socket still serves
 
 
 def _changes(schema: GraphQLSchema) -> dict[tuple[str, str], str]:
@@ -457,7 +422,7 @@ def _changes(schema: GraphQLSchema) -> dict[tuple[str, str], str]:
 
 
 def test_schema_graphql_subscriptions_are_declared_alike() -> None:
-    theirs = _changes(build_schema(sdl()))
+    theirs = _changes(hand_schema())
     ours = _changes(executable(API, extensions(), authz))
     assert len(theirs) == 18
     assert {where: ours.get(where) for where in theirs} == theirs

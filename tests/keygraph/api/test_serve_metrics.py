@@ -23,9 +23,9 @@ from tests.keygraph.api.conftest import (
     post,
     served_client,
 )
+from tests.keygraph.api.metrics_samples import Samples
+from tests.keygraph.api.metrics_samples import scrape as scrape_with
 from tests.keygraph.api.serving import unreported
-from tests.server.observability.helpers import Samples
-from tests.server.observability.helpers import scrape as scrape_with
 
 TOKEN = "serve-metrics-token-" + "t" * 16
 

@@ -26,8 +26,7 @@ from keygraph.stores.dynamodb.local import free_port
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.tokens import issue
 from tests.keygraph.api.conftest import CASES, Compiled
-from tests.server.fuzz.target import HUNT, generate
-from tests.server.realtime.frames import (
+from tests.keygraph.api.raw_frames import (
     BINARY,
     PING,
     RawSocket,
@@ -37,6 +36,7 @@ from tests.server.realtime.frames import (
     frame,
     text,
 )
+from tests.server.fuzz.target import HUNT, generate
 from tests.waiting import answering, wait_for
 
 SPEC = CASES / "social" / "spec.toml"

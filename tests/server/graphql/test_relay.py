@@ -6,17 +6,14 @@ specs require. Skipped with how to get it when it is missing (a failure under CI
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from tests.keygraph.api.relay_compiler import relay_compiler
 from tests.server.conftest import Api
 
 ROOT = Path(__file__).parents[3]
-COMPILER = ROOT / ".keygraph/relay/node_modules/.bin/relay-compiler"
 SCHEMA = ROOT / "schema.graphql"
 
 CONNECTIONS = """
@@ -85,22 +82,13 @@ query AppQuery {
 """
 
 
-def _compiler() -> Path:
-    if COMPILER.exists():
-        return COMPILER
-    reason = "relay-compiler is not installed: run `make relay-compiler` (needs npm)"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 def connections_in(schema: str) -> set[str]:
     """The connection types schema.graphql declares."""
     return set(re.findall(r"^type (\w+Connection) ", schema, re.MULTILINE))
 
 
 def test_relay_compiler_accepts_every_connection(tmp_path: Path) -> None:
-    compiler = _compiler()
+    compiler = relay_compiler()
     declared = connections_in(SCHEMA.read_text())
     used = {"UserConnection", "OrderConnection", "GroupConnection", "OrgNodeConnection"}
     used |= {"MembershipConnection", "ShopConnection", "UserWithAddressesItemConnection"}

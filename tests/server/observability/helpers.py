@@ -1,24 +1,19 @@
 """/metrics read back as numbers: the token it is asked with, and its samples by name and
-labels."""
+labels (tests/keygraph/api/metrics_samples.py)."""
 
 from __future__ import annotations
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
+
+from tests.keygraph.api.metrics_samples import Samples
+from tests.keygraph.api.metrics_samples import scrape as scrape_samples
 
 TOKEN = "metrics-token-" + "m" * 20
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 async def scrape(client: httpx.AsyncClient, token: str = TOKEN) -> Samples:
     """Every sample of /metrics, asked with `token`: (name, labels) to value."""
-    response = await client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
-    assert response.status_code == 200, response.text
-    samples: Samples = {}
-    for family in text_string_to_metric_families(response.text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return samples
+    return await scrape_samples(client, token)
 
 
 def value(samples: Samples, name: str, **labels: str) -> float:
