@@ -21,6 +21,7 @@ from keygraph.serve.worker_budget import worker_budget
 from keygraph.store import Store
 from keygraph.streams import ChangeStream
 from server.auth.tokens import issue_token, token_key
+from server.domain import cleanup
 from server.settings import Settings
 
 PACKAGE = "generated"
@@ -65,7 +66,8 @@ def compiled(settings: Settings, store: Store, stream: ChangeStream | None = Non
         "request_timeout": limits.request_timeout,
         "compiled": settings.executor == "compiled",
         "budget": budget,
-        "closing": closing,
+        "starting": (cleanup.resume_at_start,),
+        "closing": (*closing, cleanup.stop),
         "graphiql": settings.graphiql_enabled,
         "dev": settings.dev,
         "max_subscriptions": settings.max_subscriptions_per_connection,

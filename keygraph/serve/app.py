@@ -36,18 +36,18 @@ from keygraph.api.remembered import Remembering
 from keygraph.api.run import error_code, formatted, in_response_order
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
-from keygraph.writes import sweep
 
 from . import graphiql, spoken
 from .admission import ALLOWED, Admitted, Refused, admit, persisted_query
 from .answer import REPLAYED, Answer, answered, refused
+from .beside import running_beside
 from .bounded import Bounded
 from .idempotency import Answered
 from .idempotency_key import HEADER, digest, record_name, valid_key
 from .learnt import Learnt
 from .parted import Stream
 from .reported import reported
-from .served import MEDIA, SWEEP_EVERY, Served
+from .served import MEDIA, Served
 from .shedding import Shedding
 from .sockets import Places, serve_socket
 from .streamed import answer_of, parts_of
@@ -123,13 +123,10 @@ def create_app(served: Served) -> Starlette:
         hub = None if served.realtime is None else served.realtime.hub
         if hub is not None:
             await hub.start()
-        sweeping = asyncio.create_task(_sweeping(served)) if served.sweeps else None
         try:
-            yield
+            async with running_beside(served):
+                yield
         finally:
-            if sweeping is not None:
-                sweeping.cancel()
-                await asyncio.gather(sweeping, return_exceptions=True)
             if hub is not None:
                 await hub.stop()
             for close in served.closing:
@@ -326,18 +323,6 @@ def _formatted(error: GraphQLError, request_id: str) -> dict[str, Any]:
         )
         shown["extensions"]["requestId"] = request_id
     return shown
-
-
-async def _sweeping(served: Served) -> None:
-    """Removes what owners' deletes left (keygraph.writes.sweep), now and every SWEEP_EVERY
-    seconds; a sweep that fails (the store unavailable) is logged and done again."""
-    session = Session(served.store, served.cursors)
-    while True:
-        try:
-            await sweep(session, served.sweeps, SWEEP_EVERY)
-        except Exception:
-            log.warning("a sweep of owned items failed; the next one goes on", exc_info=True)
-        await asyncio.sleep(SWEEP_EVERY)
 
 
 def _graphiql(request: Request, served: Served) -> Response:

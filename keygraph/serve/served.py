@@ -14,7 +14,7 @@ from keygraph.api.cost import Estimates
 from keygraph.api.watches import Realtime
 from keygraph.cursor import CursorCodec
 from keygraph.plan import TableDef
-from keygraph.store import Store
+from keygraph.store import Session, Store
 from keygraph.stores.view import Planned
 from keygraph.tokens import TokenKey, Verified, Verifier
 from keygraph.writes import Writes
@@ -143,6 +143,8 @@ class Served:
     pattern_of: Callable[[str, Planned], str] | None = None
     """The access pattern a store call (its DynamoDB operation, its plan) serves, its
     metrics' and spans' `pattern` (patterns.py); None: `other`."""
+    starting: tuple[Callable[[Session], Awaitable[None]], ...] = ()
+    """Work the app does as it starts, before it serves (beside.py)."""
     closing: tuple[Callable[[], Awaitable[None]], ...] = ()
     """What the app awaits as it stops, after its hub (a shared budget's link to Redis)."""
     sweeps: Mapping[str, Writes] = field(default_factory=dict)

@@ -3,8 +3,9 @@
 A large delete first removes the object itself in one transaction (it reads as NOT_FOUND at
 once) together with a `CleanupTask` item; the rest (a user's orders, a group's memberships,
 an org subtree) is removed afterwards, page by page, each page idempotent. The request that
-made the task works on it for a while; what is left goes on in the background, and every
-server resumes pending tasks when it starts, so a crash or restart only delays the work. A
+made the task works on it for a while; what is left goes on in the background, and a
+serving app resumes pending tasks when it starts (`resume_at_start`, server/compiled.py),
+so a crash or restart only delays the work. A
 process frozen between requests (Lambda) has no background: there the request leaves what
 is left to a scheduled run (`left_for_schedule`, `work_until`).
 
@@ -177,6 +178,13 @@ async def resume_all(s: Session) -> int:
             spawn(s, task)
             count += 1
     return count
+
+
+async def resume_at_start(s: Session) -> None:
+    """Carry on the tasks a stopped server left unfinished, in the background."""
+    resumed = await resume_all(s)
+    if resumed:
+        log.info("resumed %d pending cleanups", resumed)
 
 
 async def work_until(s: Session, time_left: Callable[[], float]) -> tuple[int, int]:

@@ -8,9 +8,12 @@ import pytest
 from generated.models.enums import CleanupTaskKind
 from generated.queries.cleanup_task import cleanup_tasks
 from keygraph.cursor import CursorCodec
+from keygraph.serve import create_app
 from keygraph.store import Session
+from server.compiled import compiled
 from server.domain import cleanup, users
 from server.graphql.ids import local_id
+from server.settings import Settings
 from tests.server.conftest import World
 from tests.server.domain.test_addresses import ADD, home
 
@@ -103,7 +106,7 @@ async def test_another_tenant_cannot_delete(world: World) -> None:
 
 
 async def test_a_large_delete_is_finished_by_a_cleanup_that_resumes(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    world: World, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A user with more than a transaction's worth of items: the first request removes the
     user (NOT_FOUND at once) and records a task; killed before the cleanup runs, the rest
@@ -124,7 +127,8 @@ async def test_a_large_delete_is_finished_by_a_cleanup_that_resumes(
     assert [(t.kind, t.subject) for t in pending] == [(CleanupTaskKind.USER, user_id)]
 
     monkeypatch.undo()
-    assert await cleanup.resume_all(session) == 1  # what a starting server does
-    await cleanup.drain()
+    app = create_app(compiled(settings, world.store))  # what `serve` runs, started again
+    async with app.router.lifespan_context(app):
+        await cleanup.drain()
     assert await world.partition(f"T#acme#USER#{user_id}") == []
     assert (await cleanup_tasks(session, first=10)).items == []
