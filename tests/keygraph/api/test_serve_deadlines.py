@@ -5,8 +5,8 @@ changes nothing; the time its platform leaves a request cuts it sooner. A mutati
 its Idempotency-Key claimed, on both stores, leaves nothing half-written: cut before it
 wrote, its retry runs; cut once its transaction may have landed, its retries get 409
 IDEMPOTENCY_OUTCOME_UNKNOWN and nothing is written twice; cut while claiming, the claim is
-given up. KEYGRAPH_REQUEST_TIMEOUT sets it, and `keygraph serve` refuses to start on a
-value that cannot work."""
+given up. KEYGRAPH_REQUEST_TIMEOUT sets it, read as the repository's server reads it, and
+`keygraph serve` refuses to start on a value that cannot work."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import Forwarding, Planned
 from keygraph.tokens import issue, verify
 from server.seed.tenant import SeedSizes, seed
+from server.settings import SettingsError, load_settings
 from tests.conftest import StoreFactory
 from tests.keygraph.api.conftest import CASES, SECRET, Compiled, bearer, post, served_client
 from tests.keygraph.api.serving import unreported
@@ -289,15 +290,20 @@ async def test_a_mutation_cut_while_claiming_gives_its_claim_up(
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
-def test_a_request_timeout_that_cannot_work_is_refused(value: str) -> None:
+def test_a_request_timeout_that_cannot_work_is_refused(tmp_path: Path, value: str) -> None:
     with pytest.raises(ValueError, match="KEYGRAPH_REQUEST_TIMEOUT"):
         request_settings({"KEYGRAPH_REQUEST_TIMEOUT": value})
+    with pytest.raises(SettingsError, match="KEYGRAPH_REQUEST_TIMEOUT"):
+        load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path), "KEYGRAPH_REQUEST_TIMEOUT": value})
 
 
-def test_the_request_timeout_is_read_from_the_environment() -> None:
+def test_both_servers_read_the_request_timeout_alike(tmp_path: Path) -> None:
     assert request_settings({}) == RequestSettings(REQUEST_TIMEOUT)
     assert request_settings({"KEYGRAPH_REQUEST_TIMEOUT": ""}).request_timeout == REQUEST_TIMEOUT
-    assert request_settings({"KEYGRAPH_REQUEST_TIMEOUT": "2.5"}).request_timeout == 2.5
+    given = {"KEYGRAPH_DATA_DIR": str(tmp_path), "KEYGRAPH_REQUEST_TIMEOUT": "2.5"}
+    assert request_settings(given).request_timeout == 2.5
+    assert load_settings(given).limits.request_timeout == 2.5
+    assert isinstance(load_settings(given).limits, RequestSettings)
 
 
 def test_keygraph_serve_takes_its_timeout_from_the_environment(

@@ -1,13 +1,15 @@
-"""keygraph serve's document limits on another spec's API (the social case): depth, aliases
-counted through fragment spreads, tokens (QUERY_TOO_COMPLEX, not a syntax error), pairs of
-fields under one response key before validation, fragment cycles, variables holding too
-many values before they are coerced, and an operation over the cost limit refused before it
-is planned; nothing is read for any of them."""
+"""keygraph serve's document limits on another spec's API (the social case), as the
+repository's server has them: depth, aliases counted through fragment spreads, tokens
+(QUERY_TOO_COMPLEX, not a syntax error), pairs of fields under one response key before
+validation, fragment cycles, variables holding too many values before they are coerced, and
+an operation over the cost limit refused before it is planned; nothing is read for any of
+them, and both servers' defaults are the same constants."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from keygraph.serve import Served, admission, limits
 from keygraph.stores.counting import CountingStore
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.tokens import TokenKey
+from server.settings import Limits
 from tests.keygraph.api.conftest import CASES, CODEC, SECRET, Compiled, bearer, post, served_client
 
 MEMBER = 'getMember(memberId: "m1")'
@@ -213,3 +216,21 @@ async def test_an_operation_over_the_cost_limit_is_never_planned(
         assert api.store.calls == 0
         assert await api.ran(f"{{ {MEMBER} {{ name }} }}") == {"getMember": None}
         assert planned
+
+
+def test_both_servers_default_to_the_same_limits() -> None:
+    served = {f.name: f.default for f in fields(Served) if f.name.startswith("max_")}
+    server = {f.name: f.default for f in fields(Limits) if f.name.startswith("max_")}
+    shared = served.keys() & server.keys()
+    assert shared >= {
+        "max_body_bytes",
+        "max_document",
+        "max_tokens",
+        "max_depth",
+        "max_aliases",
+        "max_fields",
+        "max_pairs",
+        "max_variable_values",
+        "max_cost",
+    }
+    assert {name: served[name] for name in shared} == {name: server[name] for name in shared}

@@ -1,6 +1,6 @@
-"""The subscriptions a tenant and a worker hold, read from their variables
-(keygraph/serve/subscription_settings.py), `keygraph serve`'s flags over them, and values
-that cannot work refused."""
+"""The subscriptions a tenant and a worker hold, read alike by both servers from the same
+variables (keygraph/serve/subscription_settings.py), `keygraph serve`'s flags over them,
+and values that cannot work refused."""
 
 from __future__ import annotations
 
@@ -11,14 +11,21 @@ import pytest
 from codegen.cli import main, parser
 from keygraph.serve import cli as serve_cli
 from keygraph.serve.subscription_settings import SubscriptionSettings, subscription_settings
+from server.settings import SettingsError, load_settings
 
 TENANT, WORKER = "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT", "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER"
 
 
-def test_the_subscription_limits_are_read_from_the_environment() -> None:
+def test_both_servers_read_the_subscription_limits_alike(tmp_path: Path) -> None:
     assert subscription_settings({}) == SubscriptionSettings()
     assert subscription_settings({TENANT: ""}) == SubscriptionSettings()
-    assert subscription_settings({TENANT: "7", WORKER: "70"}) == SubscriptionSettings(7, 70)
+    given = {"KEYGRAPH_DATA_DIR": str(tmp_path), TENANT: "7", WORKER: "70"}
+    assert subscription_settings(given) == SubscriptionSettings(7, 70)
+    loaded = load_settings(given)
+    assert (loaded.max_subscriptions_per_tenant, loaded.max_subscriptions_per_worker) == (7, 70)
+    assert isinstance(loaded, SubscriptionSettings)
+    with pytest.raises(SettingsError, match="max_subscriptions_per_tenant must be positive"):
+        load_settings({**given, TENANT: "0"})
 
 
 def test_keygraph_serve_takes_its_flags_over_the_environment(
