@@ -297,7 +297,7 @@ def test_a_request_timeout_that_cannot_work_is_refused(tmp_path: Path, value: st
         load_settings({"KEYGRAPH_DATA_DIR": str(tmp_path), "KEYGRAPH_REQUEST_TIMEOUT": value})
 
 
-def test_both_servers_read_the_request_timeout_alike(tmp_path: Path) -> None:
+def test_both_commands_read_the_request_timeout_alike(tmp_path: Path) -> None:
     assert request_settings({}) == RequestSettings(REQUEST_TIMEOUT)
     assert request_settings({"KEYGRAPH_REQUEST_TIMEOUT": ""}).request_timeout == REQUEST_TIMEOUT
     given = {"KEYGRAPH_DATA_DIR": str(tmp_path), "KEYGRAPH_REQUEST_TIMEOUT": "2.5"}

@@ -3,7 +3,8 @@ repository's server has them: depth, aliases counted through fragment spreads, t
 (QUERY_TOO_COMPLEX, not a syntax error), pairs of fields under one response key before
 validation, fragment cycles, variables holding too many values before they are coerced, and
 an operation over the cost limit refused before it is planned; nothing is read for any of
-them, and both servers' defaults are the same constants."""
+them, and `keygraph serve`'s and `python -m server serve`'s defaults are the same
+constants."""
 
 from __future__ import annotations
 
@@ -218,7 +219,7 @@ async def test_an_operation_over_the_cost_limit_is_never_planned(
         assert planned
 
 
-def test_both_servers_default_to_the_same_limits() -> None:
+def test_both_commands_default_to_the_same_limits() -> None:
     served = {f.name: f.default for f in fields(Served) if f.name.startswith("max_")}
     server = {f.name: f.default for f in fields(Limits) if f.name.startswith("max_")}
     shared = served.keys() & server.keys()

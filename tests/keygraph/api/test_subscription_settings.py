@@ -1,6 +1,6 @@
-"""The subscriptions a tenant and a worker hold, read alike by both servers from the same
-variables (keygraph/serve/subscription_settings.py), `keygraph serve`'s flags over them,
-and values that cannot work refused."""
+"""The subscriptions a tenant and a worker hold, read alike by `keygraph serve` and `python
+-m server serve` from the same variables (keygraph/serve/subscription_settings.py), `keygraph
+serve`'s flags over them, and values that cannot work refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from server.settings import SettingsError, load_settings
 TENANT, WORKER = "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT", "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER"
 
 
-def test_both_servers_read_the_subscription_limits_alike(tmp_path: Path) -> None:
+def test_both_commands_read_the_subscription_limits_alike(tmp_path: Path) -> None:
     assert subscription_settings({}) == SubscriptionSettings()
     assert subscription_settings({TENANT: ""}) == SubscriptionSettings()
     given = {"KEYGRAPH_DATA_DIR": str(tmp_path), TENANT: "7", WORKER: "70"}
