@@ -150,3 +150,13 @@ def test_the_docs_name_every_variable_and_only_those_read() -> None:
     )
     others = {v for v in named - settings if not any(s.startswith(f"{v}_") for s in settings)}
     assert sorted(v for v in others if f'"{v}"' not in code) == []
+
+
+def test_the_document_cache_bounds_are_settings() -> None:
+    """What `serve` keeps of prepared documents (server/compiled.py's DocumentCache)."""
+    loaded = load_settings(
+        {"KEYGRAPH_DOCUMENT_CACHE_ENTRIES": "7", "KEYGRAPH_DOCUMENT_CACHE_CHARS": "900"},
+        jwt_secret="s" * 40,
+    )
+    assert (loaded.limits.document_cache_entries, loaded.limits.document_cache_chars) == (7, 900)
+    assert Limits().document_cache_chars > 0
