@@ -5,7 +5,6 @@ it takes each fragment once (counted, not timed)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,19 +17,9 @@ from generated.queries.user_order import USER_ORDERS_PAGE
 from keygraph.api.cost import estimate
 from keygraph.execution.plan import Compiler, Object
 from keygraph.serve.document_size import Sizes, check_size, same_key_pairs
-from keygraph.serve.limits import MAX_ALIASES, MAX_DEPTH, MAX_FIELDS, MAX_PAIRS, MAX_VARIABLE_VALUES
-from tests.api_schema import SCHEMA
+from keygraph.serve.limits import MAX_PAIRS, MAX_VARIABLE_VALUES
+from tests.api_schema import LIMITS, SCHEMA
 from tests.server.conftest import Api
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The limits a document's size is checked against, at their defaults."""
-
-    max_depth: int = MAX_DEPTH
-    max_aliases: int = MAX_ALIASES
-    max_fields: int = MAX_FIELDS
-    max_pairs: int = MAX_PAIRS
 
 
 def doubling(levels: int, copies: int = 2, body: str = "id", last: str = "id") -> str:
@@ -188,7 +177,7 @@ def test_the_cost_and_the_plan_take_repeated_spreads_once() -> None:
 def test_a_fragment_chain_longer_than_the_stack_is_measured() -> None:
     chain = "\n".join(f"fragment F{i} on User {{ ...F{i + 1} }}" for i in range(5000))
     document = parse("{ viewer { tenant } }\n" + chain + "\nfragment F5000 on User { id }")
-    assert check_size(document, Limits()) == []
+    assert check_size(document, LIMITS) == []
 
 
 async def test_operations_over_the_cost_limit_are_never_planned(
