@@ -71,7 +71,6 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         "KEYGRAPH_TABLE": "kg_prod",
         "KEYGRAPH_PORT": "9000",
         "KEYGRAPH_MAX_DEPTH": "7",
-        "KEYGRAPH_MAX_FIRST": "50",
         "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "2.5",
         "KEYGRAPH_KEEP_ALIVE": "90",
         "KEYGRAPH_MAX_DOCUMENT": "4096",
@@ -87,7 +86,6 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
     assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
     assert settings.limits == Limits(
         max_depth=7,
-        max_first=50,
         max_document=4096,
         max_fields=300,
         max_pairs=20,

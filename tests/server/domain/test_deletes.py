@@ -10,7 +10,7 @@ from generated.queries.cleanup_task import cleanup_tasks
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from server.domain import cleanup, users
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.conftest import World
 from tests.server.domain.test_addresses import ADD, home
 

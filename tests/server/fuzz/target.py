@@ -22,7 +22,7 @@ from keygraph.serve import create_app
 from keygraph.serve.package import extension_at, served
 from keygraph.store import Store
 from keygraph.tokens import issue
-from server.seed.tenant import SeedSizes, seed
+from server.seed.tenant import SeedSizes
 from tests.server.conftest import SECRET
 
 SIZES = SeedSizes(users=6, orders=12, groups=2, org_nodes=7, org_depth=3, shops=12, max_members=4)
@@ -155,11 +155,9 @@ def _collect(value: Any, ids: list[str], emails: list[str]) -> None:
 
 
 @asynccontextmanager
-async def open_app(store: Store, *, seeded: bool = True) -> AsyncIterator[Target]:
+async def open_app(store: Store) -> AsyncIterator[Target]:
     """`make serve`'s app (`keygraph serve --package generated --extend server.extension`)
-    over `store` (an empty one) while it runs, both tenants seeded unless not `seeded`."""
-    for tenant in ("acme", "globex") if seeded else ():
-        await seed(store, tenant, SIZES, progress=False)
+    over `store` while it runs."""
     extension = extension_at("server.extension", "generated")
     app = create_app(served("generated", store, SECRET, [extension], dev=True))
     async with app.router.lifespan_context(app):

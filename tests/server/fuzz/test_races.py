@@ -36,7 +36,7 @@ async def racer(
 ) -> AsyncIterator[tuple[Target, IdleProxy | None]]:
     if request.param == "embedded":
         store = await store_factory("embedded", TABLE)
-        async with open_app(store, seeded=False) as app:
+        async with open_app(store) as app:
             yield app, None
         return
     client: Any = request.getfixturevalue("dynamodb_client")
@@ -54,7 +54,7 @@ async def racer(
         max_concurrency=8,
     )
     try:
-        async with open_app(store, seeded=False) as app:
+        async with open_app(store) as app:
             yield app, proxy
     finally:
         await store.close()

@@ -4,6 +4,7 @@ and the parse and validation caches that keep repeated documents cheap."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -101,8 +102,8 @@ async def test_introspection_is_not_limited_by_depth(acme: Api) -> None:
 async def strict(store: EmbeddedStore) -> AsyncIterator[Api]:
     """`make serve`'s app with its limits lowered, as an admin of acme."""
     extension = extension_at("server.extension", "generated")
-    limits = {"max_depth": 4, "max_aliases": 1, "max_tokens": 50}
-    app = create_app(served("generated", store, SECRET, [extension], dev=True, **limits))
+    api = served("generated", store, SECRET, [extension], dev=True)
+    app = create_app(replace(api, max_depth=4, max_aliases=1, max_tokens=50))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Api(client, issue(SECRET, "acme", roles=["admin"]))
