@@ -102,8 +102,8 @@ soak: install dynamodb-local
 	$(BIN)/python -m bench soak --store embedded
 	$(BIN)/python -m bench soak --store dynamodb-local
 
-# A long hunt of the fuzzers on both stores, of the hand-written server and of `make serve`'s
-# API (bench/README.md, "Fuzz"); FUZZ_EXAMPLES=N makes it longer or shorter.
+# A long hunt of the fuzzers of `make serve`'s API on both stores (bench/README.md, "Fuzz");
+# FUZZ_EXAMPLES=N makes it longer or shorter.
 FUZZ_EXAMPLES ?= 800
 FUZZED = tests/server/fuzz tests/keygraph/api/test_repository_fuzz.py \
 	tests/keygraph/api/test_repository_hostile.py tests/keygraph/api/test_repository_races.py

@@ -1,6 +1,6 @@
 """The docs' code blocks, run: the README's first spec and the library example compiled and
 run as written (in a temporary directory instead of /tmp), every GraphQL operation valid
-against the schema (tests/server/graphql/compiled/ runs them), every TOML and JSON block
+against the API's schema and within keygraph serve's limits, every TOML and JSON block
 parsed, the authorization example the repo's own spec, and every command line a real
 command."""
 
@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graphql import parse, validate
+from graphql import validate
 
+from keygraph.serve.document_size import check_size
+from keygraph.serve.limits import MAX_DOCUMENT, MAX_TOKENS, parse_limited
+from keygraph.serve.served import MAX_ROOT_FIELDS
 from keygraph.stores.dynamodb.local import free_port
-from server.api import build_schema
-from server.settings import Limits
+from tests.api_schema import LIMITS, SCHEMA
 from tests.doc_blocks import PAGES, ROOT, blocks, languages
 from tests.waiting import answering
 
@@ -145,9 +147,10 @@ def test_the_examples_import_only_public_names() -> None:
 def test_the_graphql_operations_are_valid() -> None:
     found = blocks("graphql")
     assert len(found) >= 2
-    schema = build_schema(Limits())._schema
     for block in found:
-        assert validate(schema, parse(block)) == [], block
+        document = parse_limited(block, MAX_TOKENS, MAX_DOCUMENT)
+        assert check_size(document, LIMITS, MAX_ROOT_FIELDS) == [], block
+        assert validate(SCHEMA, document) == [], block
 
 
 def test_the_toml_and_json_blocks_parse() -> None:

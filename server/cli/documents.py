@@ -1,5 +1,6 @@
 """`python -m server documents check | make`: trusted-documents manifests, checked against
-the schema (keygraph/serve/manifest.py; served with KEYGRAPH_TRUSTED_DOCUMENTS)."""
+the schema `serve` answers with (keygraph/serve/manifest.py; served with
+KEYGRAPH_TRUSTED_DOCUMENTS)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,11 @@ def add_parser(commands: Any) -> None:
 
 
 def _schema() -> GraphQLSchema:
-    from server.api import build_schema
-    from server.settings import Limits
+    """The compiled API `serve` answers with (server/compiled.py)."""
+    from keygraph.serve.package import extension_at, schema_of
+    from server.compiled import EXTENSION, PACKAGE
 
-    return build_schema(Limits(), "strawberry")._schema
+    return schema_of(PACKAGE, [extension_at(EXTENSION, PACKAGE)])
 
 
 def _problems(schema: GraphQLSchema, text: str) -> list[str]:

@@ -71,7 +71,6 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
         "KEYGRAPH_TABLE": "kg_prod",
         "KEYGRAPH_PORT": "9000",
         "KEYGRAPH_MAX_DEPTH": "7",
-        "KEYGRAPH_MAX_FIRST": "50",
         "KEYGRAPH_DYNAMODB_IDLE_TIMEOUT": "2.5",
         "KEYGRAPH_KEEP_ALIVE": "90",
         "KEYGRAPH_MAX_DOCUMENT": "4096",
@@ -87,7 +86,6 @@ def test_environment_variables_and_overrides(tmp_path: Path) -> None:
     assert (settings.store, settings.table, settings.port) == ("dynamodb", "kg_prod", 9100)
     assert settings.limits == Limits(
         max_depth=7,
-        max_first=50,
         max_document=4096,
         max_fields=300,
         max_pairs=20,
@@ -150,3 +148,13 @@ def test_the_docs_name_every_variable_and_only_those_read() -> None:
     )
     others = {v for v in named - settings if not any(s.startswith(f"{v}_") for s in settings)}
     assert sorted(v for v in others if f'"{v}"' not in code) == []
+
+
+def test_the_document_cache_bounds_are_settings() -> None:
+    """What `serve` keeps of prepared documents (server/compiled.py's DocumentCache)."""
+    loaded = load_settings(
+        {"KEYGRAPH_DOCUMENT_CACHE_ENTRIES": "7", "KEYGRAPH_DOCUMENT_CACHE_CHARS": "900"},
+        jwt_secret="s" * 40,
+    )
+    assert (loaded.limits.document_cache_entries, loaded.limits.document_cache_chars) == (7, 900)
+    assert Limits().document_cache_chars > 0

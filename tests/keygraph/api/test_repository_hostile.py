@@ -35,7 +35,7 @@ from tests.server.fuzz.target import HUNT, STORES, Target, errors_logged, genera
 EXAMPLES = {"embedded": 400, "dynamodb-local": 100}
 CALLS_PER_BYTE = 100
 BASE_CALLS = 60_000
-"""What a document may cost in Python calls (tests/server/fuzz/test_documents.py)."""
+"""What a document may cost in Python calls (tests/server/fuzz/documents.py's shapes)."""
 HANG_SECONDS = 20.0
 GROUP = 'createGroup(input: {name: "x"}) { id }'
 SHOP = "mutation($i: CreateShopInput!) { createShop(input: $i) { id } }"

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from server.domain.addresses import user_and_addresses
-from server.graphql.ids import local_id
-from server.graphql.resolvers import user as user_resolvers
+from tests.ids import local_id
 from tests.server.conftest import World, store_counts
 
 ADDRESS = "id label line1 line2 city postalCode country version isDefault"
@@ -116,39 +112,3 @@ async def test_another_tenant_cannot_touch_them(world: World) -> None:
     assert (await globex.data(f'{{ node(id: "{added["id"]}") {{ id }} }}'))["node"] is None
     node = await acme.data(f'{{ node(id: "{added["id"]}") {{ ... on Address {{ city }} }} }}')
     assert node["node"] == {"city": "Berlin"}
-
-
-@pytest.mark.hand_only("the test counts the server's own reads of addresses")
-async def test_a_user_reads_its_addresses_with_it_as_its_selection_asks(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`user(id)` reads the addresses in the user's own Query only when its selection asks
-    for them, @include and @skip by their variables included, however often the same
-    document comes back."""
-    acme = world.acme
-    user = await acme.create_user("ada@example.org")
-    await acme.data(ADD, {"i": home(user["id"])})
-    with_addresses: list[str] = []
-    read = user_and_addresses
-
-    async def counted(session: Any, tenant: str, user_id: str) -> Any:
-        with_addresses.append(user_id)
-        return await read(session, tenant, user_id)
-
-    monkeypatch.setattr(user_resolvers, "user_and_addresses", counted)
-    query = """query($id: ID!, $with: Boolean!) { user(id: $id) { name
-      addresses @include(if: $with) { label } } }"""
-    for _ in range(2):
-        for with_ in (True, False):
-            with_addresses.clear()
-            body = await acme(query, {"id": user["id"], "with": with_})
-            assert ("addresses" in body["data"]["user"]) is with_
-            assert len(with_addresses) == with_
-            assert store_counts(body) == {"storeCalls": 1, "storeWaves": 1}
-    plain = (
-        "query($id: ID!) { user(id: $id) { name ...A } } fragment A on User { addresses { label } }"
-    )
-    for _ in range(2):
-        body = await acme(plain, {"id": user["id"]})
-        assert body["data"]["user"]["addresses"] == [{"label": "Home"}]
-        assert store_counts(body) == {"storeCalls": 1, "storeWaves": 1}

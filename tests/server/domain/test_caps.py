@@ -18,7 +18,7 @@ from server.domain import cleanup, org_changes
 from server.domain.groups import MAX_GROUPS_PER_USER
 from server.domain.org import MAX_CHILDREN
 from server.errors import Conflict
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.conftest import Api, World
 from tests.server.domain.test_group_ids import stored_ids
 

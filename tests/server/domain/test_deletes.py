@@ -12,8 +12,8 @@ from keygraph.serve import create_app
 from keygraph.store import Session
 from server.compiled import compiled
 from server.domain import cleanup, users
-from server.graphql.ids import local_id
 from server.settings import Settings
+from tests.ids import local_id
 from tests.server.conftest import World
 from tests.server.domain.test_addresses import ADD, home
 

@@ -9,7 +9,7 @@ from generated.models.email_claim import EmailClaim
 from keygraph.plan import Delete, Get, Put
 from keygraph.store import Store
 from server.domain.emails import KEY_MAX_LENGTH
-from server.graphql.ids import from_global_id
+from tests.ids import from_global_id
 from tests.server.conftest import Api, refusal
 
 BY_EMAIL = "query($e: String!) { userByEmail(email: $e) { id email } }"

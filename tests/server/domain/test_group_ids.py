@@ -12,7 +12,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.plan import Get, Update
 from keygraph.store import Session
 from server.domain import backfill, cleanup, groups
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.conftest import World, store_counts
 
 GROUPS = """query($id: ID!) { user(id: $id) { version

@@ -15,11 +15,9 @@ from keygraph.plan import TableDef
 from keygraph.store import Store
 from server.auth.tokens import issue_token
 from server.domain import org as org_domain
-from server.edge.app import create_app
-from server.graphql.ids import from_global_id, to_global_id
-from server.graphql.types import org as org_types
 from server.settings import Settings
-from tests.server.conftest import Api
+from tests.ids import from_global_id, to_global_id
+from tests.server.conftest import Api, app_of
 
 CREATE = """mutation($name: String!, $parent: ID) {
   createOrgNode(input: {name: $name, parentId: $parent}) { id name depth }
@@ -98,20 +96,6 @@ async def test_children_are_sorted_and_know_their_parent(org: Org) -> None:
     assert {child["parent"]["id"] for child in children} == {root}
     # The node, its children; the parent comes from the request's cache.
     assert (org.calls, org.waves) == (2, 2)
-
-
-@pytest.mark.hand_only(
-    "the page size patched is the server's, which reads a node's children page by page; "
-    "keygraph serve reads them in one page of `first`, whose default is a node's 100 at most"
-)
-async def test_children_read_every_page(org: Org, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(org_types, "CHILDREN_PAGE_SIZE", 2)
-    root = await org.create("Root")
-    for index in range(5):
-        await org.create(f"Team {index}", root)
-    data = await org.data("query($id: ID!) { orgNode(id: $id) { children { name } } }", id=root)
-    assert [c["name"] for c in data["orgNode"]["children"]] == [f"Team {i}" for i in range(5)]
-    assert org.calls == 1 + 3  # the node, then pages of 2, 2 and 1
 
 
 async def build_tree(org: Org) -> tuple[str, dict[str, list[str]]]:
@@ -259,26 +243,6 @@ async def test_tenants_do_not_see_each_other(org: Org, org_globex: Org) -> None:
     assert data["orgNode"]["children"] == [{"name": "acme child"}]
 
 
-@pytest.mark.hand_only(
-    "keygraph serve refuses an org id no node can have (a..b) with BAD_USER_INPUT where the "
-    "server answers null"
-)
-async def test_node_finds_org_nodes(org: Org, org_globex: Org) -> None:
-    root = await org.create("root")
-    child = await org.create("child", root)
-    query = "query($id: ID!) { node(id: $id) { id ... on OrgNode { name depth } } }"
-    data = await org.data(query, id=child)
-    assert data["node"] == {"id": child, "name": "child", "depth": 1}
-    assert (await org.data(query, id=to_global_id("OrgNode", "no.such.path")))["node"] is None
-    assert (await org.data(query, id=to_global_id("OrgNode", "a..b")))["node"] is None
-    assert (await org_globex.data(query, id=child))["node"] is None
-    by_id = "query($id: ID!) { orgNode(id: $id) { id } }"
-    assert (await org.data(by_id, id=to_global_id("Shop", "01ARZ3NDEKTSV4RRFFQ69G5FAV"))) == {
-        "orgNode": None
-    }
-    assert (await org.run(by_id, id="not base64!"))[1] == ["BAD_USER_INPUT"]
-
-
 def test_record_builder_sets_parent_ref_and_depth() -> None:
     now = datetime.now(UTC)
     root = org_domain.org_node_record("R", "root", (), now)
@@ -306,7 +270,7 @@ async def test_org_tree_on_dynamodb_local(
     store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
 ) -> None:
     store = await store_factory("dynamodb-local", TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         org = Org(Api(client, issue_token(settings, "acme", roles=["admin"])))
         chain = [await org.create("level 0")]
@@ -325,24 +289,6 @@ async def test_org_tree_on_dynamodb_local(
         assert data["orgNode"]["descendants"]["pageInfo"]["hasNextPage"]
         ghost = to_global_id("OrgNode", f"{node_key(chain[0])}.01ARZ3NDEKTSV4RRFFQ69G5FAV")
         assert (await org.run(CREATE, name="orphan", parent=ghost))[1] == ["NOT_FOUND"]
-
-
-@pytest.mark.hand_only(
-    "keygraph serve refuses an id whose key is too long to be stored (BAD_USER_INPUT) where "
-    "the server answers null"
-)
-async def test_trees_stop_at_the_deepest_level_a_sort_key_can_hold(org: Org) -> None:
-    parent = await org.create("level 0")
-    for level in range(1, org_domain.MAX_LEVELS):
-        parent = await org.create(f"level {level}", parent)
-    data, codes = await org.run(CREATE, name="too deep", parent=parent)
-    assert (data, codes) == (None, ["BAD_USER_INPUT"])
-    deepest = await org.data("query($id: ID!) { orgNode(id: $id) { depth } }", id=parent)
-    assert deepest["orgNode"]["depth"] == org_domain.MAX_LEVELS - 1
-    too_long = to_global_id("OrgNode", ".".join(["01ARZ3NDEKTSV4RRFFQ69G5FAV"] * 1000))
-    found = await org.data("query($id: ID!) { orgNode(id: $id) { id } }", id=too_long)
-    assert found["orgNode"] is None
-    assert org.calls == 0
 
 
 async def test_a_failed_field_leaves_the_loads_it_shares_to_the_others(org: Org) -> None:

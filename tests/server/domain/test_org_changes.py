@@ -8,7 +8,7 @@ import pytest
 from keygraph.cursor import CursorCodec
 from keygraph.store import Session
 from server.domain import cleanup
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.conftest import World
 
 CREATE = """mutation($name: String!, $parent: ID) {

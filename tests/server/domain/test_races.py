@@ -14,7 +14,7 @@ from generated.queries.membership import plan_group_members
 from keygraph.errors import TransactionCanceled
 from keygraph.store import Session
 from server.domain import cleanup
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.conftest import World
 from tests.server.domain.test_group_ids import stored_ids
 from tests.waiting import until

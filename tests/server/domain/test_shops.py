@@ -32,9 +32,9 @@ from server.domain.geo import (
     runs,
 )
 from server.domain.shops import shop_record
-from server.edge.app import create_app
-from server.graphql.ids import from_global_id, to_global_id
 from server.settings import Settings
+from tests.ids import from_global_id, to_global_id
+from tests.server.conftest import app_of
 
 NEAR = """query($lat: Float!, $lng: Float!, $r: Float!, $first: Int) {
   shopsNear(lat: $lat, lng: $lng, radiusKm: $r, first: $first) { distanceKm shop { id name } }
@@ -350,7 +350,7 @@ async def test_shops_near_on_dynamodb_local(
     store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
 ) -> None:
     store = await store_factory("dynamodb-local", TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         api = Shops(client, settings, store, "acme")
         center = (-16.5, 179.9)  # Fiji, across the antimeridian

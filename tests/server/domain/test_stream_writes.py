@@ -12,7 +12,7 @@ from keygraph.store import Session
 from keygraph.stores import stream_of
 from keygraph.streams import Position
 from server.domain import cleanup, users
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.keygraph.stores.test_store_streams import everything
 from tests.server.conftest import World
 

@@ -12,10 +12,9 @@ from typing import Any
 
 import jwt
 
-from server.settings import Limits
+from keygraph.serve.limits import MAX_BODY_BYTES, MAX_QUERY_STRING
 from tests.server.conftest import SECRET
 
-LIMITS = Limits()
 QUERY = "{ viewer { tenant } }"
 
 
@@ -168,9 +167,7 @@ GETS = [
     _get("GET repeated query", ("query", QUERY), ("query", "{ nope }")),
     _get("GET operationName missing", ("query", QUERY), ("operationName", "Nope")),
     _get("GET NUL", ("query", "\x00")),
-    _get(
-        "GET long query string", ("query", "{ viewer { tenant } }" + " " * LIMITS.max_query_string)
-    ),
+    _get("GET long query string", ("query", "{ viewer { tenant } }" + " " * MAX_QUERY_STRING)),
     Request("GET invalid percent-encoding", method="GET", params=(("query", "%ff%fe"),)),
 ]
 METHODS = [
@@ -178,11 +175,11 @@ METHODS = [
     for method in ("PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE")
 ]
 LARGE = [
-    _raw("body one byte past the cap", b" " * (LIMITS.max_body_bytes + 1)),
+    _raw("body one byte past the cap", b" " * (MAX_BODY_BYTES + 1)),
     Request(
         "streamed body past the cap",
         chunks=(b'{"query": "{ viewer { tenant } }", "pad": "',)
-        + (b"x" * 65_536,) * (LIMITS.max_body_bytes // 65_536 + 1)
+        + (b"x" * 65_536,) * (MAX_BODY_BYTES // 65_536 + 1)
         + (b'"}',),
     ),
     _raw("content-length not a number", b"{}", **{"content-length": "lots"}),

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from server.settings import Limits
+from keygraph.serve.limits import MAX_ALIASES, MAX_BODY_BYTES, MAX_DEPTH, MAX_TOKENS
 
-LIMITS = Limits()
 USERS = "users(first: 2) { edges { node { ...F0 } } }"
 """Where the fragment graphs are spread: the nodes of a page of users."""
 
@@ -132,23 +131,23 @@ def whitespace(size: int) -> str:
     return "{ viewer { tenant } }" + ("\n# padding" * (size // 10))
 
 
-TOKEN_LIMIT = LIMITS.max_tokens
+TOKEN_LIMIT = MAX_TOKENS
 SHAPES = [
     Shape("doubling fragments", doubling, (16,)),
     Shape("doubling fragments in inline fragments", doubling_inline, (16,)),
     Shape("doubling fragments under aliases", doubling_aliases, (16,)),
-    Shape("fragment chain", chain, (LIMITS.max_depth, 200)),
-    Shape("wide fragment", wide, (LIMITS.max_aliases + 1, 400)),
+    Shape("fragment chain", chain, (MAX_DEPTH, 200)),
+    Shape("wide fragment", wide, (MAX_ALIASES + 1, 400)),
     Shape("fragment cycle", cycle, (1, 2, 50)),
     Shape("unknown fragments", unknown, (1, 100)),
-    Shape("aliases", aliases, (LIMITS.max_aliases, LIMITS.max_aliases + 1, 400)),
+    Shape("aliases", aliases, (MAX_ALIASES, MAX_ALIASES + 1, 400)),
     Shape("aliased pages", aliased_pages, (3, 30)),
-    Shape("nested fields", nested_fields, (LIMITS.max_depth, LIMITS.max_depth + 1, 300)),
-    Shape("nested inline fragments", nested_inline, (LIMITS.max_depth + 1, 300, 3000)),
+    Shape("nested fields", nested_fields, (MAX_DEPTH, MAX_DEPTH + 1, 300)),
+    Shape("nested inline fragments", nested_inline, (MAX_DEPTH + 1, 300, 3000)),
     Shape("nested selections", nested_braces, (300, 3000)),
     Shape("nested list literal", nested_lists, (300, 3000)),
     Shape("tokens", tokens, (TOKEN_LIMIT - 10, TOKEN_LIMIT + 1, 60_000)),
     Shape("unused fragments", fragment_definitions, (1, 300)),
     Shape("long names", long_names, (10_000,)),
-    Shape("whitespace and comments", whitespace, (LIMITS.max_body_bytes - 1000,)),
+    Shape("whitespace and comments", whitespace, (MAX_BODY_BYTES - 1000,)),
 ]

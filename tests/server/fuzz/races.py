@@ -25,10 +25,9 @@ import httpx
 from hypothesis import strategies as st
 
 from generated.models.cleanup_task import CleanupTask
-from keygraph.api.ids import parse_global_id
 from keygraph.plan import Item
 from server.domain.org import MAX_CHILDREN
-from server.graphql.ids import from_global_id
+from tests.ids import from_global_id
 from tests.server.fuzz.checks import Failures
 from tests.server.fuzz.target import budget, codes, generate
 
@@ -272,11 +271,8 @@ class OrgScenario(Scenario):
 
 
 def _own_id(global_id: str) -> str:
-    """An org node's own id, its path's last part, from its global id as either server
-    spells it: the path joined with dots (the hand-written one's) or as a list (the spec's)."""
-    _, parts = parse_global_id(global_id)
-    path = parts[0] if isinstance(parts[0], list) else str(parts[0]).split(".")
-    return str(path[-1])
+    """An org node's own id: the last part of the path its global id names, joined with dots."""
+    return from_global_id(global_id)[1].split(".")[-1]
 
 
 CREATE_USER = "mutation($i: CreateUserInput!) { createUser(input: $i) { id version } }"

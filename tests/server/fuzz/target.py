@@ -1,6 +1,6 @@
-"""What every fuzzer of the API shares: the app over one store seeded for two tenants, the
-budget of a run (fixed and derandomized in CI, larger for a hunt) and the checks every
-answer must pass."""
+"""What every fuzzer of the API shares: `make serve`'s app over one store seeded for two
+tenants, the budget of a run (fixed and derandomized in CI, larger for a hunt) and the
+checks every answer must pass."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,14 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generated.table import TABLE
 from keygraph.plan import Item, Scan
+from keygraph.serve import create_app
+from keygraph.serve.package import extension_at, served
 from keygraph.store import Store
-from server.auth.tokens import issue_token
-from server.edge.app import create_app
-from server.seed.tenant import SeedSizes, seed
-from server.settings import Settings
-from tests.conftest import StoreFactory
+from keygraph.tokens import issue
+from server.seed.tenant import SeedSizes
 from tests.server.conftest import SECRET
 
 SIZES = SeedSizes(users=6, orders=12, groups=2, org_nodes=7, org_depth=3, shops=12, max_members=4)
@@ -75,12 +72,6 @@ class Target:
         self.store = store
         self.acme = {"Authorization": f"Bearer {acme}"}
         self.globex = {"Authorization": f"Bearer {globex}"}
-
-    @classmethod
-    def of(cls, client: httpx.AsyncClient, settings: Settings, store: Store) -> Target:
-        """The hand-written server's app, its tokens issued with its settings."""
-        acme, globex = (issue_token(settings, t, roles=["admin"]) for t in ("acme", "globex"))
-        return cls(client, store, acme, globex)
 
     async def post(self, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
         """POST `body` (JSON-encoded by the standard library, so any int goes through) as
@@ -164,23 +155,16 @@ def _collect(value: Any, ids: list[str], emails: list[str]) -> None:
 
 
 @asynccontextmanager
-async def open_target(
-    kind: str, store_factory: StoreFactory, tmp_path: Path
-) -> AsyncIterator[Target]:
-    """The app over a fresh store of `kind`, both tenants seeded."""
-    async with open_app(await store_factory(kind, TABLE), tmp_path) as target:
-        yield target
-
-
-@asynccontextmanager
-async def open_app(store: Store, tmp_path: Path, *, seeded: bool = True) -> AsyncIterator[Target]:
-    """The app over `store` (an empty one), both tenants seeded unless not `seeded`."""
-    for tenant in ("acme", "globex") if seeded else ():
-        await seed(store, tenant, SIZES, progress=False)
-    settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET).resolved()
-    transport = httpx.ASGITransport(app=create_app(settings, store))
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield Target.of(client, settings, store)
+async def open_app(store: Store) -> AsyncIterator[Target]:
+    """`make serve`'s app (`keygraph serve --package generated --extend server.extension`)
+    over `store` while it runs."""
+    extension = extension_at("server.extension", "generated")
+    app = create_app(served("generated", store, SECRET, [extension], dev=True))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            acme, globex = (issue(SECRET, tenant, roles=["admin"]) for tenant in ("acme", "globex"))
+            yield Target(client, store, acme, globex)
 
 
 def check_answer(response: httpx.Response, case: object) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Racing mutations (tests/server/fuzz/races.py) against the app in process, on both stores.
+"""Racing mutations (tests/server/fuzz/races.py) against `make serve`'s app in process, on
+both stores.
 On DynamoDB Local the store reaches the endpoint through a proxy that closes connections idle
 for IDLE seconds, and every third round (from the second) waits longer than that first, so
 calls also meet connections the endpoint closed. CI plays ROUNDS rounds of each scenario;
@@ -9,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,11 +32,11 @@ IDLE = 1.0
 
 @pytest.fixture(params=STORES)
 async def racer(
-    request: pytest.FixtureRequest, store_factory: StoreFactory, tmp_path: Path
+    request: pytest.FixtureRequest, store_factory: StoreFactory
 ) -> AsyncIterator[tuple[Target, IdleProxy | None]]:
     if request.param == "embedded":
         store = await store_factory("embedded", TABLE)
-        async with open_app(store, tmp_path, seeded=False) as app:
+        async with open_app(store) as app:
             yield app, None
         return
     client: Any = request.getfixturevalue("dynamodb_client")
@@ -54,7 +54,7 @@ async def racer(
         max_concurrency=8,
     )
     try:
-        async with open_app(store, tmp_path, seeded=False) as app:
+        async with open_app(store) as app:
             yield app, proxy
     finally:
         await store.close()

@@ -5,27 +5,21 @@ it takes each fragment once (counted, not timed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode, parse
+from graphql import FragmentDefinitionNode, OperationDefinitionNode, parse
 from graphql.execution import values as coercion
 from graphql.execution.collect_fields import FragmentDetails
 from graphql.execution.values import VariableValues
 
 from generated.queries.user_order import USER_ORDERS_PAGE
-from keygraph.execution.plan import Compiler as BaseCompiler
-from keygraph.execution.plan import Object
+from keygraph.api.cost import estimate
+from keygraph.execution.plan import Compiler, Object
 from keygraph.serve.document_size import Sizes, check_size, same_key_pairs
-from server.api import build_schema
-from server.graphql import lookahead, prepare
-from server.graphql.compiled.compiler import StrawberryCompiler as Compiler
-from server.graphql.cost import estimate
-from server.settings import Limits
+from keygraph.serve.limits import MAX_PAIRS, MAX_VARIABLE_VALUES
+from tests.api_schema import LIMITS, SCHEMA
 from tests.server.conftest import Api
-
-SCHEMA = build_schema(Limits())._schema
 
 
 def doubling(levels: int, copies: int = 2, body: str = "id", last: str = "id") -> str:
@@ -118,7 +112,7 @@ async def test_one_response_key_selected_in_thousands_of_pairs_is_refused(
 
 
 async def test_one_response_key_within_the_pairs_limit_answers(acme: Api) -> None:
-    assert Limits().max_pairs >= 2 * 30 * 29 // 2
+    assert MAX_PAIRS >= 2 * 30 * 29 // 2
     data = await acme.data("{ " + " ".join(["viewer { tenant }"] * 30) + " }")
     assert data == {"viewer": {"tenant": "acme"}}
 
@@ -133,7 +127,7 @@ async def test_variables_holding_too_many_values_are_refused_uncoerced(
     variables = {"i": {"userId": user["id"], "currency": "EUR", "items": [item] * 1000}}
     query = "mutation($i: CreateOrderInput!) { createOrder(input: $i) { id } }"
     message = await _refused(acme, query, variables)
-    assert message == f"the variables hold more than {Limits().max_variable_values} values"
+    assert message == f"the variables hold more than {MAX_VARIABLE_VALUES} values"
     assert coerced == []
 
 
@@ -157,25 +151,6 @@ class CountingFragments(dict[str, FragmentDefinitionNode]):
         self.lookups += 1
         return super().get(name, default)
 
-    def root_fields(self) -> list[FieldNode]:
-        return [s for s in self.operation.selection_set.selections if isinstance(s, FieldNode)]
-
-
-def _fields(found: Iterator[FieldNode]) -> list[str]:
-    return [field.name.value for field in found]
-
-
-@pytest.mark.parametrize("levels", [4, 16])
-def test_lookahead_takes_each_fragment_once(levels: int) -> None:
-    fragments = CountingFragments(doubling(levels, last="id addresses { id }"))
-    fixed = lookahead._without_directives(fragments.root_fields(), fragments)
-    assert fixed == frozenset({"id", "addresses"})
-    assert fragments.lookups == levels + 1
-    fragments.lookups = 0
-    below = lookahead._below(fragments.root_fields(), fragments, VariableValues({}, {}))
-    assert _fields(below) == ["id"] * (levels + 1) + ["addresses"]
-    assert fragments.lookups == levels + 1
-
 
 def test_sizes_take_each_fragment_once() -> None:
     fragments = CountingFragments(doubling(150, copies=3))
@@ -189,9 +164,9 @@ def test_sizes_take_each_fragment_once() -> None:
 
 def test_the_cost_and_the_plan_take_repeated_spreads_once() -> None:
     fragments = CountingFragments(doubling(60, last="id orders { edges { node { id } } }"))
-    found = estimate(SCHEMA, fragments.operation, fragments, {"u": "x"})
-    assert found is not None
-    assert found.cost == 1 + USER_ORDERS_PAGE.default
+    assert (
+        estimate(SCHEMA, fragments.operation, fragments, {"u": "x"}) == 1 + USER_ORDERS_PAGE.default
+    )
     details = {name: FragmentDetails(definition) for name, definition in fragments.items()}
     plan = Compiler(SCHEMA, details, VariableValues({}, {}), fragments.operation).compile()
     (user,) = plan.root.fields
@@ -202,35 +177,20 @@ def test_the_cost_and_the_plan_take_repeated_spreads_once() -> None:
 def test_a_fragment_chain_longer_than_the_stack_is_measured() -> None:
     chain = "\n".join(f"fragment F{i} on User {{ ...F{i + 1} }}" for i in range(5000))
     document = parse("{ viewer { tenant } }\n" + chain + "\nfragment F5000 on User { id }")
-    assert check_size(document, Limits()) == []
-
-
-def test_refused_documents_are_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    validated: list[tuple[Any, ...]] = []
-
-    def validate(*args: Any) -> list[Any]:
-        validated.append(args)
-        return []
-
-    monkeypatch.setattr(prepare, "validate", validate)
-    found = prepare.prepare(SCHEMA, doubling(40), (), Limits())
-    assert [error.extensions for error in found.errors] == [{"code": "QUERY_TOO_COMPLEX"}]
-    assert validated == []
-    prepare.prepare(SCHEMA, doubling(4), (), Limits())
-    assert len(validated) == 1
+    assert check_size(document, LIMITS) == []
 
 
 async def test_operations_over_the_cost_limit_are_never_planned(
     acme: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    planned: list[BaseCompiler] = []
-    compile_plan = BaseCompiler.compile
+    planned: list[Compiler] = []
+    compile_plan = Compiler.compile
 
-    def counted(self: BaseCompiler) -> Any:
+    def counted(self: Compiler) -> Any:
         planned.append(self)
         return compile_plan(self)
 
-    monkeypatch.setattr(BaseCompiler, "compile", counted)  # both servers' compilers
+    monkeypatch.setattr(Compiler, "compile", counted)
     user = await acme.create_user("ada@example.com")
     assert await acme.data("query($u: ID!) { user(id: $u) { id } }", {"u": user["id"]})
     assert planned

@@ -8,8 +8,7 @@ from typing import Any
 
 from keygraph.plan import Item, Scan
 from keygraph.store import Store
-from server.graphql.ids import to_global_id
-from server.graphql.types.org import node_global_id
+from tests.ids import to_global_id
 from tests.server.conftest import Api
 
 LONG_USER = to_global_id("User", "u" * 5000)
@@ -17,8 +16,8 @@ LONG_GROUP = to_global_id("Group", "g" * 5000)
 LONG_ORDER = to_global_id("Order", "#" * 2000)
 """Escaping makes each "#" three bytes: 6,000 in the key."""
 LONG_PATH = ["N" * 60] * 31
-LONG_NODE = node_global_id(LONG_PATH)
-"""The id of an org node too deep for its key, spelt alike by both servers."""
+LONG_NODE = to_global_id("OrgNode", ".".join(LONG_PATH))
+"""The id of an org node too deep for its key: its path joined with dots."""
 LONG_EMAIL = "e" * 2990 + "@example.org"
 
 

@@ -1,22 +1,21 @@
-"""Limits checked before execution: depth, aliases, tokens and page sizes; and the parse and
-validation caches that keep repeated documents cheap."""
+"""Limits checked before execution: depth, aliases, tokens and page sizes, each configurable;
+and the parse and validation caches that keep repeated documents cheap."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
+from dataclasses import replace
 
 import httpx
 import pytest
 from graphql import GraphQLError, GraphQLSyntaxError, get_introspection_query
 
+from keygraph.serve import create_app
 from keygraph.serve.limits import parse_limited
+from keygraph.serve.package import extension_at, served
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.auth.tokens import issue_token
-from server.edge.app import create_app
-from server.graphql.prepare import Prepared
-from server.settings import Limits, Settings
-from tests.server.conftest import SECRET, Api, store_counts
+from keygraph.tokens import issue
+from tests.server.conftest import SECRET, Api
 
 # users(1) edges(2) node(3) orders(4) edges(5) node(6) user(7) orders(8) edges(9) node(10) id(11)
 TOO_DEEP = """{ users { edges { node { orders { edges { node { user {
@@ -84,26 +83,6 @@ def test_syntax_errors_are_left_to_the_parser() -> None:
         parse_limited("{ viewer { tenant ", 2000, 65_536)
 
 
-@pytest.mark.parametrize("first", [101, 1000])
-@pytest.mark.hand_only(
-    "keygraph serve reads a `first` above the page's maximum as the maximum where the server "
-    "refuses it"
-)
-async def test_first_above_the_maximum_is_bad_user_input(acme: Api, first: int) -> None:
-    literal = await acme(f"{{ users(first: {first}) {{ edges {{ node {{ id }} }} }} }}")
-    variable = await acme(
-        "query($f: Int) { users(first: 1) { edges { node { orders(first: $f) { "
-        "edges { node { id } } } } } } }",
-        {"f": first},
-    )
-    default = await acme(
-        f"query($f: Int = {first}) {{ users(first: $f) {{ edges {{ node {{ id }} }} }} }}"
-    )
-    for body in (literal, variable, default):
-        assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
-        assert store_counts(body) == {"storeCalls": 0, "storeWaves": 0}
-
-
 async def test_negative_first_is_bad_user_input(acme: Api) -> None:
     assert await acme.codes("{ users(first: -1) { edges { node { id } } } }") == ["BAD_USER_INPUT"]
 
@@ -120,12 +99,14 @@ async def test_introspection_is_not_limited_by_depth(acme: Api) -> None:
 
 
 @pytest.fixture
-async def strict(tmp_path: Path, store: EmbeddedStore) -> AsyncIterator[Api]:
-    limits = Limits(max_depth=4, max_aliases=1, max_tokens=50, max_first=5)
-    settings = Settings(env="dev", data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+async def strict(store: EmbeddedStore) -> AsyncIterator[Api]:
+    """`make serve`'s app with its limits lowered, as an admin of acme."""
+    extension = extension_at("server.extension", "generated")
+    api = served("generated", store, SECRET, [extension], dev=True)
+    app = create_app(replace(api, max_depth=4, max_aliases=1, max_tokens=50))
+    transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        yield Api(client, issue_token(settings, "acme", roles=["admin"]))
+        yield Api(client, issue(SECRET, "acme", roles=["admin"]))
 
 
 async def test_limits_are_configurable(strict: Api) -> None:
@@ -135,10 +116,6 @@ async def test_limits_are_configurable(strict: Api) -> None:
     )
     await _too_complex(strict, "{ a: viewer { tenant } b: viewer { tenant } }")
     await _too_complex(strict, _tokens(51))
-    assert await strict.codes("{ users(first: 6) { edges { node { id } } } }") == ["BAD_USER_INPUT"]
-    by_default = "query($f: Int = 6) { users(first: $f) { edges { node { id } } } }"
-    assert await strict.codes(by_default) == ["BAD_USER_INPUT"]
-    assert "errors" not in await strict(by_default, {"f": 5})
 
 
 async def _found(api: Api, query: str) -> str:
@@ -162,15 +139,3 @@ async def test_documents_differing_in_literals_are_found_by_their_shape(acme: Ap
     assert [await found(literal) for _ in range(3)] == ["prepared", "shape", "shape"]
     assert await found(literal.replace("3", "4")) == "shape"
     assert await found(literal + " ") == "prepared"
-
-
-def test_first_arguments_are_found_per_named_operation() -> None:
-    document = parse_limited(
-        "query A { users(first: 7) { edges { node { id } } } } query B { viewer { tenant } }",
-        2000,
-        65_536,
-    )
-    prepared = Prepared(document, [])
-    assert [int(value.value) for value, _ in prepared.firsts("A")] == [7]  # type: ignore[attr-defined]
-    assert prepared.firsts("B") == []
-    assert prepared.firsts("NotInTheDocument") == []

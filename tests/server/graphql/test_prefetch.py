@@ -5,16 +5,11 @@ the same, and only what the selection asks for (through fragments, variables, @s
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-import httpx
-
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge.app import create_app
-from server.graphql.ids import to_global_id
-from server.settings import Settings
-from tests.server.conftest import Api, gql, store_counts
+from tests.ids import to_global_id
+from tests.server.conftest import Api, store_counts
 from tests.server.graphql.test_batching import _seed
 
 ORDERS = "orders(first: 2) { edges { node { totalCents } } }"
@@ -81,19 +76,3 @@ async def test_a_failed_load_fails_at_each_users_field(acme: Api, store: Embedde
     assert [(e["extensions"]["code"], e["path"]) for e in body["errors"]] == [
         ("INVALID_CURSOR", ["users", "edges", n, "node", "orders"]) for n in range(3)
     ]
-
-
-async def test_nothing_is_loaded_ahead_with_batching_off(
-    acme: Api, store: EmbeddedStore, settings: Settings, acme_token: str
-) -> None:
-    await _seed(store, users=3, orders_each=2, groups=2)
-    groups = "groups { edges { node { name } } }"
-    query = f"{{ users {{ edges {{ node {{ {ORDERS} {groups} }} }} }} }}"
-    app = create_app(replace(settings, batching=False), store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-        naive = await gql(c, query, None, acme_token)
-    batched = await acme(query)
-    assert naive["data"] == batched["data"]
-    # per field: the page, then each user's orders and each group on its own
-    assert store_counts(naive) == {"storeCalls": 1 + 3 + 3 * 2, "storeWaves": 2}
-    assert store_counts(batched) == {"storeCalls": 1 + 3 + 1, "storeWaves": 2}

@@ -1,17 +1,14 @@
-"""Fixtures for persisted operations: the app with each executor, and requests sending a
-document by its hash (Apollo's automatic persisted queries)."""
+"""Requests for persisted operations: a document sent by its hash (Apollo's automatic
+persisted queries), over POST and GET."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import httpx
-import pytest
 
 from keygraph.serve.manifest import sha256
-from server.settings import ExecutorKind, Settings
 
 USERS = "query Users($n: Int) { users(first: $n) { edges { node { email } } } }"
 CREATE = "mutation($i: CreateUserInput!) { createUser(input: $i) { email } }"
@@ -42,15 +39,3 @@ async def get(client: httpx.AsyncClient, token: str, params: dict[str, Any]) -> 
 
 def codes(response: httpx.Response) -> list[str]:
     return [error["extensions"]["code"] for error in response.json().get("errors", ())]
-
-
-@pytest.fixture(params=["compiled", "strawberry"])
-def executor(request: pytest.FixtureRequest) -> ExecutorKind:
-    """Each executor in turn: persisted operations run the same in both."""
-    name: ExecutorKind = request.param
-    return name
-
-
-@pytest.fixture
-def settings(settings: Settings, executor: ExecutorKind) -> Settings:
-    return replace(settings, executor=executor)

@@ -1,6 +1,6 @@
-"""Trusted documents through the app: only a manifest's operations run, on both executors;
-a manifest that cannot be used stops the server at start, and the documents command checks
-and makes manifests."""
+"""Trusted documents through the app `serve` runs (server/compiled.py): only a manifest's
+operations run; a manifest that cannot be used stops the server at start, and the documents
+command checks and makes manifests against the schema it serves."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import httpx
 import orjson
 import pytest
 
+from keygraph.serve import create_app
 from keygraph.serve.manifest import apollo_manifest, sha256
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.cli import main
-from server.edge.app import create_app
+from server.compiled import compiled
 from server.settings import Settings, SettingsError
 from tests.server.persisted.conftest import USERS, codes, get, persisted, post
 
@@ -34,7 +35,7 @@ def manifest_path(tmp_path: Path) -> Path:
 async def trusted(
     settings: Settings, store: EmbeddedStore, manifest_path: Path
 ) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(replace(settings, trusted_documents=manifest_path).resolved(), store)
+    app = create_app(compiled(replace(settings, trusted_documents=manifest_path), store))
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://t"
     ) as client:

@@ -18,8 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keygraph.execution.coercion import compile_coercion
-from server.api import build_schema
-from server.settings import Limits
+from tests.api_schema import SCHEMA as API
 
 SCHEMA = build_ast_schema(
     parse(
@@ -101,8 +100,7 @@ def test_defaults_and_one_of_are_left_to_graphql_core() -> None:
 
 
 def test_the_create_order_input_compiles() -> None:
-    schema = build_schema(Limits())._schema
-    type_ = GraphQLNonNull(_input(schema, "CreateOrderInput"))
+    type_ = GraphQLNonNull(_input(API, "CreateOrderInput"))
     coerce = compile_coercion(type_)
     assert coerce is not None
     value = {

@@ -1,4 +1,4 @@
-"""The fast path's executor (keygraph/execution/operation.py) runs the operation
+"""The executor `keygraph serve` builds (keygraph/execution/operation.py) runs the operation
 graphql-core's `build` would, with the same variables: plain scalar values taken as they
 are, and everything else coerced, or refused, by graphql-core."""
 
@@ -10,12 +10,10 @@ import pytest
 from graphql import build_ast_schema, parse
 
 from keygraph.execution import operation
+from keygraph.execution.executor import CompiledExecutor
 from keygraph.execution.operation import build_executor
-from server.api import build_schema
-from server.graphql.compiled.executor import CompiledExecutor
-from server.settings import Limits
+from tests.api_schema import SCHEMA
 
-SCHEMA = build_schema(Limits())._schema
 DOCUMENT = parse(
     """query A($id: ID!, $first: Int, $lat: Float!, $after: String, $cascade: Boolean) {
          user(id: $id) { orders(first: $first, after: $after) { edges { cursor } } }
@@ -26,10 +24,10 @@ DOCUMENT = parse(
 
 
 def _build(
-    document: Any, name: str | None, variables: Any, extensions: Any
+    document: Any, name: str | None, variables: Any, hide_suggestions: bool = False
 ) -> CompiledExecutor | None:
     return build_executor(
-        CompiledExecutor, SCHEMA, document, name, variables, operation_extensions=extensions
+        CompiledExecutor, SCHEMA, document, name, variables, hide_suggestions=hide_suggestions
     )
 
 
@@ -54,7 +52,7 @@ PLAIN = {"id": "x", "first": 5, "lat": 52.5, "after": "c", "cascade": True}
     ],
 )
 def test_variables_are_what_graphql_core_makes_of_them(variables: dict[str, Any] | None) -> None:
-    mine = _build(DOCUMENT, "A", variables, None)
+    mine = _build(DOCUMENT, "A", variables)
     theirs = CompiledExecutor.build(
         SCHEMA, DOCUMENT, raw_variable_values=variables, operation_name="A"
     )
@@ -85,16 +83,16 @@ def test_plain_variables_skip_graphql_cores_coercion(monkeypatch: pytest.MonkeyP
         raise AssertionError("graphql-core's build was called")
 
     monkeypatch.setattr(CompiledExecutor, "build", refuse)
-    built = _build(DOCUMENT, "A", PLAIN, {"trace": 1})
+    built = _build(DOCUMENT, "A", PLAIN, hide_suggestions=True)
     assert built is not None
     assert built.variable_values.coerced == PLAIN
-    assert built.operation_extensions == {"trace": 1}
+    assert built.hide_suggestions is True
 
 
 def test_an_operation_build_would_not_pick_is_left_to_it() -> None:
-    assert _build(DOCUMENT, None, PLAIN, None) is None  # two, no name
-    assert _build(DOCUMENT, "C", PLAIN, None) is None  # no such operation
-    built = _build(DOCUMENT, "B", None, None)
+    assert _build(DOCUMENT, None, PLAIN) is None  # two, no name
+    assert _build(DOCUMENT, "C", PLAIN) is None  # no such operation
+    built = _build(DOCUMENT, "B", None)
     assert built is not None
     assert built.operation.name is not None
     assert built.operation.name.value == "B"
@@ -128,7 +126,7 @@ ORDER = {"userId": "u", "currency": "EUR", "items": [LINE, {**LINE, "quantity": 
     ],
 )
 def test_input_variables_are_what_graphql_core_makes_of_them(variables: dict[str, Any]) -> None:
-    mine = _build(MUTATION, "M", variables, None)
+    mine = _build(MUTATION, "M", variables)
     theirs = CompiledExecutor.build(
         SCHEMA, MUTATION, raw_variable_values=variables, operation_name="M"
     )
@@ -145,7 +143,7 @@ def test_input_variables_skip_graphql_cores_build(monkeypatch: pytest.MonkeyPatc
         raise AssertionError("graphql-core's build was called")
 
     monkeypatch.setattr(CompiledExecutor, "build", refuse)
-    built = _build(MUTATION, "M", {"input": ORDER, "lines": [LINE]}, None)
+    built = _build(MUTATION, "M", {"input": ORDER, "lines": [LINE]})
     assert built is not None
     assert built.variable_values.coerced["input"]["items"][1]["quantity"] == 1
 
