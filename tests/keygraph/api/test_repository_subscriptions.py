@@ -33,10 +33,11 @@ from server.api import sdl
 from server.auth.tokens import issue_token
 from server.edge.app import App, create_app
 from server.graphql.ids import local_id, to_global_id
+from server.realtime.connection import Realtime
 from server.settings import Settings
 from tests.conftest import StoreFactory
 from tests.server.conftest import Api
-from tests.server.realtime.conftest import realtime_of, receive, sessions, subscribe
+from tests.server.realtime.conftest import receive, sessions, subscribe
 from tests.waiting import until
 
 SECRET = "repository-subscriptions-" + "s" * 32
@@ -77,7 +78,9 @@ class Both:
 
     def feeds(self) -> int:
         """The feeds both apps' stream readers deliver to."""
-        return int(realtime_of(self.hand).hub.open_feeds) + self.hub.open_feeds
+        apps = [getattr(route, "app", None) for route in self.hand.routes]
+        (realtime,) = [endpoint for endpoint in apps if isinstance(endpoint, Realtime)]
+        return int(realtime.hub.open_feeds) + self.hub.open_feeds
 
     @contextlib.asynccontextmanager
     async def connections(self) -> AsyncIterator[Callable[..., Awaitable[Pair]]]:

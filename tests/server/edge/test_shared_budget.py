@@ -17,10 +17,10 @@ from generated.table import TABLE
 from keygraph.shared.bucket import SharedBudget
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.edge.app import create_app
+from server.realtime.connection import Realtime
 from server.settings import Limits, Settings
 from tests.redis_server import RedisServer
 from tests.server.observability.helpers import TOKEN, admin_token, scrape, settings_for, value
-from tests.server.realtime.conftest import realtime_of
 from tests.waiting import POLL, UNTIL_SECONDS
 
 VIEWER = "query Viewer { viewer { tenant } }"
@@ -33,7 +33,9 @@ async def host(settings: Settings) -> AsyncIterator[tuple[httpx.AsyncClient, Sha
     """A client of one app (lifespan run) on its own store, and the budget it charges."""
     store = EmbeddedStore(TABLE, path=settings.data_dir / "keygraph.sqlite3")
     app = create_app(settings, store)
-    budget = realtime_of(app).budget
+    apps = [getattr(route, "app", None) for route in app.routes]
+    (realtime,) = [endpoint for endpoint in apps if isinstance(endpoint, Realtime)]
+    budget = realtime.budget
     assert isinstance(budget, SharedBudget)
     transport = httpx.ASGITransport(app=app)
     try:
