@@ -43,8 +43,12 @@ CODES: tuple[tuple[type[Exception], str], ...] = (
 
 
 def error_code(error: GraphQLError) -> str:
-    """The code an error answers with: its cause's, or a document's own (validation)."""
+    """The code an error answers with: its cause's, the one it was made with (a refusal
+    by the tenant's budget: THROTTLED), or a document's own (validation)."""
     cause = error.original_error
+    own = (error.extensions or {}).get("code")
+    if cause is None and isinstance(own, str):
+        return own
     if cause is None:
         variable = error.message.startswith("Variable '$")
         return "BAD_USER_INPUT" if variable or error.path else "GRAPHQL_VALIDATION_FAILED"

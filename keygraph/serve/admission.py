@@ -152,7 +152,7 @@ def _screened(
         return replace(refusal, headers=headers, operation=operation, found=found.how)
     too_many = check_variables(variables or {}, served.max_variable_values)
     if too_many is not None:  # before they are coerced
-        return Refused(400, [_shown(too_many)], operation=operation, found=found.how)
+        return Refused(400, [formatted(too_many)], operation=operation, found=found.how)
     bound = variables if found.binding is None else found.binding.variables
     runner: type[Executor[Any]] = CompiledExecutor if served.compiled else Executor
     executor = build_executor(runner, served.schema, document, name, bound)
@@ -166,7 +166,7 @@ def _screened(
             executor.variable_values,
         )
     if estimate is not None and estimate.cost > served.max_cost:  # before it is planned
-        too_complex = Refused(400, [_shown(over_cost(estimate.cost, served.max_cost))])
+        too_complex = Refused(400, [formatted(over_cost(estimate.cost, served.max_cost))])
         return replace(too_complex, estimate=estimate, operation=operation, found=found.how)
     return Admitted(document, operation, executor, estimate, False, found.how, bound, found.binding)
 
@@ -232,18 +232,10 @@ def _checked(served: Served, query: str) -> DocumentNode | Refused:
     try:
         document = parse_limited(query, served.max_tokens, served.max_document)
     except GraphQLError as exc:
-        return Refused(400, [_shown(exc)])
+        return Refused(400, [formatted(exc)])
     errors = check_size(document, served, served.max_root_fields)
     if not errors:
         errors = validate(served.schema, document)
     if errors:
-        return Refused(400, [_shown(e) for e in errors], parsed=document)
+        return Refused(400, [formatted(e) for e in errors], parsed=document)
     return document
-
-
-def _shown(error: GraphQLError) -> dict[str, Any]:
-    """An error as a refusal answers it: a limit's with its own code (QUERY_TOO_COMPLEX),
-    others as the API formats them (a syntax or validation error's code)."""
-    if (error.extensions or {}).get("code") is not None:
-        return dict(error.formatted)
-    return formatted(error)

@@ -19,7 +19,7 @@ from keygraph.store import Session
 from server.aws_lambda import environment, schedule
 from server.domain import cleanup
 from server.domain.tx import MAX_ACTIONS
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.aws_lambda.conftest import post
 
 pytestmark = pytest.mark.dynamodb_local

@@ -2,10 +2,8 @@
 in-memory change stream, an HTTP client and WebSocket sessions speaking
 graphql-transport-ws.
 
-The app is each `server` in turn (tests/server/conftest.py): the hand-written one, and
-`keygraph serve`'s with the same init timeout, poll interval and subscriptions a
-connection, a tenant and a worker, on the same store and stream. A test of the hand-written
-server's own machinery asks for `hand_app`, which is that server alone."""
+The app is `keygraph serve`'s over `generated` and `server.extension`, with the settings'
+init timeout, poll interval and subscriptions a connection, a tenant and a worker."""
 
 from __future__ import annotations
 
@@ -29,8 +27,6 @@ from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import ChangeStream
 from server.auth.tokens import issue_token
-from server.edge.app import App, create_app
-from server.realtime.connection import Realtime
 from server.settings import Settings
 from tests.server.conftest import SECRET
 from tests.server.realtime.capturing_store import CapturingStore
@@ -58,10 +54,13 @@ def stream() -> MemoryStream:
     return MemoryStream()
 
 
-def spec_app(settings: Settings, store: Store, stream: ChangeStream | None = None) -> Starlette:
+def spec_app(
+    settings: Settings, store: Store, stream: ChangeStream | None = None, **options: Any
+) -> Starlette:
     """`keygraph serve`'s app on `store`, following `stream` (by default the store's own),
     with the settings' realtime limits where it has them (subscriptions a connection, a
-    tenant and a worker; its connections are limited per tenant alone)."""
+    tenant and a worker; its connections are limited per tenant alone) and Served's other
+    `options` (a budget, the connections a tenant holds)."""
     extension = extension_at("server.extension", "generated")
     assert settings.jwt_secret is not None
     served_app = served(
@@ -76,31 +75,17 @@ def spec_app(settings: Settings, store: Store, stream: ChangeStream | None = Non
         subscriptions=SubscriptionSettings(
             settings.max_subscriptions_per_tenant, settings.max_subscriptions_per_worker
         ),
+        **options,
     )
     return serve_app(served_app)
 
 
 @pytest.fixture
 async def app(
-    server: str, settings: Settings, store: EmbeddedStore, stream: MemoryStream
-) -> AsyncIterator[Starlette]:
-    """The app of `server`, started, on the store and the in-memory stream."""
-    capturing = CapturingStore(store, stream)
-    built: Starlette = (
-        create_app(settings, capturing, stream=stream)
-        if server == "hand"
-        else spec_app(settings, cast(Store, capturing), stream)
-    )
-    async with built.router.lifespan_context(built):
-        yield built
-
-
-@pytest.fixture
-async def hand_app(
     settings: Settings, store: EmbeddedStore, stream: MemoryStream
-) -> AsyncIterator[App]:
-    """The hand-written server's app, started, on the store and the in-memory stream."""
-    built = create_app(settings, CapturingStore(store, stream), stream=stream)
+) -> AsyncIterator[Starlette]:
+    """The app, started, on the store and the in-memory stream."""
+    built = spec_app(settings, cast(Store, CapturingStore(store, stream)), stream)
     async with built.router.lifespan_context(built):
         yield built
 
@@ -204,10 +189,3 @@ def member_token(settings: Settings) -> Callable[[str], str]:
         return issue_token(settings, "acme", subject, roles=["member"])
 
     return token
-
-
-def realtime_of(app: App) -> Realtime:
-    """The app's WebSocket endpoint, to read its limits and budget."""
-    apps = [getattr(route, "app", None) for route in app.routes]
-    (realtime,) = [endpoint for endpoint in apps if isinstance(endpoint, Realtime)]
-    return realtime

@@ -11,6 +11,7 @@ from typing import Any
 
 from httpx_ws import AsyncWebSocketSession
 
+from generated.api import API
 from generated.models.order import Order as OrderModel
 from generated.models.order_item import OrderItem
 from generated.queries.order import get_order
@@ -18,8 +19,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
 from keygraph.store import Session, Store
 from server.domain.orders import new_order_items
-from server.graphql.ids import local_id
-from server.graphql.types.org import node_global_id, node_path
+from tests.ids import local_id, to_global_id
 from tests.server.conftest import Api
 from tests.server.realtime.conftest import Connect, settle, subscribe
 from tests.server.realtime.reader_watch import ReaderWatch
@@ -43,6 +43,16 @@ MEMBERS = """subscription($g: ID!, $after: String) {
 ORG = """subscription($id: ID!, $after: String) {
   orgNodeChanged(id: $id, after: $after) { change cursor node { id name depth version } }
 }"""
+
+
+def _path_separator() -> str:
+    """What joins an org node's path in its id, as the spec declares it."""
+    (path,) = API.roots["orgNode"].args
+    assert path.separator is not None
+    return path.separator
+
+
+PATH_SEPARATOR = _path_separator()
 
 
 class Subscriber:
@@ -185,10 +195,13 @@ async def delete_node(api: Api, node_id: str, version: int) -> None:
     )
 
 
+def node_global_id(path: tuple[str, ...]) -> str:
+    """The id of the org node at `path`."""
+    return to_global_id("OrgNode", PATH_SEPARATOR.join(path))
+
+
 def path_of(node_id: str) -> tuple[str, ...]:
-    path = node_path(node_id)
-    assert path is not None
-    return path
+    return tuple(local_id(node_id, "OrgNode").split(PATH_SEPARATOR))
 
 
 def below(parent_id: str, node_id: str) -> str:

@@ -18,10 +18,9 @@ from generated.table import TABLE
 from keygraph.cursor import CursorCodec
 from keygraph.plan import Put
 from keygraph.store import Session, Store
-from server.edge.app import create_app
-from server.graphql.ids import local_id
 from server.settings import Settings
 from tests.conftest import StoreFactory
+from tests.ids import local_id
 from tests.server.conftest import Api
 from tests.server.realtime.conftest import Connect, settle, spec_app, subscribe
 from tests.server.realtime.test_fields import ORDERS, USER, event
@@ -38,9 +37,9 @@ async def store(kind: str, store_factory: StoreFactory) -> Store:
 
 
 @pytest.fixture
-async def app(server: str, settings: Settings, store: Store, kind: str) -> AsyncIterator[Starlette]:
+async def app(settings: Settings, store: Store, kind: str) -> AsyncIterator[Starlette]:
     polled = replace(settings, stream_poll_interval=0.01 if kind == "embedded" else 0.05)
-    built = create_app(polled, store) if server == "hand" else spec_app(polled, store)
+    built = spec_app(polled, store)
     async with built.router.lifespan_context(built):
         yield built
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from httpx_ws import AsyncWebSocketSession
 
-from server.graphql.ids import local_id
+from tests.ids import local_id
 from tests.server.conftest import Api
 from tests.server.realtime.conftest import Connect, Sockets, receive, settle, subscribe
 

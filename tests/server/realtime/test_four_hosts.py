@@ -25,12 +25,11 @@ from keygraph.plan import Put
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
-from server.graphql.ids import to_global_id
 from server.settings import Settings, load_settings
+from tests.ids import to_global_id
+from tests.keygraph.test_hub import user_item
 from tests.redis_server import RedisServer
 from tests.server.realtime.conftest import PROTOCOL, bearer, receive, subscribe
-from tests.server.realtime.test_hosts import USER, Subscriber, rename
-from tests.server.realtime.test_hub import user_item
 from tests.server.realtime.test_served import STARTED
 from tests.server.realtime.test_workers import MAX_CONNECTIONS
 from tests.server.serving.test_serve import SECRET, Server
@@ -39,9 +38,9 @@ from tests.waiting import until
 
 HOSTS = 4
 BUDGET = {
-    "KEYGRAPH_TENANT_BUDGET": "1000",
-    "KEYGRAPH_TENANT_REFILL": "200",
-    "KEYGRAPH_MAX_COST": "1000",
+    "KEYGRAPH_TENANT_BUDGET": "300",
+    "KEYGRAPH_TENANT_REFILL": "60",
+    "KEYGRAPH_MAX_COST": "300",
 }
 """A small budget: a tenant's requests on the four hosts exceed its refill many times over."""
 WINDOW = 3.0
@@ -56,6 +55,40 @@ SPREAD = (
 )
 """One user read ALIASES times: it costs ALIASES and returns as many objects (no refund)."""
 TOLERANCE = 0.10
+USER = """subscription($id: ID!, $after: String) {
+  userChanged(id: $id, after: $after) { change cursor user { name } }
+}"""
+HOST_WAIT = 30.0
+"""How long an event may take to come: a takeover or a reconnect to Redis runs first."""
+
+
+async def rename(store: Store, *names: str) -> None:
+    """Writes user U1 under each of `names` in turn, straight to the table."""
+    for name in names:
+        await store.put(Put(user_item(name, 1)))
+
+
+class Subscriber:
+    """One userChanged subscription on a host, its names and cursors as they come."""
+
+    def __init__(self, ws: AsyncWebSocketSession, op_id: str) -> None:
+        self.ws = ws
+        self.op_id = op_id
+        self.names: list[str] = []
+        self.cursors: list[str] = []
+
+    async def until_names(self, *names: str) -> None:
+        """Reads events until `names` came in order after those before (at least once:
+        a name sent again is read past)."""
+        wanted = list(names)
+        while wanted:
+            message = await receive(self.ws, HOST_WAIT)
+            assert (message["type"], message.get("id")) == ("next", self.op_id), message
+            data = message["payload"]["data"]["userChanged"]
+            self.names.append(data["user"]["name"])
+            self.cursors.append(data["cursor"])
+            if data["user"]["name"] == wanted[0]:
+                wanted.pop(0)
 
 
 @pytest.fixture

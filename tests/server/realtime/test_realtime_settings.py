@@ -1,4 +1,5 @@
-"""The realtime settings from the environment, and refused when not positive numbers."""
+"""The realtime settings `serve` gives the compiled API (server/compiled.py), from the
+environment, and refused when not positive numbers."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ def test_realtime_settings_come_from_the_environment(tmp_path: Path) -> None:
             "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION": "4",
             "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT": "40",
             "KEYGRAPH_MAX_SUBSCRIPTIONS_PER_WORKER": "400",
-            "KEYGRAPH_MAX_WS_CONNECTIONS": "500",
-            "KEYGRAPH_MAX_WS_AWAITING_INIT": "50",
+            "KEYGRAPH_MAX_WS_CONNECTIONS_PER_TENANT": "50",
             "KEYGRAPH_STREAM_POLL_INTERVAL": "0.05",
         }
     )
@@ -26,7 +26,7 @@ def test_realtime_settings_come_from_the_environment(tmp_path: Path) -> None:
     assert settings.max_subscriptions_per_connection == 4
     assert settings.max_subscriptions_per_tenant == 40
     assert settings.max_subscriptions_per_worker == 400
-    assert (settings.max_ws_connections, settings.max_ws_awaiting_init) == (500, 50)
+    assert settings.max_ws_connections_per_tenant == 50
     assert settings.stream_poll_interval == 0.05
 
 
@@ -35,7 +35,7 @@ def test_realtime_settings_come_from_the_environment(tmp_path: Path) -> None:
     [
         ("KEYGRAPH_WS_INIT_TIMEOUT", "0"),
         ("KEYGRAPH_MAX_SUBSCRIPTIONS_PER_TENANT", "many"),
-        ("KEYGRAPH_MAX_WS_AWAITING_INIT", "0"),
+        ("KEYGRAPH_MAX_WS_CONNECTIONS_PER_TENANT", "0"),
     ],
 )
 def test_a_realtime_setting_must_be_a_positive_number(

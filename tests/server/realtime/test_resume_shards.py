@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 from httpx_ws import AsyncWebSocketSession
 
-from keygraph.streams import Position
-from server.edge.app import App
 from tests.server.conftest import Api
-from tests.server.realtime.conftest import Connect, realtime_of, receive, settle, subscribe
+from tests.server.realtime.conftest import Connect, receive, settle, subscribe
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.server.realtime.test_fields import ORDERS, event, nothing_more
 from tests.server.realtime.test_resume import sku_of, skus
@@ -139,24 +137,4 @@ async def test_the_cursors_of_replayed_and_then_live_events_resume_exactly(
     async with connect(acme.token) as ws:
         await subscribe(ws, "1", ORDERS, {"u": bob["id"], "after": first})
         assert sorted(await skus(ws, 5)) == sorted([*rest, "E", "F", "G"])
-        await nothing_more(ws)
-
-
-@pytest.mark.hand_only("a cursor of one shard is the hand-written server's earlier format")
-async def test_a_cursor_of_one_shard_from_before_resumes_as_it_did(
-    connect: Connect, acme: Api, stream: MemoryStream, app: App
-) -> None:
-    bob = await acme.create_user("bob@acme.test", "Bob")
-    await order(acme, stream, bob, "A", 0)
-    await order(acme, stream, bob, "B", 1)
-    b = (await stream.read(Position("shard-1"))).records[-1]
-    codec = realtime_of(app).cursors
-    cursor = codec.encode("acme", "change-stream", {}, {"s": "shard-1", "q": b.sequence})
-    for sku, lane in [("C", 0), ("D", 1), ("E", 2)]:
-        await order(acme, stream, bob, sku, lane)
-    async with connect(acme.token) as ws:
-        await subscribe(ws, "1", ORDERS, {"u": bob["id"], "after": cursor})
-        assert await skus(ws, 1) == ["D"]
-        await order(acme, stream, bob, "F", 2)
-        assert await skus(ws, 1) == ["F"]
         await nothing_more(ws)

@@ -7,22 +7,24 @@ poll."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from generated.api import API
 from generated.models.user import User
 from generated.table import TABLE
+from keygraph.api.watches import decoder
 from keygraph.errors import StoreError
 from keygraph.plan import Put
-from keygraph.realtime.changes import Change
+from keygraph.realtime.changes import Change, Topic
 from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
 from keygraph.realtime.sources import StreamSource
 from keygraph.stores import stream_of
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.streams import Batch, Partitions, Position
-from server.realtime.changes import change_of
+from keygraph.streams import Batch, Partitions, Position, StreamRecord
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
 
@@ -36,6 +38,24 @@ def user_item(name: str, version: int) -> dict[str, object]:
         version=version,
     )
     return model.to_item("acme")
+
+
+def change_of(
+    record: StreamRecord, shard_id: str, frontier: Mapping[str, str | None] | None = None
+) -> Change | None:
+    """The change a record makes, as the spec's API reads it."""
+    return DECODE(record, shard_id, frontier or {})
+
+
+def own_topic(item: dict[str, object]) -> Topic:
+    """The topic of an item's own changes."""
+    change = change_of(MemoryStream().append("INSERT", new=item), "shard-0")
+    assert change is not None
+    return change.topics[0]
+
+
+DECODE = decoder(API, TABLE)
+U1 = own_topic(user_item("a", 1))
 
 
 async def names(feed: Feed, count: int) -> list[str]:
@@ -52,7 +72,7 @@ async def test_the_reader_goes_on_from_the_oldest_kept_when_trimmed_under_it() -
     hub = Hub(stream, poll_interval=0.01, decode=change_of)
     await hub.start()
     try:
-        feed = hub.open("acme", ("user", "U1"))
+        feed = hub.open("acme", U1)
         stream.append("INSERT", new=user_item("a", 1))
         assert await names(feed, 1) == ["a"]
         # unread by the reader, then trimmed away, before it polls again
@@ -69,7 +89,7 @@ async def test_a_closed_feed_gets_nothing_and_is_forgotten() -> None:
     hub = Hub(stream, poll_interval=0.01, decode=change_of)
     await hub.start()
     try:
-        feed = hub.open("acme", ("user", "U1"))
+        feed = hub.open("acme", U1)
         hub.close(feed)
         assert isinstance(hub.source, StreamSource)
         reader = hub.source.reader
@@ -139,7 +159,7 @@ async def test_a_read_failing_on_one_shard_loses_nothing_read_of_another() -> No
     hub = Hub(stream, poll_interval=0.01, decode=change_of)
     await hub.start()
     try:
-        feed = hub.open("acme", ("user", "U1"))
+        feed = hub.open("acme", U1)
         stream.failing = True
         stream.append("INSERT", new=user_item("a", 1))  # the first shard's
         stream.append("MODIFY", old=user_item("a", 1), new=user_item("b", 2))  # the second's
@@ -155,7 +175,7 @@ async def test_the_embedded_reader_reads_a_write_when_it_is_made(tmp_path: Path)
     hub = Hub(stream_of(read), poll_interval=3600, decode=change_of)  # no poll in the test
     await hub.start()
     try:
-        feed = hub.open("acme", ("user", "U1"))
+        feed = hub.open("acme", U1)
         for version, name in enumerate(["a", "b"], start=1):  # the first, and one after a wait
             await written.put(Put(item=user_item(name, version)))
             assert await names(feed, 1) == [name]
