@@ -46,8 +46,8 @@ from keygraph.tokens import DEV_TENANT, dev_secret
 
 StoreKind = Literal["embedded", "dynamodb", "dynamodb-local"]
 STORE_KINDS: tuple[StoreKind, ...] = ("embedded", "dynamodb", "dynamodb-local")
-ExecutorKind = Literal["compiled", "strawberry"]
-EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "strawberry")
+ExecutorKind = Literal["compiled", "graphql-core"]
+EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("compiled", "graphql-core")
 
 
 class SettingsError(ValueError):
@@ -70,11 +70,10 @@ class Limits(RequestSettings):
     max_pairs: int = MAX_PAIRS
     """Pairs of fields under one response key at one place of the response, which validation
     compares two by two (about 30 ms at most here; a legitimate query makes a few dozen)."""
-    max_first: int = 100
     max_variable_values: int = MAX_VARIABLE_VALUES
     """Values a request's variables hold: list items and object fields, at any depth."""
     max_cost: int = MAX_COST
-    """The most objects one operation's response may hold (server/graphql/cost.py)."""
+    """The most objects one operation's response may hold (keygraph/api/cost.py)."""
     stream_cost: int = STREAM_COST
     """A query that may return more objects than this is read and sent in parts
     (keygraph/serve/parted.py), trading store waves for memory."""
@@ -89,8 +88,6 @@ class Limits(RequestSettings):
     """Bytes of a GET request's query string."""
     max_in_flight: int = 64
     """Requests a worker runs at once; more are refused with 503."""
-    idempotency_window: float = 600.0
-    """Seconds an Idempotency-Key's first answer is kept and repeated (edge/idempotency.py)."""
     document_cache_entries: int = DOCUMENTS_KEPT
     """Prepared documents a worker keeps, by text or by shape (keygraph.serve.document_cache)."""
     document_cache_chars: int = DOCUMENT_CHARS_KEPT
@@ -136,38 +133,26 @@ class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
     keep_alive: float = 75.0
     """Seconds an idle client connection stays open: longer than a load balancer's idle
     timeout (60 s on AWS), so that the balancer, not the server, closes it first."""
-    batching: bool = True
-    """DataLoader batching; off only for the benchmark's naive baseline (bench/)."""
     trusted_documents: Path | None = None
     """A manifest of the only operations the server runs (keygraph/serve/manifest.py)."""
-    get_max_age: int = 0
-    """Seconds a shared cache may keep a GET query's answer (per Authorization); 0: none."""
     executor: ExecutorKind = "compiled"
-    """How operations run: compiled into plans (keygraph/execution), or by Strawberry's
-    graphql-core executor; the answers are the same."""
+    """How operations run: compiled into plans (keygraph/execution), or by graphql-core's
+    executor; the answers are the same."""
     ws_init_timeout: float = 10.0
-    """Seconds a WebSocket client has to send `connection_init` (server/realtime/)."""
+    """Seconds a WebSocket client has to send `connection_init` (keygraph/serve/sockets.py)."""
     max_subscriptions_per_connection: int = 32
-    max_ws_connections: int = 10_000
-    """WebSocket connections one worker holds open; more are closed 1013 at once."""
     max_ws_connections_per_tenant: int = 1_000
-    """Of those, the initialised ones of one tenant (on all hosts, with a Redis URL): past it
-    a new one is closed 1013 once its token names the tenant, so no tenant takes every place
-    of a worker."""
-    max_ws_awaiting_init: int = 256
-    """Of those, the ones yet to send `connection_init`: past it the oldest is closed 1013."""
+    """WebSocket connections of one tenant a worker holds once initialised: past it a new
+    one is closed 4429, so no tenant takes every place of a worker."""
     stream_poll_interval: float | None = None
     """Seconds the change stream's reader waits when a read found nothing new; by default
     0.01 on the embedded store (a poll of its change log that finds nothing costs about
     10 µs) and 0.25 on DynamoDB (Streams allows five GetRecords a second per shard)."""
     metrics_token: str | None = None
-    """Serves /metrics on the app's port to requests bearing this token
-    (server/observability/exposition.py)."""
+    """Serves /metrics on the app's port to requests bearing this token."""
     metrics_port: int | None = None
     """Serves /metrics on this port of `metrics_host`, without a token."""
     metrics_host: str = "127.0.0.1"
-    metrics_tenant_label: bool = False
-    """Also counts requests and capacity units by tenant: a time series per tenant."""
     gc_young_threshold: int = GC_YOUNG_THRESHOLD
     """Allocations between collections of the young generation in a serving process
     (keygraph/serve/gc_tuning.py)."""
@@ -271,7 +256,7 @@ class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
             raise SettingsError(str(exc)) from exc
 
 
-_NOT_FROM_ENV = frozenset({"limits", "batching"})
+_NOT_FROM_ENV = frozenset({"limits"})
 """Fields no environment variable sets: every other field of Settings and Limits is set by
 KEYGRAPH_ and its name in capitals, converted by its type."""
 

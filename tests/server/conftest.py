@@ -3,10 +3,8 @@ two tenants ("acme" and "globex"), and `gql(client, query, variables, token)` wh
 request and returns the response body (asserting HTTP 200); and `world`, the app on each
 store kind in turn as two tenants, with the store underneath to look for leftovers.
 
-The app is each `server` in turn: this repository's hand-written server ("hand") and
-`keygraph serve` with the API its spec gives and `server/extension/` ("spec", what `make
-serve` serves). A test marked `hand_only(reason)` runs on the hand-written one alone: the
-reason is a difference docs/contract.md lists."""
+The app is the one `python -m server serve` runs: the API access_patterns.toml compiles to
+with `server/extension/`, built from the settings by server/compiled.py."""
 
 from __future__ import annotations
 
@@ -22,48 +20,20 @@ import pytest
 
 from generated.table import TABLE
 from keygraph.plan import Query, SortCondition, TableDef
-from keygraph.serve import create_app as serve_app
-from keygraph.serve.budget import TenantBudget
-from keygraph.serve.package import extension_at, served
+from keygraph.serve import create_app
 from keygraph.store import Store
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.tokens import DEV_TENANT, issue
 from server.auth.tokens import issue_token
+from server.compiled import compiled
 from server.domain import cleanup
-from server.edge.app import create_app
 from server.settings import Settings
 
 SECRET = "test-secret-" + "x" * 40
-SERVERS = ("hand", "spec")
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Each test asking for `server` runs on both, a `hand_only` one on the hand-written."""
-    if "server" in metafunc.fixturenames:
-        hand_only = metafunc.definition.get_closest_marker("hand_only") is not None
-        metafunc.parametrize("server", SERVERS[:1] if hand_only else SERVERS)
-
-
-def app_of(server: str, settings: Settings, store: Store) -> Any:
-    """The ASGI app of `server` on `store`, its tokens signed with the settings' secret; in
-    dev mode GraphiQL's page holds a token (keygraph serve's --dev)."""
-    if server == "hand":
-        return create_app(settings, store)
-    extension = extension_at("server.extension", "generated")
-    secret = settings.jwt_secret
-    assert secret is not None
-
-    def dev_authorization() -> str:
-        """GraphiQL's token, as `keygraph serve --dev` hands it out."""
-        return f"Bearer {issue(secret, DEV_TENANT, 'graphiql')}"
-
-    limits = settings.limits
-    budget = TenantBudget(limits.tenant_budget, limits.tenant_refill)
-    options: dict[str, Any] = {"dev": settings.dev, "budget": budget, "max_cost": limits.max_cost}
-    options.update(stream_cost=limits.stream_cost, part_objects=limits.part_objects)
-    if settings.dev:
-        options["dev_authorization"] = dev_authorization
-    return serve_app(served("generated", store, secret, [extension], **options))
+def app_of(settings: Settings, store: Store) -> Any:
+    """The app `python -m server serve` runs on `store`, as the settings ask."""
+    return create_app(compiled(settings, store))
 
 
 Gql = Callable[..., Awaitable[dict[str, Any]]]
@@ -133,10 +103,8 @@ async def store(tmp_path: Path) -> AsyncIterator[EmbeddedStore]:
 
 
 @pytest.fixture
-async def client(
-    server: str, settings: Settings, store: EmbeddedStore
-) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app_of(server, settings, store))
+async def client(settings: Settings, store: EmbeddedStore) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://keygraph.test") as c:
         yield c
 
@@ -256,14 +224,13 @@ def globex(client: httpx.AsyncClient, globex_token: str) -> Api:
 @pytest.fixture
 async def store_and_api(
     kind: str,
-    server: str,
     store_factory: Callable[[str, TableDef], Awaitable[Store]],
     settings: Settings,
 ) -> AsyncIterator[tuple[Store, Api]]:
     """A store of `kind` over this repository's table, and an admin of acme's client of the
     app on it."""
     store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=app_of(server, settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield store, Api(client, issue_token(settings, "acme", roles=["admin"]))
 
@@ -294,14 +261,13 @@ class World:
 @pytest.fixture
 async def world(
     kind: str,
-    server: str,
     store_factory: Callable[[str, TableDef], Awaitable[Store]],
     settings: Settings,
 ) -> AsyncIterator[World]:
     """The app on a store of `kind` (the tests of deletes, moves, addresses and idempotent
     mutations), as an admin of each tenant, with the store underneath."""
     store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=app_of(server, settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield World(
             Api(client, issue_token(settings, "acme", "alice", roles=["admin"])),

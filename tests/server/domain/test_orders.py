@@ -205,7 +205,7 @@ async def test_a_total_stored_beyond_an_int_reads_as_the_number(
 ) -> None:
     """As stored before totals were bounded: the order and the lists that hold it answer
     with that total, a Long (docs/contract.md)."""
-    app = app_of("spec", settings, store)
+    app = app_of(settings, store)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         api = Api(c, acme_token)
         user = await api.create_user("stored@example.org")

@@ -270,7 +270,7 @@ async def test_org_tree_on_dynamodb_local(
     store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
 ) -> None:
     store = await store_factory("dynamodb-local", TABLE)
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         org = Org(Api(client, issue_token(settings, "acme", roles=["admin"])))
         chain = [await org.create("level 0")]

@@ -323,11 +323,10 @@ async def test_bad_arguments_are_bad_user_input(acme: Shops, variables: dict[str
     assert acme.calls == 0
 
 
-async def test_first_over_the_largest_page_is_bad_user_input(acme: Shops, server: str) -> None:
-    """The hand-written server refuses it before execution (its max_first, one limit for
-    every `first`); keygraph serve at the field, as its page's size (docs/contract.md)."""
+async def test_first_over_the_largest_page_is_bad_user_input(acme: Shops) -> None:
+    """Refused at the field, as its page's largest size (docs/contract.md)."""
     data, codes = await acme.run(NEAR, lat=0.0, lng=0.0, r=1.0, first=101)
-    assert data == (None if server == "hand" else {"shopsNear": None})
+    assert data == {"shopsNear": None}
     assert codes == ["BAD_USER_INPUT"]
     assert acme.calls == 0
 
@@ -350,7 +349,7 @@ async def test_shops_near_on_dynamodb_local(
     store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
 ) -> None:
     store = await store_factory("dynamodb-local", TABLE)
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         api = Shops(client, settings, store, "acme")
         center = (-16.5, 179.9)  # Fiji, across the antimeridian

@@ -83,19 +83,15 @@ async def test_users_orders_items_is_one_page_plus_one_query_per_user(
     assert store_counts(body) == {"storeCalls": 1 + 50, "storeWaves": 2}
 
 
-async def test_order_users_load_in_one_batch_get(
-    acme: Api, store: EmbeddedStore, server: str
-) -> None:
+async def test_order_users_load_in_one_batch_get(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=50, orders_each=2)
     query = """{ users(first: 50) { edges { node {
       orders(first: 5) { edges { node { user { email } } } } } } } }"""
     body = await acme(query)
     for edge in body["data"]["users"]["edges"]:
         assert len(edge["node"]["orders"]["edges"]) == 2
-    # the page, 50 order queries in one wave, then one BatchGetItem for the 50 distinct users
-    # (keygraph serve's answered by the users the page read)
-    again = 0 if server == "spec" else 1
-    assert store_counts(body) == {"storeCalls": 51 + again, "storeWaves": 2 + again}
+    # the page, 50 order queries in one wave; the orders' users are those the page read
+    assert store_counts(body) == {"storeCalls": 51, "storeWaves": 2}
 
 
 async def test_identical_sub_queries_run_once(acme: Api, store: EmbeddedStore) -> None:
@@ -116,9 +112,7 @@ GROUPS_AND_MEMBERS = """{ users(first: 20) { edges { node {
   groups { edges { node { name members(first: 20) { edges { node { email } } } } } } } } } }"""
 
 
-async def test_groups_and_members_batch_their_entities(
-    acme: Api, store: EmbeddedStore, server: str
-) -> None:
+async def test_groups_and_members_batch_their_entities(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=20, orders_each=0, groups=3)
     body = await acme(GROUPS_AND_MEMBERS)
     for edge in body["data"]["users"]["edges"]:
@@ -126,24 +120,21 @@ async def test_groups_and_members_batch_their_entities(
         assert len(groups) == 3
         assert all(len(group["node"]["members"]["edges"]) == 20 for group in groups)
     # page; 1 batch get of the 3 groups (their ids are on the users); 3 member queries (the
-    # same group under every user runs once); 1 batch get of the 20 users (keygraph serve's
-    # answered by the users the page read)
-    again = 0 if server == "spec" else 1
-    assert store_counts(body) == {"storeCalls": 1 + 1 + 3 + again, "storeWaves": 3 + again}
+    # same group under every user runs once); the members are the users the page read
+    assert store_counts(body) == {"storeCalls": 1 + 1 + 3, "storeWaves": 3}
 
 
 async def test_users_stored_before_they_kept_group_ids_query_their_memberships(
-    acme: Api, store: EmbeddedStore, server: str
+    acme: Api, store: EmbeddedStore
 ) -> None:
     await _seed(store, users=20, orders_each=0, groups=3)
     await _forget_group_ids(store)
     body = await acme(GROUPS_AND_MEMBERS)
     for edge in body["data"]["users"]["edges"]:
         assert len(edge["node"]["groups"]["edges"]) == 3
-    # page; 20 membership queries; 1 batch get of the 3 groups; 3 member queries; 1 batch
-    # get of the 20 users (keygraph serve's answered by the users the page read)
-    again = 0 if server == "spec" else 1
-    assert store_counts(body) == {"storeCalls": 1 + 20 + 1 + 3 + again, "storeWaves": 4 + again}
+    # page; 20 membership queries; 1 batch get of the 3 groups; 3 member queries; the
+    # members are the users the page read
+    assert store_counts(body) == {"storeCalls": 1 + 20 + 1 + 3, "storeWaves": 4}
 
 
 async def _forget_group_ids(store: EmbeddedStore) -> None:
@@ -154,28 +145,22 @@ async def _forget_group_ids(store: EmbeddedStore) -> None:
 
 
 async def test_more_than_100_entities_split_into_concurrent_batch_gets(
-    acme: Api, store: EmbeddedStore, server: str
+    acme: Api, store: EmbeddedStore
 ) -> None:
     await _seed(store, users=150, orders_each=1)
-    first_page = await acme.data("{ users(first: 100) { pageInfo { endCursor } } }")
-    cursor = first_page["users"]["pageInfo"]["endCursor"]
-    fields = "edges { node { orders { edges { node { user { id } } } } } }"
-    query = f"""query($after: String) {{ a: users(first: 100) {{ {fields} }}
-      b: users(first: 100, after: $after) {{ {fields} }} }}"""
+    fields = "pageInfo { endCursor } edges { node { user { id } } }"
+    first = await acme.data(f"{{ ordersByStatus(status: PENDING, first: 100) {{ {fields} }} }}")
+    cursor = first["ordersByStatus"]["pageInfo"]["endCursor"]
+    query = f"""query($after: String) {{
+      a: ordersByStatus(status: PENDING, first: 100) {{ {fields} }}
+      b: ordersByStatus(status: PENDING, first: 100, after: $after) {{ {fields} }} }}"""
     body = await acme(query, {"after": cursor})
     owners = [
-        order["node"]["user"]["id"]
-        for page in ("a", "b")
-        for edge in body["data"][page]["edges"]
-        for order in edge["node"]["orders"]["edges"]
+        edge["node"]["user"]["id"] for page in ("a", "b") for edge in body["data"][page]["edges"]
     ]
     assert len(set(owners)) == 150
-    # two pages; 150 order queries; the 150 owners in two BatchGetItem calls sent together
-    # (keygraph serve's answered by the users the pages read)
-    if server == "spec":
-        assert store_counts(body) == {"storeCalls": 2 + 150, "storeWaves": 2}
-    else:
-        assert store_counts(body) == {"storeCalls": 2 + 150 + 2, "storeWaves": 3}
+    # two pages of orders; their 150 users in two BatchGetItem calls sent together
+    assert store_counts(body) == {"storeCalls": 2 + 2, "storeWaves": 2}
 
 
 async def test_counts_are_not_shown_in_production(store: EmbeddedStore) -> None:

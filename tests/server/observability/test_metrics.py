@@ -218,11 +218,10 @@ def test_metrics_settings_are_checked() -> None:
             **env,
             "KEYGRAPH_METRICS_TOKEN": TOKEN,
             "KEYGRAPH_METRICS_PORT": "9102",
-            "KEYGRAPH_METRICS_TENANT_LABEL": "yes",
         }
     )
     assert settings.metrics_enabled
-    assert (settings.metrics_port, settings.metrics_tenant_label) == (9102, True)
+    assert settings.metrics_port == 9102
     assert not load_settings(env).metrics_enabled
     with pytest.raises(SettingsError, match="16 characters"):
         load_settings({**env, "KEYGRAPH_METRICS_TOKEN": "short"})

@@ -29,7 +29,7 @@ async def apis(
     store_factory: Callable[[str, TableDef], Awaitable[Store]], settings: Settings
 ) -> AsyncIterator[tuple[Api, Api]]:
     store = await store_factory("dynamodb-local", TABLE)
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield (
             Api(client, issue_token(settings, "acme", roles=["admin"])),

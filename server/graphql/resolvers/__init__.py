@@ -1,1 +1,0 @@
-"""Root query and mutation fields, one module per domain."""

@@ -1,1 +1,0 @@
-"""GraphQL object types, one module per domain."""
