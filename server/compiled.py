@@ -1,8 +1,6 @@
 """What `serve` answers with: the API the spec compiles to (`generated`) with this
 repository's extension, as `keygraph serve --package generated --extend server.extension`
-serves it, its options taken from the server's settings (KEYGRAPH_*), each once here. The
-settings it has no use for (its own limits say otherwise: docs/contract.md) are the
-hand-written server's alone (docs/server.md)."""
+serves it, its options taken from the server's settings (KEYGRAPH_*), each once here."""
 
 from __future__ import annotations
 

@@ -42,20 +42,17 @@ of the wheel); the app; its benchmarks; the tests."""
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
     ("settings",),
-    ("authz", "domain", "observability"),
-    ("auth", "graphql", "extension"),
-    ("realtime",),
-    ("api", "compiled"),
-    ("edge",),
+    ("authz", "domain"),
+    ("auth", "extension"),
+    ("compiled",),
     ("aws_lambda", "seed", "serving"),
     ("cli",),
     ("__main__",),
 )
-"""server/'s folders and top-level modules, lowest first: errors; settings; the guards, the
-domain's writes, metrics and traces; tokens, the GraphQL layer, and what the spec's compiled
-API takes from the domain (extension/); subscriptions; the hand-written schema (api.py) and
-the compiled API the server answers with (compiled.py); the HTTP edge; serving, the server
-on Lambda and demo data; the commands."""
+"""server/'s folders and top-level modules, lowest first: errors; settings; the guards and
+the domain's writes; tokens, and what the spec's compiled API takes from the domain
+(extension/); the compiled API the server answers with (compiled.py); serving, the server on
+Lambda and demo data; the commands."""
 
 
 def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:

@@ -1,5 +1,5 @@
 """A generated package's GraphQL API: the bindings its `api.py` declares, and the schema
-they make executable over any store (`executable`, `execute`), with the fields a hand-written
+they make executable over any store (`executable`, `execute`), with the fields a written
 `Extension` adds, whose subscriptions follow the spec's (`changes`)."""
 
 from keygraph.paging import PageSize

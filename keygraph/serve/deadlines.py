@@ -1,9 +1,8 @@
-"""Request deadlines on one timer per process (both servers': `keygraph serve`'s app.py and
-the repository's server/edge/http.py). Each request's task is noted with its deadline, and a
-sweep a few times a second, while requests run, cancels those past it. A request costs a
-dict entry rather than a timer of its own (asyncio.timeout schedules and cancels a timer
-handle for each, a twentieth of a small request's time); a timeout fires up to a tick
-late."""
+"""Request deadlines on one timer per process (bounded.py's). Each request's task is noted with
+its deadline, and a sweep a few times a second, while requests run, cancels those past it. A
+request costs a dict entry rather than a timer of its own (asyncio.timeout schedules and
+cancels a timer handle for each, a twentieth of a small request's time); a timeout fires up
+to a tick late."""
 
 from __future__ import annotations
 

@@ -12,8 +12,7 @@ the text again, as the protocol does on NOT_FOUND, so workers need not share the
 
 With trusted documents (a manifest, manifest.py) nothing registers and only the manifest's
 documents run: an unknown hash is PERSISTED_QUERY_NOT_FOUND, any other text
-PERSISTED_QUERY_REQUIRED (HTTP 403). Both servers resolve requests here: `keygraph serve`
-(app.py) and the repository's own (server/edge/http.py)."""
+PERSISTED_QUERY_REQUIRED (HTTP 403)."""
 
 from __future__ import annotations
 

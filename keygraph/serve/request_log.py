@@ -1,8 +1,8 @@
-"""The JSON request log both servers write (`keygraph serve`'s app.py, the repository's
-server/edge/http.py): one object a line on stderr, and one line per GraphQL request over
-HTTP with its id, tenant, operation, status, code, store calls and waves, capacity units and
-duration; a warning when it failed or was refused, else info. A request's id is the caller's
-X-Request-Id when that is a short plain one, else one made here."""
+"""The JSON request log an app writes (app.py): one object a line on stderr, and one line per
+GraphQL request over HTTP with its id, tenant, operation, status, code, store calls and
+waves, capacity units and duration; a warning when it failed or was refused, else info. A
+request's id is the caller's X-Request-Id when that is a short plain one, else one made
+here."""
 
 from __future__ import annotations
 

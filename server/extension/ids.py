@@ -1,6 +1,5 @@
 """The keys the extension's fields are given as global ids: NOT_FOUND for another type's id
-or one no item can have, BAD_USER_INPUT for text that is no global id, as the hand-written
-server answers."""
+or one no item can have, BAD_USER_INPUT for text that is no global id."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The domain's refusals (server/errors.py), and its models' refusals of a client's values,
-as the runtime's, so that each field of the extension answers the code the hand-written
-server does."""
+as the runtime's, so that each field of the extension answers the domain's code."""
 
 from __future__ import annotations
 
