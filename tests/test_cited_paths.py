@@ -1,7 +1,7 @@
 """Every file or folder of this repository that a doc or a comment names exists: the
 backticked paths and link targets of the Markdown pages, and the paths in the comments and
 docstrings of the hand-written Python. A path is one that starts at a top folder of the
-repository (`server/edge/app.py`) or names a file in a folder by its ending (`.py`, `.md`); it
+repository (`server/compiled.py`) or names a file in a folder by its ending (`.py`, `.md`); it
 is looked for beside the page or module that names it, then in each folder above. A path
 may leave out `.py` (a module) or `.md` (a page), or end in `-` (the start of file names)."""
 

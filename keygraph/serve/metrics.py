@@ -1,9 +1,7 @@
-"""The Prometheus metrics both servers record, `keygraph serve` (observed.py) and the
-repository's own (server/observability): requests by operation name and outcome code,
-refusals, requests in flight, and store calls by DynamoDB operation and access pattern with
-their capacity units (the store's retries and throttles are keygraph/stores/dynamodb/
-counters.py's). `/metrics` answers them in Prometheus' text format to a bearer of its token.
-"""
+"""The Prometheus metrics an app records (observed.py): requests by operation name and outcome
+code, refusals, requests in flight, and store calls by DynamoDB operation and access pattern
+with their capacity units (the store's retries and throttles are keygraph/stores/dynamodb/
+counters.py's). `/metrics` answers them in Prometheus' text format to a bearer of its token."""
 
 from __future__ import annotations
 

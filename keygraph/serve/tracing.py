@@ -1,7 +1,6 @@
-"""OpenTelemetry traces of GraphQL requests, as both servers make them (`keygraph serve`:
-traced.py; the repository's server: server/observability/requests.py): a span per request,
-continuing the caller's W3C trace (`traceparent`); below it a span per wave of store calls;
-below a wave a span per store call (observed_store.py).
+"""OpenTelemetry traces of GraphQL requests, as an app makes them (traced.py): a span per
+request, continuing the caller's W3C trace (`traceparent`); below it a span per wave of
+store calls; below a wave a span per store call (observed_store.py).
 
 A wave is one of those keygraph.stores.counting.CountingStore counts: the request's store
 calls that went out together, before any of them had to wait for another's answer. A wave's

@@ -1,5 +1,5 @@
 """Counters of DynamoDB's pushback that an operator alarms on: throttled calls and the
-attempts made again (Prometheus metrics; server/observability exposes them at /metrics).
+attempts made again (Prometheus metrics; keygraph/serve/metrics.py exposes them at /metrics).
 
 The retry layer calls `count_throttle` for each answer that says DynamoDB throttled a call,
 and `count_retry` for each attempt it makes again, with why. The counters are registered at
