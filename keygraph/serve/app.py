@@ -196,8 +196,9 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
         refusal.headers.update(admitted.headers)
         return refusal
     learnt.operation = admitted.operation
-    kept = await _claim(served, request, token, params, learnt)
-    if kept is not None:
+    kept = await _claim(served, request, token, params, learnt) if admitted.executor else None
+    if kept is not None:  # answered from the key's record: it ran nothing, its points go back
+        reported(served, learnt, token.tenant, admitted.estimate, admitted.charged, None, None)
         kept.operation = admitted.operation
         return kept
     store: Store = learnt.store
@@ -250,9 +251,8 @@ async def _claim(
         message = "an Idempotency-Key is 1 to 255 printable ASCII characters"
         return refused(400, "BAD_REQUEST", message)
     query, variables, name = params
-    claim = learnt.claim = served.ledger.claiming(
-        token.tenant, record_name(token.tenant, token.caller, given)
-    )
+    record = record_name(token.tenant, token.caller, given)
+    claim = learnt.claim = served.ledger.claiming(token.tenant, record)
     sent = orjson.dumps({"query": query, "variables": variables, "operationName": name})
     outcome = await served.ledger.claim(claim, digest(sent))
     if isinstance(outcome, Answered):
