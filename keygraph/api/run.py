@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 from graphql import ExecutionResult, GraphQLError, GraphQLSchema, graphql
+from graphql.execution import Executor
 
 from keygraph.errors import (
     BadArgument,
@@ -85,6 +86,14 @@ async def execute(
     if result.errors:
         answer["errors"] = [formatted(error) for error in in_response_order(result)]
     return answer
+
+
+def release(executor: Executor[Any]) -> None:
+    """The executor, once it has run, lets go of the request's context and of the helpers
+    graphql-core gave it: they hold its own bound methods, a cycle that would keep it and
+    what the request read until the cycle collector runs."""
+    executor.context_value = None
+    executor.__dict__.pop("async_helpers", None)
 
 
 def in_response_order(result: ExecutionResult) -> list[GraphQLError]:

@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
 from keygraph.api.remembered import Remembering
-from keygraph.api.run import error_code, formatted, in_response_order
+from keygraph.api.run import error_code, formatted, in_response_order, release
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
@@ -299,7 +299,7 @@ async def _run(
         if admitted.estimate is None or admitted.estimate.cost > served.part_objects:
             await asyncio.sleep(0)  # a large answer's last reads let go before it is sent
     if executor is not None:
-        executor.context_value = None
+        release(executor)
     assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
     located = admitted.located(in_response_order(result))
     errors = [_formatted(error, request_id) for error in located]
