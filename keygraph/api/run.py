@@ -2,7 +2,8 @@
 error with its `extensions.code` (the server's codes: FORBIDDEN for a guard's refusal,
 BAD_USER_INPUT for an argument no key can hold or a value its model refuses, NOT_FOUND and
 CONFLICT (with `currentVersion`) for a write the table refuses, INVALID_CURSOR,
-STORE_UNAVAILABLE, SUBSCRIBER_TOO_SLOW for a subscriber that fell too far behind, and
+THROTTLED (with `retryAfter`) for a call the store throttled, STORE_UNAVAILABLE,
+SUBSCRIBER_TOO_SLOW for a subscriber that fell too far behind, and
 INTERNAL, its message masked, for anything else)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from keygraph.errors import (
     Forbidden,
     InvalidCursor,
     NotFound,
+    StoreThrottled,
     StoreUnavailable,
 )
 from keygraph.execution.executor import CompiledExecutor
@@ -26,12 +28,15 @@ from keygraph.execution.executor import CompiledExecutor
 from .executable import ApiContext
 from .watches import SubscriberTooSlow
 
+STORE_RETRY_AFTER = 1
+"""The seconds a field the store throttled (past its retries) asks the client to wait."""
 CODES: tuple[tuple[type[Exception], str], ...] = (
     (Forbidden, "FORBIDDEN"),
     (InvalidCursor, "INVALID_CURSOR"),
     (BadArgument, "BAD_USER_INPUT"),
     (NotFound, "NOT_FOUND"),
     (Conflict, "CONFLICT"),
+    (StoreThrottled, "THROTTLED"),
     (StoreUnavailable, "STORE_UNAVAILABLE"),
     (SubscriberTooSlow, "SUBSCRIBER_TOO_SLOW"),
 )
@@ -60,6 +65,8 @@ def formatted(error: GraphQLError) -> dict[str, Any]:
     cause = error.original_error
     if isinstance(cause, Conflict) and cause.current_version is not None:
         shown["extensions"]["currentVersion"] = cause.current_version
+    if code == "THROTTLED":
+        shown["extensions"]["retryAfter"] = STORE_RETRY_AFTER
     return shown
 
 
