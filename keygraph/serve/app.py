@@ -23,7 +23,7 @@ from inspect import isawaitable
 from typing import Any
 
 import orjson
-from graphql import ExecutionResult, GraphQLError, OperationType, execute
+from graphql import ExecutionResult, OperationType, execute
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
 from keygraph.api.remembered import Remembering
-from keygraph.api.run import error_code, formatted, in_response_order, release
+from keygraph.api.run import in_response_order, release
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
 from keygraph.writes import sweep
@@ -41,6 +41,7 @@ from keygraph.writes import sweep
 from . import graphiql, spoken
 from .admission import ALLOWED, Admitted, Refused, admit, persisted_query
 from .answer import REPLAYED, Answer, answered, refused
+from .answered_errors import answered_errors
 from .bounded import Bounded
 from .idempotency import Answered
 from .idempotency_key import HEADER, digest, record_name, valid_key
@@ -54,7 +55,6 @@ from .subscription_limits import SubscriptionLimits
 from .written import Written
 
 log = logging.getLogger("keygraph.serve")
-errors_log = logging.getLogger("keygraph.errors")
 
 METRICS_PATH = "/metrics"
 QUERIES = frozenset({OperationType.QUERY})
@@ -302,30 +302,13 @@ async def _run(
         release(executor)
     assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
     located = admitted.located(in_response_order(result))
-    errors = [_formatted(error, request_id) for error in located]
+    errors = answered_errors(located, request_id)
     if result.data is None and all(error.path is None for error in result.errors or ()):
         return 400, {"errors": errors}  # its variables did not coerce
     body: dict[str, Any] = {"data": result.data}
     if errors:
         body["errors"] = errors
     return 200, body
-
-
-def _formatted(error: GraphQLError, request_id: str) -> dict[str, Any]:
-    """An error as answered; a bug's (INTERNAL) logged with its traceback, and its
-    answer's extensions given the request's id to quote."""
-    shown = formatted(error)
-    if error_code(error) == "INTERNAL":
-        cause = error.original_error or error
-        where = ".".join(map(str, error.path or ())) or "request"
-        errors_log.error(
-            "unexpected error in %s",
-            where,
-            exc_info=(type(cause), cause, cause.__traceback__),
-            extra={"request_id": request_id, "code": "INTERNAL"},
-        )
-        shown["extensions"]["requestId"] = request_id
-    return shown
 
 
 async def _sweeping(served: Served) -> None:

@@ -142,6 +142,31 @@ async def test_an_answered_request_leaves_no_reference_cycles(
     assert sorted((await _left_in_cycles(answered)).items()) == []
 
 
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        ("query($id: ID!) { user(id: $id) { id } }", {"id": 5}),  # does not coerce
+        ("query($id: ID!) { user(id: $id) { id } }", {"id": "not-an-id"}),  # no such id
+    ],
+)
+async def test_an_error_answer_leaves_no_reference_cycles(
+    settings: Settings,
+    store: EmbeddedStore,
+    acme_token: str,
+    query: str,
+    variables: dict[str, object] | None,
+) -> None:
+    """An answer with errors frees what it made too: the exceptions' tracebacks, which hold
+    the frames that raised them, go once the answer is made."""
+    await _seed(store, users=2, orders_each=1, groups=1)
+    app = app_of("spec", settings, store)
+
+    async def answered() -> None:
+        await _post(app, acme_token, query, variables)
+
+    assert sorted((await _left_in_cycles(answered)).items()) == []
+
+
 async def test_an_unexpected_error_leaves_no_reference_cycles(
     settings: Settings,
     store: EmbeddedStore,
