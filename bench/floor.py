@@ -4,8 +4,9 @@ peer's schema (bench/peer/schema.py). Same type and field names as keygraph's sc
 for every field the benchmark asks for, so the responses are the same; what is left is the
 cost of GraphQL itself, which keygraph can approach but never beat.
 
-Connection cursors are offsets here (keygraph's are signed store keys); the benchmark's
-queries ask for `pageInfo { hasNextPage }`, never for cursors, so the answers still match.
+Connections carry no cursors here (keygraph's are signed store keys; `after` is an offset);
+the benchmark's queries ask for `pageInfo { hasNextPage }`, never for cursors, so the answers
+still match.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ FloorInfo = strawberry.Info[FloorContext, None]
 def _page(
     items: list[S], first: int | None, after: str | None, convert: Callable[[S], T]
 ) -> Connection[T]:
-    """Offset paging: a cursor is the position after an item."""
+    """The page of `first` items from offset `after`, each made a node by `convert`."""
     start = int(after) if after is not None else 0
     end = start + (first if first is not None else 20)
     return connection([convert(item) for item in items[start:end]], end < len(items))
