@@ -18,34 +18,30 @@ from typing import Any
 from bench import harness
 from bench.asgi import Answer, AsgiClient
 from bench.machine import machine_info
+from bench.targets import EXECUTORS, Executor, auth_headers, compiled_app, production_settings
 from generated.table import TABLE
+from keygraph.serve.document_cache import DocumentCache
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.auth.tokens import issue_token
-from server.edge.app import create_app
 from server.seed.tenant import SeedSizes, seed
-from server.settings import EXECUTOR_KINDS, ExecutorKind, Limits, Settings
 
 Send = Callable[[], Awaitable[Answer]]
 """One request of an arm, sent again at each call."""
 
-Arms = Callable[[EmbeddedStore, Path, ExecutorKind, int], Awaitable[dict[str, Any]]]
+Arms = Callable[[EmbeddedStore, Path, Executor, int], Awaitable[dict[str, Any]]]
 """One executor's arms, measured over `rounds` on the seeded store (its data dir given)."""
 
 
 def clients(
-    store: EmbeddedStore, data: Path, executor: ExecutorKind, tenant: str
+    store: EmbeddedStore, data: Path, executor: Executor, tenant: str
 ) -> tuple[AsgiClient, AsgiClient]:
-    """An admin's client of the app on `executor` with no budget to run out, and one of the
-    same app preparing each text as written (literals not normalised)."""
-    limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
-    settings = Settings(
-        data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
-    ).resolved()
-    token = issue_token(settings, tenant, "bench", roles=["admin"])
-    headers = {"Authorization": f"Bearer {token}"}
-    as_written_app = create_app(settings, store)
-    as_written_app.graphql.schema.preparation.normalise = False  # type: ignore[attr-defined]
-    return AsgiClient(create_app(settings, store), headers), AsgiClient(as_written_app, headers)
+    """An admin's client of the compiled API on `executor` with no budget to run out, and
+    one of the same app keeping no document (each text parsed and validated as written)."""
+    settings = production_settings(data)
+    headers = auth_headers(settings, tenant)
+    as_written = compiled_app(settings, store, executor, documents=DocumentCache(0, 0))
+    return AsgiClient(compiled_app(settings, store, executor), headers), AsgiClient(
+        as_written, headers
+    )
 
 
 async def user_cpu(send: Send) -> float:
@@ -100,7 +96,7 @@ async def run_by_executor(sizes: SeedSizes, tenant: str, arms: Arms, rounds: int
         store = EmbeddedStore(TABLE, path=Path(data) / "bench.sqlite3")
         await seed(store, tenant, sizes, progress=False)
         results: dict[str, Any] = {}
-        for executor in EXECUTOR_KINDS:
+        for executor in EXECUTORS:
             results.update(await arms(store, Path(data), executor, rounds))
         await store.close()
     return {"machine": machine_info(), "sizes": asdict(sizes), "results": results}

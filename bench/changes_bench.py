@@ -1,7 +1,7 @@
 """What deletes, moves and Idempotency-Keys cost: a user's delete with what it owns, an org
-subtree's move in one transaction and as a resumable task, and a mutation with and without
-an Idempotency-Key (and its replay), on one store. Prints one JSON object and writes
-bench/results/changes-<store>.json; bench/README.md records it.
+subtree's move in one transaction and as a resumable task, and a mutation with and without an
+Idempotency-Key (and its replay) on the compiled API, on one store. Prints one JSON object and
+writes bench/results/changes-<store>.json; bench/README.md records it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import httpx
 from bench import harness
 from bench.machine import machine_info
 from bench.migrate_bench import local_store
+from bench.targets import compiled_app, production_settings
 from generated.queries.org_node import get_org_node
 from generated.table import TABLE
 from keygraph.cursor import CursorCodec
@@ -29,7 +30,6 @@ from keygraph.stores.dynamodb.local import DynamoDBLocal
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.domain import addresses, cleanup, groups, orders, org, org_changes, users
-from server.edge.app import create_app
 from server.settings import Settings
 
 TENANT = "bench"
@@ -137,7 +137,7 @@ async def moves(s: Session, sizes: dict[str, int]) -> dict[str, Any]:
 
 
 async def idempotency(store: Store, settings: Settings, requests: int) -> dict[str, Any]:
-    app = create_app(settings, store)
+    app = compiled_app(settings, store)
     token = issue_token(settings, TENANT, "bench", roles=["admin"])
     query = "mutation($i: CreateUserInput!) { createUser(input: $i) { id email } }"
 
@@ -177,7 +177,7 @@ async def measure(kind: str, work: Path) -> dict[str, Any]:
         store = local_store(TABLE, local)
         admin_of(store).create_table()
     sizes = SIZES[kind]
-    settings = Settings(data_dir=work, jwt_secret="bench-" + "x" * 40).resolved()
+    settings = production_settings(work)
     session = Session(store, CursorCodec(b"b" * 32))
     run: list[tuple[str, Callable[[], Awaitable[dict[str, Any]]]]] = [
         ("delete_user", lambda: deletes(session, sizes)),

@@ -1,19 +1,23 @@
 """The floor: the benchmark's GraphQL queries answered by a Strawberry schema over in-memory
-dicts (bench.floor_data) instead of a store. Same type and field names as keygraph's schema
+dicts (bench.floor_data) instead of a store, its connections and global ids those of the
+peer's schema (bench/peer/schema.py). Same type and field names as keygraph's schema
 for every field the benchmark asks for, so the responses are the same; what is left is the
 cost of GraphQL itself, which keygraph can approach but never beat.
 
-Connection cursors are offsets here (keygraph's are signed store keys); the benchmark's
-queries ask for `pageInfo { hasNextPage }`, never for cursors, so the answers still match.
+Connections carry no cursors here (keygraph's are signed store keys; `after` is an offset);
+the benchmark's queries ask for `pageInfo { hasNextPage }`, never for cursors, so the answers
+still match.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
+import orjson
 import strawberry
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -24,13 +28,14 @@ from strawberry.asgi import GraphQL
 from strawberry.extensions import ParserCache, ValidationCache
 
 from bench.floor_data import FloorData, Item
+from bench.peer.schema import Connection, connection
+from bench.peer.schema import global_id as to_global_id
+from bench.peer.schema import local_id as local_of
 from keygraph.ids import new_id
 from keygraph.keycodec import format_datetime, parse_datetime
-from keygraph.page import Page
-from server.edge.response import FastJSON
-from server.graphql.ids import local_id as local_of
-from server.graphql.ids import to_global_id
-from server.graphql.types.connection import Connection, connection_from_page
+
+S = TypeVar("S")
+T = TypeVar("T")
 
 
 @dataclass
@@ -41,13 +46,13 @@ class FloorContext:
 FloorInfo = strawberry.Info[FloorContext, None]
 
 
-def _page(items: list[Any], first: int | None, after: str | None) -> Page[Any]:
-    """Offset paging: a cursor is the position after an item."""
+def _page(
+    items: list[S], first: int | None, after: str | None, convert: Callable[[S], T]
+) -> Connection[T]:
+    """The page of `first` items from offset `after`, each made a node by `convert`."""
     start = int(after) if after is not None else 0
     end = start + (first if first is not None else 20)
-    return Page(
-        items[start:end], end < len(items), lambda index: str(start + index + 1), lambda: str(end)
-    )
+    return connection([convert(item) for item in items[start:end]], end < len(items))
 
 
 @strawberry.enum
@@ -81,15 +86,17 @@ class User:
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[Order]:
         entries = info.context.data.user_orders.get(self.user_id, [])
-        return connection_from_page(_page(entries, first, after), order_of)
+        return _page(entries, first, after, order_of)
 
     @strawberry.field
     def groups(
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[Group]:
         data = info.context.data
-        return connection_from_page(
-            _page(data.user_groups.get(self.user_id, []), first, after),
+        return _page(
+            data.user_groups.get(self.user_id, []),
+            first,
+            after,
             lambda gid: group_of(data.groups[gid]),
         )
 
@@ -123,8 +130,10 @@ class Group:
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[User]:
         data = info.context.data
-        return connection_from_page(
-            _page(data.group_members.get(self.group_id, []), first, after),
+        return _page(
+            data.group_members.get(self.group_id, []),
+            first,
+            after,
             lambda uid: user_of(data.users[uid]),
         )
 
@@ -150,9 +159,7 @@ class OrgNode:
     def descendants(
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[OrgNode]:
-        return connection_from_page(
-            _page(info.context.data.descendants(self.item), first, after), org_node_of
-        )
+        return _page(info.context.data.descendants(self.item), first, after, org_node_of)
 
     @strawberry.field
     def ancestors(self, info: FloorInfo) -> list[OrgNode]:
@@ -237,7 +244,7 @@ def shop_of(item: Item) -> Shop:
 class Query:
     @strawberry.field
     def user(self, info: FloorInfo, id: strawberry.ID) -> User | None:
-        found = info.context.data.users.get(local_of(id, "User"))
+        found = info.context.data.users.get(local_of(id, "User") or "")
         return user_of(found) if found is not None else None
 
     @strawberry.field
@@ -245,18 +252,16 @@ class Query:
         self, info: FloorInfo, first: int | None = None, after: str | None = None
     ) -> Connection[User]:
         data = info.context.data
-        return connection_from_page(
-            _page(data.users_in_order, first, after), lambda uid: user_of(data.users[uid])
-        )
+        return _page(data.users_in_order, first, after, lambda uid: user_of(data.users[uid]))
 
     @strawberry.field
     def group(self, info: FloorInfo, id: strawberry.ID) -> Group | None:
-        found = info.context.data.groups.get(local_of(id, "Group"))
+        found = info.context.data.groups.get(local_of(id, "Group") or "")
         return group_of(found) if found is not None else None
 
     @strawberry.field
     def org_node(self, info: FloorInfo, id: strawberry.ID) -> OrgNode | None:
-        path = tuple(local_of(id, "OrgNode").split("."))
+        path = tuple((local_of(id, "OrgNode") or "").split("."))
         found = info.context.data.org_by_path.get(path)
         return org_node_of(found) if found is not None else None
 
@@ -288,7 +293,7 @@ class Mutation:
     @strawberry.mutation
     def create_order(self, info: FloorInfo, input: CreateOrderInput) -> Order:
         data = info.context.data
-        user_id = local_of(input.user_id, "User")
+        user_id = local_of(input.user_id, "User") or ""
         lines: list[dict[str, Any]] = [
             {
                 "sku": line.sku,
@@ -323,13 +328,19 @@ SCHEMA = strawberry.Schema(
 GraphQL can cost on this stack."""
 
 
-class FloorGraphQL(FastJSON, GraphQL[FloorContext, None]):
+class FloorGraphQL(GraphQL[FloorContext, None]):
     """Strawberry's own ASGI view over the floor schema, one FloorData for every request;
-    JSON bodies through the same codec as keygraph's."""
+    JSON bodies through orjson, as keygraph's."""
 
     def __init__(self, data: FloorData) -> None:
         super().__init__(SCHEMA, graphql_ide=None)
         self._context = FloorContext(data)
+
+    def decode_json(self, data: str | bytes) -> object:
+        return orjson.loads(data)
+
+    def encode_json(self, data: object) -> bytes:
+        return orjson.dumps(data)
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

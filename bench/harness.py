@@ -12,14 +12,13 @@ from typing import cast
 EXPERIMENTS: dict[str, tuple[str, str]] = {
     "queries": (
         "bench.run",
-        "Q1-Q6, M1: keygraph, Strawberry, naive, the floor (make bench)",
+        "Q1-Q6, M1: keygraph, on graphql-core, the floor (make bench)",
     ),
     "peer": ("bench.peer.run", "keygraph against Strawberry + PynamoDB on DynamoDB Local"),
     "soak": ("bench.soak", "mixed reads and writes for minutes; --faults behind the fault proxy"),
     "store": ("bench.store_bench", "each store call's latency and client CPU against boto3"),
     "realtime": ("bench.realtime_bench", "subscriptions: write to client, events a second"),
     "lambda-cold": ("bench.lambda_cold", "a Lambda cold start: import a handler, answer one"),
-    "spec-api": ("bench.spec_api_bench", "Q1, Q3: the spec's API against the hand-written one"),
     "mutations": ("bench.mutations_bench", "createOrder and updateUser against another checkout"),
     "big-response": ("bench.big_response", "peak memory to send a 5.64 MB response"),
     "limits": ("bench.limits", "the cost estimate's time and oversized bodies' memory"),

@@ -30,6 +30,7 @@ from bench import harness
 from bench.budget_bench import redis_server
 from bench.machine import machine_info
 from bench.processes import start, stop, wait_answering
+from bench.queries import to_global_id
 from bench.realtime_served import HOST, SECRET, SUBSCRIPTION, TENANT, USER, raise_fd_limit
 from bench.stats import percentile
 from bench.ws_client import Subscriber, subscriber
@@ -39,7 +40,6 @@ from keygraph.store import Store
 from keygraph.stores.dynamodb.local import free_port
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
-from server.graphql.ids import to_global_id
 from server.settings import Settings
 
 RESULTS = Path(__file__).parent / "results" / "hosts.json"

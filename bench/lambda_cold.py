@@ -1,9 +1,8 @@
-"""Cold start on Lambda, measured here: a fresh process that imports a handler and answers
-one HTTP API event, for keygraph's handler (keygraph.serve.lambda_handler on the social
-case's package), this repository's server (server.aws_lambda.http) and a minimal Strawberry
-+ Mangum app, side by side in alternating rounds, with the bare interpreter's start as the
-floor. Prints the medians (wall and CPU milliseconds) and each handler's ratio to the
-minimal app.
+"""Cold start on Lambda, measured here: a fresh process that imports a handler and answers one HTTP
+API event, for keygraph's handler (keygraph.serve.lambda_handler on the social case's package), this
+repository's compiled API (server.aws_lambda.http) and a minimal Strawberry + Mangum app, side by
+side in alternating rounds, with the bare interpreter's start as the floor. Prints the medians (wall
+and CPU milliseconds) and each handler's ratio to the minimal app.
 
 Each process is timed from its start to its answer (it then exits without tearing down, as
 an execution environment stays up), with every module's bytecode cached (a first round,

@@ -1,5 +1,5 @@
 """What the request limits cost and save: the time to estimate an operation's cost (the
-hand-written server's, in this process), and the memory of `python -m server serve` (the
+compiled API's, keygraph.api.cost, in this process), and the memory of `python -m server serve` (the
 compiled API) after it is sent a 200 MB body (declared, and streamed with no length).
 
 `python -m bench limits` prints one JSON object and writes bench/results/limits.json.
@@ -18,16 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphql import OperationDefinitionNode, parse
+from graphql import FragmentDefinitionNode, OperationDefinitionNode, parse
 
 from bench import harness
 from bench.machine import machine_info, memory_kib
 from bench.processes import serving
+from keygraph.api.cost import estimate
+from keygraph.serve.package import extension_at, schema_of
 from keygraph.stores.dynamodb.local import free_port
-from server.api import build_schema
 from server.auth.tokens import issue_token
-from server.graphql.cost import estimate
-from server.settings import Limits, Settings
+from server.compiled import EXTENSION, PACKAGE
+from server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).with_name("results")
@@ -47,21 +48,21 @@ def readme_query() -> str:
 def cost_timing(repeats: int) -> dict[str, Any]:
     """Median microseconds to estimate each query's cost (parsing and validation are cached
     per query text, so they are not part of it)."""
-    schema = build_schema(Limits())._schema
+    schema = schema_of(PACKAGE, [extension_at(EXTENSION, PACKAGE)])
     found = {}
     for name, query in (("attack", ATTACK), ("readme", readme_query())):
         document = parse(query)
         operation = next(d for d in document.definitions if isinstance(d, OperationDefinitionNode))
+        fragments = {
+            d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+        }
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()
-            result = estimate(schema, operation, {}, None)
+            cost = estimate(schema, operation, fragments, None)
             samples.append(time.perf_counter() - started)
-        assert result is not None
-        found[name] = {
-            "cost": result.cost,
-            "median_us": round(statistics.median(samples) * 1e6, 1),
-        }
+        assert cost is not None
+        found[name] = {"cost": cost, "median_us": round(statistics.median(samples) * 1e6, 1)}
     return found
 
 

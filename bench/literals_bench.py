@@ -1,9 +1,10 @@
 """What inlined literals cost against variables: `user(id) { id email name }` with the id
 inlined (200 distinct ids, each text served by its shape's normalised document) against the
 same document with a variable; and an APQ hit against a text with inlined literals that is
-new each time (both over 1,000 ids, more texts than the document cache keeps), literals
-normalised and, for comparison, prepared as written. Every arm runs in one process, the
-requests in turns, on each executor; a request's cost is the process CPU time around it (the
+new each time (both over 1,000 ids, more texts than the document cache keeps), found by
+its shape and, for comparison, on an app keeping no document (each text parsed and validated
+as written). Every arm runs in one process on the compiled API, the requests in turns, on
+each executor (compiled, graphql-core); a request's cost is the process CPU time around it (the
 in-process client's own part is the same for every arm). Prints one JSON object and writes
 bench/results/literals-embedded.json; bench/README.md records it.
 
@@ -18,10 +19,10 @@ from typing import Any
 
 from bench.asgi import AsgiClient
 from bench.by_executor import clients, command_line, cycling, interleave, ratios, run_by_executor
+from bench.targets import Executor
 from keygraph.serve.manifest import sha256
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.seed.tenant import SeedSizes
-from server.settings import ExecutorKind
 
 TENANT = "bench"
 SIZES = SeedSizes(users=1000, orders=10, groups=2, org_nodes=2, org_depth=1, shops=2)
@@ -46,7 +47,7 @@ async def _ids(client: AsgiClient) -> list[str]:
 
 
 async def _executor(
-    store: EmbeddedStore, data: Path, executor: ExecutorKind, rounds: int
+    store: EmbeddedStore, data: Path, executor: Executor, rounds: int
 ) -> dict[str, Any]:
     client, as_written = clients(store, data, executor, TENANT)
     ids = await _ids(client)

@@ -1,4 +1,4 @@
-"""Side-by-side measurement of keygraph, its naive baseline and the floor on one store:
+"""Side-by-side measurement of keygraph, its API on graphql-core and the floor on one store:
 store calls and waves, then timed runs in-process and over HTTP, repeated and interleaved
 (every repeat runs every operation on every variant) so each ratio is taken within a repeat.
 """
@@ -17,7 +17,7 @@ from bench.inprocess import execute, store_counts, timed_runs
 from bench.overhttp import ServerProcess, Servers, run_loadgen
 from bench.queries import Operation
 from bench.stats import RunSummary, cpu_per_request, median_of, median_ratio
-from bench.targets import Variant, floor_app, keygraph_app, open_store
+from bench.targets import VARIANTS, Variant, floor_app, keygraph_app, open_store
 from keygraph.serve.gc_tuning import tune_for_serving
 from server.settings import Settings
 
@@ -47,36 +47,25 @@ class Budget:
 Runs = dict[tuple[str, Variant], list[RunSummary]]
 
 
-def variants(op: Operation) -> tuple[Variant, ...]:
-    both: tuple[Variant, ...] = ("keygraph", "strawberry", "floor")
-    return (*both, "naive") if op.naive else both
-
-
 def aggregate(ops: list[Operation], runs: Runs) -> dict[str, dict[str, Any]]:
-    """Per operation: each variant's medians, keygraph ÷ floor and naive → batched speed-up
-    (medians of the per-repeat ratios of requests per second) and, where the server's CPU
-    was read, how many times less of it keygraph spends per request than Strawberry and the
-    floor (`cpu_vs_strawberry`, `cpu_vs_floor`)."""
+    """Per operation: each variant's medians, keygraph ÷ floor, keygraph ÷ graphql-core and
+    graphql-core ÷ floor (medians of the per-repeat ratios of requests per second) and,
+    where the server's CPU was read, how many times less of it keygraph spends per request
+    than graphql-core and the floor (`cpu_vs_graphql_core`, `cpu_vs_floor`)."""
     blocks: dict[str, dict[str, Any]] = {}
     for op in ops:
-        kg = [run.rps for run in runs[(op.name, "keygraph")]]
+        rps = {variant: [run.rps for run in runs[(op.name, variant)]] for variant in VARIANTS}
         block: dict[str, Any] = {
-            variant: median_of(runs[(op.name, variant)]).to_json() for variant in variants(op)
+            variant: median_of(runs[(op.name, variant)]).to_json() for variant in VARIANTS
         }
-        block["vs_floor"] = median_ratio(kg, [run.rps for run in runs[(op.name, "floor")]])
-        strawberry = [run.rps for run in runs[(op.name, "strawberry")]]
-        block["vs_strawberry"] = median_ratio(kg, strawberry)
-        block["strawberry_vs_floor"] = median_ratio(
-            strawberry, [run.rps for run in runs[(op.name, "floor")]]
-        )
-        if op.naive:
-            naive = [run.rps for run in runs[(op.name, "naive")]]
-            block["naive_speedup"] = median_ratio(kg, naive)
+        block["vs_floor"] = median_ratio(rps["keygraph"], rps["floor"])
+        block["vs_graphql_core"] = median_ratio(rps["keygraph"], rps["graphql-core"])
+        block["graphql_core_vs_floor"] = median_ratio(rps["graphql-core"], rps["floor"])
         kg_cpu = cpu_per_request(runs[(op.name, "keygraph")])
-        for other in ("strawberry", "floor"):
+        for other in ("graphql-core", "floor"):
             other_cpu = cpu_per_request(runs[(op.name, other)])
             if kg_cpu is not None and other_cpu is not None:
-                block[f"cpu_vs_{other}"] = median_ratio(other_cpu, kg_cpu)
+                block[f"cpu_vs_{other.replace('-', '_')}"] = median_ratio(other_cpu, kg_cpu)
         blocks[op.name] = block
     return blocks
 
@@ -111,8 +100,7 @@ async def measure_inprocess(
     store = open_store(settings)
     apps = {
         "keygraph": keygraph_app(settings, store, "keygraph"),
-        "strawberry": keygraph_app(settings, store, "strawberry"),
-        "naive": keygraph_app(settings, store, "naive"),
+        "graphql-core": keygraph_app(settings, store, "graphql-core"),
         "floor": floor_app(floor_items, tenant),
     }
     # The dataset, the floor's dicts and the apps live through the run: frozen, they are not
@@ -129,23 +117,16 @@ async def measure_inprocess(
             )
             for op in ops
         }
-        counts = {
-            op.name: {
-                name: await store_counts(clients[name], op)
-                for name in ("keygraph", "naive")
-                if name == "keygraph" or op.naive
-            }
-            for op in ops
-        }
+        counts = {op.name: {"keygraph": await store_counts(clients["keygraph"], op)} for op in ops}
         for op in ops:
-            for variant in variants(op):
+            for variant in VARIANTS:
                 for _ in range(budget.warmup_requests):
                     await execute(clients[variant], op)
         runs: Runs = {}
         for _ in range(budget.repeats):
             for op in ops:
                 taken = await timed_runs(
-                    {variant: clients[variant] for variant in variants(op)},
+                    {variant: clients[variant] for variant in VARIANTS},
                     op,
                     budget.duration_s,
                     budget.max_requests,
@@ -173,7 +154,7 @@ def measure_http(
     with servers as running:
         for repeat in range(budget.repeats):
             for op in ops:
-                for variant in variants(op):
+                for variant in VARIANTS:
                     run, first_error = run_loadgen(
                         running[variant],
                         op,

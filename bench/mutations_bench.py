@@ -1,5 +1,6 @@
 """Server CPU per mutation of two checkouts side by side: each arm is a process running this
-file's worker against its checkout's app (in-process, embedded store), and the arms take
+file's worker against its checkout's compiled API (server/compiled.py, in-process, embedded
+store), and the arms take
 turns, so the machine's noise falls on both. The worker times createOrder and updateUser
 (a name change, then an email change that moves the claim) as process CPU per request.
 
@@ -36,9 +37,10 @@ async def _worker(requests: int) -> dict[str, list[float]]:
     """CPU seconds of each request of each operation, on a fresh store of this checkout."""
     from bench.asgi import AsgiClient
     from generated.table import TABLE
+    from keygraph.serve import create_app
     from keygraph.stores.embedded.store import EmbeddedStore
     from server.auth.tokens import issue_token
-    from server.edge.app import create_app
+    from server.compiled import compiled
     from server.settings import Limits, Settings
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,7 +51,8 @@ async def _worker(requests: int) -> dict[str, list[float]]:
         ).resolved()
         store = EmbeddedStore(TABLE, path=data / "bench.sqlite")
         token = issue_token(settings, "acme", "bench", roles=["admin"])
-        client = AsgiClient(create_app(settings, store), {"Authorization": f"Bearer {token}"})
+        app = create_app(compiled(settings, store))
+        client = AsgiClient(app, {"Authorization": f"Bearer {token}"})
 
         async def cpu(query: str, variables: dict[str, Any]) -> tuple[float, Any]:
             started = time.process_time()

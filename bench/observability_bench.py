@@ -1,6 +1,7 @@
 """What metrics and traces cost a request: Q1 and Q3 on apps that differ only in their
 observability settings, over one seeded store in one process, requests alternating between
-the apps round by round (the order reversed every other round), on each executor.
+the apps round by round (the order reversed every other round), on each executor of the
+compiled API (compiled, graphql-core).
 
 The arms: `off` (the defaults: nothing observed), `off_again` (a second app built the same
 way: the noise floor of the comparison), `metrics` (Prometheus metrics on), `tracing`
@@ -29,11 +30,10 @@ from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from bench.asgi import AsgiClient
 from bench.by_executor import command_line, run_by_executor
 from bench.queries import Q1, Q3
+from bench.targets import Executor, auth_headers, compiled_app, production_settings
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.auth.tokens import issue_token
-from server.edge.app import create_app
 from server.seed.tenant import SeedSizes
-from server.settings import ExecutorKind, Limits, Settings
+from server.settings import Settings
 
 TENANT = "bench"
 SIZES = SeedSizes(users=60, orders=150, groups=5, org_nodes=5, org_depth=2, shops=5)
@@ -66,7 +66,7 @@ def _settings(base: Settings, arm: str) -> Settings:
         metrics_token=METRICS_TOKEN if metrics else None,
         tracing=tracing,
         trace_sample=SAMPLED if arm == "sampled" else 1.0,
-        trace_exporter="console",  # never built: the bench gives its own provider
+        trace_exporter="console",  # replaced: the bench gives its own provider
     ).resolved()
 
 
@@ -102,19 +102,15 @@ async def alternate(
 
 
 async def _executor(
-    store: EmbeddedStore, data: Path, executor: ExecutorKind, rounds: int
+    store: EmbeddedStore, data: Path, executor: Executor, rounds: int
 ) -> dict[str, Any]:
-    limits = Limits(tenant_budget=10**12, tenant_refill=10**12)
-    base = Settings(
-        data_dir=data, jwt_secret="b" * 40, env="production", limits=limits, executor=executor
-    )
+    base = production_settings(data)
     clients: dict[str, AsgiClient] = {}
     for arm in ARMS:
         settings = _settings(base, arm)
         provider = _provider(settings) if settings.tracing else None
-        app = create_app(settings, store, tracer_provider=provider)
-        token = issue_token(settings, TENANT, "bench", roles=["admin"])
-        clients[arm] = AsgiClient(app, {"Authorization": f"Bearer {token}"})
+        app = compiled_app(settings, store, executor, tracer_provider=provider)
+        clients[arm] = AsgiClient(app, auth_headers(settings, TENANT))
     first = await clients["off"].post("/graphql", json={"query": FIRST_USER})
     user_id = first.json()["data"]["users"]["edges"][0]["node"]["id"]
     return {

@@ -4,8 +4,8 @@ everywhere, indented, 1.2 KB) sent by their sha256 against the same request sent
 over POST and over GET, requests alternating between the two; then, over POST, the hit, the
 text and two kinds of text the worker has not seen in turns: the id inlined (a new text,
 served by its shape's normalised document) and the text made new by a comment on an app
-preparing every text as written (parsed and validated anew, as before normalising). All in
-one process, on each executor. A request's cost is the process CPU time it takes (the
+keeping no document (parsed and validated anew). All in one process on the compiled API,
+on each executor (compiled, graphql-core). A request's cost is the process CPU time it takes (the
 in-process client's own part is the same few microseconds for every arm). Prints one JSON
 object and writes bench/results/persisted-embedded.json; bench/README.md records it.
 
@@ -33,10 +33,11 @@ from bench.by_executor import (
     user_cpu,
 )
 from bench.queries import Q1
+from bench.targets import Executor
+from keygraph.serve.document_cache import DOCUMENTS_KEPT
 from keygraph.serve.manifest import sha256
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.seed.tenant import SeedSizes
-from server.settings import ExecutorKind, Limits
 
 TENANT = "bench"
 SIZES = SeedSizes(users=50, orders=100, groups=5, org_nodes=5, org_depth=2, shops=5)
@@ -172,7 +173,7 @@ async def alternate(arms: dict[str, Send], rounds: int) -> dict[str, Any]:
 
 
 async def _executor(
-    store: EmbeddedStore, data: Path, executor: ExecutorKind, rounds: int
+    store: EmbeddedStore, data: Path, executor: Executor, rounds: int
 ) -> dict[str, Any]:
     client, as_written = clients(store, data, executor, TENANT)
     users = await client.post("/graphql", json={"query": USER_IDS})
@@ -191,7 +192,7 @@ async def _executor(
             )
         inlined = _inlined(document)
         # more texts than the document cache keeps: each is parsed and validated anew
-        unseen = Limits().document_cache_entries + 100
+        unseen = DOCUMENTS_KEPT + 100
         result = await interleave(
             {
                 "apq_hit": _post(client, by_hash),

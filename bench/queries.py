@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.floor_data import FloorData, Item
-from server.graphql.ids import to_global_id
+from keygraph.api.ids import global_id, parse_global_id
 
 _ORDER_FIELDS = "id status totalCents currency createdAt items { sku name quantity unitPriceCents }"
 
@@ -50,12 +50,22 @@ class Operation:
     query: str
     variables: dict[str, Any]
     levels: int
-    naive: bool
-    """Whether the naive (unbatched) baseline is measured for it."""
     write: bool = False
 
     def body(self) -> dict[str, Any]:
         return {"query": self.query, "variables": self.variables}
+
+
+def to_global_id(type_name: str, local: str) -> str:
+    """The API's global id of an item whose key is the one text `local`."""
+    return global_id(type_name, [local])
+
+
+def local_id(value: str) -> str:
+    """The one text part of the key a global id names."""
+    _, parts = parse_global_id(value)
+    local: str = parts[0]
+    return local
 
 
 def _most(counts: dict[str, list[Any]]) -> str:
@@ -93,18 +103,17 @@ def operations(data: FloorData) -> list[Operation]:
         ],
     }
     return [
-        Operation("Q1", "user(id)", Q1, {"id": to_global_id("User", first_user)}, 1, False),
+        Operation("Q1", "user(id)", Q1, {"id": to_global_id("User", first_user)}, 1),
         Operation(
             "Q2",
             "user + 20 orders + items",
             Q2,
             {"id": to_global_id("User", busiest_user)},
             2,
-            True,
         ),
-        Operation("Q3", "50 users x 5 orders + groups", Q3, {}, 2, True),
+        Operation("Q3", "50 users x 5 orders + groups", Q3, {}, 2),
         Operation(
-            "Q4", "a group's 100 members", Q4, {"id": to_global_id("Group", biggest_group)}, 3, True
+            "Q4", "a group's 100 members", Q4, {"id": to_global_id("Group", biggest_group)}, 3
         ),
         Operation(
             "Q5",
@@ -112,8 +121,7 @@ def operations(data: FloorData) -> list[Operation]:
             Q5,
             {"id": to_global_id("OrgNode", ".".join(subtree["path"]))},
             2,
-            True,
         ),
-        Operation("Q6", "shopsNear 5 km", Q6, {"lat": lat, "lng": lng}, 1, False),
-        Operation("M1", "createOrder, 3 items", M1, {"input": order_input}, 1, False, write=True),
+        Operation("Q6", "shopsNear 5 km", Q6, {"lat": lat, "lng": lng}, 1),
+        Operation("M1", "createOrder, 3 items", M1, {"input": order_input}, 1, write=True),
     ]

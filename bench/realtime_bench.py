@@ -4,9 +4,9 @@ real WebSocket connections from this one, on the embedded store or (`--dynamodb-
 DynamoDB Local, with 1, 100 and 1,000 subscribers, medians of rounds (bench/realtime_rounds.py).
 `--base REF`: the worker of REF's checkout and this one's take turns in each round
 (embedded, the last number of subscribers), for a before and after side by side.
-`--in-process`: the subscribers are httpx-ws clients on the ASGI transport, in the server's
-own loop (their cost counted as the server's), and the memory per idle subscription, traced
-under server code. Prints one JSON object.
+`--in-process`: the subscribers are httpx-ws clients on the ASGI transport of the compiled
+API (server/compiled.py), in the server's own loop (their cost counted as the server's), and
+the memory per idle subscription, traced under server code. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from httpx_ws.transport import ASGIWebSocketTransport
 
 from bench import harness
 from bench.machine import machine_info
+from bench.queries import to_global_id
 from bench.realtime_rounds import paired_runs, served_runs
 from bench.stats import percentile
+from bench.targets import compiled_app
 from generated.models.user import User
 from generated.table import TABLE
 from keygraph.plan import Put
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
-from server.edge.app import create_app
-from server.graphql.ids import to_global_id
 from server.settings import Settings
 from testkit.stores import drop_store, open_store
 
@@ -94,7 +94,7 @@ async def measure(
         settings = _settings(Path(scratch), subscribers, poll)
         token = issue_token(settings, "bench", "admin", roles=["admin"])
         await store.put(Put(item=USER.to_item("bench")))
-        app = create_app(settings, store)
+        app = compiled_app(settings, store)
         firsts: list[float] = []
         lasts: list[float] = []
         async with (
@@ -131,7 +131,7 @@ async def measure(
     }
 
 
-_SERVER_FRAMES = ("/server/", "/starlette/", "/graphql/", "/strawberry/")
+_SERVER_FRAMES = ("/keygraph/", "/generated/", "/server/", "/starlette/", "/graphql/")
 
 
 def _server_bytes(snapshot: tracemalloc.Snapshot) -> int:
@@ -156,7 +156,7 @@ async def idle_memory(subscriptions: int) -> dict[str, Any]:
             max_subscriptions_per_worker=subscriptions + 1,
         ).resolved()
         token = issue_token(settings, "bench", "admin", roles=["admin"])
-        app = create_app(settings, store)
+        app = compiled_app(settings, store)
         async with (
             app.router.lifespan_context(app),
             ASGIWebSocketTransport(app=app) as transport,
@@ -191,7 +191,7 @@ async def throughput(subscribers: int, writes: int, poll: float = 0.01) -> dict[
         settings = _settings(Path(scratch), subscribers, poll)
         token = issue_token(settings, "bench", "admin", roles=["admin"])
         await store.put(Put(item=USER.to_item("bench")))
-        app = create_app(settings, store)
+        app = compiled_app(settings, store)
         async with (
             app.router.lifespan_context(app),
             ASGIWebSocketTransport(app=app) as transport,

@@ -27,6 +27,7 @@ from typing import Any
 
 from bench.machine import memory_kib
 from bench.processes import start, stop, wait_answering
+from bench.queries import to_global_id
 from bench.stats import percentile
 from bench.ws_client import OnNext, Subscriber, subscriber
 from generated.models.user import User
@@ -44,7 +45,6 @@ from keygraph.stores.dynamodb.local import (
 from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
-from server.graphql.ids import to_global_id
 from server.settings import Settings
 from testkit.stores import unique_table
 

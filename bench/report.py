@@ -31,17 +31,16 @@ def _counts(op: dict[str, Any], variant: str) -> str:
 def _mode_cells(op: dict[str, Any], mode: str) -> list[str]:
     block = op.get(mode)
     if not block:
-        return ["-"] * 7
+        return ["-"] * 6
     kg = block["keygraph"]
-    strawberry = block.get("strawberry") or {}
+    core = block.get("graphql-core") or {}
     return [
         _num(kg["rps"], 0),
         _num(kg["p50_ms"], 2),
-        _num(strawberry.get("p50_ms"), 2),
+        _num(core.get("p50_ms"), 2),
         _ratio(block.get("vs_floor")),
-        _ratio(block.get("strawberry_vs_floor")),
-        _ratio(block.get("vs_strawberry")),
-        _ratio(block.get("naive_speedup")),
+        _ratio(block.get("graphql_core_vs_floor")),
+        _ratio(block.get("vs_graphql_core")),
     ]
 
 
@@ -52,20 +51,20 @@ def _cpu_cells(op: dict[str, Any]) -> list[str]:
         return ["-"] * 5
     return [
         _num(block["keygraph"].get("cpu_ms"), 2),
-        _num((block.get("strawberry") or {}).get("cpu_ms"), 2),
+        _num((block.get("graphql-core") or {}).get("cpu_ms"), 2),
         _num((block.get("floor") or {}).get("cpu_ms"), 2),
-        _ratio(block.get("cpu_vs_strawberry")),
+        _ratio(block.get("cpu_vs_graphql_core")),
         _ratio(block.get("cpu_vs_floor")),
     ]
 
 
 HEADER = (
-    "| op | what | levels | calls / waves | naive calls / waves "
-    "| in-proc req/s | p50 ms | Strawberry p50 | ÷ floor | Strawberry ÷ floor "
-    "| ÷ Strawberry | naive → compiled "
-    "| HTTP req/s | p50 ms | Strawberry p50 | ÷ floor | Strawberry ÷ floor "
-    "| ÷ Strawberry | naive → compiled "
-    "| HTTP CPU ms/req | Strawberry CPU | floor CPU | CPU Strawberry ÷ keygraph "
+    "| op | what | levels | calls / waves "
+    "| in-proc req/s | p50 ms | graphql-core p50 | ÷ floor | graphql-core ÷ floor "
+    "| ÷ graphql-core "
+    "| HTTP req/s | p50 ms | graphql-core p50 | ÷ floor | graphql-core ÷ floor "
+    "| ÷ graphql-core "
+    "| HTTP CPU ms/req | graphql-core CPU | floor CPU | CPU graphql-core ÷ keygraph "
     "| CPU floor ÷ keygraph |"
 )
 
@@ -84,7 +83,6 @@ def store_table(store: str, block: dict[str, Any]) -> str:
             op["title"],
             str(op["levels"]),
             _counts(op, "keygraph"),
-            _counts(op, "naive"),
             *_mode_cells(op, "inprocess"),
             *_mode_cells(op, "http"),
             *_cpu_cells(op),

@@ -41,8 +41,8 @@ LOCAL_BUDGETS = {
         repeats=2, duration_s=3.0, max_requests=30_000, concurrency=8, warmup_requests=1
     ),
 }
-"""DynamoDB Local answers a call in tens of milliseconds here, one call at a time: the naive
-Q3 takes over ten seconds a request, so fewer repeats and warm-up requests."""
+"""DynamoDB Local answers a call in tens of milliseconds here, one call at a time: fewer
+repeats and warm-up requests."""
 QUICK_BUDGETS = {
     "inprocess": Budget(repeats=1, duration_s=0.05, max_requests=10, warmup_requests=0),
     "http": Budget(repeats=1, duration_s=0.1, max_requests=50, concurrency=2, warmup_requests=1),
@@ -57,8 +57,7 @@ def _server_args(
         common += ["--endpoint", endpoint]
     return {
         "keygraph": ["--target", "keygraph", *common],
-        "strawberry": ["--target", "strawberry", *common],
-        "naive": ["--target", "naive", *common],
+        "graphql-core": ["--target", "graphql-core", *common],
         "floor": ["--target", "floor", "--items", str(items)],
     }
 

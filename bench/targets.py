@@ -1,6 +1,7 @@
 """The servers the benchmark compares, built the same way in-process and in a server process:
-keygraph (compiled execution, batched), keygraph on Strawberry's executor (batched), the
-naive baseline (Strawberry's executor, DataLoader batching off) and the floor."""
+keygraph (the compiled API `python -m server serve` serves: `keygraph serve` over generated
+and server/extension, compiled execution), the same API on graphql-core's executor, and the
+floor."""
 
 from __future__ import annotations
 
@@ -9,23 +10,27 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from bench.floor import floor_app as floor_asgi
 from bench.floor_data import Item, load_floor_data
 from generated.table import TABLE
+from keygraph.serve import create_app
 from keygraph.store import Store
 from keygraph.stores.dynamodb.admin import create_table
 from keygraph.stores.dynamodb.local import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
 from keygraph.stores.dynamodb.store import DynamoDBStore, make_client
 from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
-from server.edge.app import create_app
+from server.compiled import compiled
 from server.settings import Limits, Settings, load_settings
 
 StoreName = Literal["embedded", "dynamodb-local"]
-Variant = Literal["keygraph", "strawberry", "naive", "floor"]
-VARIANTS: tuple[Variant, ...] = ("keygraph", "strawberry", "floor", "naive")
+Executor = Literal["compiled", "graphql-core"]
+EXECUTORS: tuple[Executor, ...] = ("compiled", "graphql-core")
+Variant = Literal["keygraph", "graphql-core", "floor"]
+VARIANTS: tuple[Variant, ...] = ("keygraph", "graphql-core", "floor")
 
 JWT_SECRET = "keygraph-benchmark-secret-not-for-production-use"
 
@@ -49,6 +54,14 @@ def bench_settings(data_dir: Path, store: StoreName, endpoint: str | None) -> Se
         graphiql=False,
         limits=BENCH_LIMITS,
     )
+
+
+def production_settings(data_dir: Path) -> Settings:
+    """Production settings with a fixed secret and no budget to run out: what the in-process
+    benches that read CPU per request serve with."""
+    return Settings(
+        data_dir=data_dir, jwt_secret="b" * 40, env="production", limits=BENCH_LIMITS
+    ).resolved()
 
 
 def auth_headers(settings: Settings, tenant: str) -> dict[str, str]:
@@ -94,14 +107,19 @@ def open_store(settings: Settings) -> Store:
     return dynamodb_local_store(settings.dynamodb_endpoint)
 
 
+def compiled_app(
+    settings: Settings, store: Store, executor: Executor = "compiled", **options: Any
+) -> Starlette:
+    """The compiled API on `store` as `python -m server serve` builds it from `settings`
+    (server/compiled.py), run on `executor`, with `options` of keygraph serve's Served
+    replaced."""
+    served = replace(compiled(settings, store), compiled=executor == "compiled", **options)
+    return create_app(served)
+
+
 def keygraph_app(settings: Settings, store: Store, variant: Variant) -> ASGIApp:
     """keygraph's own app as `variant` runs it (not the floor)."""
-    changed = replace(
-        settings,
-        batching=variant != "naive",
-        executor="compiled" if variant == "keygraph" else "strawberry",
-    )
-    return create_app(changed, store, close_store=True)
+    return compiled_app(settings, store, "compiled" if variant == "keygraph" else "graphql-core")
 
 
 def floor_app(items: Iterable[Item], tenant: str) -> ASGIApp:

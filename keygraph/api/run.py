@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 from graphql import ExecutionResult, GraphQLError, GraphQLSchema, graphql
+from graphql.execution import Executor
 
 from keygraph.errors import (
     BadArgument,
@@ -69,7 +70,7 @@ def formatted(error: GraphQLError) -> dict[str, Any]:
     cause = error.original_error
     if isinstance(cause, Conflict) and cause.current_version is not None:
         shown["extensions"]["currentVersion"] = cause.current_version
-    if code == "THROTTLED":
+    if isinstance(cause, StoreThrottled):
         shown["extensions"]["retryAfter"] = STORE_RETRY_AFTER
     return shown
 
@@ -97,6 +98,14 @@ async def execute(
     if result.errors:
         answer["errors"] = [formatted(error) for error in in_response_order(result)]
     return answer
+
+
+def release(executor: Executor[Any]) -> None:
+    """The executor, once it has run, lets go of the request's context and of the helpers
+    graphql-core gave it: they hold its own bound methods, a cycle that would keep it and
+    what the request read until the cycle collector runs."""
+    executor.context_value = None
+    executor.__dict__.pop("async_helpers", None)
 
 
 def in_response_order(result: ExecutionResult) -> list[GraphQLError]:

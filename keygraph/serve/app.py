@@ -23,7 +23,7 @@ from inspect import isawaitable
 from typing import Any
 
 import orjson
-from graphql import ExecutionResult, GraphQLError, OperationType, execute
+from graphql import ExecutionResult, OperationType, execute
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -33,13 +33,14 @@ from starlette.websockets import WebSocket
 
 from keygraph.api import ApiContext
 from keygraph.api.remembered import Remembering
-from keygraph.api.run import error_code, formatted, in_response_order
+from keygraph.api.run import in_response_order, release
 from keygraph.store import Session, Store
 from keygraph.tokens import TokenError, Verified, bearer
 
 from . import graphiql, spoken
 from .admission import ALLOWED, Admitted, Refused, admit, persisted_query
 from .answer import REPLAYED, Answer, answered, refused
+from .answered_errors import answered_errors
 from .beside import running_beside
 from .bounded import Bounded
 from .idempotency import Answered
@@ -55,7 +56,6 @@ from .subscription_limits import SubscriptionLimits
 from .written import Written
 
 log = logging.getLogger("keygraph.serve")
-errors_log = logging.getLogger("keygraph.errors")
 
 METRICS_PATH = "/metrics"
 QUERIES = frozenset({OperationType.QUERY})
@@ -193,8 +193,9 @@ async def _graphql(served: Served, request: Request, learnt: Learnt) -> Response
         refusal.headers.update(admitted.headers)
         return refusal
     learnt.operation = admitted.operation
-    kept = await _claim(served, request, token, params, learnt)
-    if kept is not None:
+    kept = await _claim(served, request, token, params, learnt) if admitted.executor else None
+    if kept is not None:  # answered from the key's record: it ran nothing, its points go back
+        reported(served, learnt, token.tenant, admitted.estimate, admitted.charged, None, None)
         kept.operation = admitted.operation
         return kept
     store: Store = learnt.store
@@ -247,9 +248,8 @@ async def _claim(
         message = "an Idempotency-Key is 1 to 255 printable ASCII characters"
         return refused(400, "BAD_REQUEST", message)
     query, variables, name = params
-    claim = learnt.claim = served.ledger.claiming(
-        token.tenant, record_name(token.tenant, token.caller, given)
-    )
+    record = record_name(token.tenant, token.caller, given)
+    claim = learnt.claim = served.ledger.claiming(token.tenant, record)
     sent = orjson.dumps({"query": query, "variables": variables, "operationName": name})
     outcome = await served.ledger.claim(claim, digest(sent))
     if isinstance(outcome, Answered):
@@ -296,33 +296,16 @@ async def _run(
         if admitted.estimate is None or admitted.estimate.cost > served.part_objects:
             await asyncio.sleep(0)  # a large answer's last reads let go before it is sent
     if executor is not None:
-        executor.context_value = None
+        release(executor)
     assert isinstance(result, ExecutionResult)  # no @defer or @stream in a served schema
     located = admitted.located(in_response_order(result))
-    errors = [_formatted(error, request_id) for error in located]
+    errors = answered_errors(located, request_id)
     if result.data is None and all(error.path is None for error in result.errors or ()):
         return 400, {"errors": errors}  # its variables did not coerce
     body: dict[str, Any] = {"data": result.data}
     if errors:
         body["errors"] = errors
     return 200, body
-
-
-def _formatted(error: GraphQLError, request_id: str) -> dict[str, Any]:
-    """An error as answered; a bug's (INTERNAL) logged with its traceback, and its
-    answer's extensions given the request's id to quote."""
-    shown = formatted(error)
-    if error_code(error) == "INTERNAL":
-        cause = error.original_error or error
-        where = ".".join(map(str, error.path or ())) or "request"
-        errors_log.error(
-            "unexpected error in %s",
-            where,
-            exc_info=(type(cause), cause, cause.__traceback__),
-            extra={"request_id": request_id, "code": "INTERNAL"},
-        )
-        shown["extensions"]["requestId"] = request_id
-    return shown
 
 
 def _graphiql(request: Request, served: Served) -> Response:

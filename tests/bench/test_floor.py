@@ -2,9 +2,9 @@ import pytest
 
 from bench.floor import SCHEMA, FloorContext
 from bench.floor_data import FloorData, load_floor_data
+from bench.queries import to_global_id
 from keygraph.plan import Item
 from server.domain.geo import haversine_km
-from server.graphql.ids import to_global_id
 from server.seed.tenant import SeedSizes, build_items
 
 SIZES = SeedSizes(users=12, orders=60, groups=3, org_nodes=30, org_depth=3, shops=300)

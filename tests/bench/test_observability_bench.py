@@ -15,8 +15,8 @@ async def test_a_small_run(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(report["results"]) == {
         "Q1, compiled",
         "Q3, compiled",
-        "Q1, strawberry",
-        "Q3, strawberry",
+        "Q1, graphql-core",
+        "Q3, graphql-core",
     }
     for result in report["results"].values():
         for arm in observability_bench.ARMS:

@@ -1,22 +1,27 @@
-"""Fixtures for authorization tests: the app on each store kind with each executor, an admin
-to set things up, and tokens for the callers every rule is tried with."""
+"""Fixtures for authorization tests: `keygraph serve`'s app (the spec's API with
+server/extension/) on each store kind, an admin to set things up, and tokens for the callers
+every rule is tried with."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+import graphql
 import httpx
 import pytest
 
+from generated import authz
+from generated.api import API
 from generated.table import TABLE
+from keygraph.api import executable
+from keygraph.serve.package import extension_at
 from keygraph.store import Store
 from server.auth.tokens import issue_token
 from server.domain import cleanup
-from server.edge.app import create_app
-from server.settings import ExecutorKind, Settings
-from tests.server.conftest import Api
+from server.settings import Settings
+from tests.ids import from_global_id
+from tests.server.conftest import Api, app_of
 
 CALLERS = ("admin", "owner", "other", "no_roles_claim", "unknown_role")
 """An admin; a member who owns the thing tried; a member who does not; a token without the
@@ -25,8 +30,8 @@ names, whose sub owns it."""
 
 
 def local_id(global_id: str) -> str:
-    padded = global_id + "=" * (-len(global_id) % 4)
-    return base64.urlsafe_b64decode(padded).decode().split(":", 1)[1]
+    """The one key part a global id names, whatever its type."""
+    return from_global_id(global_id)[1]
 
 
 @dataclass
@@ -54,24 +59,18 @@ class Tenant:
         return Api(self.client, token)
 
 
-@pytest.fixture(params=["compiled", "strawberry"])
-def executor(request: pytest.FixtureRequest) -> ExecutorKind:
-    """Each executor in turn: the rules hold in both."""
-    name: ExecutorKind = request.param
-    return name
-
-
 @pytest.fixture
 async def tenant(
-    kind: str,
-    executor: ExecutorKind,
-    store_factory: Callable[..., Awaitable[Store]],
-    settings: Settings,
+    kind: str, store_factory: Callable[..., Awaitable[Store]], settings: Settings
 ) -> AsyncIterator[Tenant]:
-    settings = replace(settings, executor=executor)
     store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=create_app(settings, store))
+    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         admin = Api(client, issue_token(settings, "acme", "root", roles=["admin"]))
         yield Tenant(admin, client, settings, store)
     await cleanup.stop()
+
+
+def served_schema() -> graphql.GraphQLSchema:
+    """The schema `keygraph serve --package generated --extend server.extension` serves."""
+    return executable(API, [extension_at("server.extension", "generated")], authz)

@@ -7,11 +7,9 @@ import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import graphql
 import pytest
 
-from server.api import sdl
-from tests.server.authz.conftest import CALLERS, Tenant, local_id
+from tests.server.authz.conftest import CALLERS, Tenant, local_id, served_schema
 from tests.server.conftest import Api
 
 Case = tuple[str, dict[str, Any]]
@@ -203,7 +201,7 @@ MATRIX: list[tuple[Setup, set[str]]] = [
 
 
 def test_the_matrix_has_every_mutation_of_the_schema() -> None:
-    schema = graphql.build_schema(sdl())
+    schema = served_schema()
     assert schema.mutation_type is not None
     names = {name.lower() for name in schema.mutation_type.fields}
     assert {setup.__name__.replace("_", "") for setup, _ in MATRIX} == names

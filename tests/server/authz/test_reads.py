@@ -9,18 +9,30 @@ from typing import Any
 import graphql
 import pytest
 
-from server.api import sdl
-from tests.server.authz.conftest import CALLERS, Tenant, local_id
+from tests.server.authz.conftest import CALLERS, Tenant, local_id, served_schema
 from tests.server.conftest import store_counts
 from tests.server.reachable import reachable
 
 NOT_ADMIN = ("owner", "other", "no_roles_claim", "unknown_role")
 NOT_OWNER = ("other", "unknown_role")
 
-USER = "id name createdAt version"
-ORDER = "id status totalCents currency createdAt version items { sku name quantity unitPriceCents }"
-ADDRESS = "id label line1 line2 city postalCode country createdAt version isDefault"
-ORG = "id name depth version parent { id } children { id } ancestors { id }"
+USER = "id userId name createdAt version groupIds"
+ORDER = (
+    "id orderId userId status totalCents currency createdAt version "
+    "items { sku name quantity unitPriceCents }"
+)
+ADDRESS = (
+    "id addressId userId label line1 line2 city postalCode country createdAt version isDefault"
+)
+ORG = (
+    "id nodeId path parentRef name depth createdAt version moving childCount "
+    "parent { id } children { id } ancestors { id }"
+)
+MEMBERSHIPS = (
+    "edges { cursor node { id userId groupId joinedAt user { id } group { id } } } "
+    "pageInfo { hasNextPage endCursor }"
+)
+SHOP = "id shopId name lat lng geohash geoCell createdAt version"
 ORG_MORE = (
     "descendants(first: 5) { edges { cursor node { id } } "
     "pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }"
@@ -28,7 +40,8 @@ ORG_MORE = (
 
 # name -> (query, refused): `refused` maps each caller to the paths answered null with
 # FORBIDDEN (every other caller reads the whole answer, without errors). Paths use $ann,
-# the owner's user; $bob, the other's; ids come in as variables.
+# the owner's user ($annId its user id, as the spec's patterns take it, as $groupId is
+# $group's); $bob, the other's; ids come in as variables.
 PROBES: dict[str, tuple[str, dict[str, list[str]]]] = {
     "viewer": ("{ viewer { tenant subject roles } }", {}),
     "user": (
@@ -49,6 +62,14 @@ PROBES: dict[str, tuple[str, dict[str, list[str]]]] = {
         "query($ann: ID!) { user(id: $ann) { id defaultAddress { id } } }",
         {"other": ["user.defaultAddress"], "unknown_role": ["user"]},
     ),
+    "user.defaultAddressId": (
+        "query($ann: ID!) { user(id: $ann) { id defaultAddressId } }",
+        {"other": ["user.defaultAddressId"], "unknown_role": ["user"]},
+    ),
+    "user.memberships": (
+        f"query($ann: ID!) {{ user(id: $ann) {{ id memberships {{ {MEMBERSHIPS} }} }} }}",
+        {"unknown_role": ["user"]},
+    ),
     "user.orders": (
         f"query($ann: ID!) {{ user(id: $ann) {{ id orders {{ edges {{ cursor node {{ {ORDER} "
         "user { id email } } } pageInfo { hasNextPage endCursor } } } }",
@@ -58,6 +79,25 @@ PROBES: dict[str, tuple[str, dict[str, list[str]]]] = {
         'query($ann: ID!) { user(id: $ann) { id orders(from: "2000-01-01T00:00:00Z", '
         'to: "2999-01-01T00:00:00Z") { edges { node { id } } } } }',
         {"other": ["user.orders"], "unknown_role": ["user"]},
+    ),
+    "userOrders": (
+        "query($annId: ID!) { userOrders(userId: $annId) "
+        f"{{ edges {{ cursor node {{ {ORDER} }} }} pageInfo {{ hasNextPage endCursor }} }} }}",
+        {caller: ["userOrders"] for caller in NOT_OWNER},
+    ),
+    "userOrdersBetween": (
+        'query($annId: ID!) { userOrdersBetween(userId: $annId, from: "2000-01-01T00:00:00Z", '
+        'to: "2999-01-01T00:00:00Z") { edges { node { id } } } }',
+        {caller: ["userOrdersBetween"] for caller in NOT_OWNER},
+    ),
+    "userGroups": (
+        f"query($annId: ID!) {{ userGroups(userId: $annId) {{ {MEMBERSHIPS} }} }}",
+        {"unknown_role": ["userGroups"]},
+    ),
+    "userWithAddresses": (
+        "query($annId: ID!) { userWithAddresses(userId: $annId) { edges { cursor node { "
+        "... on User { id name } ... on Address { id city } } } pageInfo { hasNextPage } } }",
+        {caller: ["userWithAddresses"] for caller in NOT_OWNER},
     ),
     "userByEmail": (
         "query($email: String!) { userByEmail(email: $email) { id } }",
@@ -87,18 +127,33 @@ PROBES: dict[str, tuple[str, dict[str, list[str]]]] = {
         {caller: ["ordersByStatus"] for caller in NOT_ADMIN},
     ),
     "group": (
-        "query($group: ID!) { group(id: $group) { id name createdAt version "
+        "query($group: ID!) { group(id: $group) { id groupId name createdAt version "
         "members(first: 5) { edges { cursor node { id name } } pageInfo { hasNextPage } } } }",
         {"unknown_role": ["group"]},
+    ),
+    "groupMembers": (
+        f"query($groupId: ID!) {{ groupMembers(groupId: $groupId) {{ {MEMBERSHIPS} }} }}",
+        {"unknown_role": ["groupMembers"]},
     ),
     "orgNode": (
         f"query($child: ID!) {{ orgNode(id: $child) {{ {ORG} {ORG_MORE} }} }}",
         {"unknown_role": ["orgNode"]},
     ),
     "orgRoots": (f"{{ orgRoots {{ {ORG} }} }}", {"unknown_role": ["orgRoots"]}),
+    "orgSubtree": (
+        "query($path: [String!]!) { orgSubtree(path: $path) { edges { cursor node { id } } "
+        "pageInfo { hasNextPage endCursor } } }",
+        {"unknown_role": ["orgSubtree"]},
+    ),
     "shop": (
-        "query($shop: ID!) { shop(id: $shop) { id name lat lng version } }",
+        f"query($shop: ID!) {{ shop(id: $shop) {{ {SHOP} }} }}",
         {"unknown_role": ["shop"]},
+    ),
+    "shopsInCell": (
+        "query($cell: String!, $low: String!, $high: String!) { shopsInCell(geoCell: $cell, "
+        f"geohashFrom: $low, geohashTo: $high) {{ edges {{ cursor node {{ {SHOP} }} }} "
+        "pageInfo { hasNextPage } } }",
+        {"unknown_role": ["shopsInCell"]},
     ),
     "shopsNear": (
         "{ shopsNear(lat: 52.52, lng: 13.405, radiusKm: 5) { distanceKm shop { id name } } }",
@@ -122,7 +177,7 @@ PROBES: dict[str, tuple[str, dict[str, list[str]]]] = {
 }
 
 
-async def _world(tenant: Tenant) -> dict[str, str]:
+async def _world(tenant: Tenant) -> dict[str, Any]:
     """ann and bob (oldest first), each with an order, an address (the default) and a
     membership of one group; an org root with a child; a shop. The variables' values."""
     admin = tenant.admin
@@ -153,29 +208,36 @@ async def _world(tenant: Tenant) -> dict[str, str]:
             "query($u: ID!) { user(id: $u) { orders { edges { node { id } } } } }", {"u": ann["id"]}
         )
     )["user"]["orders"]["edges"][0]["node"]["id"]
-    root = (await admin.data('mutation { createOrgNode(input: {name: "eng"}) { id } }'))[
+    root = (await admin.data('mutation { createOrgNode(input: {name: "eng"}) { id path } }'))[
         "createOrgNode"
-    ]["id"]
+    ]
     child = (
         await admin.data(
             'mutation($p: ID!) { createOrgNode(input: {name: "web", parentId: $p}) { id } }',
-            {"p": root},
+            {"p": root["id"]},
         )
     )["createOrgNode"]["id"]
     shop = (
         await admin.data(
-            'mutation { createShop(input: {name: "s", lat: 52.52, lng: 13.405}) { id } }'
+            'mutation { createShop(input: {name: "s", lat: 52.52, lng: 13.405}) '
+            "{ id geoCell geohash } }"
         )
-    )["createShop"]["id"]
+    )["createShop"]
     return {
         "ann": ann["id"],
+        "annId": local_id(ann["id"]),
         "bob": bob["id"],
         "email": "ann@example.org",
         "order": order,
         "address": address,
         "group": group["id"],
+        "groupId": local_id(group["id"]),
         "child": child,
-        "shop": shop,
+        "path": root["path"],
+        "shop": shop["id"],
+        "cell": shop["geoCell"],
+        "low": shop["geohash"],
+        "high": shop["geohash"] + "z",
     }
 
 
@@ -193,7 +255,7 @@ def _forbidden(body: dict[str, Any]) -> list[str]:
     return sorted(paths)
 
 
-def _variables(query: str, values: dict[str, str]) -> dict[str, str]:
+def _variables(query: str, values: dict[str, Any]) -> dict[str, Any]:
     document = graphql.parse(query)
     used = {
         definition.variable.name.value
@@ -239,7 +301,7 @@ def _fields_read(query: str, schema: graphql.GraphQLSchema) -> set[str]:
 
 
 def test_the_probes_read_every_field_of_the_queries() -> None:
-    schema = graphql.build_schema(sdl())
+    schema = served_schema()
     read = set().union(*(_fields_read(query, schema) for query, _ in PROBES.values()))
     payloads = {"AddressPayload", "DeletePayload", "MoveOrgNodePayload", "RemoveAddressPayload"}
     queried = reachable(schema, [schema.query_type])

@@ -1,6 +1,5 @@
 """Idempotency-Key and who sends it: a kept answer is the whole caller's own (tenant, sub,
-roles, claims), and a query's key is ignored; on each store, through compiled execution and
-through Strawberry's executor."""
+roles, claims), and a query's key is ignored; on each store."""
 
 from __future__ import annotations
 
@@ -32,9 +31,10 @@ def key() -> str:
     return f"K-{uuid.uuid4()}"
 
 
-@pytest.fixture(params=["compiled", "strawberry"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, jwt_secret=SECRET, executor=request.param).resolved()
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Production mode: answers as a client gets them."""
+    return Settings(data_dir=tmp_path, jwt_secret=SECRET).resolved()
 
 
 async def send(

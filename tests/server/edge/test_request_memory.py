@@ -6,19 +6,19 @@ from __future__ import annotations
 import gc
 import json
 from collections import Counter
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
+import httpx
 import pytest
 
 from generated.models.user_order import UserOrder
 from keygraph.page import Page
 from keygraph.serve import app as serve_app
+from keygraph.serve.streamed import answer_of
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.edge import response
-from server.edge.app import App, create_app
 from server.settings import Settings
-from tests.server.conftest import Api
+from tests.server.conftest import Api, app_of
 from tests.server.graphql.test_batching import _seed
 
 QUERY = """{ users { edges { node { email
@@ -43,29 +43,35 @@ async def _left_in_cycles(request: Callable[[], Awaitable[object]]) -> Counter[s
         gc.enable()
 
 
+@pytest.fixture
+async def acme(settings: Settings, store: EmbeddedStore, acme_token: str) -> AsyncIterator[Api]:
+    """An admin of acme, a client of `keygraph serve`'s app."""
+    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield Api(client, acme_token)
+
+
 async def test_loaded_data_is_not_left_in_cycles(acme: Api, store: EmbeddedStore) -> None:
     await _seed(store, users=4, orders_each=2, groups=2)
     left = await _left_in_cycles(lambda: acme.data(QUERY))
-    loaded = ("DataLoader", "Future", "Page", "User", "UserOrder", "Membership", "Group")
+    loaded = ("Future", "Page", "User", "UserOrder", "Membership", "Group")
     assert {name: left[name] for name in loaded if left[name]} == {}
 
 
 async def test_what_a_request_read_is_freed_before_its_response_is_serialized(
-    server: str, acme: Api, store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
+    acme: Api, store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once the result is complete, the models and pages behind it are no longer held (by the
     loaders, a page's cursors or the handle that resumed the request): a large response then
     needs memory for itself and its JSON, not also for everything read to build it."""
     await _seed(store, users=4, orders_each=3, groups=2)
     live: list[int] = []
-    module, name = (response, "encode") if server == "hand" else (serve_app, "answer_of")
-    serialize = getattr(module, name)
 
     def counting(*args: Any) -> Any:
         live.append(sum(type(thing) in (UserOrder, Page) for thing in gc.get_objects()))
-        return serialize(*args)
+        return answer_of(*args)
 
-    monkeypatch.setattr(module, name, counting)
+    monkeypatch.setattr(serve_app, "answer_of", counting)
     data = await acme.data(
         "{ users { edges { node { orders(first: 2) { edges { cursor node { id } } } } } } }"
     )
@@ -74,7 +80,7 @@ async def test_what_a_request_read_is_freed_before_its_response_is_serialized(
     assert live == [0]
 
 
-async def _post(app: App, token: str, query: str, variables: dict[str, object] | None) -> int:
+async def _post(app: Any, token: str, query: str, variables: dict[str, object] | None) -> int:
     """The request sent to the app itself (no HTTP client, whose own objects are not the
     app's); its status."""
     body = json.dumps({"query": query, "variables": variables or {}}).encode()
@@ -114,6 +120,7 @@ async def _post(app: App, token: str, query: str, variables: dict[str, object] |
     [
         (QUERY, None),
         ("mutation($i: CreateGroupInput!) { createGroup(input: $i) { id } }", {"i": {"name": "G"}}),
+        ("{ __schema { queryType { name } } }", None),
     ],
 )
 async def test_an_answered_request_leaves_no_reference_cycles(
@@ -123,11 +130,11 @@ async def test_an_answered_request_leaves_no_reference_cycles(
     query: str,
     variables: dict[str, object] | None,
 ) -> None:
-    """Everything a query or mutation answered by compiled execution made is freed by
-    reference counting when it ends: nothing waits for the cycle collector, so how often it
-    runs does not decide how much memory a worker holds (keygraph/serve/gc_tuning.py)."""
+    """Everything a query, mutation or introspection answered made is freed by reference
+    counting when it ends: nothing waits for the cycle collector, so how often it runs does
+    not decide how much memory a worker holds (keygraph/serve/gc_tuning.py)."""
     await _seed(store, users=2, orders_each=1, groups=1)
-    app = create_app(settings, store)
+    app = app_of("spec", settings, store)
 
     async def answered() -> None:
         assert await _post(app, acme_token, query, variables) == 200
@@ -136,14 +143,10 @@ async def test_an_answered_request_leaves_no_reference_cycles(
 
 
 @pytest.mark.parametrize(
-    ("query", "variables", "store_fails"),
+    ("query", "variables"),
     [
-        ("query($id: ID!) { user(id: $id) { id } }", {"id": 5}, False),  # coerced: a bad id
-        ("query($id: ID!) { user(id: $id) { id } }", {"id": "not-an-id"}, False),
-        ("{ users(first: 100000) { edges { node { id } } } }", None, False),  # refused early
-        ("{ user(id: 1) { id } }", None, False),  # invalid: Strawberry's view answers it
-        ("{ __schema { queryType { name } } }", None, False),  # Strawberry's view runs it
-        ("{ users { edges { node { email } } } }", None, True),  # INTERNAL
+        ("query($id: ID!) { user(id: $id) { id } }", {"id": 5}),  # does not coerce
+        ("query($id: ID!) { user(id: $id) { id } }", {"id": "not-an-id"}),  # no such id
     ],
 )
 async def test_an_error_answer_leaves_no_reference_cycles(
@@ -152,26 +155,38 @@ async def test_an_error_answer_leaves_no_reference_cycles(
     acme_token: str,
     query: str,
     variables: dict[str, object] | None,
-    store_fails: bool,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """An answer with errors, or from Strawberry's view, frees what it made too: the
-    exceptions' tracebacks, which hold the frames that raised them, go once logged (an
-    INTERNAL error is still logged with its traceback)."""
+    """An answer with errors frees what it made too: the exceptions' tracebacks, which hold
+    the frames that raised them, go once the answer is made."""
     await _seed(store, users=2, orders_each=1, groups=1)
-    app = create_app(settings, store)
-
-    async def failing(self: EmbeddedStore, plan: object) -> object:
-        raise RuntimeError("the disk is gone")
-
-    if store_fails:
-        monkeypatch.setattr(EmbeddedStore, "query", failing)
+    app = app_of("spec", settings, store)
 
     async def answered() -> None:
         await _post(app, acme_token, query, variables)
 
     assert sorted((await _left_in_cycles(answered)).items()) == []
-    if store_fails:
-        logged = [record for record in caplog.records if record.levelname == "ERROR"]
-        assert any("Traceback" in (record.exc_text or "") for record in logged)
+
+
+async def test_an_unexpected_error_leaves_no_reference_cycles(
+    settings: Settings,
+    store: EmbeddedStore,
+    acme_token: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An INTERNAL error's answer frees what it made too: the exception's traceback, which
+    holds the frames that raised it, goes once logged (with it)."""
+    await _seed(store, users=2, orders_each=1, groups=1)
+    app = app_of("spec", settings, store)
+
+    async def failing(self: EmbeddedStore, plan: object) -> object:
+        raise RuntimeError("the disk is gone")
+
+    monkeypatch.setattr(EmbeddedStore, "query", failing)
+
+    async def answered() -> None:
+        assert await _post(app, acme_token, "{ users { edges { node { email } } } }", None) == 200
+
+    assert sorted((await _left_in_cycles(answered)).items()) == []
+    logged = [record for record in caplog.records if record.levelname == "ERROR"]
+    assert any("Traceback" in (record.exc_text or "") for record in logged)

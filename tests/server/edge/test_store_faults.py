@@ -383,9 +383,9 @@ async def test_a_keyed_write_cut_off_by_the_timeout_is_not_run_again(
 ) -> None:
     """The request timed out while the shop's PutItem was on its way (DynamoDB runs it
     late): the key is kept UNKNOWN. One that timed out before writing runs again."""
-    api = await make_api(request_timeout=0.5)
+    api = await make_api(request_timeout=1.5)
     proxy.add(delay(0), operations={"PutItem"}, times=1)  # the ledger's claim passes
-    proxy.add(delay(1.0), operations={"PutItem"}, times=1)
+    proxy.add(delay(3.0), operations={"PutItem"}, times=1)
     first = await keyed(api, CREATE_SHOP, "k-slow")
     assert (first.status_code, error_of(first.json())["extensions"]["code"]) == (504, "TIMEOUT")
     retry = await keyed(api, CREATE_SHOP, "k-slow")
@@ -400,7 +400,7 @@ async def test_a_keyed_write_cut_off_by_the_timeout_is_not_run_again(
     await eventually(late_put_ran, "the late PutItem to run")
     assert await shops(api) == 1
 
-    slow = proxy.add(delay(1.0), operations={"Query"}, times=1)
+    slow = proxy.add(delay(3.0), operations={"Query"}, times=1)
     assert (await keyed(api, USERS, "k-slow-read")).status_code == 504
     assert slow.times == 0
     again = await keyed(api, USERS, "k-slow-read")
