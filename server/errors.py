@@ -1,4 +1,5 @@
-"""Errors the API shows clients, each with its `extensions.code` (DESIGN §6)."""
+"""The domain's refusals, each with the code the API answers it with
+(server/extension/refusals.py)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,6 @@ class ApiError(Exception):
         self.extensions: dict[str, Any] = {"code": self.code, **extensions}
 
 
-class Unauthenticated(ApiError):
-    code = "UNAUTHENTICATED"
-
-
 class Forbidden(ApiError):
     """The caller may not do or read this (the spec's access rules, generated/authz.py)."""
 
@@ -37,22 +34,6 @@ class NotFound(ApiError):
 
 class Conflict(ApiError):
     code = "CONFLICT"
-
-
-class InvalidCursorError(ApiError):
-    code = "INVALID_CURSOR"
-
-
-class QueryTooComplex(ApiError):
-    code = "QUERY_TOO_COMPLEX"
-
-
-class IdempotencyKeyReused(ApiError):
-    code = "IDEMPOTENCY_KEY_REUSED"
-
-
-class StoreUnavailableError(ApiError):
-    code = "STORE_UNAVAILABLE"
 
 
 def described(error: pydantic.ValidationError) -> str:

@@ -42,15 +42,15 @@ of the wheel); the app; its benchmarks; the tests."""
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
     ("settings",),
-    ("authz", "domain"),
+    ("domain",),
     ("auth", "extension"),
     ("compiled",),
     ("aws_lambda", "seed", "serving"),
     ("cli",),
     ("__main__",),
 )
-"""server/'s folders and top-level modules, lowest first: errors; settings; the guards and
-the domain's writes; tokens, and what the spec's compiled API takes from the domain
+"""server/'s folders and top-level modules, lowest first: errors; settings; the domain's
+writes; tokens, and what the spec's compiled API takes from the domain
 (extension/); the compiled API the server answers with (compiled.py); serving, the server on
 Lambda and demo data; the commands."""
 

@@ -1,33 +1,14 @@
-"""Bearer JWT verification with the server's settings: the only place a request's tenant
-comes from. The rules of a token are keygraph.tokens' (HS256 with the configured secret, or
-RS256 checked against a public key file; the roles claim and default roles are settings);
-anything they refuse is Unauthenticated, which the app answers with HTTP 401. A verified
-token is remembered until it expires."""
+"""The server's tokens from its settings: the key the app checks bearer tokens with (the
+only place a request's tenant comes from; keygraph.tokens' rules: HS256 with the configured
+secret, or RS256 checked against a public key file, the roles claim and default roles as
+set), and development tokens signed with the secret."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from keygraph.caller import Caller
-from keygraph.tokens import TokenError, TokenKey, Verified, bearer, issue
-from keygraph.tokens import Verifier as TokenVerifier
-from server.authz.fields import unrestricted
-from server.errors import Unauthenticated
+from keygraph.tokens import TokenKey, issue
 from server.settings import Settings
-
-
-@dataclass(frozen=True, slots=True)
-class Claims:
-    tenant: str
-    caller: Caller
-    unrestricted: bool = False
-    """Whether the caller may read every field, whoever it belongs to (decided once per
-    verified token: the cost estimate of such a caller is the same for all of them)."""
-
-    @property
-    def subject(self) -> str | None:
-        return self.caller.subject
 
 
 def token_key(settings: Settings) -> TokenKey:
@@ -41,32 +22,6 @@ def token_key(settings: Settings) -> TokenKey:
         raise ValueError("settings carry neither a JWT secret nor a public key")
     roles = frozenset(settings.default_roles)
     return TokenKey(key, settings.jwt_algorithm, settings.roles_claim, roles)
-
-
-class Verifier:
-    """Checks bearer tokens against the settings' key; built once per app."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._tokens = TokenVerifier(token_key(settings), _claims)
-
-    def verify_header(self, authorization: str | None) -> Claims:
-        try:
-            token = bearer(authorization)
-        except TokenError as exc:
-            raise Unauthenticated(str(exc)) from exc
-        return self.verify(token)
-
-    def verify(self, token: str) -> Claims:
-        """The token's claims, remembered until it expires (keygraph.tokens.Verifier)."""
-        try:
-            return self._tokens.verify(token)
-        except TokenError as exc:
-            raise Unauthenticated(str(exc)) from exc
-
-
-def _claims(verified: Verified) -> Claims:
-    caller = verified.caller
-    return Claims(tenant=verified.tenant, caller=caller, unrestricted=unrestricted(caller))
 
 
 def issue_token(

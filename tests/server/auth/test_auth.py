@@ -19,13 +19,18 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from keygraph.serve import create_app
 from keygraph.stores.embedded.store import EmbeddedStore
-from server.auth.tokens import Verifier
+from keygraph.tokens import TokenError, Verified, Verifier
+from server.auth.tokens import token_key
 from server.compiled import compiled
-from server.errors import Unauthenticated
 from server.settings import Settings
 from tests.server.conftest import SECRET
 
 VIEWER = {"query": "{ viewer { tenant subject } }"}
+
+
+def _as_verified(verified: Verified) -> Verified:
+    """What the app's verifier keeps of a token: the token's tenant and caller."""
+    return verified
 
 
 def _token(claims: dict[str, Any], key: Any = SECRET, algorithm: str = "HS256") -> str:
@@ -139,26 +144,26 @@ def test_verifier_refuses_an_hs256_token_when_configured_for_rs256(
     settings = Settings(
         data_dir=tmp_path, jwt_public_key_file=public_file, cursor_secret="c" * 32
     ).resolved()
-    with pytest.raises(Unauthenticated):
-        Verifier(settings).verify(_token({"tenant": "x", "exp": _later()}))
+    with pytest.raises(TokenError):
+        Verifier(token_key(settings), _as_verified).verify(_token({"tenant": "x", "exp": _later()}))
 
 
 def test_a_remembered_token_still_expires(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    verifier = Verifier(settings)
+    verifier = Verifier(token_key(settings), _as_verified)
     token = _token({"tenant": "acme", "sub": "ann", "exp": int(time.time()) + 60})
     assert verifier.verify(token).tenant == "acme"
-    assert verifier.verify(token).subject == "ann"  # from memory
+    assert verifier.verify(token).caller.subject == "ann"  # from memory
     later = time.time() + 3600
     monkeypatch.setattr(time, "time", lambda: later)
-    with pytest.raises(Unauthenticated, match="expired"):
+    with pytest.raises(TokenError, match="expired"):
         verifier.verify(token)
 
 
 def test_a_forged_token_is_never_remembered(settings: Settings) -> None:
-    verifier = Verifier(settings)
+    verifier = Verifier(token_key(settings), _as_verified)
     forged = _token({"tenant": "acme", "exp": _later()}, "another-secret-" + "y" * 40)
     for _ in range(2):
-        with pytest.raises(Unauthenticated, match="not valid"):
+        with pytest.raises(TokenError, match="not valid"):
             verifier.verify(forged)

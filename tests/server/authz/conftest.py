@@ -64,7 +64,7 @@ async def tenant(
     kind: str, store_factory: Callable[..., Awaitable[Store]], settings: Settings
 ) -> AsyncIterator[Tenant]:
     store = await store_factory(kind, TABLE)
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         admin = Api(client, issue_token(settings, "acme", "root", roles=["admin"]))
         yield Tenant(admin, client, settings, store)

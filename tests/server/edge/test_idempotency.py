@@ -125,7 +125,7 @@ class Faulty(Forwarding):
 async def faulty(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Api, Faulty]]:
     embedded = EmbeddedStore(TABLE, path=tmp_path / "faulty.sqlite3")
     store = Faulty(embedded)
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Api(client, issue_token(settings, "acme", "alice", roles=["admin"])), store
     await cleanup.stop()

@@ -95,7 +95,7 @@ async def tight(
     limits = Limits(max_cost=15, tenant_budget=15, tenant_refill=0.001)
     settings = Settings(data_dir=tmp_path, jwt_secret=SECRET, limits=limits).resolved()
     store = Written(await store_factory(kind, TABLE))
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Tight(client, store, issue_token(settings, "acme", "alice", roles=["admin"]))
     await cleanup.stop()

@@ -46,7 +46,7 @@ async def _left_in_cycles(request: Callable[[], Awaitable[object]]) -> Counter[s
 @pytest.fixture
 async def acme(settings: Settings, store: EmbeddedStore, acme_token: str) -> AsyncIterator[Api]:
     """An admin of acme, a client of `keygraph serve`'s app."""
-    transport = httpx.ASGITransport(app=app_of("spec", settings, store))
+    transport = httpx.ASGITransport(app=app_of(settings, store))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         yield Api(client, acme_token)
 
@@ -134,7 +134,7 @@ async def test_an_answered_request_leaves_no_reference_cycles(
     counting when it ends: nothing waits for the cycle collector, so how often it runs does
     not decide how much memory a worker holds (keygraph/serve/gc_tuning.py)."""
     await _seed(store, users=2, orders_each=1, groups=1)
-    app = app_of("spec", settings, store)
+    app = app_of(settings, store)
 
     async def answered() -> None:
         assert await _post(app, acme_token, query, variables) == 200
@@ -159,7 +159,7 @@ async def test_an_error_answer_leaves_no_reference_cycles(
     """An answer with errors frees what it made too: the exceptions' tracebacks, which hold
     the frames that raised them, go once the answer is made."""
     await _seed(store, users=2, orders_each=1, groups=1)
-    app = app_of("spec", settings, store)
+    app = app_of(settings, store)
 
     async def answered() -> None:
         await _post(app, acme_token, query, variables)
@@ -177,7 +177,7 @@ async def test_an_unexpected_error_leaves_no_reference_cycles(
     """An INTERNAL error's answer frees what it made too: the exception's traceback, which
     holds the frames that raised it, goes once logged (with it)."""
     await _seed(store, users=2, orders_each=1, groups=1)
-    app = app_of("spec", settings, store)
+    app = app_of(settings, store)
 
     async def failing(self: EmbeddedStore, plan: object) -> object:
         raise RuntimeError("the disk is gone")
