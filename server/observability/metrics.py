@@ -1,13 +1,15 @@
 """The server's own Prometheus metrics: per tenant, the table's cleanup tasks and migrations,
-and shared budgets; those `keygraph serve` records too (requests, store calls, capacity) are
-keygraph/serve/metrics.py's. Under `serve --workers N` each worker writes its values to
-PROMETHEUS_MULTIPROC_DIR and a scrape of any worker reads them all (exposition.py).
+and shared budgets; those `keygraph serve` records too (requests, store calls, capacity, the
+elected stream reader) are keygraph/serve/metrics.py's. Under `serve --workers N` each
+worker writes its values to PROMETHEUS_MULTIPROC_DIR and a scrape of any worker reads them
+all (exposition.py).
 """
 
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
+from keygraph.serve import metrics as serve_metrics
 from keygraph.serve.metrics import Children
 
 TENANT_REQUESTS = Counter(
@@ -65,24 +67,7 @@ REDIS_UP = Gauge(
     "1 while the worker reaches Redis for shared budgets and places, else 0 (with Redis).",
     multiprocess_mode="livemin",
 )
-STREAM_READER = Gauge(
-    "keygraph_stream_reader",
-    "1 on the worker holding the stream reader's lease, else 0 (with Redis).",
-    multiprocess_mode="livesum",
-)
-STREAM_READER_TAKES = Counter(
-    "keygraph_stream_reader_takes",
-    "Times a worker took the stream reader's lease (with Redis): each is a failover but one.",
-)
-STREAM_APPENDED = Counter(
-    "keygraph_stream_appended_records",
-    "Change stream records the reader appended to the Redis Stream.",
-)
-RESUMES = Counter(
-    "keygraph_stream_resumes",
-    "Resumes by what they replayed from: the Redis Stream or the change stream (with Redis).",
-    ["source"],
-)
 
 FALLBACKS_BY: Children[Counter] = Children(SHARED_FALLBACKS)
-RESUMES_BY: Children[Counter] = Children(RESUMES)
+RESUMES_BY = serve_metrics.RESUMES_BY
+"""Resumes by what they replayed from, recorded by both servers (keygraph/serve/metrics.py)."""

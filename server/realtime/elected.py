@@ -13,17 +13,17 @@ import uuid
 from generated.table import TABLE
 from keygraph.realtime.lease import Lease
 from keygraph.realtime.reader import ElectedReader
-from keygraph.shared.changes import ChangeLog
-from keygraph.shared.link import Link, key_prefix
-from keygraph.shared.source import RedisSource
-from keygraph.store import Store
-from keygraph.streams import ChangeStream
-from server.observability.metrics import (
+from keygraph.serve.metrics import (
     RESUMES_BY,
     STREAM_APPENDED,
     STREAM_READER,
     STREAM_READER_TAKES,
 )
+from keygraph.shared.changes import ChangeLog
+from keygraph.shared.link import Link, key_prefix
+from keygraph.shared.source import RedisSource
+from keygraph.store import Store
+from keygraph.streams import ChangeStream
 from server.settings import Settings
 
 LEASE_PARTITION = "~KEYGRAPH#READER"
