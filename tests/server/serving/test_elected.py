@@ -3,7 +3,8 @@
 them holds the reader's lease and reads the change stream for all, a subscriber on every
 host gets every event, and when the reader stops another host takes over within the
 lease and a resuming subscriber loses nothing, replayed from Redis; nor does one once Redis
-restarted."""
+restarted. Under `serve --workers N` with Redis, one worker reads the stream and no relay
+runs."""
 
 from __future__ import annotations
 
@@ -34,11 +35,13 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import Batch, ChangeStream, Partitions, Position, Shard, Waking
 from server.auth.tokens import issue_token
 from server.compiled import compiled
+from server.serving.serve import RELAY_SOCKET
 from server.settings import Settings
 from tests.ids import to_global_id
 from tests.redis_server import RedisServer
 from tests.server.conftest import SECRET
-from tests.waiting import until
+from tests.server.serving.test_serve import Server
+from tests.waiting import until, wait_for
 
 USER = """subscription($id: ID!, $after: String) {
   userChanged(id: $id, after: $after) { change cursor user { name } }
@@ -266,3 +269,19 @@ async def test_one_host_reads_the_stream_for_all_and_another_takes_over(
     await rename(writer, "n7")
     again = await (await subscribed(second, 4, ("n6", "n7"), resumed.cursors[-1]))
     assert again.names == ["n6", "n7"]
+
+
+def test_serve_with_workers_and_redis_elects_one_reader_and_runs_no_relay(
+    tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEYGRAPH_REDIS_URL", redis_server.url)
+    data = tmp_path / "data"
+    server = Server(data, "--workers", "2", log=tmp_path / "serve.log")
+    try:
+        server.wait_healthy()
+        leading = "reading the change stream for every host (term 1)"
+        wait_for(lambda: server.logged(leading) == 1, "a worker to take the reader's lease", 60)
+        assert not (data / RELAY_SOCKET).exists()
+        assert server.logged("reading the change stream for every host (term 2)") == 0
+    finally:
+        server.stop()
