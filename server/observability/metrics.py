@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
-from keygraph.serve import metrics as serve_metrics
 from keygraph.serve.metrics import Children
 
 TENANT_REQUESTS = Counter(
@@ -69,5 +68,3 @@ REDIS_UP = Gauge(
 )
 
 FALLBACKS_BY: Children[Counter] = Children(SHARED_FALLBACKS)
-RESUMES_BY = serve_metrics.RESUMES_BY
-"""Resumes by what they replayed from, recorded by both servers (keygraph/serve/metrics.py)."""
