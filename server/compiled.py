@@ -5,11 +5,11 @@ serves it, its options taken from the server's settings (KEYGRAPH_*), each once 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keygraph.serve.document_cache import DocumentCache
 from keygraph.serve.manifest import load
-from keygraph.serve.package import Keys, extension_at, served
+from keygraph.serve.package import Keys, extension_at, served, table_of
 from keygraph.serve.patterns import Patterns
 from keygraph.serve.persisted import Documents
 from keygraph.serve.served import Served
@@ -21,6 +21,9 @@ from keygraph.streams import ChangeStream
 from server.auth.tokens import issue_token, token_key
 from server.domain import cleanup
 from server.settings import Settings
+
+if TYPE_CHECKING:
+    from keygraph.serve.elected import Elected
 
 PACKAGE = "generated"
 EXTENSION = "server.extension"
@@ -38,7 +41,8 @@ def dev_token(settings: Settings) -> str:
 
 def compiled(settings: Settings, store: Store, stream: ChangeStream | None = None) -> Served:
     """The compiled API on `store`, as the settings ask; its subscriptions fed by `stream`,
-    else by the store's own change stream."""
+    else by the store's own change stream; with Redis, by the Redis Stream one reader
+    elected among every host's workers appends that stream to."""
     limits = settings.limits
     budget, closing = worker_budget(
         limits.tenant_budget, limits.tenant_refill, settings, settings.table
@@ -81,8 +85,29 @@ def compiled(settings: Settings, store: Store, stream: ChangeStream | None = Non
         options["persisted"] = Documents(load(settings.trusted_documents))
     if settings.dev and settings.jwt_secret is not None:
         options["dev_authorization"] = lambda: f"Bearer {dev_token(settings)}"
+    if settings.redis_url is not None:
+        elected = _elected(settings, store, settings.redis_url)
+        options["source"] = elected.source
+        options["starting"] = (*options["starting"], elected.start)
+        options["closing"] = (elected.close, *options["closing"])
     keys = Keys(token_key(settings), settings.cursor_key())
     extension = extension_at(EXTENSION, PACKAGE)
     return served(
         PACKAGE, store, keys, [extension], stream=stream, poll=settings.poll_interval, **options
+    )
+
+
+def _elected(settings: Settings, store: Store, url: str) -> Elected:
+    """This worker's part in the one reader of the change stream for every host sharing
+    Redis at `url` (redis-py is loaded only then)."""
+    from keygraph.serve.elected import Elected
+
+    return Elected(
+        store,
+        table_of(PACKAGE, settings.table),
+        url,
+        lease=settings.reader_lease,
+        retention=settings.redis_stream_retention,
+        most=settings.redis_stream_max,
+        poll=settings.poll_interval,
     )

@@ -157,8 +157,9 @@ class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
     """Allocations between collections of the young generation in a serving process
     (keygraph/serve/gc_tuning.py)."""
     reader_lease: float = 8.0
-    """Seconds the stream reader's lease lasts unrenewed (keygraph/realtime/lease.py): a
-    reader that stops is replaced within it, and a contender's look at the lease, after."""
+    """With `redis_url`, seconds the lease of the one change stream reader for every host
+    lasts unrenewed (keygraph/serve/elected.py): a reader that stops is replaced within it,
+    and a contender's look at the lease, after."""
     redis_stream_retention: float = 3600.0
     """Seconds of changes the Redis Stream keeps: a resume within them reads Redis."""
     redis_stream_max: int = 1_000_000

@@ -1,7 +1,8 @@
 """The Prometheus metrics an app records (observed.py): requests by operation name and outcome
-code, refusals, requests in flight, and store calls by DynamoDB operation and access pattern
-with their capacity units (the store's retries and throttles are keygraph/stores/dynamodb/
-counters.py's). `/metrics` answers them in Prometheus' text format to a bearer of its token."""
+code, refusals, requests in flight, store calls by DynamoDB operation and access pattern with
+their capacity units (the store's retries and throttles are keygraph/stores/dynamodb/
+counters.py's), and the change stream's elected reader (elected.py). `/metrics` answers them
+in Prometheus' text format to a bearer of its token."""
 
 from __future__ import annotations
 
@@ -72,6 +73,24 @@ CAPACITY = Counter(
     "DynamoDB capacity units consumed (read or write), by access pattern.",
     ["unit", "pattern"],
 )
+STREAM_READER = Gauge(
+    "keygraph_stream_reader",
+    "1 on the worker holding the stream reader's lease, else 0 (with Redis).",
+    multiprocess_mode="livesum",
+)
+STREAM_READER_TAKES = Counter(
+    "keygraph_stream_reader_takes",
+    "Times a worker took the stream reader's lease (with Redis): each is a failover but one.",
+)
+STREAM_APPENDED = Counter(
+    "keygraph_stream_appended_records",
+    "Change stream records the reader appended to the Redis Stream.",
+)
+RESUMES = Counter(
+    "keygraph_stream_resumes",
+    "Resumes by what they replayed from: the Redis Stream or the change stream (with Redis).",
+    ["source"],
+)
 
 
 class Children(Generic[M]):
@@ -92,6 +111,7 @@ class Children(Generic[M]):
 REQUESTS_BY: Children[Histogram] = Children(REQUESTS)
 STORE_CALLS_BY: Children[Histogram] = Children(STORE_CALLS)
 CAPACITY_BY: Children[Counter] = Children(CAPACITY)
+RESUMES_BY: Children[Counter] = Children(RESUMES)
 
 
 class OperationNames:

@@ -21,6 +21,7 @@ from keygraph.cursor import CursorCodec
 from keygraph.plan import TableDef
 from keygraph.realtime.cursors import EventCursors
 from keygraph.realtime.hub import Hub
+from keygraph.realtime.sources import Source
 from keygraph.store import Store
 from keygraph.stores import stream_of
 from keygraph.streams import ChangeStream, NoStream
@@ -99,13 +100,15 @@ def served(
     *,
     stream: ChangeStream | None = None,
     poll: float = POLL_SECONDS,
+    source: Callable[[ChangeStream], Source] | None = None,
     **options: Any,
 ) -> Served:
     """The package's API, with `extensions`, on `store`, with tokens and cursors keyed by
     `signing` (a secret, or Keys), and the app's other `options` (Served's budget,
     GraphiQL); subscriptions when the API has some and there is a change stream: `stream`,
-    else the store's own, looked for new records every `poll` seconds. ValueError for an
-    extension that cannot be served."""
+    else the store's own, looked for new records every `poll` seconds, or what `source`
+    makes of it feeds them (the Redis Stream of one elected reader: elected.py).
+    ValueError for an extension that cannot be served."""
     api: Any = importlib.import_module(f"{package}.api").API
     keys = Keys.signed_with(signing) if isinstance(signing, str) else signing
     cursors = CursorCodec(keys.cursors)
@@ -117,7 +120,7 @@ def served(
             stream = None
     if api.watches and stream is not None:
         table = table_of(package)
-        hub = Hub(stream, poll, decoder(api, table))
+        hub = Hub(stream, poll, decoder(api, table), None if source is None else source(stream))
         payer = _payer(options.get("budget"))
         realtime = Realtime(hub, EventCursors(cursors), table, payer, api.tenant_prefixes)
     ledger = Ledger(store, table_of(package))

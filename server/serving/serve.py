@@ -1,7 +1,7 @@
 """Serving the compiled API (server/compiled.py) with keygraph serve's runner
 (keygraph/serve/serving.py) on uvicorn's httptools and uvloop (server/serving/protocol.py):
 in this process, or with `workers` > 1 under the runtime's supervisor, which runs the change
-stream's relay beside the workers it keeps on one listening socket.
+stream's relay beside the workers it keeps on one listening socket (without Redis).
 
 SIGTERM and SIGINT stop taking connections, let the requests in flight finish (up to
 `shutdown_timeout`), then exit with status 0; the caller's cleanup (DynamoDB Local) runs.
@@ -9,7 +9,9 @@ SIGTERM and SIGINT stop taking connections, let the requests in flight finish (u
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from keygraph.serve import request_log as json_logging
@@ -53,7 +55,8 @@ def listening(settings: Settings) -> Listening:
 
 def _worker_served(settings: Settings, local_endpoint: str | None, relay: Path | None) -> Served:
     """A worker process's app, built in it: its subscriptions fed by the supervisor's
-    relay (none when it has none)."""
+    relay, or without one (with Redis) by the Redis Stream (none when the store has no
+    stream)."""
     tune_malloc()
     json_logging.configure()
     store = worker_store(settings, local_endpoint)
@@ -67,12 +70,20 @@ def serve(settings: Settings, store: Store, local_endpoint: str | None) -> None:
     # with workers, this process's app is built only to be closed: fed by the relay, it
     # opens no change stream beside the relay's
     stream = None if settings.workers == 1 else RelayedStream(relay)
+
+    def beside() -> AbstractContextManager[Path | None]:
+        """The workers' relay; none with Redis, where every worker's hub reads the Redis
+        Stream and the elected worker alone reads the change stream (server/compiled.py)."""
+        if settings.redis_url is not None:
+            return contextlib.nullcontext(None)
+        return relaying(
+            lambda: worker_store(settings, local_endpoint), relay, settings.poll_interval
+        )
+
     serve_served(
         compiled(settings, store, stream),
         functools.partial(_worker_served, settings, local_endpoint),
         listening(settings),
-        beside=lambda: relaying(
-            lambda: worker_store(settings, local_endpoint), relay, settings.poll_interval
-        ),
+        beside=beside,
         runner=run_with_headroom,
     )

@@ -1,9 +1,9 @@
 """Four `serve` processes, `--workers 2` each, with their own data directories over one
 table (the embedded file, linked into each directory, as hosts share one DynamoDB table)
-and one redis-server: subscribers on every worker of every host get every event (each host
-reads the change stream itself), and when a host is SIGKILLed the others' subscribers go on
-and its own, resuming elsewhere, lose no event; and one tenant's requests spread over the
-hosts are held to its one budget."""
+and one redis-server: subscribers on every worker of every host get every event (one worker
+elected among all reads the change stream for them), and when a host is SIGKILLed the
+others' subscribers go on and its own, resuming elsewhere, lose no event; and one tenant's
+requests spread over the hosts are held to its one budget."""
 
 from __future__ import annotations
 
