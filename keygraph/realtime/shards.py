@@ -5,16 +5,27 @@ and the state a reader checkpoints to go on from elsewhere (`state`, `restore`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from keygraph.streams import ChangeStream, Position, Shard, StreamRecord, Trimmed
+from keygraph.streams import (
+    Batch,
+    ChangeStream,
+    Position,
+    Shard,
+    Skipping,
+    StreamRecord,
+    Trimmed,
+)
 
 log = logging.getLogger("keygraph.realtime")
 
 CATCH_UP_PASSES = 100
-"""Reads through every shard, at most, to reach the stream's end without handing anything."""
+"""Passes over every shard, at most, to reach the stream's end without handing anything."""
+
+Reading = Callable[[Position], Awaitable[Batch]]
+"""A shard's next batch from a position: the stream's read, or its skip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,27 +48,35 @@ class ShardReader:
         """Shards read to their end whose children are not followed yet: where they ended."""
 
     async def catch_up(self) -> None:
-        """Reads the stream up to now, keeping nothing."""
+        """Goes to the end of the stream as it is now, keeping nothing: past each shard's
+        records without reading them where the stream can (Skipping)."""
+        read: Reading = self.stream.skip if isinstance(self.stream, Skipping) else self.stream.read
         for _ in range(CATCH_UP_PASSES):
-            if not sum(len(read.records) for read in await self.poll()):
+            before = self.state()
+            await self._guarded(read)
+            if self.state() == before:
                 return
 
     async def poll(self) -> list[Read]:
         """Reads each followed shard once; what was found. A poll that fails leaves the
         reader where it was: what it had read of other shards is read again."""
+        return await self._guarded(self.stream.read)
+
+    async def _guarded(self, read: Reading) -> list[Read]:
+        """A pass of `read` over the followed shards, undone if it fails."""
         before = self.state()
         try:
-            return await self._poll()
+            return await self._poll(read)
         except BaseException:
             self.restore(before)
             raise
 
-    async def _poll(self) -> list[Read]:
+    async def _poll(self, read: Reading) -> list[Read]:
         self._follow(await self.stream.shards())
         reads: list[Read] = []
         for shard_id, position in list(self._positions.items()):
             try:
-                batch = await self.stream.read(position)
+                batch = await read(position)
             except Trimmed:
                 log.warning("change stream shard %s trimmed past the reader", shard_id)
                 self._positions[shard_id] = Position(shard_id)

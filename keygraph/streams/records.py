@@ -115,3 +115,15 @@ class Waking(Protocol):
         """Returns once records may have been added since the last wait returned, or after
         `seconds`."""
         ...
+
+
+@runtime_checkable
+class Skipping(Protocol):
+    """A change stream that finds a shard's end without reading its records (the embedded
+    store's change log): a reader goes to the stream's end at the cost of a read per shard,
+    however many records lie before it."""
+
+    async def skip(self, position: Position) -> Batch:
+        """What a read of everything the shard holds after `position` now leaves: no
+        records, the position past them, and whether the shard has ended."""
+        ...

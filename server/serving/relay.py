@@ -1,5 +1,6 @@
 """The one reader of a host's change stream under `serve --workers N`: a relay in the
-supervisor that answers its workers' `shards()` and `read()` over a Unix domain socket.
+supervisor that answers its workers' `shards()`, `read()` and `skip()` over a Unix domain
+socket.
 
 Every shard's recent records stay in memory (up to `keep` a shard): a worker reading at or
 after the oldest of them is answered from memory, and the relay reads the store's stream
@@ -27,6 +28,7 @@ from keygraph.streams import (
     Partitions,
     Position,
     Shard,
+    Skipping,
     StreamRecord,
     Trimmed,
 )
@@ -135,10 +137,13 @@ class StreamRelay:
                 shards = await self.shards()
                 return {"shards": [[s.shard_id, s.parent_id, s.closed] for s in shards]}
             position = Position(request["shard"], request["after"])
-            within = request.get("within")
-            if within is not None:
-                within = Partitions(str(within["attribute"]), tuple(map(str, within["keys"])))
-            batch = await self.read(position, int(request["limit"]), within=within)
+            if request["op"] == "skip":
+                batch = await self.skip(position)
+            else:
+                within = request.get("within")
+                if within is not None:
+                    within = Partitions(str(within["attribute"]), tuple(map(str, within["keys"])))
+                batch = await self.read(position, int(request["limit"]), within=within)
         except Trimmed as exc:
             return {"error": "trimmed", "message": str(exc)}
         except (StoreError, OSError) as exc:
@@ -183,6 +188,14 @@ class StreamRelay:
             return batch
         records = within.kept(batch.records)
         return Batch(records, batch.next, batch.ended, len(batch.records) - len(records))
+
+    async def skip(self, position: Position) -> Batch:
+        """Past the shard's records now: skipped by the store's stream where it can
+        (Skipping), else read (a worker going to the stream's end keeps none of them)."""
+        if not isinstance(self.stream, Skipping):
+            return await self.read(position)
+        self.reads += 1
+        return await self.stream.skip(position)
 
     async def _refresh(self, kept: _Kept) -> None:
         """Reads the shard on from where memory ends, unless that was done just now."""

@@ -51,10 +51,13 @@ class RelayedStream:
         }
         if within is not None:
             request["within"] = {"attribute": within.attribute, "keys": list(within.keys)}
-        answer = await self._ask(request)
-        records = [record_of_wire(r) for r in answer["records"]]
-        following = Position(position.shard_id, answer["after"])
-        return Batch(records, following, answer["ended"], int(answer.get("skipped", 0)))
+        return _batch(position, await self._ask(request))
+
+    async def skip(self, position: Position) -> Batch:
+        """Past the shard's records now; none of them crosses the socket where the relay's
+        stream can skip them (Skipping)."""
+        request = {"op": "skip", "shard": position.shard_id, "after": position.after}
+        return _batch(position, await self._ask(request))
 
     async def close(self) -> None:
         if self._connection is not None:
@@ -90,3 +93,10 @@ class RelayedStream:
             raise ConnectionResetError("the relay closed the connection")
         answer: dict[str, Any] = json.loads(line)
         return answer
+
+
+def _batch(position: Position, answer: dict[str, Any]) -> Batch:
+    """The batch the relay answered to a read or skip from `position`."""
+    records = [record_of_wire(r) for r in answer["records"]]
+    following = Position(position.shard_id, answer["after"])
+    return Batch(records, following, answer["ended"], int(answer.get("skipped", 0)))

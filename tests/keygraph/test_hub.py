@@ -2,7 +2,7 @@
 each change once, when the records it has not read yet are trimmed away under it, it goes
 on from the oldest kept, a read that fails on one shard loses nothing it read of the
 others, and on the embedded store it reads a write when it is made, not at its next
-poll."""
+poll, and starts at the end of the change log without reading the records before it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from generated.api import API
 from generated.models.user import User
@@ -23,8 +25,10 @@ from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
 from keygraph.realtime.sources import StreamSource
 from keygraph.stores import stream_of
+from keygraph.stores.embedded.changes import READ_LIMIT, ROTATE_SECONDS, ChangeLog
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import Batch, Partitions, Position, StreamRecord
+from tests.keygraph.stores.test_store_embedded_changes import age
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
 
@@ -183,3 +187,40 @@ async def test_the_embedded_reader_reads_a_write_when_it_is_made(tmp_path: Path)
         await hub.stop()
         await read.close()
         await written.close()
+
+
+async def test_the_embedded_reader_starts_at_the_end_reading_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = EmbeddedStore(TABLE, path=tmp_path / "kg.sqlite3")
+    await store.put(Put(item=user_item("a", 1)))
+    age(store, ROTATE_SECONDS + 60)  # the next write opens a child shard
+    for version, name in enumerate(["b", "c"], start=2):
+        await store.put(Put(item=user_item(name, version)))
+    stream = stream_of(store)
+    read: list[StreamRecord] = []
+    reading = ChangeLog.read
+
+    async def counted(
+        log: ChangeLog,
+        position: Position,
+        limit: int = READ_LIMIT,
+        *,
+        within: Partitions | None = None,
+    ) -> Batch:
+        batch = await reading(log, position, limit, within=within)
+        read.extend(batch.records)
+        return batch
+
+    monkeypatch.setattr(ChangeLog, "read", counted)
+    hub = Hub(stream, poll_interval=3600, decode=change_of)
+    await hub.start()
+    try:
+        assert read == []
+        feed = hub.open("acme", U1)
+        await store.put(Put(item=user_item("d", 4)))
+        assert await names(feed, 1) == ["d"]
+        assert [record.new and record.new["name"] for record in read] == ["d"]
+    finally:
+        await hub.stop()
+        await store.close()

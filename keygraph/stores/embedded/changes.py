@@ -168,10 +168,32 @@ def _sequence(text: str) -> int:
     return int(text)
 
 
+def _bounds(conn: sqlite3.Connection, position: Position) -> tuple[int, int, bool]:
+    """The sequence a read from `position` goes on after, the one it stops before (the
+    child shard's first), and whether the shard is closed."""
+    number = _shard_number(position.shard_id)
+    shard = conn.execute(
+        "SELECT first_seq, closed_at FROM stream_shards WHERE id = ?", (number,)
+    ).fetchone()
+    if shard is None:
+        oldest = conn.execute("SELECT min(id) FROM stream_shards").fetchone()[0]
+        if oldest is not None and number < oldest:
+            raise Trimmed(f"{position.shard_id} is past the stream's retention")
+        raise ValidationError(f"the stream has no shard {position.shard_id}")
+    first, closed_at = shard
+    child = conn.execute(
+        "SELECT first_seq FROM stream_shards WHERE id > ? ORDER BY id LIMIT 1", (number,)
+    ).fetchone()
+    end = _LAST if child is None else child[0]
+    start = first - 1 if position.after is None else _sequence(position.after)
+    return start, end, closed_at is not None or child is not None
+
+
 class ChangeLog:
     """The change log of one SQLite file, read as a ChangeStream; `connect` gives the
     calling thread's connection to the file, `keys` the table's key attribute names, and
-    `writes` tells of writes to the file, so a reader waits on them (Waking)."""
+    `writes` tells of writes to the file, so a reader waits on them (Waking); a reader
+    goes to its end without reading the records before it (Skipping)."""
 
     def __init__(
         self, connect: Callable[[], sqlite3.Connection], keys: tuple[str, str], writes: FileWrites
@@ -209,25 +231,10 @@ class ChangeLog:
     ) -> Batch:
         if not 1 <= limit <= READ_LIMIT:
             raise ValidationError(f"limit must be between 1 and {READ_LIMIT}, not {limit}")
-        number = _shard_number(position.shard_id)
-        after = None if position.after is None else _sequence(position.after)
         conn = self._connect()
         conn.execute("BEGIN")  # one snapshot: the shard's end and its records agree
         try:
-            shard = conn.execute(
-                "SELECT first_seq, closed_at FROM stream_shards WHERE id = ?", (number,)
-            ).fetchone()
-            if shard is None:
-                oldest = conn.execute("SELECT min(id) FROM stream_shards").fetchone()[0]
-                if oldest is not None and number < oldest:
-                    raise Trimmed(f"{position.shard_id} is past the stream's retention")
-                raise ValidationError(f"the stream has no shard {position.shard_id}")
-            first, closed_at = shard
-            child = conn.execute(
-                "SELECT first_seq FROM stream_shards WHERE id > ? ORDER BY id LIMIT 1", (number,)
-            ).fetchone()
-            end = _LAST if child is None else child[0]
-            start = first - 1 if after is None else after
+            start, end, closed = _bounds(conn, position)
             if within is None:
                 rows = self._records(conn, position, start, end, limit)
                 more = len(rows) > limit
@@ -238,8 +245,21 @@ class ChangeLog:
             conn.execute("COMMIT")
         records = [self._record(row) for row in rows[:limit]]
         following = position if last is None else Position(position.shard_id, str(last))
-        closed = closed_at is not None or child is not None
         return Batch(records, following, ended=closed and not more)
+
+    async def skip(self, position: Position) -> Batch:
+        """Past every record the shard holds after `position` now, none of them read."""
+        conn = self._connect()
+        conn.execute("BEGIN")  # one snapshot: the shard's end and its last record agree
+        try:
+            start, end, closed = _bounds(conn, position)
+            last = conn.execute(
+                "SELECT max(seq) FROM stream_changes WHERE seq > ? AND seq < ?", (start, end)
+            ).fetchone()[0]
+        finally:
+            conn.execute("COMMIT")
+        following = position if last is None else Position(position.shard_id, str(last))
+        return Batch([], following, ended=closed)
 
     def _kept(
         self,

@@ -1,7 +1,8 @@
 """The embedded store's change log beyond the stream contract: shards rotate and keep their
-lineage, records past the retention are skipped, refused at a position inside them, and
-dropped with their shards; another process's writes and reads go through the same file;
-the stream is turned on and off like DynamoDB's."""
+lineage, a reader goes past a shard's records without reading them, records past the
+retention are skipped, refused at a position inside them, and dropped with their shards;
+another process's writes and reads go through the same file; the stream is turned on and off
+like DynamoDB's."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from keygraph.stores import admin_of, stream_of
 from keygraph.stores.embedded.changes import ROTATE_SECONDS
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import StoreView
-from keygraph.streams import RETENTION_SECONDS, NoStream, Position, Trimmed
+from keygraph.streams import RETENTION_SECONDS, NoStream, Position, Skipping, Trimmed
 from testkit.stores import TEST_TABLE
 from tests.keygraph.stores.test_store_streams import everything, key, summary
 
@@ -67,6 +68,24 @@ async def test_a_shard_rotates_and_its_child_continues_it(store: EmbeddedStore) 
     going = await stream.read(Position(child.shard_id))
     assert summary(going.records) == [("INSERT", "b", None, 1)]
     assert not going.ended
+
+
+async def test_a_skip_goes_past_each_shards_records_to_its_end(store: EmbeddedStore) -> None:
+    await store.put(Put({**key("a"), "n": 1}))
+    age(store, ROTATE_SECONDS + 60)
+    await store.put(Put({**key("b"), "n": 1}))
+    await store.put(Put({**key("c"), "n": 1}))
+    stream = stream_of(store)
+    assert isinstance(stream, Skipping)
+    parent, child = await stream.shards()
+    done = await stream.skip(Position(parent.shard_id))
+    assert (done.records, done.next, done.ended) == ([], Position(parent.shard_id, "1"), True)
+    going = await stream.skip(Position(child.shard_id))
+    assert (going.records, going.next, going.ended) == ([], Position(child.shard_id, "3"), False)
+    assert await stream.skip(going.next) == going  # nothing since: it stays
+    await store.put(Put({**key("d"), "n": 1}))
+    after = await stream.read(going.next)
+    assert summary(after.records) == [("INSERT", "d", None, 1)]
 
 
 async def test_records_past_the_retention_are_skipped_or_refused(store: EmbeddedStore) -> None:

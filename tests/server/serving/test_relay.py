@@ -1,6 +1,7 @@
 """The stream relay of `serve --workers N` in process: a RelayedStream answers shards() and
 read() as the stream it relays does, values exact, reading that stream once for many
-workers, and from the stream itself for a position older than what the relay keeps."""
+workers, and from the stream itself for a position older than what the relay keeps; a
+worker goes to the end of the embedded change log through it without reading a record."""
 
 from __future__ import annotations
 
@@ -13,8 +14,14 @@ from typing import Any
 
 import pytest
 
+from generated.table import TABLE
 from keygraph.errors import StoreError
-from keygraph.streams import Position, Trimmed
+from keygraph.plan import Put
+from keygraph.realtime.shards import ShardReader
+from keygraph.stores import stream_of
+from keygraph.stores.embedded.changes import READ_LIMIT, ChangeLog
+from keygraph.stores.embedded.store import EmbeddedStore
+from keygraph.streams import Batch, Partitions, Position, StreamRecord, Trimmed
 from server.serving import relayed
 from server.serving.relay import StreamRelay
 from server.serving.relayed import RelayedStream
@@ -164,3 +171,40 @@ async def test_a_broken_request_closes_its_connection_only(
     writer.close()
     assert await client.shards() == await stream.shards()
     assert [r.levelname for r in caplog.records] == ["WARNING"]
+
+
+async def test_a_worker_goes_to_the_end_of_the_embedded_log_reading_no_record(
+    tmp_path: Path, socket_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = EmbeddedStore(TABLE, path=tmp_path / "kg.sqlite3")
+    for n in range(3):
+        await store.put(Put(_item(n)))
+    read: list[StreamRecord] = []
+    reading = ChangeLog.read
+
+    async def counted(
+        log: ChangeLog,
+        position: Position,
+        limit: int = READ_LIMIT,
+        *,
+        within: Partitions | None = None,
+    ) -> Batch:
+        batch = await reading(log, position, limit, within=within)
+        read.extend(batch.records)
+        return batch
+
+    monkeypatch.setattr(ChangeLog, "read", counted)
+    relay = StreamRelay(stream_of(store), socket_path, min_interval=0)
+    await relay.start()
+    client = RelayedStream(socket_path)
+    try:
+        reader = ShardReader(client)
+        await reader.catch_up()
+        assert read == []
+        await store.put(Put(_item(7)))
+        (found,) = await reader.poll()
+        assert [record.keys["SK"] for record in found.records] == ["ITEM#7"]
+    finally:
+        await client.close()
+        await relay.stop()
+        await store.close()
