@@ -25,10 +25,10 @@ from keygraph.realtime.feed import Feed
 from keygraph.realtime.hub import Hub
 from keygraph.realtime.sources import StreamSource
 from keygraph.stores import stream_of
-from keygraph.stores.embedded.changes import READ_LIMIT, ROTATE_SECONDS, ChangeLog
+from keygraph.stores.embedded.changes import ROTATE_SECONDS
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.streams import Batch, Partitions, Position, StreamRecord
-from tests.keygraph.stores.test_store_embedded_changes import age
+from tests.keygraph.stores.test_store_embedded_changes import age, records_read
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
 
@@ -198,21 +198,7 @@ async def test_the_embedded_reader_starts_at_the_end_reading_no_record(
     for version, name in enumerate(["b", "c"], start=2):
         await store.put(Put(item=user_item(name, version)))
     stream = stream_of(store)
-    read: list[StreamRecord] = []
-    reading = ChangeLog.read
-
-    async def counted(
-        log: ChangeLog,
-        position: Position,
-        limit: int = READ_LIMIT,
-        *,
-        within: Partitions | None = None,
-    ) -> Batch:
-        batch = await reading(log, position, limit, within=within)
-        read.extend(batch.records)
-        return batch
-
-    monkeypatch.setattr(ChangeLog, "read", counted)
+    read = records_read(monkeypatch)
     hub = Hub(stream, poll_interval=3600, decode=change_of)
     await hub.start()
     try:

@@ -20,10 +20,19 @@ import pytest
 from keygraph import capacity
 from keygraph.plan import Delete, Get, Put
 from keygraph.stores import admin_of, stream_of
-from keygraph.stores.embedded.changes import ROTATE_SECONDS
+from keygraph.stores.embedded.changes import READ_LIMIT, ROTATE_SECONDS, ChangeLog
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.stores.view import StoreView
-from keygraph.streams import RETENTION_SECONDS, NoStream, Position, Skipping, Trimmed
+from keygraph.streams import (
+    RETENTION_SECONDS,
+    Batch,
+    NoStream,
+    Partitions,
+    Position,
+    Skipping,
+    StreamRecord,
+    Trimmed,
+)
 from testkit.stores import TEST_TABLE
 from tests.keygraph.stores.test_store_streams import everything, key, summary
 
@@ -34,6 +43,26 @@ HOUR = 3600
 @pytest.fixture
 def store(tmp_path: Path) -> EmbeddedStore:
     return EmbeddedStore(STREAMED, path=tmp_path / "t.sqlite3")
+
+
+def records_read(monkeypatch: pytest.MonkeyPatch) -> list[StreamRecord]:
+    """The records every read of an embedded change log returns from now on, as they come."""
+    read: list[StreamRecord] = []
+    reading = ChangeLog.read
+
+    async def counted(
+        log: ChangeLog,
+        position: Position,
+        limit: int = READ_LIMIT,
+        *,
+        within: Partitions | None = None,
+    ) -> Batch:
+        batch = await reading(log, position, limit, within=within)
+        read.extend(batch.records)
+        return batch
+
+    monkeypatch.setattr(ChangeLog, "read", counted)
+    return read
 
 
 def age(store: EmbeddedStore, seconds: float, shard: int | None = None) -> None:

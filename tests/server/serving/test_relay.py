@@ -19,12 +19,12 @@ from keygraph.errors import StoreError
 from keygraph.plan import Put
 from keygraph.realtime.shards import ShardReader
 from keygraph.stores import stream_of
-from keygraph.stores.embedded.changes import READ_LIMIT, ChangeLog
 from keygraph.stores.embedded.store import EmbeddedStore
-from keygraph.streams import Batch, Partitions, Position, StreamRecord, Trimmed
+from keygraph.streams import Position, Trimmed
 from server.serving import relayed
 from server.serving.relay import StreamRelay
 from server.serving.relayed import RelayedStream
+from tests.keygraph.stores.test_store_embedded_changes import records_read
 from tests.server.realtime.memory_stream import MemoryStream
 from tests.waiting import until
 
@@ -179,21 +179,7 @@ async def test_a_worker_goes_to_the_end_of_the_embedded_log_reading_no_record(
     store = EmbeddedStore(TABLE, path=tmp_path / "kg.sqlite3")
     for n in range(3):
         await store.put(Put(_item(n)))
-    read: list[StreamRecord] = []
-    reading = ChangeLog.read
-
-    async def counted(
-        log: ChangeLog,
-        position: Position,
-        limit: int = READ_LIMIT,
-        *,
-        within: Partitions | None = None,
-    ) -> Batch:
-        batch = await reading(log, position, limit, within=within)
-        read.extend(batch.records)
-        return batch
-
-    monkeypatch.setattr(ChangeLog, "read", counted)
+    read = records_read(monkeypatch)
     relay = StreamRelay(stream_of(store), socket_path, min_interval=0)
     await relay.start()
     client = RelayedStream(socket_path)
