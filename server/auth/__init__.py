@@ -1,2 +1,1 @@
-"""Authentication: bearer tokens verified into claims (the tenant and the caller), for
-HTTP requests and WebSocket connections alike, and dev tokens issued."""
+"""Tokens: the key the app checks bearer tokens with, from the settings, and dev tokens."""
