@@ -102,12 +102,4 @@ def _elected(settings: Settings, store: Store, url: str) -> Elected:
     Redis at `url` (redis-py is loaded only then)."""
     from keygraph.serve.elected import Elected
 
-    return Elected(
-        store,
-        table_of(PACKAGE, settings.table),
-        url,
-        lease=settings.reader_lease,
-        retention=settings.redis_stream_retention,
-        most=settings.redis_stream_max,
-        poll=settings.poll_interval,
-    )
+    return Elected(store, table_of(PACKAGE, settings.table), url, settings, settings.poll_interval)

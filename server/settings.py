@@ -37,6 +37,7 @@ from keygraph.serve.limits import (
     PART_OBJECTS,
     STREAM_COST,
 )
+from keygraph.serve.reader_settings import ReaderSettings
 from keygraph.serve.request_settings import REQUEST_VARIABLES, RequestSettings, request_values
 from keygraph.serve.scale_settings import ScaleSettings
 from keygraph.serve.subscription_settings import SubscriptionSettings
@@ -95,10 +96,11 @@ class Limits(RequestSettings):
 
 
 @dataclass(frozen=True)
-class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
-    """Every setting of the server; those of its traces, its workers and its Redis URL, and
-    the subscriptions a tenant and a worker hold, are the runtime's (TraceSettings,
-    ScaleSettings, SubscriptionSettings: read from the same variables by `keygraph serve`).
+class Settings(TraceSettings, ScaleSettings, SubscriptionSettings, ReaderSettings):
+    """Every setting of the server; those of its traces, its workers and its Redis URL, the
+    subscriptions a tenant and a worker hold, and the elected stream reader's, are the
+    runtime's (TraceSettings, ScaleSettings, SubscriptionSettings, ReaderSettings: read from
+    the same variables by `keygraph serve`).
     With a Redis URL the server shares its places there too, and the change stream one
     elected reader appends to a Redis Stream every hub reads (keygraph/shared/); without it
     each host reads the change stream."""
@@ -156,14 +158,6 @@ class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
     gc_young_threshold: int = GC_YOUNG_THRESHOLD
     """Allocations between collections of the young generation in a serving process
     (keygraph/serve/gc_tuning.py)."""
-    reader_lease: float = 8.0
-    """With `redis_url`, seconds the lease of the one change stream reader for every host
-    lasts unrenewed (keygraph/serve/elected.py): a reader that stops is replaced within it,
-    and a contender's look at the lease, after."""
-    redis_stream_retention: float = 3600.0
-    """Seconds of changes the Redis Stream keeps: a resume within them reads Redis."""
-    redis_stream_max: int = 1_000_000
-    """Entries the Redis Stream keeps at most (its memory, about 1 KB an entry)."""
 
     @property
     def poll_interval(self) -> float:
@@ -223,6 +217,7 @@ class Settings(TraceSettings, ScaleSettings, SubscriptionSettings):
         try:
             settings.check_scale()
             settings.check_subscriptions()
+            settings.check_reader()
             settings.limits.check_requests()
         except ValueError as exc:
             raise SettingsError(str(exc)) from exc

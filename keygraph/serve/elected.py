@@ -22,6 +22,7 @@ from keygraph.store import Session, Store
 from keygraph.streams import ChangeStream
 
 from .metrics import RESUMES_BY, STREAM_APPENDED, STREAM_READER, STREAM_READER_TAKES
+from .reader_settings import ReaderSettings
 
 LEASE_PARTITION = "~KEYGRAPH#READER"
 """The lease's partition: no key template's literal text holds `~`, so no item of the
@@ -30,7 +31,8 @@ spec lies there (idempotency.py keeps its records the same way)."""
 
 class Elected:
     """A worker's part: the hub's source, made for the hub's change stream (`source`), and
-    its contender for the lease on `store` (`table`'s key, its name in Redis's keys),
+    its contender for the lease on `store` (`table`'s key, its name in Redis's keys), as
+    `settings` say, reading the hub's stream every `poll` seconds when it found nothing,
     run from the app's start (`start`) until the source closes or the app stops (`close`)."""
 
     def __init__(
@@ -38,20 +40,21 @@ class Elected:
         store: Store,
         table: TableDef,
         url: str,
-        *,
-        lease: float,
-        retention: float,
-        most: int,
+        settings: ReaderSettings,
         poll: float,
     ) -> None:
         self.url = url
         self.link = Link(url)
         self.changes = ChangeLog(
-            self.link, f"{key_prefix(table.name)}changes", retention, most, table.partition_key
+            self.link,
+            f"{key_prefix(table.name)}changes",
+            settings.redis_stream_retention,
+            settings.redis_stream_max,
+            table.partition_key,
         )
         key = {table.partition_key: LEASE_PARTITION, table.sort_key: table.name}
         holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.lease = Lease(store, key, lease, holder)
+        self.lease = Lease(store, key, settings.reader_lease, holder)
         self.poll = poll
         self.reader: ElectedReader | None = None
         """The contender, once the hub's stream is known (none: no hub)."""
