@@ -10,10 +10,13 @@ seconds (request_settings.py) and each one logged as a JSON line on stderr (requ
 as the repository's server does. --workers N serves with N processes on one port
 (workers.py), each with its share of a tenant's budget, or the whole budget shared through
 Redis with --redis-url (keygraph/shared/); both default to the variables the server reads
-(scale_settings.py). A tenant holds at most --max-subscriptions-per-tenant subscriptions in
-a worker, and a worker --max-subscriptions-per-worker, by default the server's variables
-too (subscription_settings.py). What serving needs (Starlette, uvicorn, PyJWT) is imported only to
-serve: compiling a spec needs none of it."""
+(scale_settings.py). With Redis, one reader elected among every worker of every host reads
+the change stream into a Redis Stream each worker's subscriptions are fed from (elected.py;
+its lease and the stream's bounds from the server's variables: reader_settings.py). A
+tenant holds at most --max-subscriptions-per-tenant subscriptions in a worker, and a worker
+--max-subscriptions-per-worker, by default the server's variables too
+(subscription_settings.py). What serving needs (Starlette, uvicorn, PyJWT) is imported only
+to serve: compiling a spec needs none of it."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keygraph.errors import KeygraphError
 from keygraph.plan import TableDef
@@ -38,6 +41,9 @@ from .subscription_settings import (
     SubscriptionSettings,
     subscription_settings,
 )
+
+if TYPE_CHECKING:
+    from .elected import Elected
 
 DEFAULT_DB = Path(".keygraph") / "keygraph.sqlite3"
 EXIT_BAD_INPUT = 2
@@ -93,7 +99,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--redis-url",
         metavar="URL",
         help="share tenants' budgets through this Redis (or Valkey) with every worker and "
-        "host, each worker's own share while it cannot be reached (default "
+        "host, each worker's own share while it cannot be reached, and one reader of the "
+        "change stream elected among them all (default "
         f"{variables['redis_url']}; needs the redis extra)",
     )
     unset = SubscriptionSettings()
@@ -277,8 +284,13 @@ def _served(
     table = table_of(package, args.table_name)
     budget, closing = worker_budget(args.tenant_budget, args.tenant_refill, scale, table.name)
     store = _store(args, table)
+    reader: dict[str, Any] = {}
+    if scale.redis_url is not None:
+        elected = _elected(store, table, scale.redis_url)
+        reader = {"source": elected.source, "starting": (elected.start,)}
+        closing = (elected.close, *closing)
     graphiql = not args.no_graphiql
-    app = served(package, store, secret, extensions, budget=budget, graphiql=graphiql)
+    app = served(package, store, secret, extensions, budget=budget, graphiql=graphiql, **reader)
     app = replace(app, closing=closing, **observed)
     roles, claim = args.dev_role, app.tokens.roles_claim
 
@@ -289,6 +301,17 @@ def _served(
     if dev or args.dev or roles:
         app = replace(app, dev_authorization=dev_authorization, dev=dev or args.dev)
     return app, secret, dev
+
+
+def _elected(store: Store, table: TableDef, url: str) -> Elected:
+    """This worker's part in the one reader of the change stream for every host sharing
+    Redis at `url`, as the environment's reader settings say; ValueError when they cannot
+    work (redis-py is loaded only then)."""
+    from .elected import Elected
+    from .package import POLL_SECONDS
+    from .reader_settings import reader_settings
+
+    return Elected(store, table, url, reader_settings(), POLL_SECONDS)
 
 
 def _worker_served(
