@@ -34,7 +34,7 @@ from keygraph.execution.operation import build_executor
 from . import literals, persisted
 from .budget import throttled
 from .document_size import check_size
-from .limits import check_variables, over_cost, parse_limited
+from .limits import MAX_VALIDATION_ERRORS, check_variables, over_cost, parse_limited
 from .served import Served
 
 ALLOWED = "GET, HEAD, POST"
@@ -235,7 +235,7 @@ def _checked(served: Served, query: str) -> DocumentNode | Refused:
         return Refused(400, [formatted(exc)])
     errors = check_size(document, served, served.max_root_fields)
     if not errors:
-        errors = validate(served.schema, document)
+        errors = validate(served.schema, document, max_errors=MAX_VALIDATION_ERRORS)
     if errors:
         return Refused(400, [formatted(e) for e in errors], parsed=document)
     return document

@@ -95,6 +95,10 @@ def over_cost(cost: int, max_cost: int) -> GraphQLError:
     return too_complex(message, cost=cost, limit=max_cost)
 
 
+MAX_VALIDATION_ERRORS = 20
+"""Errors validation reports before it stops: a document built to conflict everywhere (pairs
+of fields under one key with long, differing arguments) is refused after as many, not
+compared to its end (bench/README.md, "hostile documents")."""
 MAX_QUERY_STRING = 8_192
 """Bytes of a GET request's query string; a longer one is refused 414 (send it with POST)."""
 MAX_IN_FLIGHT = 64

@@ -143,9 +143,9 @@ async def test_pairs_of_fields_are_bounded_before_validation(
 ) -> None:
     validated: list[object] = []
 
-    def counted(*args: Any) -> Any:
+    def counted(*args: Any, **options: Any) -> Any:
         validated.append(args)
-        return graphql_validate(*args)
+        return graphql_validate(*args, **options)
 
     monkeypatch.setattr(admission, "validate", counted)
     async with serve() as api:
@@ -163,6 +163,20 @@ async def test_a_fragment_bomb_is_refused_by_counting(serve: Serve) -> None:
     async with serve() as api:
         [message] = await api.refused(bomb)
         assert message.startswith(f"the query selects {2**41} fields")
+
+
+async def test_validation_stops_after_its_most_errors(serve: Serve) -> None:
+    """A document that conflicts everywhere is refused after MAX_VALIDATION_ERRORS errors
+    and graphql-core's note that it stopped, not compared to its end."""
+    fields = " ".join(f'getMember(memberId: "m{n}") {{ name }}' for n in range(25))
+    conflicting = "{ " + fields + " }"  # each pair differs in its argument
+    async with serve() as api:
+        response = await api.answer(conflicting)
+        assert response.status_code == 400
+        errors = response.json()["errors"]
+        assert len(errors) == limits.MAX_VALIDATION_ERRORS + 1
+        assert "Validation aborted" in errors[-1]["message"]
+        assert api.store.calls == 0
 
 
 async def test_fragment_cycles_are_validation_errors(serve: Serve) -> None:
