@@ -1,5 +1,5 @@
 """`python -m bench big-response`: the memory a server takes to send one large response, on
-each executor of the compiled API (`compiled`, or `strawberry`: graphql-core's).
+each executor of the compiled API (`compiled`, or `graphql-core`'s).
 
 A tenant of 100 users with about 100 orders each (1-5 lines) is seeded into a store (the
 embedded one, or DynamoDB Local with `--store dynamodb-local`); one query asks for every
@@ -37,7 +37,7 @@ from keygraph.stores.embedded.store import EmbeddedStore
 from server.auth.tokens import issue_token
 from server.seed.tenant import SeedSizes, seed
 from server.serving.backends import open_backend
-from server.settings import load_settings
+from server.settings import EXECUTOR_KINDS, load_settings
 
 TENANT = "demo"
 SIZES = SeedSizes(users=100, orders=10_000, groups=0, org_nodes=0, org_depth=1, shops=0)
@@ -100,6 +100,7 @@ def _one_run(data_dir: Path, store: str, executor: str, token: str) -> dict[str,
         "KEYGRAPH_EXECUTOR": executor,
         "KEYGRAPH_MAX_COST": "1000000",
         "KEYGRAPH_TENANT_BUDGET": "1000000",
+        "KEYGRAPH_STREAM_COST": "1000",  # sent in parts, as an export would be
     }
     command = [sys.executable, "-m", "server", "serve", "--data", str(data_dir)]
     command += ["--port", str(port)]
@@ -150,16 +151,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         asyncio.run(_seed(data_dir, args.store))
         token = issue_token(load_settings({}, data_dir=data_dir), TENANT, "bench", roles=["admin"])
         results: dict[str, Any] = {}
-        for executor in ("compiled", "strawberry"):
+        for executor in EXECUTOR_KINDS:
             runs = [_one_run(data_dir, args.store, executor, token) for _ in range(args.runs)]
             results[executor] = {
                 key: statistics.median(run[key] for run in runs) for key in runs[0]
             }
-    for executor, found in results.items():
+    for shown, found in results.items():
         size, idle = found["response_mib"], found["baseline_mib"]
         above, anon = found["peak_above_mib"], found["anon_peak_above_mib"]
         print(
-            f"{args.store}, {executor}: response {size:.2f} MiB, idle {idle:.0f} MiB; peak above"
+            f"{args.store}, {shown}: response {size:.2f} MiB, idle {idle:.0f} MiB; peak above"
             f" idle: resident {above:.1f} MiB ({above / size:.1f}x the response), anonymous"
             f" {anon:.1f} MiB ({anon / size:.1f}x)"
         )
