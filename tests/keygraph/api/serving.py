@@ -7,13 +7,17 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+from httpx_ws import AsyncWebSocketSession, aconnect_ws
+
 from keygraph.serve.secret import SECRET_ENV
 from keygraph.stores.dynamodb.local import free_port
+from tests.sockets_held import connections
 from tests.waiting import answering
 
 ROOT = Path(__file__).parents[3]
@@ -65,3 +69,33 @@ def unreported(body: dict[str, Any]) -> dict[str, Any]:
     """An answer's body without its `extensions`, which must report its cost."""
     assert "cost" in body["extensions"], body
     return {key: value for key, value in body.items() if key != "extensions"}
+
+
+async def subscribed_on_each_worker(
+    serving: Serving,
+    workers: list[int],
+    stack: AsyncExitStack,
+    token: str,
+    query: str,
+    most: int = 200,
+) -> list[AsyncWebSocketSession]:
+    """Subscribers to `query` as the bearer of `token`, opened (at most `most`, closed with
+    `stack`) until each of the `workers` holds one: the kernel hands a connection to any."""
+    client = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
+    sessions: list[AsyncWebSocketSession] = []
+    while len(sessions) < most and not all(connections(pid, serving.port) for pid in workers):
+        ws: AsyncWebSocketSession = await stack.enter_async_context(
+            aconnect_ws(
+                f"{serving.url}/graphql",
+                client,
+                subprotocols=["graphql-transport-ws"],
+                keepalive_ping_interval_seconds=None,
+            )
+        )
+        init = {"authorization": f"Bearer {token}"}
+        await ws.send_json({"type": "connection_init", "payload": init})
+        assert (await ws.receive_json(timeout=30))["type"] == "connection_ack"
+        await ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": query}})
+        sessions.append(ws)
+    assert all(connections(pid, serving.port) for pid in workers)
+    return sessions

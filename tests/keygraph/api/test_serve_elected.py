@@ -14,16 +14,21 @@ from pathlib import Path
 
 import httpx
 import pytest
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
+from httpx_ws import AsyncWebSocketSession
 
 from codegen.cli import main
 from keygraph.serve.cli import EXIT_BAD_INPUT
 from keygraph.stores.dynamodb.local import free_port
 from keygraph.tokens import issue
 from tests.keygraph.api.conftest import CASES
-from tests.keygraph.api.serving import ROOT, Serving, keygraph_process
+from tests.keygraph.api.serving import (
+    ROOT,
+    Serving,
+    keygraph_process,
+    subscribed_on_each_worker,
+)
 from tests.redis_server import RedisServer
-from tests.sockets_held import children, connections
+from tests.sockets_held import children
 from tests.waiting import wait_for
 
 SPEC = CASES / "social" / "spec.toml"
@@ -40,8 +45,6 @@ POST = 'mutation { createPost(input: {memberId: "m1", text: "hi"}) { post { text
 WRITES = 20
 HEARD = 2.0
 """Seconds a subscriber waits for a write's event before the write is made again."""
-CONNECTIONS = 200
-"""Connections opened, at most, until each worker holds one."""
 
 
 def _logged(serving: Path, message: str) -> int:
@@ -52,31 +55,6 @@ def _logged(serving: Path, message: str) -> int:
         for line in text.splitlines()
         if line.startswith("{") and line.endswith("}")
     )
-
-
-async def _subscribed_on_each_worker(
-    serving: Serving, workers: list[int], stack: contextlib.AsyncExitStack
-) -> list[AsyncWebSocketSession]:
-    """Subscribers to POSTS, until each worker holds one."""
-    client = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
-    sessions: list[AsyncWebSocketSession] = []
-    while len(sessions) < CONNECTIONS and not all(
-        connections(pid, serving.port) for pid in workers
-    ):
-        ws: AsyncWebSocketSession = await stack.enter_async_context(
-            aconnect_ws(
-                f"{serving.url}/graphql",
-                client,
-                subprotocols=["graphql-transport-ws"],
-                keepalive_ping_interval_seconds=None,
-            )
-        )
-        await ws.send_json({"type": "connection_init", "payload": HEADERS})
-        assert (await ws.receive_json(timeout=30))["type"] == "connection_ack"
-        await ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": POSTS}})
-        sessions.append(ws)
-    assert all(connections(pid, serving.port) for pid in workers)
-    return sessions
 
 
 async def _post(client: httpx.AsyncClient, query: str) -> None:
@@ -126,7 +104,7 @@ async def test_with_workers_and_redis_one_worker_reads_the_stream_for_every_host
         wait_for(two, "two workers", 60)
         wait_for(lambda: _logged(tmp_path, LEADING) == 1, "a worker to take the lease", 60)
         async with contextlib.AsyncExitStack() as stack:
-            sessions = await _subscribed_on_each_worker(serving, workers, stack)
+            sessions = await subscribed_on_each_worker(serving, workers, stack, TOKEN, POSTS)
             await _write_until_each_hears(serving, sessions)
         assert _logged(tmp_path, LEADING) == 1
         assert _logged(tmp_path, "reading the change stream for every host (term 2)") == 0

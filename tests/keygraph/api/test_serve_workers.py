@@ -17,9 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
+from httpx_ws import AsyncWebSocketSession
 
 from codegen.cli import main
 from generated.models.shop import Shop
@@ -30,9 +29,9 @@ from keygraph.stores.dynamodb.local import free_port
 from keygraph.stores.embedded.store import EmbeddedStore
 from keygraph.tokens import issue
 from server.seed.tenant import SeedSizes, seed
-from tests.keygraph.api.serving import Serving, keygraph_process
+from tests.keygraph.api.serving import Serving, keygraph_process, subscribed_on_each_worker
 from tests.redis_server import RedisServer
-from tests.sockets_held import children, connections, gone, holder, listening
+from tests.sockets_held import children, gone, holder, listening
 from tests.waiting import wait_for
 
 SECRET = "serve-workers-" + "w" * 32
@@ -186,26 +185,7 @@ async def test_a_subscriber_on_each_worker_gets_a_write(tmp_path: Path) -> None:
     with _serve(tmp_path) as serving:
         workers = _workers(serving)
         async with contextlib.AsyncExitStack() as stack:
-            client = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
-            sessions: list[AsyncWebSocketSession] = []
-            while len(sessions) < CONNECTIONS and not all(
-                connections(pid, serving.port) for pid in workers
-            ):
-                ws: AsyncWebSocketSession = await stack.enter_async_context(
-                    aconnect_ws(
-                        f"{serving.url}/graphql",
-                        client,
-                        subprotocols=["graphql-transport-ws"],
-                        keepalive_ping_interval_seconds=None,
-                    )
-                )
-                init = {"authorization": f"Bearer {TOKEN}"}
-                await ws.send_json({"type": "connection_init", "payload": init})
-                assert (await ws.receive_json(timeout=30))["type"] == "connection_ack"
-                payload = {"query": WATCH}
-                await ws.send_json({"id": "1", "type": "subscribe", "payload": payload})
-                sessions.append(ws)
-            assert all(connections(pid, serving.port) for pid in workers)
+            sessions = await subscribed_on_each_worker(serving, workers, stack, TOKEN, WATCH)
             await _write_until_each_hears(tmp_path, sessions)
 
 
